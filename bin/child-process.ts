@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled CLI entry, for starting our own processes. */
+export const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url));
+
+/** A child process started by `startProcess`. */
+export interface Child {
+  readonly process: ChildProcess;
+  /** Everything it wrote to stderr so far (our processes log JSON there). */
+  stderr(): string;
+  /** Sends SIGTERM and waits for exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Starts a process and resolves once a stderr line matches `ready` — an event, not a
+ * sleep. Rejects with the output so far if it exits first or `timeoutMs` passes.
+ */
+export function startProcess(command: string, args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
+  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const handle: Child = {
+    process: child,
+    stderr: () => err,
+    async stop(graceMs = 5000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${command} not ready after ${options.timeoutMs ?? 30_000}ms:\n${err}${out}`)); }, options.timeoutMs ?? 30_000);
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (ready.test(err)) { clearTimeout(timer); resolve(handle); }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${command} exited with ${code} before it was ready:\n${err}${out}`)); });
+    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+  });
+}
+
+/** Starts `secrets-store-csi <args>` (our CLI) and waits for `ready` on stderr. */
+export function startCli(args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
+  return startProcess(process.execPath, [CLI_PATH, ...args], ready, options);
+}

@@ -1,0 +1,100 @@
+import { parseGoDuration } from '../proto/runtime/duration.js';
+import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../proto/runtime/flags.js';
+import { parseLogLevel, type LogLevel } from '../proto/runtime/logger.js';
+import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
+
+/** How the driver puts a volume in place at the target path. */
+export type MountMode = 'tmpfs' | 'dir';
+
+/** The driver's configuration, parsed once from flags and environment, then frozen. */
+export interface DriverConfig {
+  readonly socketPath: string;
+  readonly nodeId: string;
+  readonly driverName: string;
+  /** Provider socket directories in search order. */
+  readonly providerDirs: readonly string[];
+  readonly maxCallRecvMsgSize: number;
+  readonly metricsAddr: string;
+  readonly enableSecretRotation: boolean;
+  readonly rotationPollIntervalMs: number;
+  readonly spcDir: string;
+  readonly mountMode: MountMode;
+  readonly providerTimeoutMs: number;
+  readonly logLevel: LogLevel;
+  /** Upstream flags that were given and are ignored (logged once at start). */
+  readonly ignoredFlags: readonly string[];
+}
+
+/** Every flag of `secrets-store-csi driver`; docs/configuration.md documents the same table. */
+export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
+  'endpoint': { type: 'string', default: 'unix:///csi/csi.sock', help: 'CSI endpoint (unix socket) kubelet connects to' },
+  'nodeid': { type: 'string', default: '', help: 'node name reported by NodeGetInfo (default: $KUBE_NODE_NAME)' },
+  'drivername': { type: 'string', default: 'secrets-store.csi.k8s.io', help: 'CSI driver name' },
+  'provider-volume': { type: 'string', default: '/var/run/secrets-store-csi-providers', help: 'directory holding provider sockets <provider>.sock' },
+  'additional-provider-volume-paths': { type: 'string', default: '/etc/kubernetes/secrets-store-csi-providers', help: 'comma-separated directories searched for provider sockets before --provider-volume' },
+  'max-call-recv-msg-size': { type: 'string', default: String(4 * 1024 * 1024), help: 'largest provider Mount response accepted, in bytes' },
+  'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
+  'enable-secret-rotation': { type: 'boolean', default: false, help: 'periodically re-fetch mounted secrets (see docs/rotation.md)' },
+  'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
+  'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
+  'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
+  'provider-timeout': { type: 'string', default: '30s', help: 'deadline of each provider call as a Go duration; shortened to the kubelet deadline when that is sooner' },
+  'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
+  // Accepted so upstream v1.6 DaemonSet manifests start unchanged; see docs/configuration.md.
+  'provider-health-check': { type: 'boolean', ignored: true, help: 'upstream flag, ignored' },
+  'provider-health-check-interval': { type: 'string', ignored: true, help: 'upstream flag, ignored' },
+  'v': { type: 'string', ignored: true, help: 'upstream klog verbosity, ignored (use --log-level)' },
+  'log-format-json': { type: 'boolean', ignored: true, help: 'upstream flag, ignored (logs are always JSON)' },
+});
+
+const MIN_ROTATION_MS = 1000;
+
+function positiveInteger(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+function duration(name: string, raw: string, minMs: number): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch (err) {
+    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as 2m or 1h30m)`);
+  }
+  if (ms <= 0) throw new Error(`--${name} must be greater than zero, got "${raw}"`);
+  if (ms < minMs) throw new Error(`--${name} must be at least ${minMs / 1000}s, got "${raw}"`);
+  return ms;
+}
+
+/** Parses driver flags and environment into a frozen DriverConfig; throws with a message naming the flag. */
+export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): DriverConfig {
+  const flags = parseFlags(argv, DRIVER_FLAGS);
+  if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
+  const mountMode = stringFlag(flags, 'mount-mode');
+  if (mountMode !== 'tmpfs' && mountMode !== 'dir') throw new Error(`--mount-mode must be tmpfs or dir, got "${mountMode}"`);
+  const spcDir = stringFlag(flags, 'spc-dir');
+  if (mountMode === 'dir' && spcDir === '') throw new Error('--mount-mode=dir is for local mode only: set --spc-dir as well');
+  const nodeId = stringFlag(flags, 'nodeid') || env['KUBE_NODE_NAME'] || '';
+  if (nodeId === '') throw new Error('--nodeid is required (or set KUBE_NODE_NAME)');
+  const providerDirs = [
+    ...stringFlag(flags, 'additional-provider-volume-paths').split(',').map((s) => s.trim()).filter(Boolean),
+    stringFlag(flags, 'provider-volume'),
+  ].filter(Boolean);
+  if (providerDirs.length === 0) throw new Error('--provider-volume must not be empty');
+  return Object.freeze({
+    socketPath: socketPathFromEndpoint(stringFlag(flags, 'endpoint')),
+    nodeId,
+    driverName: stringFlag(flags, 'drivername') || 'secrets-store.csi.k8s.io',
+    providerDirs: Object.freeze(providerDirs),
+    maxCallRecvMsgSize: positiveInteger('max-call-recv-msg-size', stringFlag(flags, 'max-call-recv-msg-size')),
+    metricsAddr: stringFlag(flags, 'metrics-addr'),
+    enableSecretRotation: booleanFlag(flags, 'enable-secret-rotation'),
+    rotationPollIntervalMs: duration('rotation-poll-interval', stringFlag(flags, 'rotation-poll-interval'), MIN_ROTATION_MS),
+    spcDir,
+    mountMode,
+    providerTimeoutMs: duration('provider-timeout', stringFlag(flags, 'provider-timeout'), 1),
+    logLevel: parseLogLevel(stringFlag(flags, 'log-level')),
+    ignoredFlags: Object.freeze([...flags.ignoredGiven]),
+  });
+}

@@ -1,0 +1,23 @@
+import type { IdentityHandlers } from '../../proto/gen/csi/v1/Identity.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { unary } from '../../proto/runtime/unary.js';
+
+/** What Identity reports. */
+export interface IdentityOptions {
+  readonly driverName: string;
+  readonly vendorVersion: string;
+  /** Probe's answer: true only when the driver can actually serve (SPEC 3.1). */
+  readonly ready: () => boolean;
+}
+
+/**
+ * CSI Identity service. No plugin capabilities are advertised: this is a node-only
+ * driver, so neither CONTROLLER_SERVICE nor accessibility constraints apply.
+ */
+export function identityHandlers(options: IdentityOptions, logger: Logger): IdentityHandlers {
+  return {
+    GetPluginInfo: unary('GetPluginInfo', async () => ({ name: options.driverName, vendor_version: options.vendorVersion }), logger),
+    GetPluginCapabilities: unary('GetPluginCapabilities', async () => ({ capabilities: [] }), logger),
+    Probe: unary('Probe', async () => ({ ready: { value: options.ready() } }), logger),
+  };
+}

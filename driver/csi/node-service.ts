@@ -1,0 +1,76 @@
+import type { NodeHandlers } from '../../proto/gen/csi/v1/Node.js';
+import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { unary } from '../../proto/runtime/unary.js';
+import type { DriverMetrics } from '../metrics/driver-metrics.js';
+import type { Mounter } from '../volume/mounter.js';
+import { PublishError, type VolumePublisher } from '../volume/publisher.js';
+import type { TargetLocks } from '../volume/target-locks.js';
+import { parsePublishRequest, parseUnpublishRequest } from './requests.js';
+
+/** What the Node service needs. */
+export interface NodeServiceDeps {
+  readonly nodeId: string;
+  readonly publisher: VolumePublisher;
+  readonly mounter: Mounter;
+  readonly locks: TargetLocks;
+  readonly metrics: DriverMetrics;
+  readonly logger: Logger;
+}
+
+function unimplemented(method: string): () => Promise<never> {
+  return async () => { throw new SscError('unimplemented', `${method} is not implemented by this node-only driver`); };
+}
+
+/**
+ * CSI Node service: NodePublishVolume / NodeUnpublishVolume plus info and capabilities.
+ * Stage/unstage, stats and expansion are UNIMPLEMENTED and not advertised.
+ */
+export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
+  const { logger, metrics } = deps;
+  return {
+    NodePublishVolume: unary('NodePublishVolume', async (raw, ctx) => {
+      let req;
+      try {
+        req = parsePublishRequest(raw);
+      } catch (err) {
+        metrics.publishFailed('', toSscError(err).reason);
+        throw err;
+      }
+      try {
+        const published = await deps.publisher.publish(req, { deadline: ctx.deadline, signal: ctx.signal });
+        metrics.publishSucceeded(published.spc.provider);
+        logger.info('volume published', {
+          pod: `${req.pod.namespace}/${req.pod.name}`, spc: req.spcName, provider: published.spc.provider,
+          targetPath: req.targetPath, objects: published.versions.length, changed: published.changed,
+        });
+        return {};
+      } catch (err) {
+        const e = toSscError(err);
+        metrics.publishFailed(err instanceof PublishError ? err.provider : '', e.reason);
+        logger.warn('NodePublishVolume failed', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
+        throw e;
+      }
+    }, logger),
+    NodeUnpublishVolume: unary('NodeUnpublishVolume', async (raw) => {
+      try {
+        const req = parseUnpublishRequest(raw);
+        await deps.locks.withLock(req.targetPath, () => deps.mounter.unmount(req.targetPath));
+        metrics.unpublishSucceeded();
+        logger.info('volume unpublished', { volumeId: req.volumeId, targetPath: req.targetPath });
+        return {};
+      } catch (err) {
+        const e = toSscError(err);
+        metrics.unpublishFailed(e.reason);
+        if (e.kind !== 'invalid-argument') logger.warn('NodeUnpublishVolume failed', { targetPath: raw.target_path, code: e.kind, error: e.message });
+        throw e;
+      }
+    }, logger),
+    NodeGetInfo: unary('NodeGetInfo', async () => ({ node_id: deps.nodeId, max_volumes_per_node: 0 }), logger),
+    NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({ capabilities: [] }), logger),
+    NodeStageVolume: unary('NodeStageVolume', unimplemented('NodeStageVolume'), logger),
+    NodeUnstageVolume: unary('NodeUnstageVolume', unimplemented('NodeUnstageVolume'), logger),
+    NodeGetVolumeStats: unary('NodeGetVolumeStats', unimplemented('NodeGetVolumeStats'), logger),
+    NodeExpandVolume: unary('NodeExpandVolume', unimplemented('NodeExpandVolume'), logger),
+  };
+}

@@ -1,0 +1,83 @@
+import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
+import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
+import { SscError } from '../../proto/runtime/errors.js';
+
+/** volume_context keys kubelet sets when the CSIDriver has podInfoOnMount: true. */
+export const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
+export const POD_NAMESPACE_KEY = 'csi.storage.k8s.io/pod.namespace';
+export const POD_UID_KEY = 'csi.storage.k8s.io/pod.uid';
+export const SERVICE_ACCOUNT_NAME_KEY = 'csi.storage.k8s.io/serviceAccount.name';
+export const EPHEMERAL_KEY = 'csi.storage.k8s.io/ephemeral';
+/** The one volume attribute a pod must set. */
+export const SECRET_PROVIDER_CLASS_KEY = 'secretProviderClass';
+
+/** The pod a volume belongs to. */
+export interface PodRef {
+  readonly name: string;
+  readonly namespace: string;
+  readonly uid: string;
+  readonly serviceAccountName: string;
+}
+
+/** A NodePublishVolume request after validation. */
+export interface PublishRequest {
+  readonly volumeId: string;
+  readonly targetPath: string;
+  readonly spcName: string;
+  readonly pod: PodRef;
+  readonly volumeContext: Readonly<Record<string, string>>;
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
+/** A NodeUnpublishVolume request after validation. */
+export interface UnpublishRequest {
+  readonly volumeId: string;
+  readonly targetPath: string;
+}
+
+function invalid(message: string): SscError {
+  return new SscError('invalid-argument', message, { reason: 'InvalidRequest' });
+}
+
+function assertAbsolute(targetPath: string): void {
+  if (!targetPath.startsWith('/') || targetPath.split('/').includes('..')) {
+    throw invalid(`Target path ${JSON.stringify(targetPath)} must be an absolute path without ".." elements`);
+  }
+}
+
+/**
+ * Validates NodePublishVolume in upstream's order and with upstream's messages (tools
+ * match on them, SPEC 3.1), then the attributes this driver needs.
+ */
+export function parsePublishRequest(req: NodePublishVolumeRequest__Output): PublishRequest {
+  if (!req.volume_capability) throw invalid('Volume capability missing in request');
+  if (req.volume_id === '') throw invalid('Volume ID missing in request');
+  if (req.target_path === '') throw invalid('Target path missing in request');
+  const ctx = req.volume_context ?? {};
+  if (Object.keys(ctx).length === 0) throw invalid('Volume attributes missing in request');
+  if (!req.readonly) throw invalid('Readonly is not true in request');
+  assertAbsolute(req.target_path);
+  const spcName = ctx[SECRET_PROVIDER_CLASS_KEY] ?? '';
+  if (spcName === '') throw invalid(`volume attribute ${SECRET_PROVIDER_CLASS_KEY} is not set: name the SecretProviderClass in the pod's volume`);
+  const namespace = ctx[POD_NAMESPACE_KEY] ?? '';
+  const name = ctx[POD_NAME_KEY] ?? '';
+  if (namespace === '' || name === '') {
+    throw invalid(`volume attributes ${POD_NAME_KEY} and ${POD_NAMESPACE_KEY} are required: set podInfoOnMount: true on the CSIDriver`);
+  }
+  return {
+    volumeId: req.volume_id,
+    targetPath: req.target_path,
+    spcName,
+    pod: { name, namespace, uid: ctx[POD_UID_KEY] ?? '', serviceAccountName: ctx[SERVICE_ACCOUNT_NAME_KEY] ?? '' },
+    volumeContext: ctx,
+    secrets: req.secrets ?? {},
+  };
+}
+
+/** Validates NodeUnpublishVolume with upstream's messages. */
+export function parseUnpublishRequest(req: NodeUnpublishVolumeRequest__Output): UnpublishRequest {
+  if (req.volume_id === '') throw invalid('Volume ID missing in request');
+  if (req.target_path === '') throw invalid('Target path missing in request');
+  assertAbsolute(req.target_path);
+  return { volumeId: req.volume_id, targetPath: req.target_path };
+}

@@ -1,0 +1,81 @@
+import * as grpc from '@grpc/grpc-js';
+import { loadCsiProto } from '../proto/runtime/loader.js';
+import { createLogger, type Logger } from '../proto/runtime/logger.js';
+import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js';
+import { startHealthServer, type HealthServer } from '../proto/runtime/http-server.js';
+import { onTerminationSignal } from '../proto/runtime/signals.js';
+import { packageVersion } from '../proto/runtime/version.js';
+import { parseDriverConfig, type DriverConfig } from './config.js';
+import { identityHandlers } from './csi/identity-service.js';
+import { nodeHandlers } from './csi/node-service.js';
+import { DriverMetrics } from './metrics/driver-metrics.js';
+import { ProviderClient } from './provider-client/client.js';
+import { realSleep } from './provider-client/retry.js';
+import { LocalSecretProviderClassSource } from './spc/local-source.js';
+import { DirMounter, TmpfsMounter } from './volume/mounter.js';
+import { VolumePublisher } from './volume/publisher.js';
+import { TargetLocks } from './volume/target-locks.js';
+
+/** A running driver. */
+export interface RunningDriver {
+  readonly config: DriverConfig;
+  readonly metricsPort: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Wires the driver's parts from its config and starts serving CSI on the socket. */
+export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
+  if (config.spcDir === '') {
+    throw new Error('the Kubernetes API source for SecretProviderClasses is not available in this build yet: run in local mode with --spc-dir');
+  }
+  for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
+  if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
+  if (config.enableSecretRotation) logger.warn('--enable-secret-rotation is accepted but the rotation reconciler is not part of this build yet');
+
+  const metrics = new DriverMetrics();
+  const locks = new TargetLocks();
+  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter() : new DirMounter();
+  const providers = new ProviderClient({
+    providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
+    timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
+  });
+  const publisher = new VolumePublisher({
+    locks, mounter, providers, logger, now: () => new Date(),
+    classes: new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
+  });
+
+  let serving = false;
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
+  const csi = loadCsiProto().csi.v1;
+  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready: () => serving }, logger));
+  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger }));
+  await bindUnixSocket(server, config.socketPath);
+  serving = true;
+
+  let health: HealthServer | undefined;
+  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, () => serving);
+  logger.info('driver started', { endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port, mountMode: config.mountMode, providerDirs: config.providerDirs });
+
+  return {
+    config,
+    metricsPort: health?.port,
+    async stop() {
+      serving = false;
+      await shutdownServer(server, 5000);
+      providers.close();
+      await health?.close();
+      logger.info('driver stopped');
+    },
+  };
+}
+
+/** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */
+export async function runDriver(argv: readonly string[]): Promise<void> {
+  const config = parseDriverConfig(argv, process.env);
+  const logger = createLogger({ level: config.logLevel, component: 'driver' });
+  const driver = await startDriver(config, logger);
+  onTerminationSignal(async (signal) => {
+    logger.info('shutting down', { signal });
+    await driver.stop();
+  });
+}

@@ -1,0 +1,44 @@
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The OS label upstream reports with every driver metric. */
+const OS_TYPE = process.platform === 'win32' ? 'windows' : 'linux';
+
+/**
+ * The driver's Prometheus metrics, with upstream's names and labels (SPEC 9) so
+ * existing dashboards and alerts keep working. One instance per driver process.
+ */
+export class DriverMetrics {
+  readonly registry = new Registry();
+  private readonly publishTotal: Counter<'provider' | 'os_type'>;
+  private readonly publishErrors: Counter<'provider' | 'error_type' | 'os_type'>;
+  private readonly unpublishTotal: Counter<'os_type'>;
+  private readonly unpublishErrors: Counter<'error_type' | 'os_type'>;
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.publishTotal = new Counter({ name: 'node_publish_total', help: 'Successful NodePublishVolume calls', labelNames: ['provider', 'os_type'], registers: [this.registry] });
+    this.publishErrors = new Counter({ name: 'node_publish_error_total', help: 'Failed NodePublishVolume calls', labelNames: ['provider', 'error_type', 'os_type'], registers: [this.registry] });
+    this.unpublishTotal = new Counter({ name: 'node_unpublish_total', help: 'Successful NodeUnpublishVolume calls', labelNames: ['os_type'], registers: [this.registry] });
+    this.unpublishErrors = new Counter({ name: 'node_unpublish_error_total', help: 'Failed NodeUnpublishVolume calls', labelNames: ['error_type', 'os_type'], registers: [this.registry] });
+  }
+
+  /** Records a successful publish. */
+  publishSucceeded(provider: string): void {
+    this.publishTotal.inc({ provider, os_type: OS_TYPE });
+  }
+
+  /** Records a failed publish; `provider` is "" when the class could not be resolved. */
+  publishFailed(provider: string, errorType: string): void {
+    this.publishErrors.inc({ provider, error_type: errorType, os_type: OS_TYPE });
+  }
+
+  /** Records a successful unpublish. */
+  unpublishSucceeded(): void {
+    this.unpublishTotal.inc({ os_type: OS_TYPE });
+  }
+
+  /** Records a failed unpublish. */
+  unpublishFailed(errorType: string): void {
+    this.unpublishErrors.inc({ error_type: errorType, os_type: OS_TYPE });
+  }
+}

@@ -1,0 +1,135 @@
+import * as grpc from '@grpc/grpc-js';
+import { stat } from 'node:fs/promises';
+import type { CSIDriverProviderClient } from '../../proto/gen/v1alpha1/CSIDriverProvider.js';
+import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
+import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
+import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionResponse.js';
+import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../proto/runtime/errors.js';
+import { loadProviderProto } from '../../proto/runtime/loader.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { candidateSocketPaths } from './socket-path.js';
+import { callWithRetry, type Sleep } from './retry.js';
+
+/** Options of the provider client, from the driver config. */
+export interface ProviderClientOptions {
+  readonly providerDirs: readonly string[];
+  readonly maxCallRecvMsgSize: number;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly sleep: Sleep;
+  /** Attempts for a call that fails UNAVAILABLE (the first try included). */
+  readonly maxAttempts?: number;
+}
+
+/** Per-call limits given by the caller (kubelet's deadline, cancellation). */
+export interface CallLimits {
+  readonly deadline?: Date | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
+const DEADLINE_MARGIN_MS = 250;
+
+/**
+ * Talks to providers over their Unix sockets (SPEC 3.2): finds `<dir>/<name>.sock` in
+ * search order, keeps one channel per socket, puts a deadline on every call, caps the
+ * response size and retries UNAVAILABLE a bounded number of times.
+ */
+export class ProviderClient {
+  private readonly clients = new Map<string, CSIDriverProviderClient>();
+
+  constructor(private readonly options: ProviderClientOptions) {}
+
+  /** Calls Mount on provider `name`; errors are SscErrors naming the provider. */
+  async mount(name: string, request: MountRequest, limits: CallLimits = {}): Promise<MountResponse__Output> {
+    return this.call(name, 'Mount', limits, (client, deadline, done) => client.Mount(request, { deadline }, done));
+  }
+
+  /** Calls Version on provider `name`. */
+  async version(name: string, limits: CallLimits = {}): Promise<VersionResponse__Output> {
+    return this.call(name, 'Version', limits, (client, deadline, done) => client.Version({ version: 'v1alpha1' }, { deadline }, done));
+  }
+
+  /** Closes every cached channel. */
+  close(): void {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private async call<T>(
+    name: string,
+    method: string,
+    limits: CallLimits,
+    invoke: (client: CSIDriverProviderClient, deadline: Date, done: (err: grpc.ServiceError | null, res?: T) => void) => grpc.ClientUnaryCall,
+  ): Promise<T> {
+    const socketPath = await this.findSocket(name);
+    const client = this.clientFor(socketPath);
+    const deadline = this.deadline(limits.deadline);
+    try {
+      return await callWithRetry({
+        attempts: this.options.maxAttempts ?? 3,
+        deadline,
+        sleep: this.options.sleep,
+        signal: limits.signal,
+        isRetryable: (err) => isGrpcCallError(err) && err.code === grpc.status.UNAVAILABLE,
+        attempt: () => new Promise<T>((resolve, reject) => {
+          const call = invoke(client, deadline, (err, res) => (err ? reject(err) : resolve(res as T)));
+          limits.signal?.addEventListener('abort', () => call.cancel(), { once: true });
+        }),
+      });
+    } catch (err) {
+      throw this.translate(err, name, method, socketPath);
+    }
+  }
+
+  private deadline(kubeletDeadline: Date | undefined): Date {
+    const own = Date.now() + this.options.timeoutMs;
+    if (!kubeletDeadline) return new Date(own);
+    return new Date(Math.min(own, kubeletDeadline.getTime() - DEADLINE_MARGIN_MS));
+  }
+
+  private async findSocket(name: string): Promise<string> {
+    const candidates = candidateSocketPaths(name, this.options.providerDirs);
+    for (const path of candidates) {
+      const s = await stat(path).catch(() => undefined);
+      if (s?.isSocket()) return path;
+    }
+    throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
+  }
+
+  private clientFor(socketPath: string): CSIDriverProviderClient {
+    let client = this.clients.get(socketPath);
+    if (!client) {
+      const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
+      client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
+        'grpc.default_authority': 'localhost',
+        'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
+        'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
+      });
+      this.clients.set(socketPath, client);
+    }
+    return client;
+  }
+
+  private translate(err: unknown, name: string, method: string, socketPath: string): SscError {
+    if (err instanceof SscError) return err;
+    if (!isGrpcCallError(err)) return new SscError('internal', `provider "${name}" ${method} failed unexpectedly (a bug)`, { cause: err });
+    const where = `provider "${name}" ${method}`;
+    switch (err.code) {
+      case grpc.status.DEADLINE_EXCEEDED:
+        return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
+      case grpc.status.UNAVAILABLE:
+        return new SscError('unavailable', `${where}: provider not reachable at ${socketPath}: ${err.details}`, { reason: 'ProviderUnavailable' });
+      case grpc.status.RESOURCE_EXHAUSTED:
+        return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
+      case grpc.status.CANCELLED:
+        return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
+      default: {
+        // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a
+        // driver bug, so it never leaves as INTERNAL.
+        const kind = err.code === grpc.status.UNKNOWN || err.code === grpc.status.INTERNAL ? 'failed-precondition' : kindOfGrpcCode(err.code);
+        return new SscError(kind, `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
+      }
+    }
+  }
+}

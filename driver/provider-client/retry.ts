@@ -1,0 +1,40 @@
+/** Sleeps `ms`, or rejects early when `signal` aborts. Injected so tests never wait. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The real Sleep, on timers. */
+export const realSleep: Sleep = (ms, signal) => new Promise((resolve, reject) => {
+  if (signal?.aborted) { reject(signal.reason); return; }
+  const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+  const onAbort = () => { clearTimeout(timer); reject(signal?.reason); };
+  signal?.addEventListener('abort', onAbort, { once: true });
+});
+
+/** How one call is retried. */
+export interface RetryPlan<T> {
+  readonly attempts: number;
+  readonly deadline: Date;
+  readonly sleep: Sleep;
+  readonly signal?: AbortSignal | undefined;
+  readonly isRetryable: (err: unknown) => boolean;
+  readonly attempt: () => Promise<T>;
+  /** First backoff; doubles each retry. */
+  readonly baseDelayMs?: number;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails with a non-retryable error, runs out of
+ * attempts, or the next backoff would pass the deadline; then the last error is thrown.
+ */
+export async function callWithRetry<T>(plan: RetryPlan<T>): Promise<T> {
+  let delay = plan.baseDelayMs ?? 100;
+  for (let i = 1; ; i++) {
+    try {
+      return await plan.attempt();
+    } catch (err) {
+      const last = i >= plan.attempts || !plan.isRetryable(err) || Date.now() + delay >= plan.deadline.getTime() || plan.signal?.aborted === true;
+      if (last) throw err;
+      await plan.sleep(delay, plan.signal);
+      delay *= 2;
+    }
+  }
+}

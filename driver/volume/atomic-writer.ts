@@ -1,0 +1,114 @@
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SscError } from '../../proto/runtime/errors.js';
+import type { Payload } from './payload.js';
+import { planWrite, sha256, type FileState } from './write-plan.js';
+
+/** The symlink that points at the current payload directory (as kubelet names it). */
+export const DATA_DIR_LINK = '..data';
+const DATA_DIR_TMP_LINK = '..data_tmp';
+
+/** The outcome of one write. */
+export interface WriteResult {
+  /** False when nothing changed and nothing was written. */
+  readonly changed: boolean;
+}
+
+/** Kubelet-style hidden directory name prefix: `..2026_11_22_00_12_09.`. */
+function timestampedPrefix(now: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.`;
+}
+
+async function readDataLink(targetDir: string): Promise<string | undefined> {
+  try {
+    return await readlink(join(targetDir, DATA_DIR_LINK));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EINVAL') throw new SscError('failed-precondition', `${join(targetDir, DATA_DIR_LINK)} is not a symlink`);
+    throw err;
+  }
+}
+
+/** Reads mode and digest of every file under `dir`, skipping paths in `skip`. */
+async function readState(dir: string, skip: ReadonlySet<string>): Promise<Map<string, FileState>> {
+  const state = new Map<string, FileState>();
+  const walk = async (rel: string): Promise<void> => {
+    for (const entry of await readdir(join(dir, rel), { withFileTypes: true })) {
+      const path = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await walk(path);
+      else if (!skip.has(path)) {
+        const full = join(dir, path);
+        const [stat, contents] = await Promise.all([lstat(full), readFile(full)]);
+        state.set(path, { mode: stat.mode & 0o7777, sha256: sha256(contents) });
+      }
+    }
+  };
+  await walk('');
+  return state;
+}
+
+/** Top-level symlinks into `..data` currently present in the target directory. */
+async function currentLinks(targetDir: string): Promise<string[]> {
+  const links: string[] = [];
+  for (const entry of await readdir(targetDir, { withFileTypes: true })) {
+    if (entry.name.startsWith('..') || !entry.isSymbolicLink()) continue;
+    const dest = await readlink(join(targetDir, entry.name));
+    if (dest.startsWith(`${DATA_DIR_LINK}/`)) links.push(entry.name);
+  }
+  return links.sort();
+}
+
+async function writeFiles(dir: string, files: Payload): Promise<void> {
+  const dirs = new Set<string>();
+  for (const path of files.keys()) {
+    for (let d = dirname(path); d !== '.'; d = dirname(d)) dirs.add(d);
+  }
+  for (const d of [...dirs].sort()) await mkdir(join(dir, d), { mode: 0o755 });
+  await Promise.all([...files].map(async ([path, file]) => {
+    const full = join(dir, path);
+    await writeFile(full, file.contents, { mode: file.mode, flag: 'wx' });
+    await chmod(full, file.mode); // the process umask must not narrow what the provider asked for
+  }));
+}
+
+/**
+ * Writes a payload into `targetDir` the way kubelet's AtomicWriter does for Secret
+ * volumes: a new hidden timestamped directory, the `..data` link swapped by rename(2),
+ * and top-level links `name -> ..data/name`. A reader sees the old set or the new set,
+ * never a mix. `volatile` files are written with the payload but not compared, so a
+ * write time alone never causes a rewrite.
+ */
+export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
+  const oldDirName = await readDataLink(targetDir);
+  const current = oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()));
+  const plan = planWrite(current, payload, await currentLinks(targetDir));
+  if (!plan.changed) return { changed: false };
+
+  const newDir = await mkdtemp(join(targetDir, timestampedPrefix(now)));
+  try {
+    await chmod(newDir, 0o755);
+    await writeFiles(newDir, new Map([...payload, ...volatile]));
+    const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
+    await rm(tmpLink, { force: true });
+    await symlink(basename(newDir), tmpLink);
+    await rename(tmpLink, join(targetDir, DATA_DIR_LINK));
+  } catch (err) {
+    await rm(newDir, { recursive: true, force: true });
+    throw err;
+  }
+  for (const name of plan.linksToAdd) {
+    const link = join(targetDir, name);
+    const existing = await lstat(link).catch(() => undefined);
+    if (existing) {
+      throw new SscError('failed-precondition', `${link} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
+    }
+    await symlink(`${DATA_DIR_LINK}/${name}`, link);
+  }
+  for (const name of plan.linksToRemove) await rm(join(targetDir, name), { force: true });
+  if (oldDirName !== undefined && oldDirName !== basename(newDir)) {
+    await rm(join(targetDir, oldDirName), { recursive: true, force: true });
+  }
+  return { changed: true };
+}

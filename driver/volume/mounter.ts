@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { SscError } from '../../proto/runtime/errors.js';
+import { DATA_DIR_LINK } from './atomic-writer.js';
+import { isMountPoint, parseMountInfo } from './mountinfo.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Puts an empty, private filesystem at a target path and takes it away again. */
+export interface Mounter {
+  /** True when the target path already holds our volume (decided from mountinfo for tmpfs). */
+  isMounted(targetPath: string): Promise<boolean>;
+  /** Creates the directory (0750) if missing and mounts the volume there. */
+  mount(targetPath: string): Promise<void>;
+  /** Unmounts (if mounted) and removes the directory; a missing path is success. */
+  unmount(targetPath: string): Promise<void>;
+}
+
+async function resolvedOrUndefined(path: string): Promise<string | undefined> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function commandError(what: string, err: unknown): SscError {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+  return new SscError('internal', `${what} failed${stderr ? `: ${stderr}` : ''}`, { reason: 'FailedToMount', cause: err });
+}
+
+/**
+ * Mounts a tmpfs at each target path (SPEC 5.3), so secrets never touch the node's disk.
+ * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
+ */
+export class TmpfsMounter implements Mounter {
+  constructor(private readonly mountInfoPath = '/proc/self/mountinfo') {}
+
+  async isMounted(targetPath: string): Promise<boolean> {
+    const resolved = await resolvedOrUndefined(targetPath);
+    if (resolved === undefined) return false;
+    const entries = parseMountInfo(await readFile(this.mountInfoPath, 'utf8'));
+    return isMountPoint(entries, resolved);
+  }
+
+  async mount(targetPath: string): Promise<void> {
+    await mkdir(targetPath, { recursive: true, mode: 0o750 });
+    try {
+      // mode=0755: pods running as non-root must read the files but never write.
+      await execFileAsync('mount', ['-t', 'tmpfs', '-o', 'mode=0755,nosuid,nodev', 'tmpfs', targetPath]);
+    } catch (err) {
+      throw commandError(`mounting tmpfs at ${targetPath}`, err);
+    }
+  }
+
+  async unmount(targetPath: string): Promise<void> {
+    if (await resolvedOrUndefined(targetPath) === undefined) return;
+    while (await this.isMounted(targetPath)) {
+      try {
+        await execFileAsync('umount', [targetPath]);
+      } catch (err) {
+        throw commandError(`unmounting ${targetPath}`, err);
+      }
+    }
+    try {
+      await rmdir(targetPath);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code === 'ENOTEMPTY') {
+        throw new SscError('failed-precondition', `${targetPath} is not a mount point and is not empty; leaving it in place`, { reason: 'FailedToUnmount' });
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Writes into a plain directory (`--mount-mode=dir`, local mode only) for machines
+ * where the driver may not mount. "Mounted" means the directory holds a written
+ * payload (the atomic writer's `..data` link).
+ */
+export class DirMounter implements Mounter {
+  async isMounted(targetPath: string): Promise<boolean> {
+    return (await resolvedOrUndefined(join(targetPath, DATA_DIR_LINK))) !== undefined;
+  }
+
+  async mount(targetPath: string): Promise<void> {
+    await mkdir(targetPath, { recursive: true, mode: 0o750 });
+  }
+
+  async unmount(targetPath: string): Promise<void> {
+    await rm(targetPath, { recursive: true, force: true });
+  }
+}

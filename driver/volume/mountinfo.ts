@@ -1,0 +1,35 @@
+/** One line of /proc/self/mountinfo, the fields the driver uses. */
+export interface MountInfoEntry {
+  readonly mountPoint: string;
+  readonly fsType: string;
+  readonly source: string;
+}
+
+/** Undoes the kernel's octal escaping of spaces, tabs, newlines and backslashes. */
+function unescapeOctal(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
+
+/**
+ * Parses /proc/self/mountinfo text (proc(5)): field 5 is the mount point; after the
+ * " - " separator come the filesystem type and the source.
+ */
+export function parseMountInfo(text: string): MountInfoEntry[] {
+  const entries: MountInfoEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const sep = line.indexOf(' - ');
+    if (sep < 0) continue;
+    const left = line.slice(0, sep).split(' ');
+    const right = line.slice(sep + 3).split(' ');
+    const mountPoint = left[4];
+    if (mountPoint === undefined) continue;
+    entries.push({ mountPoint: unescapeOctal(mountPoint), fsType: right[0] ?? '', source: unescapeOctal(right[1] ?? '') });
+  }
+  return entries;
+}
+
+/** True when `path` (already resolved, no trailing slash) is a mount point in `entries`. */
+export function isMountPoint(entries: readonly MountInfoEntry[], path: string): boolean {
+  return entries.some((e) => e.mountPoint === path);
+}

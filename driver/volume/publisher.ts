@@ -1,0 +1,130 @@
+import { lstat } from 'node:fs/promises';
+import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
+import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
+import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PublishRequest } from '../csi/requests.js';
+import type { CallLimits } from '../provider-client/client.js';
+import { buildMountRequest } from '../provider-client/mount-request.js';
+import { validateMountResponse } from '../provider-client/mount-response.js';
+import type { SecretProviderClass } from '../spc/secret-provider-class.js';
+import type { SecretProviderClassSource } from '../spc/local-source.js';
+import { writeAtomically } from './atomic-writer.js';
+import { metadataFiles, readMountedVersions, versionsFile } from './metadata.js';
+import type { Mounter } from './mounter.js';
+import type { ObjectVersion } from './payload.js';
+import type { TargetLocks } from './target-locks.js';
+
+/** The provider side of publishing: one Mount call. */
+export interface ProviderPort {
+  mount(provider: string, request: MountRequest, limits: CallLimits): Promise<MountResponse__Output>;
+}
+
+/** What a successful publish did. */
+export interface PublishedVolume {
+  readonly request: PublishRequest;
+  readonly spc: SecretProviderClass;
+  readonly versions: readonly ObjectVersion[];
+  /** True when files were (re)written, false when everything already matched. */
+  readonly changed: boolean;
+  /** True when this call mounted the volume (first publish). */
+  readonly firstMount: boolean;
+}
+
+/** Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the publish. */
+export type PublishHook = (volume: PublishedVolume, limits: CallLimits) => Promise<void>;
+
+/** What the publisher needs; each is a small port so tests can use real or fake parts. */
+export interface PublisherDeps {
+  readonly locks: TargetLocks;
+  readonly classes: SecretProviderClassSource;
+  readonly mounter: Mounter;
+  readonly providers: ProviderPort;
+  readonly now: () => Date;
+  readonly logger: Logger;
+  /** Default file mode sent as `permission` and used for mode-0 files (0644). */
+  readonly defaultMode?: number;
+  readonly hooks?: readonly PublishHook[];
+}
+
+const DEFAULT_FILE_MODE = 0o644;
+
+/** A failed publish: the error, plus the provider when the class was resolved (for metrics). */
+export class PublishError extends SscError {
+  constructor(error: SscError, readonly provider: string) {
+    super(error.kind, error.message, { reason: error.reason, cause: error.cause });
+  }
+}
+
+/**
+ * Publishes a volume (SPEC 5): lock the target, resolve the class, mount if needed,
+ * ask the provider, validate, write atomically with `.metadata`, run hooks. A failed
+ * first mount leaves nothing behind; a failed re-publish keeps serving the old content.
+ * Rotation re-runs this same path.
+ */
+export class VolumePublisher {
+  constructor(private readonly deps: PublisherDeps) {}
+
+  /** Publishes `req`; errors name the pod and the SecretProviderClass. */
+  async publish(req: PublishRequest, limits: CallLimits = {}): Promise<PublishedVolume> {
+    const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
+    const seen = { provider: '' };
+    try {
+      return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen));
+    } catch (err) {
+      throw new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.provider);
+    }
+  }
+
+  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: { provider: string }): Promise<PublishedVolume> {
+    const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
+    seen.provider = spc.provider;
+    await assertTargetIsDirectoryOrMissing(req.targetPath);
+    const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
+    if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
+    try {
+      const published = await this.fetchAndWrite(req, spc, limits, !alreadyMounted);
+      for (const hook of this.deps.hooks ?? []) await hook(published, limits);
+      return published;
+    } catch (err) {
+      if (!alreadyMounted) await this.rollback(req.targetPath);
+      throw err;
+    }
+  }
+
+  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean): Promise<PublishedVolume> {
+    const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
+    const currentVersions = firstMount ? [] : await readMountedVersions(req.targetPath);
+    const request = buildMountRequest({
+      parameters: spc.parameters,
+      volumeContext: req.volumeContext,
+      secrets: req.secrets,
+      targetPath: req.targetPath,
+      defaultMode,
+      currentVersions,
+    });
+    const response = await this.deps.providers.mount(spc.provider, request, limits);
+    const { files, versions } = validateMountResponse(response, defaultMode);
+    const payload = new Map([...files, ...metadataFiles(versions)]);
+    const { changed } = await writeAtomically(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now());
+    return { request: req, spc, versions, changed, firstMount };
+  }
+
+  private async rollback(targetPath: string): Promise<void> {
+    try {
+      await this.deps.mounter.unmount(targetPath);
+    } catch (err) {
+      this.deps.logger.error('could not clean up after a failed first publish', { targetPath, error: toSscError(err).message });
+    }
+  }
+}
+
+async function assertTargetIsDirectoryOrMissing(targetPath: string): Promise<void> {
+  const s = await lstat(targetPath).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (s && !s.isDirectory()) {
+    throw new SscError('failed-precondition', `target path ${targetPath} exists and is ${s.isSymbolicLink() ? 'a symlink' : 'not a directory'}`, { reason: 'InvalidTargetPath' });
+  }
+}

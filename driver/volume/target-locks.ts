@@ -1,0 +1,28 @@
+import { SscError } from '../../proto/runtime/errors.js';
+
+/**
+ * One operation at a time per target path (SPEC 5.1). A second caller is refused with
+ * ABORTED rather than queued: kubelet retries, and rotation skips the volume this round.
+ */
+export class TargetLocks {
+  private readonly held = new Set<string>();
+
+  /** Runs `fn` holding the lock for `targetPath`, or throws aborted if it is held. */
+  async withLock<T>(targetPath: string, fn: () => Promise<T>): Promise<T> {
+    const key = targetPath.replace(/\/+$/, '');
+    if (this.held.has(key)) {
+      throw new SscError('aborted', `an operation for target path ${targetPath} is already in progress`, { reason: 'OperationInProgress' });
+    }
+    this.held.add(key);
+    try {
+      return await fn();
+    } finally {
+      this.held.delete(key);
+    }
+  }
+
+  /** Number of locks held now (for tests and metrics). */
+  get size(): number {
+    return this.held.size;
+  }
+}

@@ -1,0 +1,100 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/** What went wrong, independent of transport; one table maps each kind to a gRPC code. */
+export type ErrorKind =
+  | 'invalid-argument'
+  | 'not-found'
+  | 'already-exists'
+  | 'unavailable'
+  | 'deadline-exceeded'
+  | 'resource-exhausted'
+  | 'aborted'
+  | 'failed-precondition'
+  | 'permission-denied'
+  | 'unauthenticated'
+  | 'unimplemented'
+  | 'internal';
+
+const GRPC_CODE_BY_KIND: Readonly<Record<ErrorKind, GrpcStatus>> = Object.freeze({
+  'invalid-argument': GrpcStatus.INVALID_ARGUMENT,
+  'not-found': GrpcStatus.NOT_FOUND,
+  'already-exists': GrpcStatus.ALREADY_EXISTS,
+  'unavailable': GrpcStatus.UNAVAILABLE,
+  'deadline-exceeded': GrpcStatus.DEADLINE_EXCEEDED,
+  'resource-exhausted': GrpcStatus.RESOURCE_EXHAUSTED,
+  'aborted': GrpcStatus.ABORTED,
+  'failed-precondition': GrpcStatus.FAILED_PRECONDITION,
+  'permission-denied': GrpcStatus.PERMISSION_DENIED,
+  'unauthenticated': GrpcStatus.UNAUTHENTICATED,
+  'unimplemented': GrpcStatus.UNIMPLEMENTED,
+  'internal': GrpcStatus.INTERNAL,
+});
+
+const KIND_BY_GRPC_CODE: ReadonlyMap<number, ErrorKind> = new Map(
+  Object.entries(GRPC_CODE_BY_KIND).map(([kind, code]) => [code, kind as ErrorKind]),
+);
+
+/**
+ * The one error type of the project. `reason` is a short CamelCase word used as the
+ * metric `error_type` label and event reason; `message` must never contain secret data.
+ */
+export class SscError extends Error {
+  readonly kind: ErrorKind;
+  readonly reason: string;
+
+  constructor(kind: ErrorKind, message: string, options: { reason?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SscError';
+    this.kind = kind;
+    this.reason = options.reason ?? defaultReason(kind);
+  }
+
+  /** The same error with `prefix: ` in front of its message (kind and reason kept). */
+  withContext(prefix: string): SscError {
+    return new SscError(this.kind, `${prefix}: ${this.message}`, { reason: this.reason, cause: this.cause });
+  }
+}
+
+function defaultReason(kind: ErrorKind): string {
+  return kind.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+/** The gRPC status code for an error kind. */
+export function grpcCodeOf(kind: ErrorKind): GrpcStatus {
+  return GRPC_CODE_BY_KIND[kind];
+}
+
+/** The error kind for a gRPC status code; codes without a kind (UNKNOWN, CANCELLED, …) are internal. */
+export function kindOfGrpcCode(code: number): ErrorKind {
+  if (code === GrpcStatus.CANCELLED) return 'aborted';
+  return KIND_BY_GRPC_CODE.get(code) ?? 'internal';
+}
+
+/** Shape of an error thrown by a grpc-js client call. */
+export interface GrpcCallError {
+  code: number;
+  details: string;
+}
+
+/** True when `err` looks like an error from a grpc-js client call. */
+export function isGrpcCallError(err: unknown): err is GrpcCallError {
+  return typeof err === 'object' && err !== null
+    && typeof (err as { code?: unknown }).code === 'number'
+    && typeof (err as { details?: unknown }).details === 'string';
+}
+
+/**
+ * Translates anything thrown into an SscError. Unknown errors become `internal` with a
+ * message that says so and carries no details (they could hold secret data).
+ */
+export function toSscError(err: unknown): SscError {
+  if (err instanceof SscError) return err;
+  if (isGrpcCallError(err)) return new SscError(kindOfGrpcCode(err.code), err.details);
+  return new SscError('internal', 'internal error (a bug): see the driver log', { cause: err });
+}
+
+/** A short description of an error for logs: kind, reason and message, never the cause's data. */
+export function describeError(err: unknown): { kind: ErrorKind; reason: string; message: string } {
+  const e = toSscError(err);
+  return { kind: e.kind, reason: e.reason, message: e.message };
+}

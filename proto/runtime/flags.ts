@@ -1,0 +1,83 @@
+/** A flag's declared type. */
+export type FlagType = 'string' | 'boolean';
+
+/** A flag a command accepts. */
+export interface FlagSpec {
+  readonly type: FlagType;
+  readonly default?: string | boolean;
+  /** Accepted for compatibility with upstream manifests, then ignored with a warning. */
+  readonly ignored?: boolean;
+  /** One line for --help and docs. */
+  readonly help: string;
+}
+
+/** Result of parsing argv against a table of FlagSpecs. */
+export interface ParsedFlags {
+  readonly values: Readonly<Record<string, string | boolean>>;
+  readonly positionals: readonly string[];
+  /** Names of ignored compatibility flags that were given. */
+  readonly ignoredGiven: readonly string[];
+}
+
+const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, t: true, false: false, '0': false, f: false };
+
+/**
+ * Parses Go-flag-style arguments, as upstream's manifests pass them: `--name=value`,
+ * `--name value`, `-name=value`, boolean `--name` or `--name=false`. Unknown flags are
+ * errors that name the flag. Values that were not given take their spec's default.
+ */
+export function parseFlags(argv: readonly string[], specs: Readonly<Record<string, FlagSpec>>): ParsedFlags {
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  const ignoredGiven: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') { positionals.push(...argv.slice(i + 1)); break; }
+    if (!arg.startsWith('-') || arg === '-') { positionals.push(arg); continue; }
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const name = eq >= 0 ? body.slice(0, eq) : body;
+    const spec = specs[name];
+    if (!spec) throw new Error(`unknown flag --${name}`);
+    let value: string | boolean;
+    if (spec.type === 'boolean') {
+      if (eq < 0) value = true;
+      else {
+        const word = BOOLEAN_WORDS[body.slice(eq + 1).toLowerCase()];
+        if (word === undefined) throw new Error(`flag --${name} takes true or false, got "${body.slice(eq + 1)}"`);
+        value = word;
+      }
+    } else if (eq >= 0) value = body.slice(eq + 1);
+    else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error(`flag --${name} needs a value`);
+      value = next;
+      i++;
+    }
+    if (spec.ignored) ignoredGiven.push(name);
+    else values[name] = value;
+  }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (!(name in values) && spec.default !== undefined && !spec.ignored) values[name] = spec.default;
+  }
+  return { values, positionals, ignoredGiven };
+}
+
+/** Reads a string flag from parsed values ('' when absent). */
+export function stringFlag(flags: ParsedFlags, name: string): string {
+  const v = flags.values[name];
+  return typeof v === 'string' ? v : '';
+}
+
+/** Reads a boolean flag from parsed values (false when absent). */
+export function booleanFlag(flags: ParsedFlags, name: string): boolean {
+  return flags.values[name] === true;
+}
+
+/** `--help` text for a spec table. */
+export function flagsHelp(specs: Readonly<Record<string, FlagSpec>>): string {
+  return Object.entries(specs)
+    .filter(([, s]) => !s.ignored)
+    .map(([name, s]) => `  --${name}${s.type === 'string' ? '=VALUE' : ''}\n      ${s.help}${s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : ''}`)
+    .join('\n');
+}

@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+/** Splits an address flag (":8095", "127.0.0.1:0", "[::1]:9000") into host and port. */
+export function parseListenAddress(addr: string): { host: string | undefined; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(addr.trim());
+  if (!m) throw new Error(`address "${addr}" must look like :8095 or 127.0.0.1:8095`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`address "${addr}" has an invalid port`);
+  const host = m[1] ?? m[2];
+  return { host: host === '' ? undefined : host, port };
+}
+
+/** A running /metrics + /healthz server. */
+export interface HealthServer {
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves Prometheus text on /metrics and a health check on /healthz (200 "ok" when
+ * `healthy()` is true, 503 otherwise).
+ */
+export async function startHealthServer(addr: string, registry: Registry, healthy: () => boolean): Promise<HealthServer> {
+  const { host, port } = parseListenAddress(addr);
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/metrics') {
+      registry.metrics().then((text) => {
+        res.writeHead(200, { 'content-type': registry.contentType });
+        res.end(text);
+      }, () => { res.writeHead(500); res.end('metrics unavailable\n'); });
+    } else if (path === '/healthz') {
+      const ok = healthy();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
+      res.end(ok ? 'ok\n' : 'not ready\n');
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}

@@ -1,0 +1,56 @@
+import winston from 'winston';
+
+/** Log levels accepted by --log-level. */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+/** One of LOG_LEVELS. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The logger every module receives; children add fixed fields such as `component`. */
+export type Logger = winston.Logger;
+
+/** Keys whose values are replaced by "[REDACTED]" wherever they appear in a log entry. */
+const SENSITIVE_KEYS = new Set([
+  'secrets', 'secret', 'token', 'tokens', 'password', 'contents', 'data',
+  'csi.storage.k8s.io/serviceAccount.tokens', 'authorization', 'clientSecret',
+]);
+
+/** Deep copy of `value` with sensitive keys redacted; safe for objects with cycles. */
+export function redact(value: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
+  if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return '[Circular]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((v) => redact(v, seen));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SENSITIVE_KEYS.has(k) ? '[REDACTED]' : redact(v, seen);
+  }
+  return out;
+}
+
+const redactFormat = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (key === 'level' || key === 'message') continue;
+    const record = info as Record<string, unknown>;
+    record[key] = SENSITIVE_KEYS.has(key) ? '[REDACTED]' : redact(record[key]);
+  }
+  return info;
+});
+
+/** A JSON logger writing to stderr (stdout stays free for CLI output). */
+export function createLogger(options: { level?: LogLevel; component: string; silent?: boolean }): Logger {
+  return winston.createLogger({
+    level: options.level ?? 'info',
+    silent: options.silent ?? false,
+    defaultMeta: { component: options.component },
+    format: winston.format.combine(winston.format.timestamp(), redactFormat(), winston.format.json()),
+    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
+  });
+}
+
+/** Parses a --log-level value. */
+export function parseLogLevel(value: string): LogLevel {
+  const level = LOG_LEVELS.find((l) => l === value);
+  if (!level) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  return level;
+}

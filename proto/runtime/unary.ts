@@ -1,0 +1,60 @@
+import type * as grpc from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
+import { grpcCodeOf, toSscError, type SscError } from './errors.js';
+import type { Logger } from './logger.js';
+
+/** What an async handler receives besides the request. */
+export interface CallContext {
+  /** Aborted when the client cancels or the call's deadline passes. */
+  readonly signal: AbortSignal;
+  /** The client's deadline, if it set one. */
+  readonly deadline: Date | undefined;
+}
+
+/** An async unary handler: returns the response or throws (an SscError, ideally). */
+export type AsyncUnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
+
+/** Called once per finished call: for metrics and logs. */
+export type CallObserver = (method: string, error: SscError | undefined, durationMs: number) => void;
+
+function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefined {
+  const d = call.getDeadline();
+  if (d instanceof Date) return d;
+  if (typeof d === 'number' && Number.isFinite(d)) return new Date(d);
+  return undefined;
+}
+
+/**
+ * Adapts an async handler to grpc-js. grpc-js ignores the promise a handler returns, so a
+ * rejection would otherwise crash the process or leave the call hanging; here every
+ * outcome ends in exactly one callback, and thrown errors become gRPC statuses by kind.
+ */
+export function unary<Req, Res>(
+  method: string,
+  handler: AsyncUnaryHandler<Req, Res>,
+  logger: Logger,
+  observe?: CallObserver,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    const started = performance.now();
+    const controller = new AbortController();
+    const deadline = deadlineOf(call as grpc.ServerUnaryCall<unknown, unknown>);
+    let timer: NodeJS.Timeout | undefined;
+    if (deadline) {
+      timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), Math.max(0, deadline.getTime() - Date.now()));
+      timer.unref();
+    }
+    call.on('cancelled', () => controller.abort(new Error('cancelled by client')));
+    handler(call.request, { signal: controller.signal, deadline })
+      .then((response) => {
+        observe?.(method, undefined, performance.now() - started);
+        callback(null, response);
+      }, (err: unknown) => {
+        const e = toSscError(err);
+        if (e.kind === 'internal') logger.error('internal error', { method, error: String(e.cause ?? e.message) });
+        observe?.(method, e, performance.now() - started);
+        callback({ code: grpcCodeOf(e.kind), details: e.message, metadata: new Metadata() });
+      })
+      .finally(() => { if (timer) clearTimeout(timer); });
+  };
+}

@@ -1,0 +1,78 @@
+import { createHmac } from 'node:crypto';
+import { readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { SscError } from '../../proto/runtime/errors.js';
+import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import { parseFileObjects, type FileObject } from './config.js';
+
+/** Options of the file provider. */
+export interface FileProviderOptions {
+  /** Directory the objects are read from; nothing outside it is ever served. */
+  readonly root: string;
+  /** Key for the HMAC that turns contents into versions (so versions reveal nothing). */
+  readonly hmacKey: Buffer;
+}
+
+/**
+ * Serves secrets from a directory tree on the node: the local default, and the backbone
+ * of tests and the demo. Versions are an HMAC-SHA256 of the contents, so they change
+ * exactly when the contents change and reveal nothing about them.
+ */
+export class FileProvider implements SecretsProvider {
+  readonly name = 'file';
+
+  constructor(private readonly options: FileProviderOptions) {}
+
+  async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
+    const objects = parseFileObjects(request.attributes);
+    const root = await this.realRoot();
+    const files: ProviderFile[] = [];
+    const objectVersions: { id: string; version: string }[] = [];
+    for (const obj of objects) {
+      const contents = await this.read(root, obj);
+      const version = this.versionOf(contents);
+      const previous = request.currentObjectVersions.get(obj.objectName);
+      if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });
+      files.push({ path: obj.objectName, mode: obj.mode ?? request.permission, contents });
+      objectVersions.push({ id: obj.objectName, version });
+    }
+    return { files, objectVersions };
+  }
+
+  /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
+  versionOf(contents: Buffer): string {
+    return createHmac('sha256', this.options.hmacKey).update(contents).digest('hex');
+  }
+
+  private async realRoot(): Promise<string> {
+    try {
+      return await realpath(this.options.root);
+    } catch {
+      throw new SscError('unavailable', `file provider root ${this.options.root} does not exist`, { reason: 'RootMissing' });
+    }
+  }
+
+  private async read(root: string, obj: FileObject): Promise<Buffer> {
+    const where = `object ${JSON.stringify(obj.objectName)} (sourcePath ${JSON.stringify(obj.sourcePath)})`;
+    if (isAbsolute(obj.sourcePath)) throw new SscError('invalid-argument', `file provider: ${where}: sourcePath must be relative to the provider root`, { reason: 'InvalidParameters' });
+    let resolved: string;
+    try {
+      resolved = await realpath(join(root, obj.sourcePath));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new SscError('not-found', `file provider: ${where} not found`, { reason: 'ObjectNotFound' });
+      throw new SscError('unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
+    }
+    // Checked after resolving symlinks: a link inside the root must not lead outside it.
+    const rel = relative(root, resolved);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+      throw new SscError('permission-denied', `file provider: ${where} is outside the provider root`, { reason: 'OutsideRoot' });
+    }
+    try {
+      return await readFile(resolved);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new SscError(code === 'EISDIR' ? 'invalid-argument' : 'unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { createLogger, parseLogLevel } from '../../proto/runtime/logger.js';
+import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { startHealthServer, type HealthServer } from '../../proto/runtime/http-server.js';
+import { onTerminationSignal } from '../../proto/runtime/signals.js';
+import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { ProviderMetrics } from './provider-metrics.js';
+import { createProviderServer } from './provider-server.js';
+import type { SecretsProvider } from './provider.js';
+
+/** Flags every provider accepts; a provider adds its own. */
+export function commonProviderFlags(name: string): Record<string, FlagSpec> {
+  return {
+    'endpoint': { type: 'string', default: `unix:///var/run/secrets-store-csi-providers/${name}.sock`, help: 'provider socket the driver connects to' },
+    'health-addr': { type: 'string', default: '', help: 'address for HTTP /healthz and /metrics, e.g. :8989 ("" disables it)' },
+    'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
+    'help': { type: 'boolean', default: false, help: 'print the flags and exit' },
+  };
+}
+
+/** How a provider's main builds its provider from flags. */
+export interface ProviderDefinition {
+  readonly name: string;
+  readonly flags: Readonly<Record<string, FlagSpec>>;
+  create(flags: ParsedFlags, logger: Logger): Promise<SecretsProvider>;
+}
+
+/** A provider process that is serving. */
+export interface RunningProvider {
+  readonly socketPath: string;
+  readonly healthPort: number | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a provider process: parse flags, build the provider, serve v1alpha1 on the
+ * socket (stale socket removed), serve /healthz and /metrics, stop gracefully on SIGTERM.
+ */
+export async function runProvider(definition: ProviderDefinition, argv: readonly string[]): Promise<RunningProvider | undefined> {
+  const specs = { ...commonProviderFlags(definition.name), ...definition.flags };
+  const flags = parseFlags(argv, specs);
+  if (booleanFlag(flags, 'help')) {
+    const { flagsHelp } = await import('../../proto/runtime/flags.js');
+    process.stdout.write(`secrets-store-csi provider ${definition.name} [flags]\n${flagsHelp(specs)}\n`);
+    return undefined;
+  }
+  const logger = createLogger({ level: parseLogLevel(stringFlag(flags, 'log-level')), component: `provider-${definition.name}` });
+  const provider = await definition.create(flags, logger);
+  const metrics = new ProviderMetrics(definition.name);
+  const server = createProviderServer(provider, logger, metrics);
+  const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
+  await bindUnixSocket(server, socketPath);
+  let serving = true;
+  const healthAddr = stringFlag(flags, 'health-addr');
+  let health: HealthServer | undefined;
+  if (healthAddr !== '') health = await startHealthServer(healthAddr, metrics.registry, () => serving);
+  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port });
+  const running: RunningProvider = {
+    socketPath,
+    healthPort: health?.port,
+    async stop() {
+      serving = false;
+      await shutdownServer(server, 5000);
+      await health?.close();
+      logger.info('provider stopped');
+    },
+  };
+  onTerminationSignal(async (signal) => {
+    logger.info('shutting down', { signal });
+    await running.stop();
+  });
+  return running;
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Installs the Go-built third-party test peers, pinned to exact versions, into a
+# per-user cache keyed by version. Nothing is written into the work tree.
+#
+#   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider] [e2eprovider]
+#
+# No peer names = the default peers (csi-sanity upstream-fake-provider); the
+# e2eprovider peer is opt-in only (the module proxy does not serve it, see README).
+# A peer whose binary is already cached is skipped.
+# At the end it writes <cache>/peers.env (KEY=/abs/path per cached peer) and
+# prints the same lines, so a harness can `source` the file or parse stdout.
+# Exit status: 0 when every requested peer is available, 1 when one could not be
+# built (0 anyway with --allow-missing), 2 on a usage error.
+# (end of usage)
+#
+# Needs only Go on PATH; modules come through Go's default GOPROXY setting.
+# See test/peers/README.md.
+set -euo pipefail
+
+CACHE="${SSC_PEERS_CACHE:-$HOME/.cache/secrets-store-csi/peers}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# --- pins -------------------------------------------------------------------
+CSI_SANITY_VERSION=v5.4.0
+CSI_SANITY_PKG=github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
+
+# Upstream e2e provider: a nested module of the upstream driver repository, at
+# the commit tagged v1.6.0. Its go.mod has `replace sigs.k8s.io/secrets-store-csi-driver
+# => ../..`, which `go install mod@version` refuses, so it is built through a
+# throwaway module that pins that replace to the released v1.6.0.
+E2E_MODULE=sigs.k8s.io/secrets-store-csi-driver/test/e2eprovider
+E2E_PKG=$E2E_MODULE
+E2E_COMMIT=4960f9637c51ad9cb9ef264481bc6d9a98bf1f1c
+# Pseudo-version of E2E_MODULE at E2E_COMMIT: no test/e2eprovider/* tags exist,
+# so v0.0.0-<commit time UTC>-<commit12>; the commit time 2026-04-29T16:17:26Z is
+# the Time the module proxy reports for sigs.k8s.io/secrets-store-csi-driver@v1.6.0
+# (same commit). Derived by hand: the proxy reachable from our machines refused
+# this module (403 "This module version is not available") when it was pinned.
+E2E_PSEUDO_VERSION=v0.0.0-20260429161726-4960f9637c51
+E2E_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
+E2E_MAIN_VERSION=v1.6.0
+
+# Upstream-written provider server for wire interop, replacing the e2e provider:
+# our own small main.go (upstream-fake-provider/main.go) around the mock server in
+# the released driver module. Built in a throwaway module; the cache key includes
+# the hash of main.go, so editing it triggers a rebuild.
+FAKE_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
+FAKE_MAIN_VERSION=v1.6.0
+FAKE_SRC="$HERE/upstream-fake-provider/main.go"
+
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider)
+
+# --- Go settings --------------------------------------------------------------
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath
+
+usage() { sed -n '5,/^# (end of usage)$/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+allow_missing=0
+peers=()
+for arg in "$@"; do
+  case "$arg" in
+    --allow-missing) allow_missing=1 ;;
+    -h|--help) usage; exit 0 ;;
+    csi-sanity|upstream-fake-provider|e2eprovider) peers+=("$arg") ;;
+    *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
+  esac
+done
+[ "${#peers[@]}" -gt 0 ] || peers=("${DEFAULT_PEERS[@]}")
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "install.sh: go is not on PATH" >&2
+  exit 1
+fi
+mkdir -p "$CACHE"
+
+TMPDIRS=()
+# shellcheck disable=SC2317  # invoked through the EXIT trap
+cleanup() { local d; for d in "${TMPDIRS[@]+"${TMPDIRS[@]}"}"; do chmod -R u+w "$d" 2>/dev/null || true; rm -rf "$d"; done; }
+trap cleanup EXIT
+
+fail() { # fail LABEL LOG MESSAGE
+  echo "$1: FAILED ($3)"
+  if [ -s "$2" ]; then sed 's/^/    /' "$2" | tail -n 25 >&2; fi
+  return 1
+}
+
+csi_sanity_bin() { echo "$CACHE/csi-sanity-$CSI_SANITY_VERSION/csi-sanity"; }
+e2eprovider_bin() { echo "$CACHE/e2eprovider-${E2E_COMMIT:0:12}/e2eprovider"; }
+
+sha256_file() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
+  else shasum -a 256 "$1" | cut -d' ' -f1; fi
+}
+FAKE_SRC_HASH=""
+if [ -f "$FAKE_SRC" ]; then FAKE_SRC_HASH="$(sha256_file "$FAKE_SRC" | cut -c1-12)"; fi
+upstream_fake_provider_bin() {
+  echo "$CACHE/upstream-fake-provider-$FAKE_MAIN_VERSION-$FAKE_SRC_HASH/upstream-fake-provider"
+}
+
+install_csi_sanity() {
+  local label="csi-sanity $CSI_SANITY_VERSION" bin dir stage log start
+  bin="$(csi_sanity_bin)"; dir="$(dirname "$bin")"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  stage="$(mktemp -d "$CACHE/.stage.XXXXXX")"; TMPDIRS+=("$stage")
+  log="$stage/build.log"
+  # Run outside any module so a go.mod/go.work around the caller cannot interfere.
+  if ! (cd "$stage" && GOBIN="$stage" go install "$CSI_SANITY_PKG@$CSI_SANITY_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "go install failed"; return 1
+  fi
+  mkdir -p "$dir"
+  mv -f "$stage/csi-sanity" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+install_e2eprovider() {
+  local label="e2eprovider ${E2E_COMMIT:0:12} ($E2E_PSEUDO_VERSION)" bin dir work log start gomod extra
+  bin="$(e2eprovider_bin)"; dir="$(dirname "$bin")"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  cat >"$work/go.mod" <<EOF
+module ssc-test-peers/e2eprovider
+
+go 1.25
+
+replace $E2E_MAIN_MODULE => $E2E_MAIN_MODULE $E2E_MAIN_VERSION
+EOF
+  # Fetch the module first to check that its go.mod replaces nothing but the
+  # main module (anything else would need pinning here too).
+  if ! (cd "$work" && go mod download -json "$E2E_MODULE@$E2E_PSEUDO_VERSION" >"$work/download.json" 2>>"$log"); then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  if [ ! -f "$gomod" ]; then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download gave no go.mod"; return 1
+  fi
+  extra="$(awk '
+    /^replace[[:space:]]*\($/ { inblock = 1; next }
+    inblock && /^\)/ { inblock = 0; next }
+    inblock && NF { print $1; next }
+    /^replace[[:space:]]/ { print $2 }
+  ' "$gomod" | grep -vx "$E2E_MAIN_MODULE" || true)"
+  if [ -n "$extra" ]; then
+    echo "unpinned replace(s) in $gomod: $extra" >>"$log"
+    fail "$label" "$log" "its go.mod has replaces this script does not pin"; return 1
+  fi
+  if ! (cd "$work" \
+        && go get -tags e2e "$E2E_MODULE@$E2E_PSEUDO_VERSION" >>"$log" 2>&1 \
+        && go build -mod=mod -tags e2e -o "$work/e2eprovider" "$E2E_PKG" >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  mkdir -p "$dir"
+  cp "$work/e2eprovider" "$bin.tmp.$$"   # same filesystem as $bin, so the mv is atomic
+  mv -f "$bin.tmp.$$" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+install_upstream_fake_provider() {
+  local label="upstream-fake-provider $FAKE_MAIN_VERSION ($FAKE_SRC_HASH)" bin dir work log start
+  if [ -z "$FAKE_SRC_HASH" ]; then
+    echo "upstream-fake-provider: FAILED (missing source $FAKE_SRC)"; return 1
+  fi
+  bin="$(upstream_fake_provider_bin)"; dir="$(dirname "$bin")"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  mkdir "$work/src"
+  cp "$FAKE_SRC" "$work/src/main.go"
+  if ! (cd "$work/src" \
+        && export GOWORK=off \
+        && go mod init ssc-test-peers/upstream-fake-provider >>"$log" 2>&1 \
+        && go mod edit -require="$FAKE_MAIN_MODULE@$FAKE_MAIN_VERSION" >>"$log" 2>&1 \
+        && go mod tidy >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  # Tidy must not have moved the pin (it only would if a dependency required more).
+  if ! grep -qE "^[[:space:]]*(require[[:space:]]+)?$FAKE_MAIN_MODULE $FAKE_MAIN_VERSION\$" "$work/src/go.mod"; then
+    cat "$work/src/go.mod" >>"$log"
+    fail "$label" "$log" "go.mod no longer pins $FAKE_MAIN_MODULE $FAKE_MAIN_VERSION"; return 1
+  fi
+  if ! (cd "$work/src" && go build -o "$work/upstream-fake-provider" . >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  mkdir -p "$dir"
+  cp "$work/upstream-fake-provider" "$bin.tmp.$$"   # same filesystem as $bin, so the mv is atomic
+  mv -f "$bin.tmp.$$" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+failed=0
+for peer in "${peers[@]}"; do
+  case "$peer" in
+    csi-sanity) install_csi_sanity || failed=1 ;;
+    upstream-fake-provider) install_upstream_fake_provider || failed=1 ;;
+    e2eprovider) install_e2eprovider || failed=1 ;;
+  esac
+done
+
+# peers.env lists every peer present in the cache, requested this time or not.
+env_lines=()
+[ -x "$(csi_sanity_bin)" ] && env_lines+=("CSI_SANITY=$(csi_sanity_bin)")
+[ -n "$FAKE_SRC_HASH" ] && [ -x "$(upstream_fake_provider_bin)" ] \
+  && env_lines+=("UPSTREAM_FAKE_PROVIDER=$(upstream_fake_provider_bin)")
+[ -x "$(e2eprovider_bin)" ] && env_lines+=("E2E_PROVIDER=$(e2eprovider_bin)")
+env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
+chmod 644 "$env_tmp"
+printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"
+mv -f "$env_tmp" "$CACHE/peers.env"
+echo "PEERS_ENV=$CACHE/peers.env"
+cat "$CACHE/peers.env"
+
+if [ "$failed" -ne 0 ] && [ "$allow_missing" -eq 0 ]; then exit 1; fi
+exit 0
