@@ -6,7 +6,7 @@ import { startHealthServer, type HealthServer } from '../proto/runtime/http-serv
 import { onTerminationSignal } from '../proto/runtime/signals.js';
 import { packageVersion } from '../proto/runtime/version.js';
 import { parseDriverConfig, type DriverConfig } from './config.js';
-import { identityHandlers } from './csi/identity-service.js';
+import { controllerHandlers, identityHandlers } from './csi/identity-service.js';
 import { nodeHandlers } from './csi/node-service.js';
 import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
@@ -48,6 +48,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
   const csi = loadCsiProto().csi.v1;
   server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready: () => serving }, logger));
+  server.addService(csi.Controller.service, controllerHandlers(logger));
   server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;

@@ -1,3 +1,4 @@
+import type { ControllerHandlers } from '../../proto/gen/csi/v1/Controller.js';
 import type { IdentityHandlers } from '../../proto/gen/csi/v1/Identity.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { unary } from '../../proto/runtime/unary.js';
@@ -19,5 +20,17 @@ export function identityHandlers(options: IdentityOptions, logger: Logger): Iden
     GetPluginInfo: unary('GetPluginInfo', async () => ({ name: options.driverName, vendor_version: options.vendorVersion }), logger),
     GetPluginCapabilities: unary('GetPluginCapabilities', async () => ({ capabilities: [] }), logger),
     Probe: unary('Probe', async () => ({ ready: { value: options.ready() } }), logger),
+  };
+}
+
+/**
+ * The one Controller method served: ControllerGetCapabilities, answering only
+ * UNKNOWN (no capability), as upstream does. CONTROLLER_SERVICE is not advertised;
+ * csi-sanity's node suite calls this method unconditionally and rejects an empty
+ * list, and kubelet never calls it. Other Controller methods are UNIMPLEMENTED.
+ */
+export function controllerHandlers(logger: Logger): ControllerHandlers {
+  return {
+    ControllerGetCapabilities: unary('ControllerGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'UNKNOWN' } }] }), logger),
   };
 }

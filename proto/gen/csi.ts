@@ -3,6 +3,10 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { CapacityRange as _csi_v1_CapacityRange, CapacityRange__Output as _csi_v1_CapacityRange__Output } from './csi/v1/CapacityRange.js';
+import type { ControllerClient as _csi_v1_ControllerClient, ControllerDefinition as _csi_v1_ControllerDefinition } from './csi/v1/Controller.js';
+import type { ControllerGetCapabilitiesRequest as _csi_v1_ControllerGetCapabilitiesRequest, ControllerGetCapabilitiesRequest__Output as _csi_v1_ControllerGetCapabilitiesRequest__Output } from './csi/v1/ControllerGetCapabilitiesRequest.js';
+import type { ControllerGetCapabilitiesResponse as _csi_v1_ControllerGetCapabilitiesResponse, ControllerGetCapabilitiesResponse__Output as _csi_v1_ControllerGetCapabilitiesResponse__Output } from './csi/v1/ControllerGetCapabilitiesResponse.js';
+import type { ControllerServiceCapability as _csi_v1_ControllerServiceCapability, ControllerServiceCapability__Output as _csi_v1_ControllerServiceCapability__Output } from './csi/v1/ControllerServiceCapability.js';
 import type { GetPluginCapabilitiesRequest as _csi_v1_GetPluginCapabilitiesRequest, GetPluginCapabilitiesRequest__Output as _csi_v1_GetPluginCapabilitiesRequest__Output } from './csi/v1/GetPluginCapabilitiesRequest.js';
 import type { GetPluginCapabilitiesResponse as _csi_v1_GetPluginCapabilitiesResponse, GetPluginCapabilitiesResponse__Output as _csi_v1_GetPluginCapabilitiesResponse__Output } from './csi/v1/GetPluginCapabilitiesResponse.js';
 import type { GetPluginInfoRequest as _csi_v1_GetPluginInfoRequest, GetPluginInfoRequest__Output as _csi_v1_GetPluginInfoRequest__Output } from './csi/v1/GetPluginInfoRequest.js';
@@ -51,6 +55,10 @@ export interface ProtoGrpcType {
   csi: {
     v1: {
       CapacityRange: MessageTypeDefinition<_csi_v1_CapacityRange, _csi_v1_CapacityRange__Output>
+      Controller: SubtypeConstructor<typeof grpc.Client, _csi_v1_ControllerClient> & { service: _csi_v1_ControllerDefinition }
+      ControllerGetCapabilitiesRequest: MessageTypeDefinition<_csi_v1_ControllerGetCapabilitiesRequest, _csi_v1_ControllerGetCapabilitiesRequest__Output>
+      ControllerGetCapabilitiesResponse: MessageTypeDefinition<_csi_v1_ControllerGetCapabilitiesResponse, _csi_v1_ControllerGetCapabilitiesResponse__Output>
+      ControllerServiceCapability: MessageTypeDefinition<_csi_v1_ControllerServiceCapability, _csi_v1_ControllerServiceCapability__Output>
       GetPluginCapabilitiesRequest: MessageTypeDefinition<_csi_v1_GetPluginCapabilitiesRequest, _csi_v1_GetPluginCapabilitiesRequest__Output>
       GetPluginCapabilitiesResponse: MessageTypeDefinition<_csi_v1_GetPluginCapabilitiesResponse, _csi_v1_GetPluginCapabilitiesResponse__Output>
       GetPluginInfoRequest: MessageTypeDefinition<_csi_v1_GetPluginInfoRequest, _csi_v1_GetPluginInfoRequest__Output>

@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { cpus, platform, release, totalmem, arch } from 'node:os';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/** Resident memory of a process from /proc/<pid>/status, in KiB. */
+export interface ProcessMemory {
+  /** VmRSS: resident set size now. */
+  readonly rssKiB: number;
+  /** VmHWM: peak resident set size so far. */
+  readonly hwmKiB: number;
+}
+
+function statusField(status: string, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status);
+  if (!m) throw new Error(`no ${field} in /proc status`);
+  return Number(m[1]);
+}
+
+/** Reads VmRSS and VmHWM of `pid` (Linux only). */
+export async function processMemory(pid: number): Promise<ProcessMemory> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return { rssKiB: statusField(status, 'VmRSS'), hwmKiB: statusField(status, 'VmHWM') };
+}
+
+export const mib = (kib: number): number => Math.round((kib / 1024) * 10) / 10;
+
+/** Decodes the octal escapes (\040 for space …) the kernel uses in mountinfo paths. */
+function unescapeMountPath(p: string): string {
+  return p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** Mount points at or below `dir` in our mount namespace, deepest first (for cleanup). */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const points = text.split('\n').filter(Boolean).map((line) => unescapeMountPath(line.split(' ')[4] ?? ''));
+  return points.filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+}
+
+/** Unmounts everything left below `dir` (a crashed run must not leave tmpfs mounts behind). */
+export async function unmountAllUnder(dir: string): Promise<string[]> {
+  const left = await mountsUnder(dir);
+  for (const point of left) {
+    await execFileAsync('umount', ['-l', point]).catch((err: unknown) => {
+      process.stderr.write(`bench: could not unmount ${point}: ${(err as Error).message}\n`);
+    });
+  }
+  return left;
+}
+
+/** The machine the numbers came from. */
+export interface MachineInfo {
+  readonly cpuModel: string;
+  readonly cpuCount: number;
+  readonly totalMemMiB: number;
+  readonly nodeVersion: string;
+  readonly platform: string;
+  readonly kernel: string;
+  readonly arch: string;
+  readonly uid: number | undefined;
+  readonly gitCommit: string | undefined;
+  readonly gitDirty: boolean | undefined;
+}
+
+async function git(args: string[], cwd: string): Promise<string | undefined> {
+  try {
+    return (await execFileAsync('git', args, { cwd })).stdout.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export async function machineInfo(repoDir: string): Promise<MachineInfo> {
+  const cpu = cpus();
+  const status = await git(['status', '--porcelain', '--untracked-files=no'], repoDir);
+  return {
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    cpuCount: cpu.length,
+    totalMemMiB: Math.round(totalmem() / (1024 * 1024)),
+    nodeVersion: process.version,
+    platform: platform(),
+    kernel: release(),
+    arch: arch(),
+    uid: process.getuid?.(),
+    gitCommit: await git(['rev-parse', 'HEAD'], repoDir),
+    gitDirty: status === undefined ? undefined : status !== '',
+  };
+}

@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { CLI_PATH, startProcess, type Child } from '../bin/child-process.js';
+
+export type MountMode = 'tmpfs' | 'dir';
+
+const TAIL_BYTES = 16 * 1024;
+
+/**
+ * A started driver or provider. Once it is ready we keep only the tail of its stderr:
+ * `startProcess` appends every chunk to one string and re-tests the ready pattern on the
+ * whole of it, which would make the benchmark process itself slower as logs pile up.
+ */
+export class BenchProcess {
+  private tail = '';
+
+  private constructor(readonly label: string, private readonly child: Child) {
+    const stderr = child.process.stderr;
+    if (stderr) {
+      this.tail = child.stderr().slice(-TAIL_BYTES);
+      stderr.removeAllListeners('data');
+      stderr.on('data', (d: Buffer) => { this.tail = (this.tail + d.toString()).slice(-TAIL_BYTES); });
+    }
+  }
+
+  /** Starts `secrets-store-csi <args>` like `startCli`, with optional node flags before the script. */
+  static async start(label: string, args: readonly string[], ready: RegExp, nodeFlags: readonly string[] = []): Promise<BenchProcess> {
+    return new BenchProcess(label, await startProcess(process.execPath, [...nodeFlags, CLI_PATH, ...args], ready));
+  }
+
+  get pid(): number {
+    const pid = this.child.process.pid;
+    if (pid === undefined) throw new Error(`${this.label} has no pid`);
+    return pid;
+  }
+
+  get running(): boolean {
+    return this.child.process.exitCode === null && this.child.process.signalCode === null;
+  }
+
+  /** The last lines it wrote to stderr (its JSON log), for error messages. */
+  stderrTail(lines = 20): string {
+    return this.tail.split('\n').filter(Boolean).slice(-lines).join('\n');
+  }
+
+  stop(): Promise<number | null> {
+    return this.child.stop();
+  }
+}
+
+/** With BENCH_CPU_PROF=<dir>, a process writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS). */
+function profileFlags(cpuProfDir: string | undefined): string[] {
+  return cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+}
+
+/** The file provider on `<work>/providers/file.sock`, serving `root`. */
+export function startFileProvider(work: string, root: string, cpuProfDir?: string): Promise<BenchProcess> {
+  return BenchProcess.start('file provider', [
+    'provider', 'file',
+    `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
+    `--root=${root}`,
+    `--hmac-key-file=${join(work, 'hmac.key')}`,
+  ], /provider started/, profileFlags(cpuProfDir));
+}
+
+/** A driver in local mode on `socketPath`, reading classes from `spcDir`, with default (info) logging and metrics on. */
+export function startDriver(work: string, socketPath: string, spcDir: string, mountMode: MountMode, cpuProfDir?: string): Promise<BenchProcess> {
+  return BenchProcess.start('driver', [
+    'driver',
+    `--endpoint=unix://${socketPath}`,
+    '--nodeid=bench-node',
+    `--provider-volume=${join(work, 'providers')}`,
+    '--additional-provider-volume-paths=',
+    `--spc-dir=${spcDir}`,
+    `--mount-mode=${mountMode}`,
+    '--metrics-addr=127.0.0.1:0',
+  ], /driver started/, profileFlags(cpuProfDir));
+}

@@ -1,0 +1,117 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MachineInfo } from './proc.js';
+import type { LatencySummary } from './stats.js';
+
+export type TargetStatus = 'ok' | 'MISSED' | 'n/a';
+
+/** A goal the numbers are compared with; benchmarks report, they do not fail. */
+export interface Target {
+  readonly id: string;
+  readonly description: string;
+  readonly limit: number;
+  readonly unit: 'ms' | 'MiB';
+  readonly value: number;
+  readonly status: TargetStatus;
+  readonly note?: string;
+}
+
+export interface LatencyRow {
+  readonly id: string;
+  readonly label: string;
+  readonly objects: number;
+  readonly latencyMs: LatencySummary;
+  readonly targetId?: string;
+  /** Driver memory when the case finished (its own driver process). */
+  readonly driverMemoryAfter?: { readonly rssMiB: number; readonly peakMiB: number };
+}
+
+export interface MemoryRow {
+  readonly id: string;
+  readonly label: string;
+  readonly rssMiB: number;
+  readonly peakMiB: number;
+  readonly targetId?: string;
+}
+
+export interface BenchResults {
+  readonly schema: 1;
+  readonly benchmark: 'publish';
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationSeconds: number;
+  readonly machine: MachineInfo;
+  readonly mountMode: 'tmpfs' | 'dir';
+  readonly mountModeReason: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly latency: readonly LatencyRow[];
+  readonly memory: readonly MemoryRow[];
+  readonly targets: readonly Target[];
+  readonly checks: Readonly<Record<string, boolean>>;
+}
+
+export function checkTarget(id: string, description: string, value: number, limit: number, unit: 'ms' | 'MiB', applies: boolean, note?: string): Target {
+  return { id, description, limit, unit, value, status: applies ? (value <= limit ? 'ok' : 'MISSED') : 'n/a', ...(note ? { note } : {}) };
+}
+
+function targetCell(targets: readonly Target[], id: string | undefined): string {
+  const t = targets.find((x) => x.id === id);
+  if (!t) return '';
+  const what = t.unit === 'ms' ? `p50 ≤ ${t.limit} ms` : `≤ ${t.limit} MiB`;
+  return `${what}: ${t.status}${t.status === 'n/a' && t.note ? ` (${t.note})` : ''}`;
+}
+
+const ms = (x: number): string => x.toFixed(2);
+
+function table(header: readonly string[], rows: readonly (readonly string[])[], rightAligned: ReadonlySet<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const fmt = (r: readonly string[]) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
+}
+
+/** The human-readable report printed to stdout. */
+export function formatReport(r: BenchResults): string {
+  const m = r.machine;
+  const head = [
+    `secrets-store-csi publish benchmark  ${r.startedAt}`,
+    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}`,
+    `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls`,
+    ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`] : []),
+    '',
+  ];
+  const latency = table(
+    ['case', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'min', 'max', 'target'],
+    r.latency.map((row) => [row.label, String(row.latencyMs.n), ms(row.latencyMs.p50), ms(row.latencyMs.p99), ms(row.latencyMs.mean), ms(row.latencyMs.min), ms(row.latencyMs.max), targetCell(r.targets, row.targetId)]),
+    new Set([1, 2, 3, 4, 5, 6]),
+  );
+  const memory = table(
+    ['driver memory', 'RSS MiB', 'peak MiB', 'target'],
+    r.memory.map((row) => [row.label, row.rssMiB.toFixed(1), row.peakMiB.toFixed(1), targetCell(r.targets, row.targetId)]),
+    new Set([1, 2]),
+  );
+  const failedChecks = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const tail = [
+    '',
+    `targets: ${r.targets.map((t) => `${t.description} ${t.status}`).join('; ')}`,
+    failedChecks.length ? `CHECKS FAILED: ${failedChecks.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`,
+  ];
+  return [...head, latency, '', memory, ...tail].join('\n');
+}
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  const tmp = `${path}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
+  await rename(tmp, path);
+}
+
+/** Writes results/publish-<timestamp>.json and results/latest.json; returns both paths. */
+export async function writeResults(resultsDir: string, r: BenchResults, options: { latest: boolean }): Promise<string[]> {
+  await mkdir(resultsDir, { recursive: true });
+  // ISO 8601 with ':' replaced, so the name is valid everywhere: publish-2026-11-22T00-23-10.123Z.json
+  const stamped = join(resultsDir, `publish-${r.startedAt.replace(/:/g, '-')}.json`);
+  const latest = join(resultsDir, 'latest.json');
+  await writeJson(stamped, r);
+  if (!options.latest) return [stamped];
+  await writeJson(latest, r);
+  return [stamped, latest];
+}

@@ -1,0 +1,39 @@
+/** Summary of a set of latency samples, all in milliseconds. */
+export interface LatencySummary {
+  readonly n: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly mean: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * Nearest-rank percentile of already sorted samples: the smallest sample such that at
+ * least `p` percent of the samples are less than or equal to it. With n = 50, p99 is the max.
+ */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) throw new Error('percentile of no samples');
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1]!;
+}
+
+/** p50, p99, mean, min and max of `samples` (ms). */
+export function summarize(samples: readonly number[]): LatencySummary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const sum = sorted.reduce((s, x) => s + x, 0);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sum / sorted.length,
+    min: sorted[0]!,
+    max: sorted[sorted.length - 1]!,
+  };
+}
+
+/** Rounds for JSON output: microsecond precision is plenty for millisecond timings. */
+export function rounded(s: LatencySummary): LatencySummary {
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return { n: s.n, p50: r(s.p50), p99: r(s.p99), mean: r(s.mean), min: r(s.min), max: r(s.max) };
+}

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { parseDriverConfig } from '../../driver/config.js';
+
+const NODE = ['--nodeid=node-1'];
+
+describe('parseDriverConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = parseDriverConfig(NODE, {});
+    expect(c).to.deep.equal({
+      socketPath: '/csi/csi.sock',
+      nodeId: 'node-1',
+      driverName: 'secrets-store.csi.k8s.io',
+      providerDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'],
+      maxCallRecvMsgSize: 4194304,
+      metricsAddr: ':8095',
+      enableSecretRotation: false,
+      rotationPollIntervalMs: 120_000,
+      spcDir: '',
+      mountMode: 'tmpfs',
+      providerTimeoutMs: 30_000,
+      logLevel: 'info',
+      ignoredFlags: [],
+    });
+  });
+
+  it('is frozen, including its lists', () => {
+    const c = parseDriverConfig(NODE, {});
+    expect(Object.isFrozen(c)).to.equal(true);
+    expect(Object.isFrozen(c.providerDirs)).to.equal(true);
+    expect(Object.isFrozen(c.ignoredFlags)).to.equal(true);
+    expect(() => { (c as { nodeId: string }).nodeId = 'x'; }).to.throw(TypeError);
+  });
+
+  it('takes the node id from KUBE_NODE_NAME when --nodeid is absent, the flag wins otherwise', () => {
+    expect(parseDriverConfig([], { KUBE_NODE_NAME: 'env-node' }).nodeId).to.equal('env-node');
+    expect(parseDriverConfig(['--nodeid', 'flag-node'], { KUBE_NODE_NAME: 'env-node' }).nodeId).to.equal('flag-node');
+  });
+
+  it('parses upstream-style flags', () => {
+    const c = parseDriverConfig([
+      '--endpoint=unix:///var/lib/kubelet/plugins/csi-secrets-store/csi.sock', '-nodeid=n', '--drivername', 'my.csi',
+      '--provider-volume=/p', '--additional-provider-volume-paths=/a, /b,', '--max-call-recv-msg-size=100',
+      '--metrics-addr=', '--enable-secret-rotation', '--rotation-poll-interval=1h30m', '--provider-timeout=5s', '--log-level=debug',
+      '--spc-dir=/spc', '--mount-mode=dir',
+    ], {});
+    expect(c).to.deep.include({
+      socketPath: '/var/lib/kubelet/plugins/csi-secrets-store/csi.sock', nodeId: 'n', driverName: 'my.csi',
+      providerDirs: ['/a', '/b', '/p'], maxCallRecvMsgSize: 100, metricsAddr: '', enableSecretRotation: true,
+      rotationPollIntervalMs: 5_400_000, providerTimeoutMs: 5000, logLevel: 'debug', spcDir: '/spc', mountMode: 'dir',
+    });
+  });
+
+  it('accepts the minimum rotation interval of 1s', () => {
+    expect(parseDriverConfig([...NODE, '--rotation-poll-interval=1s'], {}).rotationPollIntervalMs).to.equal(1000);
+  });
+
+  it('accepts ignored upstream flags and reports them', () => {
+    const c = parseDriverConfig([...NODE, '--provider-health-check', '--provider-health-check-interval=2m', '-v=5', '--log-format-json=true'], {});
+    expect(c.ignoredFlags).to.deep.equal(['provider-health-check', 'provider-health-check-interval', 'v', 'log-format-json']);
+    expect(c.logLevel).to.equal('info');
+  });
+
+  const invalid: [string, string[], Record<string, string>, string][] = [
+    ['rotation 0s', [...NODE, '--rotation-poll-interval=0s'], {}, '--rotation-poll-interval must be greater than zero, got "0s"'],
+    ['rotation -1m', [...NODE, '--rotation-poll-interval=-1m'], {}, '--rotation-poll-interval must be greater than zero, got "-1m"'],
+    ['rotation 500ms', [...NODE, '--rotation-poll-interval=500ms'], {}, '--rotation-poll-interval must be at least 1s, got "500ms"'],
+    ['rotation abc', [...NODE, '--rotation-poll-interval=abc'], {}, '--rotation-poll-interval: invalid duration "abc" (use Go duration syntax such as 2m or 1h30m)'],
+    ['rotation 1x', [...NODE, '--rotation-poll-interval=1x'], {}, '--rotation-poll-interval: unknown unit "x" in duration "1x" (use Go duration syntax such as 2m or 1h30m)'],
+    ['provider timeout 0', [...NODE, '--provider-timeout=0'], {}, '--provider-timeout must be greater than zero, got "0"'],
+    ['dir mode without --spc-dir', [...NODE, '--mount-mode=dir'], {}, '--mount-mode=dir is for local mode only: set --spc-dir as well'],
+    ['bad mount mode', [...NODE, '--mount-mode=bind'], {}, '--mount-mode must be tmpfs or dir, got "bind"'],
+    ['missing node id', [], {}, '--nodeid is required (or set KUBE_NODE_NAME)'],
+    ['empty KUBE_NODE_NAME', [], { KUBE_NODE_NAME: '' }, '--nodeid is required (or set KUBE_NODE_NAME)'],
+    ['zero max recv size', [...NODE, '--max-call-recv-msg-size=0'], {}, '--max-call-recv-msg-size must be a positive integer, got "0"'],
+    ['non-integer max recv size', [...NODE, '--max-call-recv-msg-size=4MiB'], {}, '--max-call-recv-msg-size must be a positive integer, got "4MiB"'],
+    ['no provider dirs', [...NODE, '--provider-volume=', '--additional-provider-volume-paths=,'], {}, '--provider-volume must not be empty'],
+    ['tcp endpoint', [...NODE, '--endpoint=tcp://0.0.0.0:1'], {}, 'must be a unix socket'],
+    ['bad log level', [...NODE, '--log-level=trace'], {}, '--log-level must be one of'],
+    ['unknown flag', [...NODE, '--no-such-flag'], {}, 'unknown flag --no-such-flag'],
+    ['positional', [...NODE, 'extra'], {}, 'unexpected argument "extra"'],
+  ];
+  for (const [name, argv, env, message] of invalid) {
+    it(`rejects ${name}`, () => {
+      let caught: unknown;
+      try { parseDriverConfig(argv, env); } catch (err) { caught = err; }
+      expect(caught, 'expected an error').to.be.instanceOf(Error);
+      expect((caught as Error).message).to.include(message);
+    });
+  }
+
+  it('explains Go duration syntax for unparsable rotation intervals', () => {
+    expect(() => parseDriverConfig([...NODE, '--rotation-poll-interval=1x'], {}))
+      .to.throw('--rotation-poll-interval: unknown unit "x" in duration "1x" (use Go duration syntax such as 2m or 1h30m)');
+  });
+});

@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import { validateMountResponse } from '../../driver/provider-client/mount-response.js';
+import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
+import { SscError } from '../../proto/runtime/errors.js';
+
+const file = (path: string, mode = 0, text = 'x') => ({ path, mode, contents: Buffer.from(text) });
+const response = (o: Partial<MountResponse__Output> = {}): MountResponse__Output => ({
+  object_version: [{ id: 'secret/db', version: 'v1' }], error: null, files: [file('db', 0, 'pw')], ...o,
+});
+
+function failure(r: MountResponse__Output): SscError {
+  try {
+    validateMountResponse(r, 0o644);
+  } catch (err) {
+    expect(err).to.be.instanceOf(SscError);
+    return err as SscError;
+  }
+  throw new Error('expected the response to be rejected');
+}
+
+describe('validateMountResponse', () => {
+  it('returns files and versions; mode 0 means the default mode', () => {
+    const valid = validateMountResponse(response({
+      object_version: [{ id: 'b', version: '2' }, { id: 'a', version: '' }],
+      files: [file('db', 0, 'pw'), file('dir/cert', 0o400, 'C'), file('open', 0o777)],
+    }), 0o640);
+    expect(valid.versions).to.deep.equal([{ id: 'b', version: '2' }, { id: 'a', version: '' }]);
+    expect([...valid.files]).to.deep.equal([
+      ['db', { mode: 0o640, contents: Buffer.from('pw') }],
+      ['dir/cert', { mode: 0o400, contents: Buffer.from('C') }],
+      ['open', { mode: 0o777, contents: Buffer.from('x') }],
+    ]);
+  });
+
+  it('accepts versions without files (the driver writes only metadata)', () => {
+    expect(validateMountResponse(response({ files: [] }), 0o644).files.size).to.equal(0);
+  });
+
+  const codes: [string, string][] = [['GRPCProviderError', 'GRPCProviderError'], ['Not Found!', 'NotFound'], ['???', 'ProviderError']];
+  for (const [code, reason] of codes) {
+    it(`error code ${JSON.stringify(code)} → failed-precondition, reason ${reason}`, () => {
+      const err = failure(response({ error: { code } }));
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', reason, `provider reported error code ${JSON.stringify(code)}`]);
+    });
+  }
+
+  it('an error code wins over a response that is otherwise fine', () => {
+    expect(failure(response({ error: { code: 'X' }, object_version: [] })).message).to.equal('provider reported error code "X"');
+  });
+
+  it('an empty error code is no error', () => expect(() => validateMountResponse(response({ error: { code: '' } }), 0o644)).to.not.throw());
+
+  it('bounds reason and message of a huge error code', () => {
+    const err = failure(response({ error: { code: 'A'.repeat(500) } }));
+    expect(err.reason).to.equal('A'.repeat(64));
+    expect(err.message).to.equal(`provider reported error code "${'A'.repeat(100)}"`);
+  });
+
+  const invalid: [string, Partial<MountResponse__Output>, string][] = [
+    ['no object versions', { object_version: [] }, 'provider returned no object versions'],
+    ['empty id', { object_version: [{ id: 'a', version: '1' }, { id: '', version: '1' }] }, 'provider returned an object version with an empty id'],
+    ['duplicate id', { object_version: [{ id: 'a', version: '1' }, { id: 'a', version: '2' }] }, 'provider returned object "a" more than once'],
+    ['absolute path', { files: [file('/etc/shadow')] }, 'provider returned an invalid file path "/etc/shadow": path is absolute'],
+    ['.. path', { files: [file('a/../../x')] }, 'provider returned an invalid file path "a/../../x": path has a ".." element'],
+    ['..data', { files: [file('..data')] }, 'provider returned an invalid file path "..data": path starts with ".."'],
+    ['.metadata', { files: [file('.metadata/a')] }, 'provider returned an invalid file path ".metadata/a": path is inside the reserved .metadata directory'],
+    ['duplicate path', { files: [file('a'), file('a')] }, 'provider returned the file path "a" more than once'],
+    ['file and directory', { files: [file('a'), file('a/b')] }, 'provider returned "a" both as a file and as a directory'],
+    ['mode above 0777', { files: [file('a', 0o1000)] }, 'provider returned mode 512 for "a": only permission bits 0000-0777 are allowed'],
+    ['setuid mode', { files: [file('a', 0o4755)] }, 'provider returned mode 2541 for "a": only permission bits 0000-0777 are allowed'],
+    ['negative mode', { files: [file('a', -1)] }, 'provider returned mode -1 for "a": only permission bits 0000-0777 are allowed'],
+  ];
+  for (const [name, o, message] of invalid) {
+    it(`rejects ${name}`, () => {
+      const err = failure(response(o));
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', 'InvalidProviderResponse', message]);
+    });
+  }
+
+  it('never echoes file contents', () => {
+    expect(failure(response({ files: [file('/abs', 0, 'TOPSECRET')] })).message).to.not.include('TOPSECRET');
+  });
+});

@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { planWrite, sha256, topLevelNames, type FileState } from '../../driver/volume/write-plan.js';
+import type { Payload } from '../../driver/volume/payload.js';
+
+const file = (text: string, mode = 0o644) => ({ mode, contents: Buffer.from(text) });
+const payload = (entries: Record<string, [string, number?]>): Payload =>
+  new Map(Object.entries(entries).map(([p, [text, mode]]) => [p, file(text, mode)]));
+const stateOf = (p: Payload): Map<string, FileState> =>
+  new Map([...p].map(([path, f]) => [path, { mode: f.mode, sha256: sha256(f.contents) }]));
+
+describe('sha256', () => {
+  it('is the hex SHA-256 of the bytes', () => {
+    expect(sha256(Buffer.from('abc'))).to.equal('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('topLevelNames', () => {
+  const cases: [string[], string[]][] = [
+    [[], []],
+    [['b', 'a'], ['a', 'b']],
+    [['dir/x', 'dir/y', 'file', 'dir/sub/z'], ['dir', 'file']],
+    [['.metadata/a', 'x'], ['.metadata', 'x']],
+  ];
+  for (const [paths, names] of cases) {
+    it(`${JSON.stringify(paths)} → ${JSON.stringify(names)}`, () => expect(topLevelNames(paths)).to.deep.equal(names));
+  }
+});
+
+describe('planWrite', () => {
+  const base = payload({ 'user': ['admin'], 'pass': ['pw', 0o600], 'dir/a': ['A'], 'dir/b': ['B'] });
+  const baseLinks = ['dir', 'pass', 'user'];
+
+  const cases: [string, Map<string, FileState> | undefined, Payload, string[], { changed: boolean; linksToAdd: string[]; linksToRemove: string[] }][] = [
+    ['first write', undefined, base, [], { changed: true, linksToAdd: ['dir', 'pass', 'user'], linksToRemove: [] }],
+    ['first write with stale links', undefined, payload({ 'user': ['x'] }), ['old'], { changed: true, linksToAdd: ['user'], linksToRemove: ['old'] }],
+    ['unchanged', stateOf(base), base, baseLinks, { changed: false, linksToAdd: [], linksToRemove: [] }],
+    ['content change', stateOf(base), payload({ 'user': ['root'], 'pass': ['pw', 0o600], 'dir/a': ['A'], 'dir/b': ['B'] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: [] }],
+    ['nested content change', stateOf(base), payload({ 'user': ['admin'], 'pass': ['pw', 0o600], 'dir/a': ['A'], 'dir/b': ['B2'] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: [] }],
+    ['mode change only', stateOf(base), payload({ 'user': ['admin'], 'pass': ['pw', 0o400], 'dir/a': ['A'], 'dir/b': ['B'] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: [] }],
+    ['top-level file added', stateOf(base), new Map([...base, ['new', file('n')]]), baseLinks,
+      { changed: true, linksToAdd: ['new'], linksToRemove: [] }],
+    ['nested file added', stateOf(base), new Map([...base, ['dir/c', file('C')]]), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: [] }],
+    ['top-level file removed', stateOf(base), payload({ 'user': ['admin'], 'dir/a': ['A'], 'dir/b': ['B'] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: ['pass'] }],
+    ['nested file removed', stateOf(base), payload({ 'user': ['admin'], 'pass': ['pw', 0o600], 'dir/a': ['A'] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: [] }],
+    ['whole directory removed', stateOf(base), payload({ 'user': ['admin'], 'pass': ['pw', 0o600] }), baseLinks,
+      { changed: true, linksToAdd: [], linksToRemove: ['dir'] }],
+    ['file renamed', stateOf(base), payload({ 'username': ['admin'], 'pass': ['pw', 0o600], 'dir/a': ['A'], 'dir/b': ['B'] }), baseLinks,
+      { changed: true, linksToAdd: ['username'], linksToRemove: ['user'] }],
+    ['same files, a link missing on disk', stateOf(base), base, ['dir', 'user'], { changed: true, linksToAdd: ['pass'], linksToRemove: [] }],
+    ['same files, an extra link on disk', stateOf(base), base, [...baseLinks, 'stray'], { changed: true, linksToAdd: [], linksToRemove: ['stray'] }],
+    ['same count, different path', stateOf(payload({ 'a': ['1'] })), payload({ 'b': ['1'] }), ['a'], { changed: true, linksToAdd: ['b'], linksToRemove: ['a'] }],
+    ['empty to empty', new Map(), new Map(), [], { changed: false, linksToAdd: [], linksToRemove: [] }],
+  ];
+  for (const [name, current, desired, links, expected] of cases) {
+    it(name, () => expect(planWrite(current, desired, links)).to.deep.equal(expected));
+  }
+});
