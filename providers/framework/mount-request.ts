@@ -35,10 +35,10 @@ export function parseMountRequest(raw: MountRequest__Output): ProviderMountReque
   try {
     permission = JSON.parse(raw.permission);
   } catch {
-    throw invalid('permission must be a JSON number such as "420" (0644)');
+    permission = undefined;
   }
   if (typeof permission !== 'number' || !Number.isInteger(permission) || permission < 0 || permission > 0o777) {
-    throw invalid('permission must be an integer file mode between 0 and 511 (0777)');
+    throw invalid('permission must be a JSON number such as "420" (0644), between 0 and 511 (0777)');
   }
   const currentObjectVersions = new Map<string, string>();
   for (const v of raw.current_object_version) currentObjectVersions.set(v.id, v.version);
