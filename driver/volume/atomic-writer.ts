@@ -65,7 +65,10 @@ async function writeFiles(dir: string, files: Payload): Promise<void> {
   for (const path of files.keys()) {
     for (let d = dirname(path); d !== '.'; d = dirname(d)) dirs.add(d);
   }
-  for (const d of [...dirs].sort()) await mkdir(join(dir, d), { mode: 0o755 });
+  for (const d of [...dirs].sort()) {
+    await mkdir(join(dir, d));
+    await chmod(join(dir, d), 0o755); // not narrowed by the umask: non-root pods must traverse it
+  }
   await Promise.all([...files].map(async ([path, file]) => {
     const full = join(dir, path);
     await writeFile(full, file.contents, { mode: file.mode, flag: 'wx' });
@@ -85,6 +88,13 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
   const current = oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()));
   const plan = planWrite(current, payload, await currentLinks(targetDir));
   if (!plan.changed) return { changed: false };
+  // Checked before anything is written, so a refused write leaves the old payload intact.
+  for (const name of plan.linksToAdd) {
+    const link = join(targetDir, name);
+    if (await lstat(link).catch(() => undefined)) {
+      throw new SscError('failed-precondition', `${link} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
+    }
+  }
 
   const newDir = await mkdtemp(join(targetDir, timestampedPrefix(now)));
   try {
@@ -98,14 +108,7 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
     await rm(newDir, { recursive: true, force: true });
     throw err;
   }
-  for (const name of plan.linksToAdd) {
-    const link = join(targetDir, name);
-    const existing = await lstat(link).catch(() => undefined);
-    if (existing) {
-      throw new SscError('failed-precondition', `${link} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
-    }
-    await symlink(`${DATA_DIR_LINK}/${name}`, link);
-  }
+  for (const name of plan.linksToAdd) await symlink(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
   for (const name of plan.linksToRemove) await rm(join(targetDir, name), { force: true });
   if (oldDirName !== undefined && oldDirName !== basename(newDir)) {
     await rm(join(targetDir, oldDirName), { recursive: true, force: true });

@@ -20,7 +20,8 @@ export interface VersionsDocument {
  * digest so the name stays within NAME_MAX.
  */
 export function metadataFileName(id: string): string {
-  let name = encodeURIComponent(id).replace(/^\.{1,2}$/, (dots) => '%2E'.repeat(dots.length));
+  // `~` is escaped too: it marks shortened names below, so no id can spell one.
+  let name = encodeURIComponent(id).replace(/~/g, '%7E').replace(/^\.{1,2}$/, (dots) => '%2E'.repeat(dots.length));
   if (name === 'versions.json') name = '%76ersions.json'; // still decodes to the id, cannot clash
   if (Buffer.byteLength(name) > 200) {
     name = `${name.slice(0, 120)}~${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;

@@ -20,11 +20,15 @@ export function redact(value: unknown, seen: WeakSet<object> = new WeakSet()): u
   if (typeof value !== 'object' || value === null) return value;
   if (seen.has(value)) return '[Circular]';
   seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => redact(v, seen));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = SENSITIVE_KEYS.has(k) ? '[REDACTED]' : redact(v, seen);
+  let out: unknown;
+  if (Array.isArray(value)) out = value.map((v) => redact(v, seen));
+  else {
+    const copy: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) copy[k] = SENSITIVE_KEYS.has(k) ? '[REDACTED]' : redact(v, seen);
+    out = copy;
   }
+  // Only the chain of parents counts as a cycle: a shared, non-cyclic object is copied again.
+  seen.delete(value);
   return out;
 }
 
@@ -39,13 +43,14 @@ const redactFormat = winston.format((info) => {
 
 /** A JSON logger writing to stderr (stdout stays free for CLI output). */
 export function createLogger(options: { level?: LogLevel; component: string; silent?: boolean }): Logger {
+  // component goes on a child, not defaultMeta: winston assigns defaultMeta over every
+  // entry, which would overwrite the component of child loggers.
   return winston.createLogger({
     level: options.level ?? 'info',
     silent: options.silent ?? false,
-    defaultMeta: { component: options.component },
     format: winston.format.combine(winston.format.timestamp(), redactFormat(), winston.format.json()),
     transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
-  });
+  }).child({ component: options.component });
 }
 
 /** Parses a --log-level value. */

@@ -51,9 +51,9 @@ describe('writeAtomically', () => {
     expect((await stat(join(t, 'certs/deep'))).isDirectory()).to.equal(true);
   });
 
-  // BUG: nested directories (certs/, .metadata/) get mkdir's 0755 narrowed by the umask (0700
+  // Regression test for a fixed bug: nested directories (certs/, .metadata/) get mkdir's 0755 narrowed by the umask (0700
   // here) and are never chmod'ed, so a non-root pod cannot read nested files or .metadata.
-  it.skip('nested directories are 0755 regardless of umask', async () => {
+  it('nested directories are 0755 regardless of umask', async () => {
     const t = await freshTarget();
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     for (const d of ['certs', 'certs/deep', '.metadata']) expect(await modeOf(join(t, d)), d).to.equal(0o755);
@@ -131,9 +131,9 @@ describe('writeAtomically', () => {
     expect(await readFile(join(t, 'token'), 'utf8')).to.equal('mine');
   });
 
-  // BUG: the collision is only detected after ..data was swapped, so a failed re-publish
+  // Regression test for a fixed bug: the collision is only detected after ..data was swapped, so a failed re-publish
   // serves a mix (new files, missing link) and leaks the old timestamped directory.
-  it.skip('after a collision the old payload stays in place and readable', async () => {
+  it('after a collision the old payload stays in place and readable', async () => {
     const t = await freshTarget();
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     const oldDir = await readlink(join(t, DATA_DIR_LINK));

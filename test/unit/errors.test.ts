@@ -37,7 +37,7 @@ describe('error kinds and gRPC codes', () => {
     expect(codes).to.not.include(status.UNKNOWN);
   });
 
-  const unmapped: [status, ErrorKind][] = [
+  const unmapped: [number, ErrorKind][] = [
     [status.CANCELLED, 'aborted'], [status.UNKNOWN, 'internal'], [status.OUT_OF_RANGE, 'internal'],
     [status.DATA_LOSS, 'internal'], [status.OK, 'internal'], [99, 'internal'], [-1, 'internal'],
   ];

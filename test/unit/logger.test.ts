@@ -38,9 +38,9 @@ describe('redact', () => {
     expect(redact(a)).to.deep.equal({ name: 'a', token: '[REDACTED]', self: '[Circular]', list: ['[Circular]'] });
   });
 
-  // BUG: redact marks every object it has seen once as '[Circular]', so a shared, non-cyclic
+  // Regression test for a fixed bug: redact marks every object it has seen once as '[Circular]', so a shared, non-cyclic
   // reference (the same pod ref logged under two keys) loses its data in the second place.
-  it.skip('shows a shared (non-cyclic) reference in both places', () => {
+  it('shows a shared (non-cyclic) reference in both places', () => {
     const pod = { name: 'app' };
     expect(redact({ from: pod, to: pod })).to.deep.equal({ from: { name: 'app' }, to: { name: 'app' } });
   });
@@ -70,7 +70,7 @@ describe('createLogger', () => {
       logger.debug('request', { request: { secrets: { k: SECRET }, attributes: { [TOKENS_KEY]: TOKEN } } });
       logger.warn('tokens', { [TOKENS_KEY]: TOKEN, file: Buffer.from(SECRET) });
       logger.error({ message: 'obj', token: TOKEN, nested: [{ password: SECRET }] });
-      logger.child({ component: 'child' }).info('child', { secrets: SECRET });
+      logger.info('last', { secrets: SECRET });
     });
     const lines = out.trim().split('\n');
     expect(lines).to.have.length(5);
@@ -81,7 +81,19 @@ describe('createLogger', () => {
     expect(first['timestamp']).to.be.a('string');
     const third = JSON.parse(lines[2] as string) as Record<string, unknown>;
     expect(third).to.include({ [TOKENS_KEY]: '[REDACTED]', file: `[${SECRET.length} bytes]` });
-    expect(JSON.parse(lines[4] as string)).to.include({ component: 'child', secrets: '[REDACTED]' });
+    expect(JSON.parse(lines[4] as string)).to.include({ component: 'test', secrets: '[REDACTED]' });
+  });
+
+  it('a child logger redacts too', async () => {
+    const out = await captureStderr(() => createLogger({ component: 'test' }).child({ pod: 'p' }).info('x', { token: TOKEN }));
+    expect(JSON.parse(out)).to.include({ pod: 'p', token: '[REDACTED]', message: 'x' });
+  });
+
+  // Regression test for a fixed bug: createLogger puts component in winston's defaultMeta, which is assigned over every
+  // entry, so logger.child({ component: 'spc' }) (driver/main.ts) still logs component "test".
+  it('a child logger\'s component wins over the parent\'s', async () => {
+    const out = await captureStderr(() => createLogger({ component: 'test' }).child({ component: 'child' }).info('x'));
+    expect(JSON.parse(out)).to.include({ component: 'child' });
   });
 
   it('honours the level', async () => {
