@@ -121,7 +121,11 @@ export class ProviderClient {
       case grpc.status.UNAVAILABLE:
         return new SscError('unavailable', `${where}: provider not reachable at ${socketPath}: ${err.details}`, { reason: 'ProviderUnavailable' });
       case grpc.status.RESOURCE_EXHAUSTED:
-        return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
+        // grpc-js reports an over-sized response as "Received message larger than max".
+        if (/larger than max/i.test(err.details)) {
+          return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
+        }
+        return new SscError('resource-exhausted', `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
       case grpc.status.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
       default: {
