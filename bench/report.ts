@@ -41,6 +41,7 @@ export interface BenchResults {
   readonly finishedAt: string;
   readonly durationSeconds: number;
   readonly machine: MachineInfo;
+  readonly loadAverage1m: { readonly before: number; readonly after: number };
   readonly mountMode: 'tmpfs' | 'dir';
   readonly mountModeReason: string;
   readonly config: Readonly<Record<string, unknown>>;
@@ -74,7 +75,7 @@ export function formatReport(r: BenchResults): string {
   const m = r.machine;
   const head = [
     `secrets-store-csi publish benchmark  ${r.startedAt}`,
-    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}`,
+    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}`,
     `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls`,
     ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`] : []),
     '',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
@@ -63,6 +63,7 @@ function progress(text: string): void {
   process.stderr.write(`bench: ${text}\n`);
 }
 
+const round2 = (x: number): number => Math.round(x * 100) / 100;
 const memoryMiB = (m: ProcessMemory) => ({ rssMiB: mib(m.rssKiB), peakMiB: mib(m.hwmKiB) });
 
 /** One volume as kubelet would publish it: a new pod, a new target path. */
@@ -136,16 +137,22 @@ async function withDriver<T>(bench: Bench, label: string, spcDir: string, fn: (k
   bench.processes.push(driver);
   const client = new CsiClient(socket);
   const kubelet = new FakeKubelet(client, join(bench.work, `kubelet-${label}`));
+  let failed = false;
   try {
     if (!(await client.probe())) throw new Error('driver Probe: not ready');
     return await fn(kubelet, driver);
   } catch (err) {
+    failed = true;
     const e = err as Error;
     e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
     throw e;
   } finally {
     try {
       await kubelet.unpublishAll();
+    } catch (err) {
+      // After a failure, keep the first error; main() unmounts what is left anyway.
+      if (!failed) throw err;
+      progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
     } finally {
       client.close();
       await driver.stop();
@@ -249,6 +256,7 @@ async function main(): Promise<void> {
   const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
   const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
   const machine = await machineInfo(REPO_DIR);
+  const loadBefore = loadavg();
 
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-'));
   const bench: Bench = { work, mountMode, cpuProfDir, processes: [], checks: {} };
@@ -303,6 +311,8 @@ async function main(): Promise<void> {
     finishedAt: finishedAt.toISOString(),
     durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
     machine,
+    // Other work on the machine skews latency: the 1-minute load average before and after.
+    loadAverage1m: { before: round2(loadBefore[0]!), after: round2(loadavg()[0]!) },
     mountMode,
     mountModeReason,
     config: {
@@ -317,12 +327,15 @@ async function main(): Promise<void> {
     targets,
     checks: bench.checks,
   };
-  process.stdout.write(`${formatReport(results)}\n`);
+  // JSON first: a closed stdout (`npm run bench | head`) must not lose the results.
   const files = await writeResults(RESULTS_DIR, results, { latest: cpuProfDir === undefined });
+  process.stdout.write(`${formatReport(results)}\n`);
   progress(`wrote ${files.join(' and ')}`);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  const e = err instanceof Error ? err : new Error(String(err));
+  const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
+  process.stderr.write(`bench failed: ${e.message}\n${frames}\n`);
   process.exitCode = 1;
 });
