@@ -4,10 +4,13 @@ import { fileURLToPath } from 'node:url';
 /** The compiled CLI entry, for starting our own processes. */
 export const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url));
 
+/** How much of a child's stderr is kept (its tail). */
+const STDERR_TAIL_BYTES = 256 * 1024;
+
 /** A child process started by `startProcess`. */
 export interface Child {
   readonly process: ChildProcess;
-  /** Everything it wrote to stderr so far (our processes log JSON there). */
+  /** The last 256 KiB it wrote to stderr (our processes log JSON there). */
   stderr(): string;
   /** Sends SIGTERM and waits for exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<number | null>;
@@ -37,9 +40,11 @@ export function startProcess(command: string, args: readonly string[], ready: Re
   };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${command} not ready after ${options.timeoutMs ?? 30_000}ms:\n${err}${out}`)); }, options.timeoutMs ?? 30_000);
+    let isReady = false;
     child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (ready.test(err)) { clearTimeout(timer); resolve(handle); }
+      // Keep a bounded tail: long-lived children log for hours (benchmarks, tests).
+      err = (err + d.toString()).slice(-STDERR_TAIL_BYTES);
+      if (!isReady && ready.test(err)) { isReady = true; clearTimeout(timer); resolve(handle); }
     });
     child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${command} exited with ${code} before it was ready:\n${err}${out}`)); });
     child.once('error', (e) => { clearTimeout(timer); reject(e); });

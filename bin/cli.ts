@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-import { runDriver } from '../driver/main.js';
-import { fileProviderDefinition } from '../providers/file/main.js';
 import type { ProviderDefinition } from '../providers/framework/run-provider.js';
-import { runProvider } from '../providers/framework/run-provider.js';
-import { runDemo } from './demo.js';
-import { publishCommand, unpublishCommand } from './kubelet-commands.js';
+
+// Each command loads only its own modules (dynamic imports): a provider process never
+// loads the driver, and the driver's idle memory stays small.
 
 /** Providers this build can run with `secrets-store-csi provider <name>`. */
-const PROVIDERS: Readonly<Record<string, ProviderDefinition>> = { file: fileProviderDefinition };
+const PROVIDERS: Readonly<Record<string, () => Promise<ProviderDefinition>>> = {
+  file: async () => (await import('../providers/file/main.js')).fileProviderDefinition,
+};
 
 const USAGE = `usage: secrets-store-csi <command> [flags]
 
@@ -25,23 +25,30 @@ async function main(argv: readonly string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'driver':
+      if (rest.includes('--version')) return main(['--version']);
       if (rest.includes('--help')) {
         const { DRIVER_FLAGS } = await import('../driver/config.js');
         const { flagsHelp } = await import('../proto/runtime/flags.js');
         process.stdout.write(`secrets-store-csi driver [flags]\n${flagsHelp(DRIVER_FLAGS)}\n`);
         return;
       }
-      return runDriver(rest);
+      return (await import('../driver/main.js')).runDriver(rest);
     case 'provider': {
       const [name, ...flags] = rest;
-      const definition = name === undefined ? undefined : PROVIDERS[name];
-      if (!definition) throw Object.assign(new Error(`unknown provider ${JSON.stringify(name ?? '')}; available: ${Object.keys(PROVIDERS).join(', ')}`), { exitCode: 2 });
-      await runProvider(definition, flags);
+      const load = name === undefined ? undefined : PROVIDERS[name];
+      if (!load) throw Object.assign(new Error(`unknown provider ${JSON.stringify(name ?? '')}; available: ${Object.keys(PROVIDERS).join(', ')}`), { exitCode: 2 });
+      const { runProvider } = await import('../providers/framework/run-provider.js');
+      await runProvider(await load(), flags);
       return;
     }
-    case 'publish': return publishCommand(rest);
-    case 'unpublish': return unpublishCommand(rest);
-    case 'demo': return runDemo(rest);
+    case 'publish': return (await import('./kubelet-commands.js')).publishCommand(rest);
+    case 'unpublish': return (await import('./kubelet-commands.js')).unpublishCommand(rest);
+    case 'demo': return (await import('./demo.js')).runDemo(rest);
+    case '--version': case 'version': {
+      const { packageVersion } = await import('../proto/runtime/version.js');
+      process.stdout.write(`secrets-store-csi ${packageVersion()}\n`);
+      return;
+    }
     case undefined: case '--help': case 'help':
       process.stdout.write(USAGE);
       return;

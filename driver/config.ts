@@ -34,7 +34,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'additional-provider-volume-paths': { type: 'string', default: '/etc/kubernetes/secrets-store-csi-providers', help: 'comma-separated directories searched for provider sockets before --provider-volume' },
   'max-call-recv-msg-size': { type: 'string', default: String(4 * 1024 * 1024), help: 'largest provider Mount response accepted, in bytes' },
   'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
-  'enable-secret-rotation': { type: 'boolean', default: false, help: 'periodically re-fetch mounted secrets (see docs/rotation.md)' },
+  'enable-secret-rotation': { type: 'boolean', default: false, help: 'periodically re-fetch mounted secrets (the reconciler is not part of this build yet; the flag is accepted and logged)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
   'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
@@ -45,6 +45,8 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'provider-health-check-interval': { type: 'string', ignored: true, help: 'upstream flag, ignored' },
   'v': { type: 'string', ignored: true, help: 'upstream klog verbosity, ignored (use --log-level)' },
   'log-format-json': { type: 'boolean', ignored: true, help: 'upstream flag, ignored (logs are always JSON)' },
+  'enable-pprof': { type: 'boolean', ignored: true, help: 'upstream flag, ignored (Go profiling)' },
+  'pprof-port': { type: 'string', ignored: true, help: 'upstream flag, ignored (Go profiling)' },
 });
 
 const MIN_ROTATION_MS = 1000;

@@ -1,5 +1,10 @@
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** A provider name as a label value: names that break the provider name rule become "invalid". */
+function providerLabel(provider: string): string {
+  return /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
+}
+
 /** The OS label upstream reports with every driver metric. */
 const OS_TYPE = process.platform === 'win32' ? 'windows' : 'linux';
 
@@ -24,12 +29,12 @@ export class DriverMetrics {
 
   /** Records a successful publish. */
   publishSucceeded(provider: string): void {
-    this.publishTotal.inc({ provider, os_type: OS_TYPE });
+    this.publishTotal.inc({ provider: providerLabel(provider), os_type: OS_TYPE });
   }
 
   /** Records a failed publish; `provider` is "" when the class could not be resolved. */
   publishFailed(provider: string, errorType: string): void {
-    this.publishErrors.inc({ provider, error_type: errorType, os_type: OS_TYPE });
+    this.publishErrors.inc({ provider: providerLabel(provider), error_type: errorType, os_type: OS_TYPE });
   }
 
   /** Records a successful unpublish. */

@@ -78,6 +78,9 @@ export class ProviderClient {
         }),
       });
     } catch (err) {
+      if (limits.signal?.aborted) {
+        throw new SscError('aborted', `provider "${name}" ${method} was cancelled: the caller went away or its deadline passed`, { reason: 'Cancelled' });
+      }
       throw this.translate(err, name, method, socketPath);
     }
   }
@@ -119,7 +122,7 @@ export class ProviderClient {
       case grpc.status.DEADLINE_EXCEEDED:
         return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
       case grpc.status.UNAVAILABLE:
-        return new SscError('unavailable', `${where}: provider not reachable at ${socketPath}: ${err.details}`, { reason: 'ProviderUnavailable' });
+        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${err.details}`, { reason: 'ProviderUnavailable' });
       case grpc.status.RESOURCE_EXHAUSTED:
         // grpc-js reports an over-sized response as "Received message larger than max".
         if (/larger than max/i.test(err.details)) {

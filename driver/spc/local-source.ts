@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { SscError } from '../../proto/runtime/errors.js';
@@ -11,17 +11,34 @@ export interface SecretProviderClassSource {
   get(namespace: string, name: string): Promise<SecretProviderClass>;
 }
 
+/** What was parsed from one file, and the stat it was parsed at. */
+interface ParsedFile {
+  readonly mtimeMs: number;
+  readonly size: number;
+  readonly classes: readonly SecretProviderClass[];
+  /** Classes that failed validation, by `namespace/name`, with the reason. */
+  readonly invalid: ReadonlyMap<string, SscError>;
+}
+
 /**
  * Local mode (SPEC 10): reads SecretProviderClass YAML files (`*.yaml`, `*.yml`, several
- * documents each) from a folder on every lookup, so edits apply to the next publish.
+ * documents each) from a folder. Every lookup lists the folder and re-parses only files
+ * whose mtime or size changed, so edits apply to the next publish at little cost.
  * Documents of other kinds are ignored; invalid classes are logged and skipped.
  */
 export class LocalSecretProviderClassSource implements SecretProviderClassSource {
+  private readonly parsed = new Map<string, ParsedFile>();
+
   constructor(private readonly dir: string, private readonly logger: Logger) {}
 
   async get(namespace: string, name: string): Promise<SecretProviderClass> {
     for (const spc of await this.list()) {
       if (spc.namespace === namespace && spc.name === name) return spc;
+    }
+    // A class that exists but is invalid says why, rather than "not found".
+    for (const file of this.parsed.values()) {
+      const invalid = file.invalid.get(`${namespace}/${name}`);
+      if (invalid) throw invalid;
     }
     throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found in ${this.dir}`, { reason: 'SecretProviderClassNotFound' });
   }
@@ -34,18 +51,37 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
     } catch (err) {
       throw new SscError('unavailable', `cannot read --spc-dir ${this.dir}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { reason: 'SecretProviderClassSourceUnavailable' });
     }
+    for (const file of this.parsed.keys()) if (!names.includes(file)) this.parsed.delete(file);
     const classes: SecretProviderClass[] = [];
-    for (const file of names) {
-      for (const doc of parseAllDocuments(await readFile(join(this.dir, file), 'utf8'))) {
-        const obj: unknown = doc.toJS();
-        if (typeof obj !== 'object' || obj === null || (obj as { kind?: unknown }).kind !== SPC_KIND) continue;
-        try {
-          classes.push(parseSecretProviderClass(obj));
-        } catch (err) {
-          this.logger.warn('skipping invalid SecretProviderClass', { file, error: (err as Error).message });
-        }
+    for (const file of names) classes.push(...await this.parseFile(file));
+    return classes;
+  }
+
+  private async parseFile(file: string): Promise<readonly SecretProviderClass[]> {
+    const path = join(this.dir, file);
+    const s = await stat(path).catch(() => undefined);
+    if (!s?.isFile()) return [];
+    const cached = this.parsed.get(file);
+    if (cached && cached.mtimeMs === s.mtimeMs && cached.size === s.size) return cached.classes;
+    const classes: SecretProviderClass[] = [];
+    const invalid = new Map<string, SscError>();
+    for (const doc of parseAllDocuments(await readFile(path, 'utf8'))) {
+      if (doc.errors.length > 0) {
+        this.logger.warn('skipping a YAML document that does not parse', { file, error: doc.errors[0]?.message.split('\n')[0] });
+        continue;
+      }
+      const obj: unknown = doc.toJS();
+      if (typeof obj !== 'object' || obj === null || (obj as { kind?: unknown }).kind !== SPC_KIND) continue;
+      try {
+        classes.push(parseSecretProviderClass(obj));
+      } catch (err) {
+        const meta = ((obj as { metadata?: { name?: unknown; namespace?: unknown } }).metadata ?? {});
+        const key = `${typeof meta.namespace === 'string' && meta.namespace ? meta.namespace : 'default'}/${String(meta.name ?? '')}`;
+        if (err instanceof SscError) invalid.set(key, err);
+        this.logger.warn('skipping invalid SecretProviderClass', { file, error: (err as Error).message });
       }
     }
+    this.parsed.set(file, { mtimeMs: s.mtimeMs, size: s.size, classes, invalid });
     return classes;
   }
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SscError } from '../../proto/runtime/errors.js';
@@ -27,9 +27,9 @@ async function resolvedOrUndefined(path: string): Promise<string | undefined> {
   }
 }
 
-function commandError(what: string, err: unknown): SscError {
+function commandError(what: string, reason: string, err: unknown): SscError {
   const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
-  return new SscError('internal', `${what} failed${stderr ? `: ${stderr}` : ''}`, { reason: 'FailedToMount', cause: err });
+  return new SscError('failed-precondition', `${what} failed${stderr ? `: ${stderr}` : ''}`, { reason, cause: err });
 }
 
 /**
@@ -52,7 +52,7 @@ export class TmpfsMounter implements Mounter {
       // mode=0755: pods running as non-root must read the files but never write.
       await execFileAsync('mount', ['-t', 'tmpfs', '-o', 'mode=0755,nosuid,nodev', 'tmpfs', targetPath]);
     } catch (err) {
-      throw commandError(`mounting tmpfs at ${targetPath}`, err);
+      throw commandError(`mounting tmpfs at ${targetPath}`, 'FailedToMount', err);
     }
   }
 
@@ -62,7 +62,7 @@ export class TmpfsMounter implements Mounter {
       try {
         await execFileAsync('umount', [targetPath]);
       } catch (err) {
-        throw commandError(`unmounting ${targetPath}`, err);
+        throw commandError(`unmounting ${targetPath}`, 'FailedToUnmount', err);
       }
     }
     try {
@@ -85,7 +85,7 @@ export class TmpfsMounter implements Mounter {
  */
 export class DirMounter implements Mounter {
   async isMounted(targetPath: string): Promise<boolean> {
-    return (await resolvedOrUndefined(join(targetPath, DATA_DIR_LINK))) !== undefined;
+    return (await lstat(join(targetPath, DATA_DIR_LINK)).catch(() => undefined))?.isSymbolicLink() === true;
   }
 
   async mount(targetPath: string): Promise<void> {
@@ -93,6 +93,15 @@ export class DirMounter implements Mounter {
   }
 
   async unmount(targetPath: string): Promise<void> {
+    const entries = await readdir(targetPath).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (entries === undefined) return;
+    // Only remove what the atomic writer made: never rm -rf a directory we did not fill.
+    if (entries.length > 0 && !entries.includes(DATA_DIR_LINK)) {
+      throw new SscError('failed-precondition', `${targetPath} holds files that were not written by this driver; leaving it in place`, { reason: 'FailedToUnmount' });
+    }
     await rm(targetPath, { recursive: true, force: true });
   }
 }

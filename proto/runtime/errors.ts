@@ -83,13 +83,31 @@ export function isGrpcCallError(err: unknown): err is GrpcCallError {
     && typeof (err as { details?: unknown }).details === 'string';
 }
 
+/** Kinds for Node.js filesystem errno codes; anything else is failed-precondition. */
+const KIND_BY_ERRNO: Readonly<Record<string, ErrorKind>> = {
+  ENOENT: 'not-found', ENOTDIR: 'failed-precondition', EACCES: 'permission-denied', EPERM: 'permission-denied',
+  ENOSPC: 'resource-exhausted', EDQUOT: 'resource-exhausted', EMFILE: 'resource-exhausted', ENFILE: 'resource-exhausted',
+  EEXIST: 'already-exists', EROFS: 'failed-precondition', EBUSY: 'unavailable', EIO: 'unavailable',
+};
+
+/** True for a Node.js system error (`code` like "ENOSPC", `syscall`). */
+function isErrnoError(err: unknown): err is NodeJS.ErrnoException & { code: string } {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string'
+    && /^E[A-Z0-9]+$/.test((err as NodeJS.ErrnoException).code as string);
+}
+
 /**
- * Translates anything thrown into an SscError. Unknown errors become `internal` with a
- * message that says so and carries no details (they could hold secret data).
+ * Translates anything thrown into an SscError. Filesystem errors keep their errno and
+ * path (never contents); unknown errors become `internal` with a message that says so
+ * and carries no details (they could hold secret data).
  */
 export function toSscError(err: unknown): SscError {
   if (err instanceof SscError) return err;
   if (isGrpcCallError(err)) return new SscError(kindOfGrpcCode(err.code), err.details);
+  if (isErrnoError(err)) {
+    const where = [err.syscall, err.path].filter(Boolean).join(' ');
+    return new SscError(KIND_BY_ERRNO[err.code] ?? 'failed-precondition', `filesystem error ${err.code}${where ? ` (${where})` : ''}`, { reason: 'FilesystemError', cause: err });
+  }
   return new SscError('internal', 'internal error (a bug): see the driver log', { cause: err });
 }
 

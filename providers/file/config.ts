@@ -34,7 +34,8 @@ export function parseFileObjects(attributes: Readonly<Record<string, string>>): 
   if (raw === undefined || raw.trim() === '') throw invalid('parameter "objects" is required (a YAML list of objectName/sourcePath)');
   let doc: unknown;
   try {
-    doc = parseYaml(raw);
+    // YAML 1.1, as Go providers parse it (yaml.v2): an unquoted `mode: 0400` is octal.
+    doc = parseYaml(raw, { version: '1.1' });
   } catch (err) {
     throw invalid(`parameter "objects" is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -5,6 +5,9 @@ import { SscError } from '../../proto/runtime/errors.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
 
+/** Distinct `objects` parameters kept parsed; more than this many classes just re-parse. */
+const PARSED_OBJECTS_CACHE_SIZE = 256;
+
 /** Options of the file provider. */
 export interface FileProviderOptions {
   /** Directory the objects are read from; nothing outside it is ever served. */
@@ -20,11 +23,13 @@ export interface FileProviderOptions {
  */
 export class FileProvider implements SecretsProvider {
   readonly name = 'file';
+  /** Parsed `objects` parameters by their text: every pod of a class sends the same one. */
+  private readonly parsedObjects = new Map<string, readonly FileObject[]>();
 
   constructor(private readonly options: FileProviderOptions) {}
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
-    const objects = parseFileObjects(request.attributes);
+    const objects = this.objectsOf(request.attributes);
     const root = await this.realRoot();
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
@@ -37,6 +42,16 @@ export class FileProvider implements SecretsProvider {
       objectVersions.push({ id: obj.objectName, version });
     }
     return { files, objectVersions };
+  }
+
+  private objectsOf(attributes: Readonly<Record<string, string>>): readonly FileObject[] {
+    const key = attributes['objects'] ?? '';
+    const cached = this.parsedObjects.get(key);
+    if (cached) return cached;
+    const objects = parseFileObjects(attributes);
+    if (this.parsedObjects.size >= PARSED_OBJECTS_CACHE_SIZE) this.parsedObjects.clear();
+    this.parsedObjects.set(key, objects);
+    return objects;
   }
 
   /** The version of some contents: hex HMAC-SHA256 under the provider's key. */

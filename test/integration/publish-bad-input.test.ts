@@ -81,7 +81,7 @@ describe('NodePublishVolume bad input (real driver process)', function () {
     const target = stack.targetPath('dead');
     const f = await failure(stack.client.publish(stack.request(target, 'dead', 'dead')));
     expect(f.code).to.equal('UNAVAILABLE');
-    expect(f.message).to.include('provider "dead" Mount: provider not reachable');
+    expect(f.message).to.include('provider "dead" Mount unavailable (socket ');
     expect(await gone(target)).to.equal(true);
   });
 
@@ -179,6 +179,8 @@ describe('NodePublishVolume bad input (real driver process)', function () {
       expect(text).to.match(/^node_publish_error_total\{provider="dead",error_type="ProviderUnavailable",os_type="linux"\} 1$/m);
       expect(text).to.match(/^node_publish_error_total\{provider="scripted",error_type="ProviderTimeout",os_type="linux"\} 1$/m);
       expect(text).to.match(/^node_publish_error_total\{provider="",error_type="OperationInProgress",os_type="linux"\} 1$/m);
+      // A class naming an unusable provider never puts its text into a label.
+      expect(text).to.match(/^node_publish_error_total\{provider="invalid",error_type="InvalidProviderName",os_type="linux"\} 1$/m);
       // A provider's error code is the metric reason (SPEC 3.2).
       expect(text).to.match(/^node_publish_error_total\{provider="scripted",error_type="VaultUnreachable",os_type="linux"\} 1$/m);
     });

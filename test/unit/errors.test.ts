@@ -98,3 +98,16 @@ describe('SscError.withContext', () => {
     expect([e.message, e.kind, e.reason]).to.deep.equal(['b: a: busy', 'aborted', 'Aborted']);
   });
 });
+
+describe('toSscError on filesystem errors', () => {
+  const cases: [string, ErrorKind][] = [['ENOSPC', 'resource-exhausted'], ['EACCES', 'permission-denied'], ['ENOENT', 'not-found'], ['EROFS', 'failed-precondition'], ['EWHATEVER', 'failed-precondition']];
+  for (const [code, kind] of cases) {
+    it(`maps ${code} to ${kind}, naming the syscall and path`, () => {
+      const err = Object.assign(new Error(`${code}: boom`), { code, syscall: 'open', path: '/target/x' });
+      const e = toSscError(err);
+      expect(e.kind).to.equal(kind);
+      expect(e.reason).to.equal('FilesystemError');
+      expect(e.message).to.equal(`filesystem error ${code} (open /target/x)`);
+    });
+  }
+});

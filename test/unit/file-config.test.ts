@@ -68,4 +68,8 @@ describe('parseFileObjects', () => {
     expect(message).to.match(/^file provider: parameter "objects" is not valid YAML: \S/);
     expect(message).to.not.include('\n');
   });
+
+  it('reads an unquoted YAML 1.1 octal mode as octal, as Go providers do', () => {
+    expect(parseFileObjects({ objects: '- objectName: a\n  mode: 0400\n' })[0]?.mode).to.equal(0o400);
+  });
 });
