@@ -46,6 +46,17 @@ export async function runDemo(_argv: readonly string[]): Promise<void> {
   const client = new CsiClient(join(work, 'csi.sock'));
   const target = join(work, 'pods', 'demo-pod', 'volumes', 'secrets-store');
   const mountMode = process.getuid?.() === 0 ? 'tmpfs' : 'dir';
+  // `demo | head` closes stdout early: keep going quietly so the cleanup below still runs.
+  process.stdout.on('error', () => undefined);
+  const cleanup = async () => {
+    client.close();
+    for (const child of children.reverse()) await child.stop();
+    children.length = 0;
+    await rm(work, { recursive: true, force: true });
+  };
+  const onSignal = () => { void cleanup().finally(() => process.exit(130)); };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     step(`working in ${work} (mount mode: ${mountMode}${mountMode === 'dir' ? ', not root: no tmpfs' : ''})`);
     await cp(join(EXAMPLES, 'secrets'), join(work, 'secrets'), { recursive: true });
@@ -82,9 +93,13 @@ export async function runDemo(_argv: readonly string[]): Promise<void> {
     await client.unpublish('demo-volume', target);
     line(`target path removed: ${await lstat(target).then(() => false, () => true)}`);
     step('done');
+  } catch (err) {
+    // A failed step must not leave a mount behind: unpublish before the processes stop.
+    await client.unpublish('demo-volume', target).catch(() => undefined);
+    throw err;
   } finally {
-    client.close();
-    for (const child of children.reverse()) await child.stop();
-    await rm(work, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await cleanup();
   }
 }
