@@ -55,7 +55,10 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   let health: HealthServer | undefined;
   if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, () => serving);
-  logger.info('driver started', { endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port, mountMode: config.mountMode, providerDirs: config.providerDirs });
+  logger.info('driver started', {
+    endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
+    mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,
+  });
 
   return {
     config,

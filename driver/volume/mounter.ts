@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
 import { isMountPoint, parseMountInfo } from './mountinfo.js';
+import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
 
-const execFileAsync = promisify(execFile);
 
 /** Puts an empty, private filesystem at a target path and takes it away again. */
 export interface Mounter {
@@ -28,8 +26,9 @@ async function resolvedOrUndefined(path: string): Promise<string | undefined> {
 }
 
 function commandError(what: string, reason: string, err: unknown): SscError {
-  const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
-  return new SscError('failed-precondition', `${what} failed${stderr ? `: ${stderr}` : ''}`, { reason, cause: err });
+  const code = (err as NodeJS.ErrnoException).code;
+  const detail = String((err as { stderr?: unknown }).stderr ?? '').trim() || (err as Error).message;
+  return new SscError('failed-precondition', `${what} failed${code ? ` (${code})` : ''}${detail ? `: ${detail}` : ''}`, { reason, cause: err });
 }
 
 /**
@@ -37,7 +36,15 @@ function commandError(what: string, reason: string, err: unknown): SscError {
  * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
  */
 export class TmpfsMounter implements Mounter {
-  constructor(private readonly mountInfoPath = '/proc/self/mountinfo') {}
+  constructor(
+    private readonly syscalls: MountSyscalls = loadMountSyscalls(),
+    private readonly mountInfoPath = '/proc/self/mountinfo',
+  ) {}
+
+  /** How mounts are made: "syscall" (the addon) or "mount-program". */
+  get implementation(): string {
+    return this.syscalls.kind;
+  }
 
   async isMounted(targetPath: string): Promise<boolean> {
     const resolved = await resolvedOrUndefined(targetPath);
@@ -50,7 +57,7 @@ export class TmpfsMounter implements Mounter {
     await mkdir(targetPath, { recursive: true, mode: 0o750 });
     try {
       // mode=0755: pods running as non-root must read the files but never write.
-      await execFileAsync('mount', ['-t', 'tmpfs', '-o', 'mode=0755,nosuid,nodev', 'tmpfs', targetPath]);
+      await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
     } catch (err) {
       throw commandError(`mounting tmpfs at ${targetPath}`, 'FailedToMount', err);
     }
@@ -60,7 +67,7 @@ export class TmpfsMounter implements Mounter {
     if (await resolvedOrUndefined(targetPath) === undefined) return;
     while (await this.isMounted(targetPath)) {
       try {
-        await execFileAsync('umount', [targetPath]);
+        await this.syscalls.unmount(targetPath);
       } catch (err) {
         throw commandError(`unmounting ${targetPath}`, 'FailedToUnmount', err);
       }

@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/** Mounts and unmounts tmpfs; implemented by the syscall addon or by the mount program. */
+export interface MountSyscalls {
+  /** "syscall" or "mount-program", for the startup log. */
+  readonly kind: string;
+  mountTmpfs(target: string, options: string): Promise<void>;
+  unmount(target: string): Promise<void>;
+}
+
+/** mount(2) flags used for secret volumes (linux/fs.h). */
+const MS_NOSUID = 0x2;
+const MS_NODEV = 0x4;
+
+interface Addon {
+  mount(source: string, target: string, fstype: string, flags: number, data: string): void;
+  umount(target: string, flags: number): void;
+}
+
+/** Where scripts/build-native.mjs leaves the addon, from src or dist. */
+function addonPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  const root = here.includes('/dist/') ? new URL('../../../build/', import.meta.url) : new URL('../../build/', import.meta.url);
+  return fileURLToPath(new URL('Release/mount_syscalls.node', root));
+}
+
+/** Wraps a failed command so its stderr reaches the error message. */
+function programError(err: unknown): Error {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+  return Object.assign(new Error(stderr || (err as Error).message), { stderr });
+}
+
+/** The mount program (util-linux), one fork+exec per call. */
+export const mountProgram: MountSyscalls = {
+  kind: 'mount-program',
+  async mountTmpfs(target, options) {
+    await execFileAsync('mount', ['-t', 'tmpfs', '-o', `${options},nosuid,nodev`, 'tmpfs', target]).catch((err: unknown) => { throw programError(err); });
+  },
+  async unmount(target) {
+    await execFileAsync('umount', [target]).catch((err: unknown) => { throw programError(err); });
+  },
+};
+
+/**
+ * The fastest available implementation: the N-API addon (mount(2)/umount2(2), no fork)
+ * when it was built, otherwise the mount program.
+ */
+export function loadMountSyscalls(): MountSyscalls {
+  const path = addonPath();
+  if (!existsSync(path)) return mountProgram;
+  const addon = createRequire(import.meta.url)(path) as Addon;
+  return {
+    kind: 'syscall',
+    async mountTmpfs(target, options) {
+      addon.mount('tmpfs', target, 'tmpfs', MS_NOSUID | MS_NODEV, options);
+    },
+    async unmount(target) {
+      addon.umount(target, 0);
+    },
+  };
+}
