@@ -1,0 +1,63 @@
+import { SscError, type ErrorKind } from '../../proto/runtime/errors.js';
+
+/** Network errno codes that mean the API server could not be reached. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The HTTP status of a Kubernetes client ApiException, or undefined for other errors. */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined;
+}
+
+function statusMessage(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  let parsed: unknown = body;
+  if (typeof body === 'string') {
+    try { parsed = JSON.parse(body); } catch { parsed = undefined; }
+  }
+  const message = (parsed as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message.slice(0, 300) : '';
+}
+
+function errnoOf(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && typeof e === 'object' && e !== null; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function kindOfHttpStatus(status: number): ErrorKind {
+  if (status === 404) return 'not-found';
+  if (status === 403) return 'permission-denied';
+  if (status === 401) return 'unauthenticated';
+  if (status === 409) return 'aborted';
+  if (status === 400 || status === 422) return 'invalid-argument';
+  if (status === 429 || status >= 500) return 'unavailable';
+  return 'failed-precondition';
+}
+
+/**
+ * Translates an error from the Kubernetes client into an SscError at the API edge, so an
+ * HTTP 404 never reaches grpc-js as code 404. `what` says what was attempted
+ * ("get SecretProviderClass ns/name"); the message carries the API's Status message,
+ * never a request or response body.
+ */
+export function fromKubeError(err: unknown, what: string): SscError {
+  if (err instanceof SscError) return err;
+  const status = httpStatusOf(err);
+  if (status !== undefined) {
+    const kind = kindOfHttpStatus(status);
+    const hint = status === 403 ? ' (check the driver\'s RBAC)' : '';
+    const detail = statusMessage(err);
+    return new SscError(kind, `Kubernetes API refused to ${what}: HTTP ${status}${detail ? ` ${detail}` : ''}${hint}`, { reason: 'KubernetesAPIError', cause: err });
+  }
+  const errno = errnoOf(err);
+  if (errno !== undefined && UNREACHABLE.has(errno) || (err as { type?: unknown })?.type === 'system') {
+    return new SscError('unavailable', `Kubernetes API unreachable while trying to ${what}${errno ? ` (${errno})` : ''}`, { reason: 'KubernetesAPIUnavailable', cause: err });
+  }
+  return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}`, { reason: 'KubernetesAPIError', cause: err });
+}
