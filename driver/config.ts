@@ -18,6 +18,9 @@ export interface DriverConfig {
   readonly enableSecretRotation: boolean;
   readonly rotationPollIntervalMs: number;
   readonly spcDir: string;
+  /** Kubernetes mode: path of a kubeconfig ("" = in-cluster or the default kubeconfig). */
+  readonly kubeconfig: string;
+  readonly enableSecretSync: boolean;
   readonly mountMode: MountMode;
   readonly providerTimeoutMs: number;
   readonly logLevel: LogLevel;
@@ -37,6 +40,8 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'enable-secret-rotation': { type: 'boolean', default: false, help: 'periodically re-fetch mounted secrets (the reconciler is not part of this build yet; the flag is accepted and logged)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
+  'kubeconfig': { type: 'string', default: '', help: 'kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config); ignored in local mode' },
+  'enable-secret-sync': { type: 'boolean', default: false, help: 'create and update Kubernetes Secrets from secretObjects (needs the secret-sync RBAC role)' },
   'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
   'provider-timeout': { type: 'string', default: '30s', help: 'deadline of each provider call as a Go duration; shortened to the kubelet deadline when that is sooner' },
   'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
@@ -94,6 +99,8 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     enableSecretRotation: booleanFlag(flags, 'enable-secret-rotation'),
     rotationPollIntervalMs: duration('rotation-poll-interval', stringFlag(flags, 'rotation-poll-interval'), MIN_ROTATION_MS),
     spcDir,
+    kubeconfig: stringFlag(flags, 'kubeconfig'),
+    enableSecretSync: booleanFlag(flags, 'enable-secret-sync'),
     mountMode,
     providerTimeoutMs: duration('provider-timeout', stringFlag(flags, 'provider-timeout'), 1),
     logLevel: parseLogLevel(stringFlag(flags, 'log-level')),

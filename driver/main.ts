@@ -15,6 +15,12 @@ import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { TargetLocks } from './volume/target-locks.js';
+import { ApiEventRecorder } from './k8s/event-recorder.js';
+import { createKubeClients } from './k8s/kube-clients.js';
+import { PodStatusWriter } from './k8s/pod-status.js';
+import { kubernetesPublishHook } from './k8s/publish-hooks.js';
+import { SecretSyncer } from './k8s/secret-sync.js';
+import { ApiSecretProviderClassSource } from './k8s/spc-api-source.js';
 
 /** A running driver. */
 export interface RunningDriver {
@@ -25,9 +31,6 @@ export interface RunningDriver {
 
 /** Wires the driver's parts from its config and starts serving CSI on the socket. */
 export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
-  if (config.spcDir === '') {
-    throw new Error('the Kubernetes API source for SecretProviderClasses is not available in this build yet: run in local mode with --spc-dir');
-  }
   for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
   if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
   if (config.enableSecretRotation) logger.warn('--enable-secret-rotation is accepted but the rotation reconciler is not part of this build yet');
@@ -39,25 +42,28 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
+  const kube = config.spcDir === '' ? await startKubernetes(config, metrics, logger) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
-    classes: new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
+    classes: kube?.classes ?? new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
+    hooks: kube ? [kube.hook] : [],
   });
 
   let serving = false;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
   const csi = loadCsiProto().csi.v1;
-  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready: () => serving }, logger));
+  const ready = () => serving && (kube?.classes.ready ?? true);
+  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
   server.addService(csi.Controller.service, controllerHandlers(logger));
   server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 
   let health: HealthServer | undefined;
-  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, () => serving);
+  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
   logger.info('driver started', {
     endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
-    mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,
+    mode: kube ? 'kubernetes' : 'local', mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,
   });
 
   return {
@@ -66,11 +72,28 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     async stop() {
       serving = false;
       await shutdownServer(server, 5000);
+      await kube?.classes.stop();
       providers.close();
       await health?.close();
       logger.info('driver stopped');
     },
   };
+}
+
+/** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
+async function startKubernetes(config: DriverConfig, metrics: DriverMetrics, logger: Logger) {
+  const clients = createKubeClients(config.kubeconfig, process.env);
+  const k8sLogger = logger.child({ component: 'kubernetes' });
+  const classes = new ApiSecretProviderClassSource(clients, k8sLogger, realSleep);
+  classes.start();
+  const now = () => new Date();
+  const events = new ApiEventRecorder(clients, config.nodeId, k8sLogger, now);
+  const hook = kubernetesPublishHook({
+    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger,
+    podStatus: new PodStatusWriter(clients, k8sLogger),
+    secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
+  });
+  return { classes, hook };
 }
 
 /** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */

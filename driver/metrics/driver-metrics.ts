@@ -1,4 +1,4 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A provider name as a label value: names that break the provider name rule become "invalid". */
 function providerLabel(provider: string): string {
@@ -18,6 +18,8 @@ export class DriverMetrics {
   private readonly publishErrors: Counter<'provider' | 'error_type' | 'os_type'>;
   private readonly unpublishTotal: Counter<'os_type'>;
   private readonly unpublishErrors: Counter<'error_type' | 'os_type'>;
+  private readonly syncTotal: Counter<'provider' | 'os_type'>;
+  private readonly syncDuration: Histogram<'os_type'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -25,6 +27,14 @@ export class DriverMetrics {
     this.publishErrors = new Counter({ name: 'node_publish_error_total', help: 'Failed NodePublishVolume calls', labelNames: ['provider', 'error_type', 'os_type'], registers: [this.registry] });
     this.unpublishTotal = new Counter({ name: 'node_unpublish_total', help: 'Successful NodeUnpublishVolume calls', labelNames: ['os_type'], registers: [this.registry] });
     this.unpublishErrors = new Counter({ name: 'node_unpublish_error_total', help: 'Failed NodeUnpublishVolume calls', labelNames: ['error_type', 'os_type'], registers: [this.registry] });
+    this.syncTotal = new Counter({ name: 'sync_k8s_secret_total', help: 'Kubernetes Secrets synced from mounted files', labelNames: ['provider', 'os_type'], registers: [this.registry] });
+    this.syncDuration = new Histogram({ name: 'k8s_secret_duration_sec', help: 'Time to sync one Kubernetes Secret', labelNames: ['os_type'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+  }
+
+  /** Records one synced Secret and how long it took. */
+  secretSynced(provider: string, seconds: number): void {
+    this.syncTotal.inc({ provider: providerLabel(provider), os_type: OS_TYPE });
+    this.syncDuration.observe({ os_type: OS_TYPE }, seconds);
   }
 
   /** Records a successful publish. */

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import { fromKubeError } from './api-errors.js';
+import type { KubeClients } from './kube-clients.js';
+
+/** Event reasons the driver emits on Pods (upstream's names where they exist). */
+export type EventReason =
+  | 'SecretOwnershipConflict' | 'FailedToCreateSecret' | 'SecretCreated' | 'SecretUpdated'
+  | 'SecretSyncDisabled' | 'MountRotationComplete' | 'MountRotationFailed'
+  | 'SecretRotationComplete' | 'SecretRotationFailed';
+
+/** Records Kubernetes Events on a Pod. Messages must never contain secret data. */
+export interface EventRecorder {
+  event(pod: PodRef, type: 'Normal' | 'Warning', reason: EventReason, message: string): Promise<void>;
+}
+
+/** The component name events are reported under. */
+export const EVENT_COMPONENT = 'secrets-store-csi-driver';
+
+/**
+ * Writes core/v1 Events through the API. A failure to record an event is logged and
+ * never fails the operation it describes.
+ */
+export class ApiEventRecorder implements EventRecorder {
+  constructor(private readonly clients: KubeClients, private readonly nodeId: string, private readonly logger: Logger, private readonly now: () => Date) {}
+
+  async event(pod: PodRef, type: 'Normal' | 'Warning', reason: EventReason, message: string): Promise<void> {
+    const time = this.now();
+    try {
+      await this.clients.core.createNamespacedEvent({
+        namespace: pod.namespace,
+        body: {
+          metadata: { name: `${pod.name}.${randomBytes(8).toString('hex')}`, namespace: pod.namespace },
+          involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+          type, reason, message: message.slice(0, 1024),
+          source: { component: EVENT_COMPONENT, host: this.nodeId },
+          reportingComponent: EVENT_COMPONENT, reportingInstance: `${EVENT_COMPONENT}-${this.nodeId}`,
+          firstTimestamp: time, lastTimestamp: time, count: 1,
+        },
+      });
+    } catch (err) {
+      this.logger.warn('could not record event', { pod: `${pod.namespace}/${pod.name}`, reason, error: fromKubeError(err, 'create Event').message });
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { SscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import { sortVersions } from '../volume/metadata.js';
+import type { ObjectVersion } from '../volume/payload.js';
+import { fromKubeError, httpStatusOf } from './api-errors.js';
+import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
+import type { KubeClients } from './kube-clients.js';
+
+/** What the driver records about one published volume. */
+export interface PodStatusRecord {
+  readonly pod: PodRef;
+  readonly spcName: string;
+  readonly nodeId: string;
+  readonly targetPath: string;
+  readonly objects: readonly ObjectVersion[];
+  readonly mountTime: Date;
+}
+
+/** A SecretProviderClassPodStatus as the driver writes it. */
+export interface PodStatusObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    ownerReferences: { apiVersion: string; kind: string; name: string; uid: string }[];
+    resourceVersion?: string;
+    uid?: string;
+  };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+    lastMountTime: string;
+    lastError: string;
+  };
+}
+
+/** Upstream's object name: `<pod>-<namespace>-<class>`. */
+export function podStatusName(pod: PodRef, spcName: string): string {
+  return `${pod.name}-${pod.namespace}-${spcName}`;
+}
+
+/**
+ * The SecretProviderClassPodStatus for a published volume (SPEC 4): upstream's name,
+ * node label, owner reference to the Pod, objects sorted by id; plus our optional
+ * lastMountTime and lastError, which upstream readers ignore.
+ */
+export function buildPodStatus(record: PodStatusRecord): PodStatusObject {
+  return {
+    apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`,
+    kind: 'SecretProviderClassPodStatus',
+    metadata: {
+      name: podStatusName(record.pod, record.spcName),
+      namespace: record.pod.namespace,
+      labels: { [NODE_NAME_LABEL]: record.nodeId },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: record.pod.name, uid: record.pod.uid }],
+    },
+    status: {
+      podName: record.pod.name,
+      secretProviderClassName: record.spcName,
+      mounted: true,
+      targetPath: record.targetPath,
+      objects: sortVersions(record.objects).map((o) => ({ id: o.id, version: o.version })),
+      lastMountTime: record.mountTime.toISOString(),
+      lastError: '',
+    },
+  };
+}
+
+/** Tries before giving up on update conflicts (another writer changed the object). */
+const CONFLICT_ATTEMPTS = 3;
+
+/**
+ * Creates or updates SecretProviderClassPodStatus objects. An existing object of the
+ * same name (from another node, or an earlier pod with the same name) is taken over:
+ * its labels, owner and status are replaced, as the pod now lives here.
+ */
+export class PodStatusWriter {
+  constructor(private readonly clients: KubeClients, private readonly logger: Logger) {}
+
+  /** Writes the status for a published volume; returns the stored object (with its uid). */
+  async record(record: PodStatusRecord): Promise<PodStatusObject> {
+    const desired = buildPodStatus(record);
+    const { name, namespace } = desired.metadata;
+    const what = `write SecretProviderClassPodStatus ${namespace}/${name}`;
+    const api = { group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace, plural: SPCPS_PLURAL };
+    if (!record.pod.uid) throw new SscError('invalid-argument', `volume attribute csi.storage.k8s.io/pod.uid is missing: set podInfoOnMount: true on the CSIDriver`, { reason: 'InvalidRequest' });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.clients.custom.createNamespacedCustomObject({ ...api, body: desired }) as PodStatusObject;
+      } catch (err) {
+        if (httpStatusOf(err) !== 409) throw fromKubeError(err, what);
+      }
+      try {
+        const existing = await this.clients.custom.getNamespacedCustomObject({ ...api, name }) as PodStatusObject;
+        const previousNode = existing.metadata.labels?.[NODE_NAME_LABEL];
+        if (previousNode && previousNode !== record.nodeId) this.logger.info('taking over SecretProviderClassPodStatus from another node', { name, namespace, previousNode });
+        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion } };
+        return await this.clients.custom.replaceNamespacedCustomObject({ ...api, name, body }) as PodStatusObject;
+      } catch (err) {
+        const status = httpStatusOf(err);
+        // 404: deleted between our create and get; 409: changed in between. Both: start over.
+        if ((status === 409 || status === 404) && attempt < CONFLICT_ATTEMPTS) continue;
+        throw fromKubeError(err, what);
+      }
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import type { V1OwnerReference } from '@kubernetes/client-node';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import type { DriverMetrics } from '../metrics/driver-metrics.js';
+import type { PublishedVolume, PublishHook } from '../volume/publisher.js';
+import { fromKubeError } from './api-errors.js';
+import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
+import type { EventRecorder } from './event-recorder.js';
+import type { KubeClients } from './kube-clients.js';
+import type { PodStatusObject, PodStatusWriter } from './pod-status.js';
+import type { SecretSyncer } from './secret-sync.js';
+
+/** What the Kubernetes publish hook needs. */
+export interface KubernetesHookDeps {
+  readonly clients: KubeClients;
+  readonly nodeId: string;
+  readonly podStatus: PodStatusWriter;
+  /** Undefined when --enable-secret-sync is off. */
+  readonly secrets: SecretSyncer | undefined;
+  readonly events: EventRecorder;
+  readonly metrics: DriverMetrics;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+/** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
+export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined, status: PodStatusObject): V1OwnerReference[] {
+  if (podOwners && podOwners.length > 0) {
+    // Copied without controller/blockOwnerDeletion: the Secret is not the owner's to manage.
+    return podOwners.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
+  }
+  return [{ apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`, kind: 'SecretProviderClassPodStatus', name: status.metadata.name, uid: status.metadata.uid ?? '' }];
+}
+
+async function podOwners(clients: KubeClients, pod: PodRef): Promise<V1OwnerReference[] | undefined> {
+  try {
+    return (await clients.core.readNamespacedPod({ name: pod.name, namespace: pod.namespace })).metadata?.ownerReferences;
+  } catch (err) {
+    throw fromKubeError(err, `get Pod ${pod.namespace}/${pod.name}`);
+  }
+}
+
+/**
+ * SPEC 5 step 8 as a publish hook: record the SecretProviderClassPodStatus, then sync
+ * the class's secretObjects into Kubernetes Secrets. A sync failure fails the publish
+ * (kubelet retries with backoff) after a FailedToCreateSecret event.
+ */
+export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
+  return async (volume: PublishedVolume) => {
+    const { request, spc } = volume;
+    const status = await deps.podStatus.record({
+      pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now(),
+    });
+    if (spc.secretObjects.length === 0) return;
+    if (!deps.secrets) {
+      if (volume.firstMount) {
+        await deps.events.event(request.pod, 'Warning', 'SecretSyncDisabled',
+          `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs without --enable-secret-sync; no Secret was created`);
+      }
+      return;
+    }
+    const owners = secretOwners(await podOwners(deps.clients, request.pod), status);
+    for (const object of spc.secretObjects) {
+      const started = performance.now();
+      const outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
+      if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
+    }
+  };
+}

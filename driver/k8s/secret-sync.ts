@@ -1,0 +1,130 @@
+import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import type { Sleep } from '../provider-client/retry.js';
+import type { SecretObject } from '../spc/secret-provider-class.js';
+import { buildSecretData, secretDataDigest } from '../sync/secret-data.js';
+import { fromKubeError, httpStatusOf } from './api-errors.js';
+import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from './constants.js';
+import type { EventRecorder } from './event-recorder.js';
+import type { KubeClients } from './kube-clients.js';
+
+/** The outcome of syncing one Secret. */
+export type SecretSyncOutcome = 'created' | 'updated' | 'unchanged' | 'conflict';
+
+/** Observes sync timing for metrics (sync_k8s_secret_total, k8s_secret_duration_sec). */
+export type SecretSyncObserver = (provider: string, seconds: number) => void;
+
+/** Attempts for a Secret write that fails transiently (conflict, 5xx, unreachable). */
+const ATTEMPTS = 3;
+const FIRST_BACKOFF_MS = 200;
+
+/** Reads the files a SecretObject needs from the mounted volume. */
+async function readMountedFiles(targetPath: string, object: SecretObject): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  for (const { objectName } of object.data) {
+    if (files.has(objectName)) continue;
+    try {
+      files.set(objectName, await readFile(join(targetPath, objectName)));
+    } catch {
+      // Absent files are reported by buildSecretData with the Secret's name.
+    }
+  }
+  return files;
+}
+
+function encode(data: ReadonlyMap<string, Buffer>): Record<string, string> {
+  return Object.fromEntries([...data].map(([k, v]) => [k, v.toString('base64')]));
+}
+
+function isTransient(err: unknown): boolean {
+  const kind = toSscError(err).kind;
+  return kind === 'aborted' || kind === 'unavailable';
+}
+
+/**
+ * Keeps Kubernetes Secrets in step with mounted files (SPEC 7): creates a missing
+ * Secret with owner references set at creation; updates one only when the data digest
+ * changed, keeping its owner references and foreign labels and annotations; never
+ * touches a Secret without the managed label (Warning SecretOwnershipConflict).
+ */
+export class SecretSyncer {
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly events: EventRecorder,
+    private readonly logger: Logger,
+    private readonly sleep: Sleep,
+  ) {}
+
+  /** Syncs one SecretObject from the files mounted at `targetPath`. */
+  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly V1OwnerReference[]): Promise<SecretSyncOutcome> {
+    const data = buildSecretData(object, await readMountedFiles(targetPath, object));
+    const digest = secretDataDigest(data);
+    for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
+      try {
+        return await this.apply(pod, object, data, digest, owners);
+      } catch (err) {
+        if (attempt >= ATTEMPTS || !isTransient(err)) {
+          const e = toSscError(err);
+          await this.events.event(pod, 'Warning', 'FailedToCreateSecret', `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}`);
+          throw e;
+        }
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly V1OwnerReference[]): Promise<SecretSyncOutcome> {
+    const { namespace } = pod;
+    const name = object.secretName;
+    const existing = await this.read(namespace, name);
+    if (!existing) {
+      const body: V1Secret = {
+        metadata: {
+          name, namespace,
+          labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
+          annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
+          ownerReferences: [...owners],
+        },
+        type: object.type,
+        data: encode(data),
+      };
+      await this.clients.core.createNamespacedSecret({ namespace, body }).catch((err: unknown) => { throw fromKubeError(err, `create Secret ${namespace}/${name}`); });
+      this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
+      return 'created';
+    }
+    if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') {
+      await this.events.event(pod, 'Warning', 'SecretOwnershipConflict',
+        `Secret ${namespace}/${name} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`);
+      return 'conflict';
+    }
+    if (existing.metadata.annotations?.[DATA_DIGEST_ANNOTATION] === digest) return 'unchanged';
+    if ((existing.type ?? 'Opaque') !== object.type) {
+      throw new SscError('failed-precondition', `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`, { reason: 'SecretTypeMismatch' });
+    }
+    const body: V1Secret = {
+      ...existing,
+      metadata: {
+        ...existing.metadata,
+        labels: { ...existing.metadata.labels, ...object.labels, [MANAGED_LABEL]: 'true' },
+        annotations: { ...existing.metadata.annotations, ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
+      },
+      data: encode(data),
+    };
+    await this.clients.core.replaceNamespacedSecret({ name, namespace, body }).catch((err: unknown) => { throw fromKubeError(err, `update Secret ${namespace}/${name}`); });
+    this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
+    return 'updated';
+  }
+
+  private async read(namespace: string, name: string): Promise<V1Secret | undefined> {
+    try {
+      return await this.clients.core.readNamespacedSecret({ name, namespace });
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return undefined;
+      throw fromKubeError(err, `get Secret ${namespace}/${name}`);
+    }
+  }
+}
