@@ -16,6 +16,8 @@ describe('parseDriverConfig', () => {
       enableSecretRotation: false,
       rotationPollIntervalMs: 120_000,
       spcDir: '',
+      kubeconfig: '',
+      enableSecretSync: false,
       mountMode: 'tmpfs',
       providerTimeoutMs: 30_000,
       logLevel: 'info',
