@@ -9,6 +9,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mocha from 'mocha';
+import { stopSharedCluster } from './support/kube-cluster.js';
 
 const DIST_TEST = fileURLToPath(new URL('.', import.meta.url));
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -31,7 +32,9 @@ async function main(): Promise<void> {
     process.stdout.write('installing test peers (pinned, cached)…\n');
     execFileSync('bash', [join(REPO, 'test/peers/install.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   }
-  const mocha = new Mocha({ timeout: 60_000, reporter: 'spec' });
+  // The shared test cluster (etcd + kube-apiserver) is started by the first test that
+  // needs it and stopped once after all tests.
+  const mocha = new Mocha({ timeout: 60_000, reporter: 'spec', rootHooks: { afterAll: [stopSharedCluster] } });
   if (grepAt >= 0 && args[grepAt + 1]) mocha.grep(args[grepAt + 1] as string);
   const dirs = unitOnly ? ['unit'] : ['unit', 'integration'];
   for (const d of dirs) for (const f of testFiles(join(DIST_TEST, d))) mocha.addFile(f);

@@ -12,6 +12,8 @@ export interface StackOptions {
   /** Files for the file provider's root, by relative path; omit to run no file provider. */
   readonly providerFiles?: Readonly<Record<string, string>>;
   readonly driverArgs?: readonly string[];
+  /** Kubernetes mode: the driver reads classes from this cluster instead of --spc-dir. */
+  readonly kubeconfig?: string;
   readonly mountMode?: 'tmpfs' | 'dir';
 }
 
@@ -28,7 +30,7 @@ export interface DriverStack {
   /** A fresh target path under the work dir (not created). */
   targetPath(name: string): string;
   /** The NodePublishVolumeRequest kubelet would send for pod default/<pod> and class `spc`. */
-  request(targetPath: string, spc: string, pod?: string): NodePublishVolumeRequest;
+  request(targetPath: string, spc: string, pod?: string, namespace?: string, uid?: string): NodePublishVolumeRequest;
   /** GET /metrics text. */
   metrics(): Promise<string>;
   stop(): Promise<void>;
@@ -62,7 +64,8 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
     const socketPath = join(work, 'csi.sock');
     const mountMode = options.mountMode ?? (CAN_MOUNT ? 'tmpfs' : 'dir');
     const driver = await startCli(['driver', `--endpoint=unix://${socketPath}`, '--nodeid=test-node', `--provider-volume=${providersDir}`,
-      '--additional-provider-volume-paths=', `--spc-dir=${spcDir}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0', '--log-level=debug',
+      '--additional-provider-volume-paths=', options.kubeconfig ? `--kubeconfig=${options.kubeconfig}` : `--spc-dir=${spcDir}`,
+      `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0', '--log-level=debug',
       ...(options.driverArgs ?? [])], /driver started/);
     children.push(driver);
     const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
@@ -70,8 +73,8 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
     return {
       work, providersDir, spcDir, providerRoot, socketPath, client, driver, metricsPort,
       targetPath: (name) => join(work, 'pods', name, 'volumes', 'secrets-store'),
-      request: (targetPath, spc, pod = 'test-pod') => inlinePublishRequest(`vol-${pod}`, targetPath,
-        inlineVolumeContext({ name: pod, namespace: 'default', uid: `uid-${pod}`, serviceAccountName: 'default' }, spc)),
+      request: (targetPath, spc, pod = 'test-pod', namespace = 'default', uid = `uid-${pod}`) => inlinePublishRequest(`vol-${pod}`, targetPath,
+        inlineVolumeContext({ name: pod, namespace, uid, serviceAccountName: 'default' }, spc)),
       metrics: async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
       async stop() {
         client.close();

@@ -1,0 +1,129 @@
+// A real control plane for integration tests: etcd + kube-apiserver built from the Go
+// module proxy by test/peers/install.sh and started on loopback by
+// test/peers/kube/start-cluster.sh. No controller-manager, scheduler or kubelet runs:
+// tests create ServiceAccounts, Pods and owners themselves, and nothing garbage-collects.
+import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The driver's identity: the ServiceAccount our deploy/rbac*.yaml bind. */
+export const DRIVER_USER = 'system:serviceaccount:kube-system:secrets-store-csi-driver';
+
+/** A running test cluster with an admin client and a driver kubeconfig bound by our real RBAC. */
+export interface KubeCluster {
+  readonly dir: string;
+  readonly url: string;
+  /** Admin (system:masters) clients for test setup and assertions. */
+  readonly admin: { config: KubeConfig; core: CoreV1Api; custom: CustomObjectsApi; objects: KubernetesObjectApi };
+  /** Kubeconfig for the driver: token of DRIVER_USER, authorised only by deploy/ RBAC. */
+  readonly driverKubeconfig: string;
+  stop(): Promise<void>;
+}
+
+function run(script: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', [join(REPO, script), ...args], { maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${script} failed: ${stderr || err.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** Every object in a YAML file. */
+export async function readManifests(path: string): Promise<KubernetesObject[]> {
+  return parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o && typeof o === 'object');
+}
+
+/** The deploy/ manifests the driver needs in a cluster: CRDs and RBAC (not the DaemonSets). */
+async function clusterManifests(): Promise<KubernetesObject[]> {
+  const objects: KubernetesObject[] = [];
+  for (const f of (await readdir(join(REPO, 'deploy/crds'))).sort()) objects.push(...await readManifests(join(REPO, 'deploy/crds', f)));
+  for (const f of ['rbac.yaml', 'rbac-secret-sync.yaml']) objects.push(...await readManifests(join(REPO, 'deploy', f)));
+  return objects;
+}
+
+async function waitForCrds(admin: KubeCluster['admin']): Promise<void> {
+  // CRDs are served a moment after creation: poll discovery (an API condition, not a timer).
+  for (let i = 0; i < 200; i++) {
+    try {
+      await admin.custom.listClusterCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', plural: 'secretproviderclasspodstatuses' });
+      await admin.custom.listClusterCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', plural: 'secretproviderclasses' });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error('CRDs were not served within 10s');
+}
+
+/** Starts a cluster, installs our CRDs and RBAC, and writes the driver's kubeconfig. */
+export async function startKubeCluster(): Promise<KubeCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
+  const driverToken = randomBytes(24).toString('hex');
+  await writeFile(join(dir, 'extra-tokens.csv'), `${driverToken},${DRIVER_USER},driver-uid,"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n`);
+  let started = false;
+  try {
+    const env = Object.fromEntries((await run('test/peers/kube/start-cluster.sh', [dir])).split('\n').map((l) => l.split('=')).filter((p) => p.length >= 2).map(([k, ...v]) => [k, v.join('=')]));
+    started = true;
+    const config = new KubeConfig();
+    config.loadFromFile(join(dir, 'kubeconfig'));
+    const admin = { config, core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
+    for (const obj of await clusterManifests()) await admin.objects.create(obj);
+    await waitForCrds(admin);
+    const driverKubeconfig = join(dir, 'driver-kubeconfig');
+    await writeFile(driverKubeconfig, [
+      'apiVersion: v1', 'kind: Config',
+      'clusters:', '- name: test', '  cluster:', `    server: ${env['KUBE_URL']}`, `    certificate-authority: ${env['CA_FILE']}`,
+      'users:', '- name: driver', '  user:', `    token: ${driverToken}`,
+      'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
+    ].join('\n'), { mode: 0o600 });
+    return {
+      dir, url: env['KUBE_URL'] ?? '', admin, driverKubeconfig,
+      async stop() {
+        await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    if (started) await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+let shared: Promise<KubeCluster> | undefined;
+
+/** One cluster for the whole test run, started on first use (stopped by stopSharedCluster). */
+export function sharedKubeCluster(): Promise<KubeCluster> {
+  if (!shared) {
+    shared = startKubeCluster();
+    // The control plane runs detached: make sure an aborted test run does not leak it.
+    void shared.then((cluster) => process.once('exit', () => {
+      try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+    }), () => undefined);
+  }
+  return shared;
+}
+
+/** Stops the shared cluster if one was started (a mocha root afterAll hook). */
+export async function stopSharedCluster(): Promise<void> {
+  if (!shared) return;
+  const cluster = await shared.catch(() => undefined);
+  shared = undefined;
+  await cluster?.stop();
+}
+
+/** A fresh namespace with a default ServiceAccount (no controller-manager creates one). */
+export async function createNamespace(cluster: KubeCluster, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await cluster.admin.core.createNamespace({ body: { metadata: { name } } });
+  await cluster.admin.core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
+  return name;
+}
