@@ -61,11 +61,10 @@ export class SecretSyncer {
 
   /** Syncs one SecretObject from the files mounted at `targetPath`. */
   async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly V1OwnerReference[]): Promise<SecretSyncOutcome> {
-    const data = buildSecretData(object, await readMountedFiles(targetPath, object));
-    const digest = secretDataDigest(data);
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
-        return await this.apply(pod, object, data, digest, owners);
+        const data = buildSecretData(object, await readMountedFiles(targetPath, object));
+        return await this.apply(pod, object, data, secretDataDigest(data), owners);
       } catch (err) {
         if (attempt >= ATTEMPTS || !isTransient(err)) {
           const e = toSscError(err);

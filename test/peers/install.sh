@@ -2,10 +2,13 @@
 # Installs the Go-built third-party test peers, pinned to exact versions, into a
 # per-user cache keyed by version. Nothing is written into the work tree.
 #
-#   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider] [e2eprovider]
+#   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
+#                         [e2eprovider] [etcd] [kube-apiserver]
 #
-# No peer names = the default peers (csi-sanity upstream-fake-provider); the
-# e2eprovider peer is opt-in only (the module proxy does not serve it, see README).
+# No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver);
+# e2eprovider is opt-in only (the module proxy does not serve it, see README).
+# etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
+# see kube/README.md); they are cached after that.
 # A peer whose binary is already cached is skipped.
 # At the end it writes <cache>/peers.env (KEY=/abs/path per cached peer) and
 # prints the same lines, so a harness can `source` the file or parse stdout.
@@ -48,11 +51,31 @@ FAKE_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
 FAKE_MAIN_VERSION=v1.6.0
 FAKE_SRC="$HERE/upstream-fake-provider/main.go"
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider)
+# etcd, the backing store for kube-apiserver. The server module's root package is
+# etcd's main package. Its go.mod replaces the sibling etcd modules (api, pkg,
+# client/pkg, client/v3) with ../ paths; in a throwaway module those replaces do
+# not apply, so the script checks that they resolve to ETCD_VERSION exactly.
+ETCD_VERSION=v3.6.16
+ETCD_MODULE=go.etcd.io/etcd/server/v3
+ETCD_PKG=$ETCD_MODULE
+ETCD_SIBLINGS=(go.etcd.io/etcd/api/v3 go.etcd.io/etcd/client/pkg/v3 go.etcd.io/etcd/client/v3 go.etcd.io/etcd/pkg/v3)
+
+# kube-apiserver. k8s.io/kubernetes requires its staging modules (k8s.io/api,
+# k8s.io/apiserver, ...) at v0.0.0 and replaces them with ./staging/src/...; the
+# throwaway module replaces each with its published release, v0.<minor>.<patch>.
+# Build flags follow upstream's hack/lib/golang.sh for a non-debug build.
+KUBE_VERSION=v1.36.3
+KUBE_STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
+KUBE_MODULE=k8s.io/kubernetes
+KUBE_APISERVER_PKG=$KUBE_MODULE/cmd/kube-apiserver
+KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
+
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver)
 
 # --- Go settings --------------------------------------------------------------
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath
+# GOWORK=off: a go.work around the caller must not reach the throwaway modules.
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath GOWORK=off
 
 usage() { sed -n '5,/^# (end of usage)$/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
@@ -62,7 +85,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -87,6 +110,8 @@ fail() { # fail LABEL LOG MESSAGE
 
 csi_sanity_bin() { echo "$CACHE/csi-sanity-$CSI_SANITY_VERSION/csi-sanity"; }
 e2eprovider_bin() { echo "$CACHE/e2eprovider-${E2E_COMMIT:0:12}/e2eprovider"; }
+etcd_bin() { echo "$CACHE/etcd-$ETCD_VERSION/etcd"; }
+kube_apiserver_bin() { echo "$CACHE/kube-apiserver-$KUBE_VERSION/kube-apiserver"; }
 
 sha256_file() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
@@ -173,7 +198,6 @@ install_upstream_fake_provider() {
   mkdir "$work/src"
   cp "$FAKE_SRC" "$work/src/main.go"
   if ! (cd "$work/src" \
-        && export GOWORK=off \
         && go mod init ssc-test-peers/upstream-fake-provider >>"$log" 2>&1 \
         && go mod edit -require="$FAKE_MAIN_MODULE@$FAKE_MAIN_VERSION" >>"$log" 2>&1 \
         && go mod tidy >>"$log" 2>&1); then
@@ -193,12 +217,168 @@ install_upstream_fake_provider() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
+# go_mod_json_list FILE: one line per go.mod entry, from `go mod edit -json FILE`:
+#   go VERSION | godebug KEY VALUE | require PATH VERSION | replace OLD OLDVERSION NEW NEWVERSION
+# (an absent version is "-"; a local-directory replacement has NEW = the path).
+go_mod_json_list() {
+  go mod edit -json "$1" | awk '
+    function val(line) { sub(/^[^:]*: "/, "", line); sub(/",?$/, "", line); return line }
+    /^\t"Go": /                { print "go", val($0); next }
+    /^\t"[A-Za-z]+": \[/       { sec = $1; next }
+    /^\t[\]}]/                 { sec = ""; next }
+    sec == "\"Require\":" && /"Path":/    { p = val($0) }
+    sec == "\"Require\":" && /"Version":/ { print "require", p, val($0) }
+    sec == "\"GoDebug\":" && /"Key":/     { k = val($0) }
+    sec == "\"GoDebug\":" && /"Value":/   { print "godebug", k, val($0) }
+    sec == "\"Replace\":" && /"Old": \{/  { side = "old"; op = ""; ov = "-"; np = ""; nv = "-" }
+    sec == "\"Replace\":" && /"New": \{/  { side = "new" }
+    sec == "\"Replace\":" && /"Path":/    { if (side == "old") op = val($0); else np = val($0) }
+    sec == "\"Replace\":" && /"Version":/ { if (side == "old") ov = val($0); else nv = val($0) }
+    sec == "\"Replace\":" && /^\t\t}/     { print "replace", op, ov, np, nv }
+  '
+}
+
+# copy_bin SRC DEST: atomic install (same filesystem as DEST, so the mv is atomic).
+copy_bin() {
+  mkdir -p "$(dirname "$2")"
+  cp "$1" "$2.tmp.$$"
+  mv -f "$2.tmp.$$" "$2"
+}
+
+install_etcd() {
+  local label="etcd $ETCD_VERSION" bin work log start m got
+  bin="$(etcd_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  mkdir "$work/src"
+  if ! (cd "$work/src" \
+        && go mod init ssc-test-peers/etcd >>"$log" 2>&1 \
+        && go get "$ETCD_MODULE@$ETCD_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  # The replaced siblings must resolve to the same release (its go.mod requires
+  # them at ETCD_VERSION; a higher requirement elsewhere would move them).
+  for m in "$ETCD_MODULE" "${ETCD_SIBLINGS[@]}"; do
+    got="$(cd "$work/src" && go list -m -f '{{.Version}}' "$m" 2>>"$log")" || got=""
+    if [ "$got" != "$ETCD_VERSION" ]; then
+      echo "$m resolved to '${got}', want $ETCD_VERSION" >>"$log"
+      fail "$label" "$log" "etcd modules not at $ETCD_VERSION"; return 1
+    fi
+  done
+  if ! (cd "$work/src" && go build -ldflags="-s -w" -o "$work/etcd" "$ETCD_PKG" >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  "$work/etcd" --version >"$work/version.txt" 2>&1 || true
+  cat "$work/version.txt" >>"$log"
+  if ! grep -qx "etcd Version: ${ETCD_VERSION#v}" "$work/version.txt"; then
+    fail "$label" "$log" "built binary does not report version ${ETCD_VERSION#v}"; return 1
+  fi
+  copy_bin "$work/etcd" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+install_kube_apiserver() {
+  local label="kube-apiserver $KUBE_VERSION" bin work log start gomod info list
+  local kind a b c d edits=() staging=() bad="" want got build_date ldflags key
+  bin="$(kube_apiserver_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  mkdir "$work/src"
+  if ! (cd "$work/src" && go mod download -json "$KUBE_MODULE@$KUBE_VERSION" >"$work/download.json" 2>>"$log"); then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  info="$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  if [ ! -f "$gomod" ]; then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download gave no go.mod"; return 1
+  fi
+  list="$work/upstream-gomod.txt"
+  if ! go_mod_json_list "$gomod" >"$list" 2>>"$log"; then
+    fail "$label" "$log" "could not read $gomod"; return 1
+  fi
+  # Every upstream replace must be a staging directory; every v0.0.0 requirement
+  # must be one of them. Those are replaced by their published releases.
+  # shellcheck disable=SC2094  # the loop and grep both only read $list
+  while read -r kind a b c d; do
+    case "$kind" in
+      go) edits+=("-go=$a") ;;
+      godebug) edits+=("-godebug=$a=$b") ;;
+      replace)
+        if [ "$b" != "-" ] || [ "$d" != "-" ] || [ "$c" != "./staging/src/$a" ]; then
+          bad+=" $a=>$c"
+        fi ;;
+      require)
+        if [ "$b" = "v0.0.0" ]; then
+          if ! grep -qx "replace $a - ./staging/src/$a -" "$list"; then bad+=" $a@v0.0.0(no staging replace)"; fi
+          staging+=("$a")
+          edits+=("-replace=$a=$a@$KUBE_STAGING_VERSION")
+        fi ;;
+    esac
+  done <"$list"
+  if [ -n "$bad" ] || [ "${#staging[@]}" -eq 0 ]; then
+    echo "unexpected go.mod entries in $gomod:${bad:- no staging modules}" >>"$log"
+    fail "$label" "$log" "its go.mod has requirements or replaces this script does not handle"; return 1
+  fi
+  edits+=("-require=$KUBE_MODULE@$KUBE_VERSION")
+  if ! (cd "$work/src" \
+        && go mod init ssc-test-peers/kube-apiserver >>"$log" 2>&1 \
+        && go mod edit "${edits[@]}" >>"$log" 2>&1 \
+        && go get "$KUBE_APISERVER_PKG@$KUBE_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  # The build list must hold upstream's pins exactly: its other requirements at
+  # their versions, the staging modules at KUBE_STAGING_VERSION (through the replaces).
+  if ! (cd "$work/src" && go list -m -f '{{.Path}} {{.Version}}' all >"$work/buildlist.txt" 2>>"$log"); then
+    fail "$label" "$log" "go list -m all failed"; return 1
+  fi
+  bad=""
+  while read -r kind a b c d; do
+    [ "$kind" = require ] || continue
+    want="$b"; [ "$b" = "v0.0.0" ] && want="$KUBE_STAGING_VERSION"
+    got="$(awk -v p="$a" '$1 == p { print $2 }' "$work/buildlist.txt")"
+    # Modules absent from the (pruned) build list are not built into the binary.
+    if [ -n "$got" ] && [ "$got" != "$want" ] && [ "$got" != "$b" ]; then bad+=" $a@$got(want $want)"; fi
+  done <"$list"
+  if [ -n "$bad" ]; then
+    echo "build list differs from upstream's pins:$bad" >>"$log"
+    fail "$label" "$log" "build list differs from $KUBE_MODULE $KUBE_VERSION go.mod"; return 1
+  fi
+  # Version stamping as upstream's hack/lib/version.sh does (no git commit here;
+  # the build date is the release time the module proxy reports, for reproducibility).
+  build_date="$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)"
+  a="${KUBE_VERSION#v}"
+  ldflags="-s -w"
+  for key in "gitVersion=$KUBE_VERSION" "gitMajor=${a%%.*}" "gitMinor=$(echo "$a" | cut -d. -f2)" \
+             "gitTreeState=clean" ${build_date:+"buildDate=$build_date"}; do
+    ldflags+=" -X k8s.io/client-go/pkg/version.$key -X k8s.io/component-base/version.$key"
+  done
+  if ! (cd "$work/src" && go build -tags "$KUBE_BUILD_TAGS" -ldflags "$ldflags" \
+          -o "$work/kube-apiserver" "$KUBE_APISERVER_PKG" >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  "$work/kube-apiserver" --version >"$work/version.txt" 2>&1 || true
+  cat "$work/version.txt" >>"$log"
+  if ! grep -qx "Kubernetes $KUBE_VERSION" "$work/version.txt"; then
+    fail "$label" "$log" "built binary does not report version $KUBE_VERSION"; return 1
+  fi
+  copy_bin "$work/kube-apiserver" "$bin"
+  echo "$label: built in $((SECONDS - start))s (${#staging[@]} staging modules at $KUBE_STAGING_VERSION)"
+}
+
 failed=0
 for peer in "${peers[@]}"; do
   case "$peer" in
     csi-sanity) install_csi_sanity || failed=1 ;;
     upstream-fake-provider) install_upstream_fake_provider || failed=1 ;;
     e2eprovider) install_e2eprovider || failed=1 ;;
+    etcd) install_etcd || failed=1 ;;
+    kube-apiserver) install_kube_apiserver || failed=1 ;;
   esac
 done
 
@@ -208,6 +388,8 @@ env_lines=()
 [ -n "$FAKE_SRC_HASH" ] && [ -x "$(upstream_fake_provider_bin)" ] \
   && env_lines+=("UPSTREAM_FAKE_PROVIDER=$(upstream_fake_provider_bin)")
 [ -x "$(e2eprovider_bin)" ] && env_lines+=("E2E_PROVIDER=$(e2eprovider_bin)")
+[ -x "$(etcd_bin)" ] && env_lines+=("ETCD=$(etcd_bin)")
+[ -x "$(kube_apiserver_bin)" ] && env_lines+=("KUBE_APISERVER=$(kube_apiserver_bin)")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"

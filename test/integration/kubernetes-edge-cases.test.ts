@@ -1,0 +1,135 @@
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { inlinePublishRequest, inlineVolumeContext } from '../../bin/csi-client.js';
+import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+
+const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+async function failure(call: Promise<unknown>): Promise<{ code: number; details: string }> {
+  try { await call; } catch (err) { if (isGrpcCallError(err)) return err; throw err; }
+  throw new Error('expected failure');
+}
+
+describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
+  this.timeout(300_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let provider: ScriptedProvider;
+  let ns: string;
+
+  async function createClass(name: string, spec: Record<string, unknown>): Promise<void> {
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
+      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec } });
+  }
+
+  async function createPod(name: string): Promise<string> {
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    return pod.metadata?.uid ?? '';
+  }
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'edge');
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'] });
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'user', contents: 'alice' }, { path: 'cert.pem', contents: '-----BEGIN CERTIFICATE-----\nMIIx\n-----END CERTIFICATE-----\n' }]));
+  });
+  after(async () => {
+    await provider?.stop();
+    await stack?.stop();
+  });
+
+  it('accepts every deploy/ manifest in a server-side dry run', async () => {
+    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'rbac.yaml', 'rbac-secret-sync.yaml',
+      ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
+    for (const file of files) {
+      for (const obj of await readManifests(join(REPO, 'deploy', file))) {
+        // CRDs and RBAC already exist in the test cluster: a dry-run replace validates those.
+        const existing = await cluster.admin.objects.read(obj as never).then((o) => o, () => undefined);
+        if (existing) await cluster.admin.objects.replace({ ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata?.resourceVersion } } as never, undefined, 'All');
+        else await cluster.admin.objects.create(obj, undefined, 'All');
+      }
+    }
+    for (const obj of [...await readManifests(join(REPO, 'deploy/examples/secretproviderclass-file.yaml')), ...await readManifests(join(REPO, 'deploy/examples/pod.yaml'))]) {
+      await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } }, undefined, 'All');
+    }
+  });
+
+  it('passes the nodePublishSecretRef data and service-account tokens to the provider, and never logs them', async () => {
+    await createClass('pass', { provider: 'scripted', parameters: { roleName: 'r' } });
+    const uid = await createPod('pass-pod');
+    const tokens = JSON.stringify({ vault: { token: 'eyJ-very-secret-token', expirationTimestamp: '2030-01-01T00:00:00Z' } });
+    const ctx = { ...inlineVolumeContext({ name: 'pass-pod', namespace: ns, uid, serviceAccountName: 'default' }, 'pass') };
+    const target = stack.targetPath('pass');
+    await stack.client.publish(inlinePublishRequest('vol-pass', target, ctx, { username: 'svc', password: 'sup3r-s3cret', 'csi.storage.k8s.io/serviceAccount.tokens': tokens }));
+    const request = provider.requests.at(-1);
+    expect(JSON.parse(request?.secrets ?? '')).to.deep.equal({ username: 'svc', password: 'sup3r-s3cret' });
+    const attributes = JSON.parse(request?.attributes ?? '') as Record<string, string>;
+    expect(attributes).to.include({ roleName: 'r', 'csi.storage.k8s.io/serviceAccount.tokens': tokens, 'csi.storage.k8s.io/pod.namespace': ns });
+    expect(stack.driver.stderr()).not.to.include('sup3r-s3cret').and.not.to.include('eyJ-very-secret-token');
+    await stack.client.unpublish('vol-pass', target);
+  });
+
+  it('owns a bare pod\'s Secret by its SecretProviderClassPodStatus', async () => {
+    await createClass('bare', { provider: 'scripted', secretObjects: [{ secretName: 'bare-secret', type: 'Opaque', data: [{ objectName: 'user', key: 'username' }] }] });
+    const uid = await createPod('bare-pod');
+    const target = stack.targetPath('bare');
+    await stack.client.publish(stack.request(target, 'bare', 'bare-pod', ns, uid));
+    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `bare-pod-${ns}-bare` }) as { metadata: { uid: string } };
+    const secret = await cluster.admin.core.readNamespacedSecret({ name: 'bare-secret', namespace: ns });
+    expect(secret.metadata?.ownerReferences?.map((o) => [o.kind, o.uid])).to.deep.equal([['SecretProviderClassPodStatus', status.metadata.uid]]);
+    await stack.client.unpublish('vol-bare-pod', target);
+  });
+
+  it('takes over a pod status object of the same name written by another node', async () => {
+    await createClass('moved', { provider: 'scripted' });
+    const uid = await createPod('moved-pod');
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClassPodStatus',
+      metadata: { name: `moved-pod-${ns}-moved`, labels: { 'internal.secrets-store.csi.k8s.io/node-name': 'old-node' } },
+      status: { podName: 'moved-pod', secretProviderClassName: 'moved', mounted: true, targetPath: '/old', objects: [] },
+    } });
+    const target = stack.targetPath('moved');
+    await stack.client.publish(stack.request(target, 'moved', 'moved-pod', ns, uid));
+    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `moved-pod-${ns}-moved` }) as {
+      metadata: { labels: Record<string, string>; ownerReferences: { uid: string }[] }; status: { targetPath: string; objects: unknown[] };
+    };
+    expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
+    expect(status.metadata.ownerReferences.map((o) => o.uid)).to.deep.equal([uid]);
+    expect(status.status.targetPath).to.equal(target);
+    expect(status.status.objects).to.have.length(2);
+    await stack.client.unpublish('vol-moved-pod', target);
+  });
+
+  const badClasses: [string, Record<string, unknown>, number, RegExp][] = [
+    ['a class without provider', { parameters: { a: 'b' } }, 3, /spec.provider is required/],
+    ['a secretObjects entry without secretName', { provider: 'scripted', secretObjects: [{ data: [{ objectName: 'user', key: 'k' }] }] }, 3, /spec.secretObjects\[0\].secretName is required/],
+    ['a secretObjects entry without key', { provider: 'scripted', secretObjects: [{ secretName: 's', data: [{ objectName: 'user' }] }] }, 3, /spec.secretObjects\[0\].data\[0\].key is required/],
+    ['an objectName that is not a mounted file', { provider: 'scripted', secretObjects: [{ secretName: 's2', data: [{ objectName: 'nope', key: 'k' }] }] }, 9, /objectName "nope" is not a file in the mounted volume/],
+    ['a kubernetes.io/tls object without a key', { provider: 'scripted', secretObjects: [{ secretName: 's3', type: 'kubernetes.io/tls', data: [{ objectName: 'cert.pem', key: 'tls.crt' }, { objectName: 'cert.pem', key: 'tls.key' }] }] }, 9, /exactly one PEM private key for tls.key, found 0/],
+  ];
+  for (const [name, spec, code, message] of badClasses) {
+    it(`refuses ${name} with a clear error and leaves nothing mounted`, async () => {
+      const className = `bad-${badClasses.findIndex((c) => c[0] === name)}`;
+      await createClass(className, spec);
+      const uid = await createPod(`${className}-pod`);
+      const target = stack.targetPath(className);
+      const err = await failure(stack.client.publish(stack.request(target, className, `${className}-pod`, ns, uid)));
+      expect(err.code).to.equal(code);
+      expect(err.details).to.match(message);
+      expect(await readFile(join(target, 'user')).then(() => 'left', () => 'gone')).to.equal('gone');
+    });
+  }
+
+  it('emits FailedToCreateSecret for a Secret it could not build', async () => {
+    const list = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
+    const failed = list.items.filter((e) => e.reason === 'FailedToCreateSecret').map((e) => e.message ?? '');
+    expect(failed.some((m) => /s2: objectName "nope"/.test(m))).to.equal(true);
+    expect(failed.some((m) => /s3: object "cert.pem" must hold exactly one PEM private key/.test(m))).to.equal(true);
+  });
+});

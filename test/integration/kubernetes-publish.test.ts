@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+
+const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+const CERT = '-----BEGIN CERTIFICATE-----\nMIIcert\n-----END CERTIFICATE-----';
+const KEY = '-----BEGIN PRIVATE KEY-----\nMIIkey\n-----END PRIVATE KEY-----';
+
+function spc(name: string, secretObjects: unknown[] = []) {
+  return {
+    apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name },
+    spec: {
+      provider: 'file',
+      parameters: { objects: '- objectName: db-password\n  sourcePath: db/password\n- objectName: tls.pem\n  sourcePath: tls.pem\n' },
+      secretObjects,
+    },
+  };
+}
+
+const SECRET_OBJECTS = [
+  { secretName: 'app-secret', type: 'Opaque', labels: { app: 'web' }, data: [{ objectName: 'db-password', key: 'password' }] },
+  { secretName: 'app-tls', type: 'kubernetes.io/tls', data: [{ objectName: 'tls.pem', key: 'tls.crt' }, { objectName: 'tls.pem', key: 'tls.key' }] },
+];
+
+async function grpcFailure(call: Promise<unknown>): Promise<{ code: number; details: string }> {
+  try { await call; } catch (err) { if (isGrpcCallError(err)) return err; throw err; }
+  throw new Error('expected failure');
+}
+
+describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/ RBAC)', function () {
+  this.timeout(300_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let ns: string;
+  let podUid: string;
+  let rsUid: string;
+
+  async function events(reason: string): Promise<string[]> {
+    const list = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
+    return list.items.filter((e) => e.reason === reason).map((e) => `${e.type} ${e.involvedObject.name}: ${e.message}`);
+  }
+
+  async function secret(name: string) {
+    return cluster.admin.core.readNamespacedSecret({ name, namespace: ns });
+  }
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'publish');
+    // A ReplicaSet-owned pod, as a Deployment would make (no controller runs: we create both).
+    const rs: { metadata?: { uid?: string } } = await cluster.admin.objects.create({
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-123', namespace: ns },
+      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    } as never);
+    rsUid = rs.metadata?.uid ?? '';
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
+      metadata: { name: 'web-123-abc', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-123', uid: rsUid, controller: true }] },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    } });
+    podUid = pod.metadata?.uid ?? '';
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('web', SECRET_OBJECTS) });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'],
+      providerFiles: { 'db/password': 'hunter2', 'tls.pem': `${KEY}\n${CERT}\n` },
+    });
+  });
+  after(async () => { await stack?.stop(); });
+
+  it('publishes: files on disk, pod status object with node label, owner and sorted objects', async () => {
+    const target = stack.targetPath('web');
+    await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
+    expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
+    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `web-123-abc-${ns}-web` }) as {
+      metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
+      status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[]; lastMountTime: string };
+    };
+    expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
+    expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([['Pod', 'web-123-abc', podUid]]);
+    expect(status.status).to.include({ podName: 'web-123-abc', secretProviderClassName: 'web', mounted: true, targetPath: target });
+    expect(status.status.objects.map((o) => o.id)).to.deep.equal(['db-password', 'tls.pem']);
+    expect(status.status.objects[0]?.version).to.equal(await readFile(join(target, '.metadata/db-password'), 'utf8'));
+  });
+
+  it('syncs secretObjects into Secrets owned by the pod\'s owner, split for kubernetes.io/tls', async () => {
+    const opaque = await secret('app-secret');
+    expect(Buffer.from(opaque.data?.['password'] ?? '', 'base64').toString()).to.equal('hunter2');
+    expect(opaque.metadata?.labels).to.include({ 'secrets-store.csi.k8s.io/managed': 'true', app: 'web' });
+    expect(opaque.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([['ReplicaSet', 'web-123', rsUid]]);
+    const tls = await secret('app-tls');
+    expect(tls.type).to.equal('kubernetes.io/tls');
+    expect(Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64').toString()).to.equal(`${CERT}\n`);
+    expect(Buffer.from(tls.data?.['tls.key'] ?? '', 'base64').toString()).to.equal(`${KEY}\n`);
+  });
+
+  it('updates a Secret only when its data changed, keeping foreign labels, annotations and owners', async () => {
+    const before = await secret('app-secret');
+    const extraOwner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: '00000000-0000-0000-0000-000000000001' };
+    await cluster.admin.core.replaceNamespacedSecret({ name: 'app-secret', namespace: ns, body: {
+      ...before, metadata: { ...before.metadata, labels: { ...before.metadata?.labels, team: 'blue' }, annotations: { ...before.metadata?.annotations, note: 'keep' }, ownerReferences: [...(before.metadata?.ownerReferences ?? []), extraOwner] },
+    } });
+    const unchangedVersion = (await secret('app-secret')).metadata?.resourceVersion;
+    const target = stack.targetPath('web');
+    await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
+    expect((await secret('app-secret')).metadata?.resourceVersion, 'an unchanged republish writes nothing').to.equal(unchangedVersion);
+
+    await writeFile(join(stack.providerRoot, 'db/password'), 'correct horse');
+    await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
+    const after = await secret('app-secret');
+    expect(Buffer.from(after.data?.['password'] ?? '', 'base64').toString()).to.equal('correct horse');
+    expect(after.metadata?.labels).to.include({ team: 'blue', 'secrets-store.csi.k8s.io/managed': 'true' });
+    expect(after.metadata?.annotations).to.include({ note: 'keep' });
+    expect(after.metadata?.ownerReferences?.map((o) => o.name)).to.deep.equal(['web-123', 'keeper']);
+  });
+
+  it('never touches a Secret it does not manage: Warning SecretOwnershipConflict', async () => {
+    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'taken' }, stringData: { password: 'theirs' } } });
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
+      body: spc('conflict', [{ secretName: 'taken', type: 'Opaque', data: [{ objectName: 'db-password', key: 'password' }] }]) });
+    const target = stack.targetPath('conflict');
+    await stack.client.publish(stack.request(target, 'conflict', 'web-123-abc', ns, podUid));
+    expect(Buffer.from((await secret('taken')).data?.['password'] ?? '', 'base64').toString()).to.equal('theirs');
+    expect(await events('SecretOwnershipConflict')).to.have.length(1);
+    expect((await events('SecretOwnershipConflict'))[0]).to.match(/^Warning web-123-abc: Secret .*\/taken exists and is not managed/);
+    await stack.client.unpublish('vol-web-123-abc', target);
+  });
+
+  it('NOT_FOUND names namespace/name; a class created after the pod is found on retry (upstream #1436)', async () => {
+    const target = stack.targetPath('late');
+    const err = await grpcFailure(stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid)));
+    expect(err.code).to.equal(5);
+    expect(err.details).to.include(`SecretProviderClass ${ns}/late not found`);
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('late') });
+    await stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid));
+    expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
+    await stack.client.unpublish('vol-web-123-abc', target);
+  });
+
+  it('reads classes from the pod\'s namespace only', async () => {
+    const other = await createNamespace(cluster, 'other');
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses', body: spc('elsewhere') });
+    const err = await grpcFailure(stack.client.publish(stack.request(stack.targetPath('elsewhere'), 'elsewhere', 'web-123-abc', ns, podUid)));
+    expect(err.code).to.equal(5);
+    expect(err.details).to.include(`SecretProviderClass ${ns}/elsewhere not found`);
+  });
+
+  it('records sync_k8s_secret_total and k8s_secret_duration_sec', async () => {
+    const text = await stack.metrics();
+    expect(text).to.match(/^sync_k8s_secret_total\{provider="file",os_type="linux"\} 3$/m);
+    expect(text).to.match(/^k8s_secret_duration_sec_count\{os_type="linux"\} 3$/m);
+  });
+
+  it('unpublishes: the mount is gone', async () => {
+    const target = stack.targetPath('web');
+    await stack.client.unpublish('vol-web-123-abc', target);
+    expect(await mountsUnder(target)).to.deep.equal([]);
+  });
+});
