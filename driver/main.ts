@@ -18,7 +18,7 @@ import { TargetLocks } from './volume/target-locks.js';
 import { ApiEventRecorder } from './k8s/event-recorder.js';
 import { createKubeClients } from './k8s/kube-clients.js';
 import { PodStatusWriter } from './k8s/pod-status.js';
-import { kubernetesPublishHook } from './k8s/publish-hooks.js';
+import { kubernetesFailureHook, kubernetesPublishHook } from './k8s/publish-hooks.js';
 import { SecretSyncer } from './k8s/secret-sync.js';
 import { ApiSecretProviderClassSource } from './k8s/spc-api-source.js';
 
@@ -47,6 +47,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     locks, mounter, providers, logger, now: () => new Date(),
     classes: kube?.classes ?? new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
     hooks: kube ? [kube.hook] : [],
+    failureHooks: kube ? [kube.failureHook] : [],
   });
 
   let serving = false;
@@ -93,7 +94,7 @@ async function startKubernetes(config: DriverConfig, metrics: DriverMetrics, log
     podStatus: new PodStatusWriter(clients, k8sLogger),
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
   });
-  return { classes, hook };
+  return { classes, hook, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 
 /** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */

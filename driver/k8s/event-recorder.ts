@@ -7,7 +7,7 @@ import type { KubeClients } from './kube-clients.js';
 /** Event reasons the driver emits on Pods (upstream's names where they exist). */
 export type EventReason =
   | 'SecretOwnershipConflict' | 'FailedToCreateSecret' | 'SecretCreated' | 'SecretUpdated'
-  | 'SecretSyncDisabled' | 'MountRotationComplete' | 'MountRotationFailed'
+  | 'SecretSyncDisabled' | 'MountFailed' | 'MountRotationComplete' | 'MountRotationFailed'
   | 'SecretRotationComplete' | 'SecretRotationFailed';
 
 /** Records Kubernetes Events on a Pod. Messages must never contain secret data. */

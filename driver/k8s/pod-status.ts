@@ -111,3 +111,20 @@ export class PodStatusWriter {
     }
   }
 }
+
+/**
+ * Sets status.lastError on an existing pod status object (a republish failed while the
+ * old content stays mounted). A missing object is fine: nothing was recorded yet.
+ */
+export async function recordPodStatusError(clients: KubeClients, pod: PodRef, spcName: string, message: string): Promise<void> {
+  const name = podStatusName(pod, spcName);
+  try {
+    await clients.custom.patchNamespacedCustomObject({
+      group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name,
+      body: [{ op: 'add', path: '/status/lastError', value: message.slice(0, 1024) }],
+    });
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return;
+    throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
+  }
+}

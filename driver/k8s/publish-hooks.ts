@@ -2,12 +2,12 @@ import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PodRef } from '../csi/requests.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
-import type { PublishedVolume, PublishHook } from '../volume/publisher.js';
+import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import { fromKubeError } from './api-errors.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
-import type { PodStatusObject, PodStatusWriter } from './pod-status.js';
+import { recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
 
 /** What the Kubernetes publish hook needs. */
@@ -65,5 +65,22 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
       const outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
       if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
     }
+  };
+}
+
+/**
+ * After a failed publish: a Warning MountFailed event on the Pod (kubelet's own
+ * FailedMount event carries the same message, but ours also reaches pods whose
+ * rotation fails), and for a failed republish the pod status object's lastError.
+ * Never throws: reporting must not change the outcome.
+ */
+export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' | 'events' | 'logger'>): PublishFailureHook {
+  return async (failure: PublishFailure) => {
+    const { request, spc, error, stillMounted } = failure;
+    await deps.events.event(request.pod, 'Warning', 'MountFailed', error.message);
+    if (!stillMounted || !spc) return;
+    await recordPodStatusError(deps.clients, request.pod, spc.name, error.message).catch((err: unknown) => {
+      deps.logger.warn('could not record lastError on the pod status object', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
+    });
   };
 }

@@ -34,6 +34,19 @@ export interface PublishedVolume {
 /** Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the publish. */
 export type PublishHook = (volume: PublishedVolume, limits: CallLimits) => Promise<void>;
 
+/** A publish that failed: what was known when it failed. */
+export interface PublishFailure {
+  readonly request: PublishRequest;
+  /** The class, when it was resolved before the failure. */
+  readonly spc: SecretProviderClass | undefined;
+  readonly error: SscError;
+  /** True when the volume stays mounted with its previous content (a failed republish). */
+  readonly stillMounted: boolean;
+}
+
+/** Runs after a failed publish (events, pod status lastError); must not throw. */
+export type PublishFailureHook = (failure: PublishFailure) => Promise<void>;
+
 /** What the publisher needs; each is a small port so tests can use real or fake parts. */
 export interface PublisherDeps {
   readonly locks: TargetLocks;
@@ -45,9 +58,16 @@ export interface PublisherDeps {
   /** Default file mode sent as `permission` and used for mode-0 files (0644). */
   readonly defaultMode?: number;
   readonly hooks?: readonly PublishHook[];
+  readonly failureHooks?: readonly PublishFailureHook[];
 }
 
 const DEFAULT_FILE_MODE = 0o644;
+
+/** What publishLocked learned before it failed (for metrics and failure hooks). */
+interface Seen {
+  spc: SecretProviderClass | undefined;
+  alreadyMounted: boolean;
+}
 
 /** A failed publish: the error, plus the provider when the class was resolved (for metrics). */
 export class PublishError extends SscError {
@@ -68,19 +88,25 @@ export class VolumePublisher {
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
   async publish(req: PublishRequest, limits: CallLimits = {}): Promise<PublishedVolume> {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
-    const seen = { provider: '' };
+    const seen: Seen = { spc: undefined, alreadyMounted: false };
     try {
       return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen));
     } catch (err) {
-      throw new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.provider);
+      const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '');
+      // A call refused because another one holds the target reports nothing: that one will.
+      if (error.reason !== 'OperationInProgress') {
+        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted });
+      }
+      throw error;
     }
   }
 
-  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: { provider: string }): Promise<PublishedVolume> {
+  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: Seen): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
-    seen.provider = spc.provider;
+    seen.spc = spc;
     await assertTargetIsDirectoryOrMissing(req.targetPath);
     const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
+    seen.alreadyMounted = alreadyMounted;
     if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
     try {
       const published = await this.fetchAndWrite(req, spc, limits, !alreadyMounted);

@@ -132,4 +132,25 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     expect(failed.some((m) => /s2: objectName "nope"/.test(m))).to.equal(true);
     expect(failed.some((m) => /s3: object "cert.pem" must hold exactly one PEM private key/.test(m))).to.equal(true);
   });
+
+  it('reports failures: Warning MountFailed on the Pod, and lastError on the pod status object while the old content stays', async () => {
+    const list = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
+    const mountFailed = list.items.filter((e) => e.reason === 'MountFailed');
+    expect(mountFailed.some((e) => e.type === 'Warning' && e.involvedObject.name === 'bad-0-pod' && /spec.provider is required/.test(e.message ?? ''))).to.equal(true);
+
+    await createClass('flaky', { provider: 'scripted' });
+    const uid = await createPod('flaky-pod');
+    const target = stack.targetPath('flaky');
+    await stack.client.publish(stack.request(target, 'flaky', 'flaky-pod', ns, uid));
+    const good = provider.script;
+    provider.script = async () => responseWith([{ path: '../escape' }]);
+    await failure(stack.client.publish(stack.request(target, 'flaky', 'flaky-pod', ns, uid)));
+    const read = async () => (await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `flaky-pod-${ns}-flaky` }) as { status: { lastError: string } }).status.lastError;
+    expect(await read()).to.match(/invalid file path "\.\.\/escape"/);
+    expect(await readFile(join(target, 'user'), 'utf8')).to.equal('alice');
+    provider.script = good;
+    await stack.client.publish(stack.request(target, 'flaky', 'flaky-pod', ns, uid));
+    expect(await read()).to.equal('');
+    await stack.client.unpublish('vol-flaky-pod', target);
+  });
 });
