@@ -15,12 +15,6 @@ import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { TargetLocks } from './volume/target-locks.js';
-import { ApiEventRecorder } from './k8s/event-recorder.js';
-import { createKubeClients } from './k8s/kube-clients.js';
-import { PodStatusWriter } from './k8s/pod-status.js';
-import { kubernetesFailureHook, kubernetesPublishHook } from './k8s/publish-hooks.js';
-import { SecretSyncer } from './k8s/secret-sync.js';
-import { ApiSecretProviderClassSource } from './k8s/spc-api-source.js';
 
 /** A running driver. */
 export interface RunningDriver {
@@ -42,7 +36,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
-  const kube = config.spcDir === '' ? await startKubernetes(config, metrics, logger) : undefined;
+  // Loaded only in Kubernetes mode: local mode never pays for the API client.
+  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
     classes: kube?.classes ?? new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
@@ -79,22 +74,6 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
       logger.info('driver stopped');
     },
   };
-}
-
-/** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
-async function startKubernetes(config: DriverConfig, metrics: DriverMetrics, logger: Logger) {
-  const clients = createKubeClients(config.kubeconfig, process.env);
-  const k8sLogger = logger.child({ component: 'kubernetes' });
-  const classes = new ApiSecretProviderClassSource(clients, k8sLogger, realSleep);
-  classes.start();
-  const now = () => new Date();
-  const events = new ApiEventRecorder(clients, config.nodeId, k8sLogger, now);
-  const hook = kubernetesPublishHook({
-    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger,
-    podStatus: new PodStatusWriter(clients, k8sLogger),
-    secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
-  });
-  return { classes, hook, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 
 /** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */

@@ -1,0 +1,35 @@
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { DriverConfig } from '../config.js';
+import type { DriverMetrics } from '../metrics/driver-metrics.js';
+import { realSleep } from '../provider-client/retry.js';
+import type { PublishFailureHook, PublishHook } from '../volume/publisher.js';
+import { ApiEventRecorder } from './event-recorder.js';
+import { createKubeClients } from './kube-clients.js';
+import { PodStatusWriter } from './pod-status.js';
+import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
+import { SecretSyncer } from './secret-sync.js';
+import { ApiSecretProviderClassSource } from './spc-api-source.js';
+
+/** What Kubernetes mode adds to the driver: the class source and the publish hooks. */
+export interface KubernetesMode {
+  readonly classes: ApiSecretProviderClassSource;
+  readonly hook: PublishHook;
+  readonly failureHook: PublishFailureHook;
+}
+
+/** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
+export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger): KubernetesMode {
+  const clients = createKubeClients(config.kubeconfig, process.env);
+  const k8sLogger = logger.child({ component: 'kubernetes' });
+  const classes = new ApiSecretProviderClassSource(clients, k8sLogger, realSleep);
+  classes.start();
+  const now = () => new Date();
+  const events = new ApiEventRecorder(clients, config.nodeId, k8sLogger, now);
+  const hook = kubernetesPublishHook({
+    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger,
+    podStatus: new PodStatusWriter(clients, k8sLogger),
+    secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
+  });
+  return { classes, hook, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+}
+
