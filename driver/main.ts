@@ -27,7 +27,6 @@ export interface RunningDriver {
 export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
   for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
   if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
-  if (config.enableSecretRotation) logger.warn('--enable-secret-rotation is accepted but the rotation reconciler is not part of this build yet');
 
   const metrics = new DriverMetrics();
   const locks = new TargetLocks();
@@ -38,11 +37,13 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
   const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger) : undefined;
+  const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
     classes: kube?.classes ?? new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
-    hooks: kube ? [kube.hook] : [],
+    hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
     failureHooks: kube ? [kube.failureHook] : [],
+    ...(rotation ? { isFresh: (t: string) => rotation.isFresh(t) } : {}),
   });
 
   let serving = false;
@@ -51,10 +52,11 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const ready = () => serving && (kube?.classes.ready ?? true);
   server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
   server.addService(csi.Controller.service, controllerHandlers(logger));
-  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger }));
+  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, ...(rotation ? { onUnpublished: (t: string) => rotation.forget(t) } : {}) }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 
+  rotation?.start(publisher, kube?.events);
   let health: HealthServer | undefined;
   if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
   logger.info('driver started', {
@@ -67,6 +69,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     metricsPort: health?.port,
     async stop() {
       serving = false;
+      await rotation?.stop();
       await shutdownServer(server, 5000);
       await kube?.classes.stop();
       providers.close();

@@ -16,6 +16,8 @@ export interface NodeServiceDeps {
   readonly locks: TargetLocks;
   readonly metrics: DriverMetrics;
   readonly logger: Logger;
+  /** Called after a successful NodeUnpublishVolume (rotation forgets the volume). */
+  readonly onUnpublished?: (targetPath: string) => void;
 }
 
 function unimplemented(method: string): () => Promise<never> {
@@ -56,6 +58,7 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
       try {
         const req = parseUnpublishRequest(raw);
         await deps.locks.withLock(req.targetPath, () => deps.mounter.unmount(req.targetPath));
+        deps.onUnpublished?.(req.targetPath);
         metrics.unpublishSucceeded();
         logger.info('volume unpublished', { volumeId: req.volumeId, targetPath: req.targetPath });
         return {};

@@ -3,7 +3,9 @@ import type { DriverConfig } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../provider-client/retry.js';
 import type { PublishFailureHook, PublishHook } from '../volume/publisher.js';
-import { ApiEventRecorder } from './event-recorder.js';
+import type { VolumeSource } from '../rotation/reconciler.js';
+import type { RequestRebuilder } from '../rotation/refresher.js';
+import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { createKubeClients } from './kube-clients.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
@@ -15,6 +17,9 @@ export interface KubernetesMode {
   readonly classes: ApiSecretProviderClassSource;
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
+  readonly events: EventRecorder;
+  /** Rotation's view of this node's volumes (undefined until the API source exists). */
+  readonly volumes: (VolumeSource & RequestRebuilder) | undefined;
 }
 
 /** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
@@ -30,6 +35,6 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     podStatus: new PodStatusWriter(clients, k8sLogger),
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
   });
-  return { classes, hook, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+  return { classes, hook, events, volumes: undefined, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 

@@ -128,3 +128,14 @@ export async function recordPodStatusError(clients: KubeClients, pod: PodRef, sp
     throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
   }
 }
+
+/** Deletes the pod status object of a volume whose first publish failed (SPEC 5.9: nothing left behind). */
+export async function deletePodStatus(clients: KubeClients, pod: PodRef, spcName: string): Promise<void> {
+  const name = podStatusName(pod, spcName);
+  try {
+    await clients.custom.deleteNamespacedCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name });
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return;
+    throw fromKubeError(err, `delete SecretProviderClassPodStatus ${pod.namespace}/${name}`);
+  }
+}

@@ -7,7 +7,7 @@ import { fromKubeError } from './api-errors.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
-import { recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
+import { deletePodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
 
 /** What the Kubernetes publish hook needs. */
@@ -48,6 +48,8 @@ async function podOwners(clients: KubeClients, pod: PodRef): Promise<V1OwnerRefe
 export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
   return async (volume: PublishedVolume) => {
     const { request, spc } = volume;
+    // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
+    if (volume.origin === 'rotation' && !volume.changed) return;
     const status = await deps.podStatus.record({
       pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now(),
     });
@@ -62,8 +64,19 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     const owners = secretOwners(await podOwners(deps.clients, request.pod), status);
     for (const object of spc.secretObjects) {
       const started = performance.now();
-      const outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
+      let outcome;
+      try {
+        outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
+      } catch (err) {
+        if (volume.origin === 'rotation') {
+          await deps.events.event(request.pod, 'Warning', 'SecretRotationFailed', `Secret ${request.pod.namespace}/${object.secretName} was not updated after rotation: ${(err as Error).message}`);
+        }
+        throw err;
+      }
       if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
+      if (outcome === 'updated' && volume.origin === 'rotation') {
+        await deps.events.event(request.pod, 'Normal', 'SecretRotationComplete', `Secret ${request.pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
+      }
     }
   };
 }
@@ -77,8 +90,16 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
 export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' | 'events' | 'logger'>): PublishFailureHook {
   return async (failure: PublishFailure) => {
     const { request, spc, error, stillMounted } = failure;
-    await deps.events.event(request.pod, 'Warning', 'MountFailed', error.message);
-    if (!stillMounted || !spc) return;
+    // Rotation reports its own failures (MountRotationFailed).
+    if (failure.origin === 'kubelet') await deps.events.event(request.pod, 'Warning', 'MountFailed', error.message);
+    if (!spc) return;
+    if (!stillMounted) {
+      // A failed first publish may have written the status before a later step failed.
+      await deletePodStatus(deps.clients, request.pod, spc.name).catch((err: unknown) => {
+        deps.logger.warn('could not delete the pod status object of a failed first publish', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
+      });
+      return;
+    }
     await recordPodStatusError(deps.clients, request.pod, spc.name, error.message).catch((err: unknown) => {
       deps.logger.warn('could not record lastError on the pod status object', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
     });

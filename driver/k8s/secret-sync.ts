@@ -1,5 +1,5 @@
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
@@ -7,6 +7,7 @@ import type { PodRef } from '../csi/requests.js';
 import type { Sleep } from '../provider-client/retry.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { buildSecretData, secretDataDigest } from '../sync/secret-data.js';
+import { pathProblem } from '../volume/path-rules.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
@@ -22,13 +23,20 @@ export type SecretSyncObserver = (provider: string, seconds: number) => void;
 const ATTEMPTS = 3;
 const FIRST_BACKOFF_MS = 200;
 
-/** Reads the files a SecretObject needs from the mounted volume. */
+/**
+ * Reads the files a SecretObject needs from the mounted volume. Each file must resolve
+ * (through the volume's own links) to a place inside the volume: the driver runs as
+ * root, and a Secret must never carry a file from elsewhere on the node.
+ */
 async function readMountedFiles(targetPath: string, object: SecretObject): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
+  const root = await realpath(targetPath);
   for (const { objectName } of object.data) {
-    if (files.has(objectName)) continue;
+    if (files.has(objectName) || pathProblem(objectName)) continue;
     try {
-      files.set(objectName, await readFile(join(targetPath, objectName)));
+      const resolved = await realpath(join(targetPath, objectName));
+      if (!resolved.startsWith(`${root}/`)) continue;
+      files.set(objectName, await readFile(resolved));
     } catch {
       // Absent files are reported by buildSecretData with the Secret's name.
     }
@@ -38,6 +46,14 @@ async function readMountedFiles(targetPath: string, object: SecretObject): Promi
 
 function encode(data: ReadonlyMap<string, Buffer>): Record<string, string> {
   return Object.fromEntries([...data].map(([k, v]) => [k, v.toString('base64')]));
+}
+
+function digestOfSecret(secret: V1Secret): string {
+  return secretDataDigest(new Map(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])));
+}
+
+function hasAll(actual: Record<string, string> | undefined, wanted: Readonly<Record<string, string>>): boolean {
+  return Object.entries(wanted).every(([k, v]) => actual?.[k] === v);
 }
 
 function isTransient(err: unknown): boolean {
@@ -100,7 +116,8 @@ export class SecretSyncer {
         `Secret ${namespace}/${name} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`);
       return 'conflict';
     }
-    if (existing.metadata.annotations?.[DATA_DIGEST_ANNOTATION] === digest) return 'unchanged';
+    // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
+    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.labels, object.labels) && hasAll(existing.metadata.annotations, object.annotations)) return 'unchanged';
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError('failed-precondition', `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`, { reason: 'SecretTypeMismatch' });
     }

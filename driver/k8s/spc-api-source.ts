@@ -20,6 +20,7 @@ const RESTART_DELAY_MS = 5000;
 export class ApiSecretProviderClassSource implements SecretProviderClassSource {
   private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
   private synced = false;
+  private everListed = false;
   private stopped = false;
 
   constructor(private readonly clients: KubeClients, private readonly logger: Logger, private readonly sleep: Sleep) {}
@@ -63,14 +64,29 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
     } finally {
       informer.off('error', onError);
     }
-    if (!failed && !this.stopped) {
+    if (this.stopped) {
+      // stop() during the list: client-node would still open the watch afterwards.
+      await informer.stop();
+      return;
+    }
+    if (!failed) {
       this.synced = true;
+      this.everListed = true;
       this.logger.info('SecretProviderClass cache synced');
     }
   }
 
-  /** True once the cache has listed (used by Probe and /healthz). */
+  /**
+   * True once the cache has listed at least once (Probe and /healthz). A later watch
+   * failure does not clear it: liveness must not restart the driver during an API outage,
+   * since lookups still work through direct GETs once the API is back.
+   */
   get ready(): boolean {
+    return this.everListed;
+  }
+
+  /** True while the cache is listed and watching (false during relists). */
+  get fresh(): boolean {
     return this.synced;
   }
 

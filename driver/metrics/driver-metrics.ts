@@ -20,6 +20,9 @@ export class DriverMetrics {
   private readonly unpublishErrors: Counter<'error_type' | 'os_type'>;
   private readonly syncTotal: Counter<'provider' | 'os_type'>;
   private readonly syncDuration: Histogram<'os_type'>;
+  private readonly rotationTotal: Counter<'provider' | 'os_type' | 'rotated'>;
+  private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type'>;
+  private readonly rotationDuration: Histogram<'os_type'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -28,7 +31,21 @@ export class DriverMetrics {
     this.unpublishTotal = new Counter({ name: 'node_unpublish_total', help: 'Successful NodeUnpublishVolume calls', labelNames: ['os_type'], registers: [this.registry] });
     this.unpublishErrors = new Counter({ name: 'node_unpublish_error_total', help: 'Failed NodeUnpublishVolume calls', labelNames: ['error_type', 'os_type'], registers: [this.registry] });
     this.syncTotal = new Counter({ name: 'sync_k8s_secret_total', help: 'Kubernetes Secrets synced from mounted files', labelNames: ['provider', 'os_type'], registers: [this.registry] });
+    this.rotationTotal = new Counter({ name: 'rotation_reconcile_total', help: 'Volumes refreshed by the rotation reconciler', labelNames: ['provider', 'os_type', 'rotated'], registers: [this.registry] });
+    this.rotationErrors = new Counter({ name: 'rotation_reconcile_error_total', help: 'Failed rotation refreshes', labelNames: ['provider', 'os_type', 'error_type'], registers: [this.registry] });
+    this.rotationDuration = new Histogram({ name: 'rotation_reconcile_duration_sec', help: 'Time to refresh one volume', labelNames: ['os_type'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
     this.syncDuration = new Histogram({ name: 'k8s_secret_duration_sec', help: 'Time to sync one Kubernetes Secret', labelNames: ['os_type'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+  }
+
+  /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */
+  reconciled(provider: string, rotated: boolean, seconds: number): void {
+    this.rotationTotal.inc({ provider: providerLabel(provider), os_type: OS_TYPE, rotated: String(rotated) });
+    this.rotationDuration.observe({ os_type: OS_TYPE }, seconds);
+  }
+
+  /** Records one failed rotation refresh. */
+  reconcileFailed(provider: string, errorType: string): void {
+    this.rotationErrors.inc({ provider: providerLabel(provider), os_type: OS_TYPE, error_type: errorType });
   }
 
   /** Records one synced Secret and how long it took. */

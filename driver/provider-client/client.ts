@@ -27,6 +27,13 @@ export interface CallLimits {
   readonly signal?: AbortSignal | undefined;
 }
 
+/**
+ * Provider codes that keep their meaning for kubelet. Others (UNKNOWN, INTERNAL,
+ * UNIMPLEMENTED — e.g. a wrong service on the socket —, OUT_OF_RANGE, DATA_LOSS) become
+ * FAILED_PRECONDITION: they are the provider's failures, not this driver's.
+ */
+const PASSED_THROUGH: ReadonlySet<number> = new Set([grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED, grpc.status.UNAUTHENTICATED, grpc.status.ABORTED, grpc.status.ALREADY_EXISTS]);
+
 /** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
 const DEADLINE_MARGIN_MS = 250;
 
@@ -134,7 +141,7 @@ export class ProviderClient {
       default: {
         // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a
         // driver bug, so it never leaves as INTERNAL.
-        const kind = err.code === grpc.status.UNKNOWN || err.code === grpc.status.INTERNAL ? 'failed-precondition' : kindOfGrpcCode(err.code);
+        const kind = PASSED_THROUGH.has(err.code) ? kindOfGrpcCode(err.code) : 'failed-precondition';
         return new SscError(kind, `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
       }
     }

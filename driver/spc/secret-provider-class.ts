@@ -1,4 +1,5 @@
 import { SscError } from '../../proto/runtime/errors.js';
+import { pathProblem } from '../volume/path-rules.js';
 
 /** One key of a synced Secret: which mounted file feeds which data key. */
 export interface SecretObjectData {
@@ -64,6 +65,9 @@ function parseSecretObjects(value: unknown, where: string): SecretObject[] {
         const df = `${field}.data[${j}]`;
         const e = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
         if (typeof e['objectName'] !== 'string' || e['objectName'] === '') throw bad(where, `${df}.objectName is required`);
+        // objectName names a file inside the mounted volume; anything else could read the node's files.
+        const problem = pathProblem(e['objectName']);
+        if (problem) throw bad(where, `${df}.objectName ${JSON.stringify(e['objectName'].slice(0, 100))} is not a path inside the volume: ${problem}`);
         if (typeof e['key'] !== 'string' || e['key'] === '') throw bad(where, `${df}.key is required`);
         return { objectName: e['objectName'], key: e['key'] };
       }),

@@ -110,8 +110,9 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
   }
   for (const name of plan.linksToAdd) await symlink(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
   for (const name of plan.linksToRemove) await rm(join(targetDir, name), { force: true });
-  if (oldDirName !== undefined && oldDirName !== basename(newDir)) {
-    await rm(join(targetDir, oldDirName), { recursive: true, force: true });
+  // Remove every other payload directory, including any left by a crash mid-write.
+  for (const entry of await readdir(targetDir)) {
+    if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) await rm(join(targetDir, entry), { recursive: true, force: true });
   }
   return { changed: true };
 }

@@ -54,11 +54,13 @@ export class TmpfsMounter implements Mounter {
   }
 
   async mount(targetPath: string): Promise<void> {
-    await mkdir(targetPath, { recursive: true, mode: 0o750 });
+    const created = await mkdir(targetPath, { recursive: true, mode: 0o750 });
     try {
       // mode=0755: pods running as non-root must read the files but never write.
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
     } catch (err) {
+      // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.
+      if (created !== undefined) await rmdir(targetPath).catch(() => undefined);
       throw commandError(`mounting tmpfs at ${targetPath}`, 'FailedToMount', err);
     }
   }

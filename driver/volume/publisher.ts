@@ -29,7 +29,14 @@ export interface PublishedVolume {
   readonly changed: boolean;
   /** True when this call mounted the volume (first publish). */
   readonly firstMount: boolean;
+  /** Who asked: kubelet (NodePublishVolume) or the rotation reconciler. */
+  readonly origin: PublishOrigin;
+  /** True when a kubelet republish found the volume fresh and did not call the provider. */
+  readonly skipped: boolean;
 }
+
+/** Who asked for a publish. */
+export type PublishOrigin = 'kubelet' | 'rotation';
 
 /** Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the publish. */
 export type PublishHook = (volume: PublishedVolume, limits: CallLimits) => Promise<void>;
@@ -42,6 +49,7 @@ export interface PublishFailure {
   readonly error: SscError;
   /** True when the volume stays mounted with its previous content (a failed republish). */
   readonly stillMounted: boolean;
+  readonly origin: PublishOrigin;
 }
 
 /** Runs after a failed publish (events, pod status lastError); must not throw. */
@@ -59,6 +67,11 @@ export interface PublisherDeps {
   readonly defaultMode?: number;
   readonly hooks?: readonly PublishHook[];
   readonly failureHooks?: readonly PublishFailureHook[];
+  /**
+   * With rotation on: true when a mounted volume was refreshed recently enough that a
+   * kubelet republish (requiresRepublish) is a no-op. Without it, republishes re-fetch.
+   */
+  readonly isFresh?: (targetPath: string) => boolean;
 }
 
 const DEFAULT_FILE_MODE = 0o644;
@@ -86,30 +99,34 @@ export class VolumePublisher {
   constructor(private readonly deps: PublisherDeps) {}
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
-  async publish(req: PublishRequest, limits: CallLimits = {}): Promise<PublishedVolume> {
+  async publish(req: PublishRequest, limits: CallLimits = {}, origin: PublishOrigin = 'kubelet'): Promise<PublishedVolume> {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
     const seen: Seen = { spc: undefined, alreadyMounted: false };
     try {
-      return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen));
+      return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
     } catch (err) {
       const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '');
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
-        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted });
+        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin });
       }
       throw error;
     }
   }
 
-  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: Seen): Promise<PublishedVolume> {
+  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: Seen, origin: PublishOrigin): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
     seen.spc = spc;
     await assertTargetIsDirectoryOrMissing(req.targetPath);
     const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
     seen.alreadyMounted = alreadyMounted;
+    if (alreadyMounted && origin === 'kubelet' && this.deps.isFresh?.(req.targetPath)) {
+      // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
+      return { request: req, spc, versions: await readMountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+    }
     if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
     try {
-      const published = await this.fetchAndWrite(req, spc, limits, !alreadyMounted);
+      const published = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
       for (const hook of this.deps.hooks ?? []) await hook(published, limits);
       return published;
     } catch (err) {
@@ -118,7 +135,7 @@ export class VolumePublisher {
     }
   }
 
-  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean): Promise<PublishedVolume> {
+  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
     const currentVersions = firstMount ? [] : await readMountedVersions(req.targetPath);
     const request = buildMountRequest({
@@ -133,7 +150,7 @@ export class VolumePublisher {
     const { files, versions } = validateMountResponse(response, defaultMode);
     const payload = new Map([...files, ...metadataFiles(versions)]);
     const { changed } = await writeAtomically(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now());
-    return { request: req, spc, versions, changed, firstMount };
+    return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 
   private async rollback(targetPath: string): Promise<void> {

@@ -41,7 +41,8 @@ export function unary<Req, Res>(
     const deadline = deadlineOf(call as grpc.ServerUnaryCall<unknown, unknown>);
     let timer: NodeJS.Timeout | undefined;
     if (deadline) {
-      timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), Math.max(0, deadline.getTime() - Date.now()));
+      // setTimeout fires at once for delays over 2^31-1 ms: clamp far-off deadlines.
+      timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), Math.min(2 ** 31 - 1, Math.max(0, deadline.getTime() - Date.now())));
       timer.unref();
     }
     call.on('cancelled', () => controller.abort(new Error('cancelled by client')));

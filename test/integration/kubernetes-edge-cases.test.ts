@@ -111,6 +111,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     ['a secretObjects entry without secretName', { provider: 'scripted', secretObjects: [{ data: [{ objectName: 'user', key: 'k' }] }] }, 3, /spec.secretObjects\[0\].secretName is required/],
     ['a secretObjects entry without key', { provider: 'scripted', secretObjects: [{ secretName: 's', data: [{ objectName: 'user' }] }] }, 3, /spec.secretObjects\[0\].data\[0\].key is required/],
     ['an objectName that is not a mounted file', { provider: 'scripted', secretObjects: [{ secretName: 's2', data: [{ objectName: 'nope', key: 'k' }] }] }, 9, /objectName "nope" is not a file in the mounted volume/],
+    ['an objectName outside the volume', { provider: 'scripted', secretObjects: [{ secretName: 's4', data: [{ objectName: '../../../../etc/hostname', key: 'k' }] }] }, 3, /is not a path inside the volume/],
     ['a kubernetes.io/tls object without a key', { provider: 'scripted', secretObjects: [{ secretName: 's3', type: 'kubernetes.io/tls', data: [{ objectName: 'cert.pem', key: 'tls.crt' }, { objectName: 'cert.pem', key: 'tls.key' }] }] }, 9, /exactly one PEM private key for tls.key, found 0/],
   ];
   for (const [name, spec, code, message] of badClasses) {
@@ -123,6 +124,8 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
       expect(err.code).to.equal(code);
       expect(err.details).to.match(message);
       expect(await readFile(join(target, 'user')).then(() => 'left', () => 'gone')).to.equal('gone');
+      const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${className}-pod-${ns}-${className}` }).then(() => 'left', () => 'gone');
+      expect(status, 'a failed first publish leaves no pod status object').to.equal('gone');
     });
   }
 

@@ -115,6 +115,13 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     expect(after.metadata?.ownerReferences?.map((o) => o.name)).to.deep.equal(['web-123', 'keeper']);
   });
 
+  it('restores a managed Secret whose data was edited by hand', async () => {
+    const edited = await secret('app-secret');
+    await cluster.admin.core.replaceNamespacedSecret({ name: 'app-secret', namespace: ns, body: { ...edited, data: { ...edited.data, password: Buffer.from('tampered').toString('base64') } } });
+    await stack.client.publish(stack.request(stack.targetPath('web'), 'web', 'web-123-abc', ns, podUid));
+    expect(Buffer.from((await secret('app-secret')).data?.['password'] ?? '', 'base64').toString()).to.equal('correct horse');
+  });
+
   it('never touches a Secret it does not manage: Warning SecretOwnershipConflict', async () => {
     await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'taken' }, stringData: { password: 'theirs' } } });
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
@@ -148,8 +155,8 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
 
   it('records sync_k8s_secret_total and k8s_secret_duration_sec', async () => {
     const text = await stack.metrics();
-    expect(text).to.match(/^sync_k8s_secret_total\{provider="file",os_type="linux"\} 3$/m);
-    expect(text).to.match(/^k8s_secret_duration_sec_count\{os_type="linux"\} 3$/m);
+    expect(text).to.match(/^sync_k8s_secret_total\{provider="file",os_type="linux"\} 4$/m);
+    expect(text).to.match(/^k8s_secret_duration_sec_count\{os_type="linux"\} 4$/m);
   });
 
   it('unpublishes: the mount is gone', async () => {

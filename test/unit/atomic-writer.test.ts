@@ -144,4 +144,14 @@ describe('writeAtomically', () => {
     expect(await readFile(join(t, 'password'), 'utf8')).to.equal('hunter2');
     expect(await entries(t)).to.deep.equal(['..data', oldDir, '.metadata', 'certs', 'password', 'token', 'username'].sort());
   });
+
+  it('removes payload directories a crash left behind when it next writes', async () => {
+    const t = await freshTarget();
+    await writeAtomically(t, new Map([['a', { mode: 0o644, contents: Buffer.from('1') }]]), new Map(), new Date());
+    await mkdir(join(t, '..2020_01_01_00_00_00.stray'));
+    await writeAtomically(t, new Map([['a', { mode: 0o644, contents: Buffer.from('2') }]]), new Map(), new Date());
+    const hidden = (await readdir(t)).filter((e) => e.startsWith('..') && e !== '..data');
+    expect(hidden).to.have.length(1);
+    expect(hidden[0]).to.equal(await readlink(join(t, '..data')));
+  });
 });

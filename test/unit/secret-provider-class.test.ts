@@ -79,4 +79,10 @@ describe('parseSecretProviderClass', () => {
   for (const [name, obj, message] of invalid) {
     it(`rejects ${name}`, () => expect(failure(obj).message).to.equal(message));
   }
+
+  it('refuses a secretObjects objectName that leaves the volume (it would read the node\'s files)', () => {
+    const obj = { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'x', namespace: 'n' },
+      spec: { provider: 'p', secretObjects: [{ secretName: 's', data: [{ objectName: '../../var/run/secrets/token', key: 'k' }] }] } };
+    expect(() => parseSecretProviderClass(obj)).to.throw(/objectName "\.\.\/\.\.\/var\/run\/secrets\/token" is not a path inside the volume/);
+  });
 });

@@ -1,0 +1,26 @@
+/**
+ * Runs `work` for every item with at most `limit` at a time per group (e.g. per
+ * provider), all groups in parallel. Resolves when all are done; never rejects
+ * (`work` reports its own failures).
+ */
+export async function forEachLimited<T>(items: readonly T[], groupOf: (item: T) => string, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const g = groupOf(item);
+    const list = groups.get(g) ?? [];
+    list.push(item);
+    groups.set(g, list);
+  }
+  const runners: Promise<void>[] = [];
+  for (const list of groups.values()) {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < list.length) {
+        const item = list[next++] as T;
+        await work(item).catch(() => undefined);
+      }
+    };
+    for (let i = 0; i < Math.min(limit, list.length); i++) runners.push(worker());
+  }
+  await Promise.all(runners);
+}

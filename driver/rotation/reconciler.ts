@@ -1,0 +1,146 @@
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import type { Sleep } from '../provider-client/retry.js';
+import { forEachLimited } from './concurrency.js';
+import type { RefreshResult, RotationSchedule } from './schedule.js';
+
+/** A volume mounted on this node that rotation keeps fresh. */
+export interface RotationVolume {
+  readonly targetPath: string;
+  readonly pod: PodRef;
+  readonly spcName: string;
+  /** Provider name, for per-provider concurrency ("" when unknown until refreshed). */
+  readonly provider: string;
+  /** This volume's interval (the class annotation, else --rotation-poll-interval). */
+  readonly intervalMs: number;
+  /** Set when someone asked for a refresh now (annotation), to run regardless of the schedule. */
+  readonly refreshRequested?: boolean;
+}
+
+/** Lists the volumes mounted on this node (API objects cross-checked with mountinfo, or memory). */
+export interface VolumeSource {
+  list(): Promise<RotationVolume[]>;
+}
+
+/** What one refresh did. */
+export interface RefreshReport {
+  readonly result: RefreshResult;
+  readonly provider: string;
+  readonly errorType?: string;
+}
+
+/** Re-runs the publish path for one volume and reports on it (events are its business). */
+export interface VolumeRefresher {
+  refresh(volume: RotationVolume, signal: AbortSignal): Promise<RefreshReport>;
+}
+
+/** Metrics the reconciler records (upstream's rotation_reconcile_* names). */
+export interface RotationMetricsPort {
+  reconciled(provider: string, rotated: boolean, seconds: number): void;
+  reconcileFailed(provider: string, errorType: string): void;
+}
+
+/** What one round did. */
+export interface RoundReport {
+  readonly volumes: number;
+  readonly refreshed: number;
+  readonly changed: number;
+  readonly failed: number;
+  readonly durationMs: number;
+}
+
+/** The reconciler's parts and settings. */
+export interface ReconcilerDeps {
+  readonly source: VolumeSource;
+  readonly refresher: VolumeRefresher;
+  readonly schedule: RotationSchedule;
+  readonly metrics: RotationMetricsPort;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly sleep: Sleep;
+  readonly defaultIntervalMs: number;
+  /** Refreshes in flight per provider at most. */
+  readonly concurrencyPerProvider: number;
+}
+
+/** Never wake more often than this, whatever the intervals say. */
+const MIN_WAKE_MS = 1000;
+
+/**
+ * The rotation loop (SPEC 6): each round lists the node's mounted volumes and refreshes
+ * the ones that are due, with bounded concurrency per provider. Rounds never overlap:
+ * a round that takes longer than the interval makes the next start right after it.
+ */
+export class RotationReconciler {
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  /** The volumes the last round saw, for computing when to wake next. */
+  private lastVolumes: readonly RotationVolume[] = [];
+
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  /** Starts the loop in the background. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops the loop and waits for the round in progress to finish. */
+  async stop(): Promise<void> {
+    this.abort.abort(new Error('rotation stopped'));
+    await this.loop;
+  }
+
+  /** Runs one round now (the loop calls this; tests and benchmarks may too). */
+  async runRound(): Promise<RoundReport> {
+    const { deps } = this;
+    const started = deps.now();
+    const volumes = await deps.source.list();
+    this.lastVolumes = volumes;
+    deps.schedule.retain(new Set(volumes.map((v) => v.targetPath)));
+    const due = volumes.filter((v) => v.refreshRequested || deps.schedule.isDue(v.targetPath, v.intervalMs, started));
+    let changed = 0;
+    let failed = 0;
+    await forEachLimited(due, (v) => v.provider, deps.concurrencyPerProvider, async (volume) => {
+      if (this.abort.signal.aborted) return;
+      const t0 = deps.now();
+      const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
+        deps.logger.error('rotation refresh failed unexpectedly', { targetPath: volume.targetPath, error: String(err) });
+        return { result: 'failed', provider: volume.provider, errorType: 'Internal' };
+      });
+      deps.schedule.record(volume.targetPath, report.result, deps.now());
+      if (report.result === 'failed') {
+        failed++;
+        deps.metrics.reconcileFailed(report.provider, report.errorType ?? 'Unknown');
+      } else if (report.result !== 'skipped') {
+        if (report.result === 'changed') changed++;
+        deps.metrics.reconciled(report.provider, report.result === 'changed', (deps.now() - t0) / 1000);
+      }
+    });
+    const report = { volumes: volumes.length, refreshed: due.length, changed, failed, durationMs: deps.now() - started };
+    if (due.length > 0) deps.logger.info('rotation round done', report);
+    return report;
+  }
+
+  private async run(): Promise<void> {
+    const { deps } = this;
+    while (!this.abort.signal.aborted) {
+      let wakeIn = deps.defaultIntervalMs;
+      try {
+        await this.runRound();
+        wakeIn = this.untilNextDue();
+      } catch (err) {
+        deps.logger.warn('rotation round failed; retrying next interval', { error: (err as Error).message });
+      }
+      await deps.sleep(wakeIn, this.abort.signal).catch(() => undefined);
+    }
+  }
+
+  /** Time until the earliest volume is due, clamped to [1 s, default interval]. */
+  private untilNextDue(): number {
+    const { deps } = this;
+    const now = deps.now();
+    let earliest = now + deps.defaultIntervalMs;
+    for (const v of this.lastVolumes) earliest = Math.min(earliest, deps.schedule.nextDue(v.targetPath, v.intervalMs));
+    return Math.min(deps.defaultIntervalMs, Math.max(MIN_WAKE_MS, earliest - now));
+  }
+}

@@ -1,0 +1,57 @@
+import { toSscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PublishRequest } from '../csi/requests.js';
+import type { EventRecorder } from '../k8s/event-recorder.js';
+import type { VolumePublisher } from '../volume/publisher.js';
+import type { RefreshReport, RotationVolume, VolumeRefresher } from './reconciler.js';
+
+/** Rebuilds what kubelet sent for a mounted volume (volume context, fresh tokens, secrets). */
+export interface RequestRebuilder {
+  /** The publish request for `volume`, or undefined when its pod is gone (skip it). */
+  rebuild(volume: RotationVolume): Promise<PublishRequest | undefined>;
+}
+
+/**
+ * Refreshes a volume through the same VolumePublisher (and per-target lock) as
+ * NodePublishVolume, then tells the user: Normal MountRotationComplete when content
+ * changed, Warning MountRotationFailed when it failed; nothing when nothing changed.
+ * A failed refresh keeps the old content (the publisher guarantees it).
+ */
+export class PublishingRefresher implements VolumeRefresher {
+  constructor(
+    private readonly publisher: VolumePublisher,
+    private readonly requests: RequestRebuilder,
+    private readonly events: EventRecorder | undefined,
+    private readonly logger: Logger,
+    private readonly callTimeoutMs: number,
+  ) {}
+
+  async refresh(volume: RotationVolume, signal: AbortSignal): Promise<RefreshReport> {
+    const where = `pod ${volume.pod.namespace}/${volume.pod.name}, SecretProviderClass ${volume.pod.namespace}/${volume.spcName}`;
+    let request: PublishRequest | undefined;
+    try {
+      request = await this.requests.rebuild(volume);
+    } catch (err) {
+      const e = toSscError(err);
+      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', `rotation for ${where} could not prepare the request: ${e.message}`);
+      return { result: 'failed', provider: volume.provider, errorType: e.reason };
+    }
+    if (!request) return { result: 'skipped', provider: volume.provider };
+    try {
+      const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
+      if (published.changed) {
+        const ids = published.versions.map((v) => v.id).join(', ');
+        this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
+        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids.slice(0, 500)})`);
+        return { result: 'changed', provider: published.spc.provider };
+      }
+      return { result: 'unchanged', provider: published.spc.provider };
+    } catch (err) {
+      const e = toSscError(err);
+      // Another operation holds the target (a kubelet publish or unpublish): try next round.
+      if (e.reason === 'OperationInProgress') return { result: 'skipped', provider: volume.provider };
+      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
+      return { result: 'failed', provider: (err as { provider?: string }).provider || volume.provider, errorType: e.reason };
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { DriverConfig } from '../config.js';
+import type { EventRecorder } from '../k8s/event-recorder.js';
+import type { DriverMetrics } from '../metrics/driver-metrics.js';
+import { realSleep } from '../provider-client/retry.js';
+import type { Mounter } from '../volume/mounter.js';
+import type { PublishedVolume, PublishHook, VolumePublisher } from '../volume/publisher.js';
+import { MemoryVolumes } from './memory-volumes.js';
+import { RotationReconciler, type VolumeSource } from './reconciler.js';
+import { PublishingRefresher, type RequestRebuilder } from './refresher.js';
+import { RotationSchedule } from './schedule.js';
+
+/** Refreshes in flight per provider at most, so one slow vault cannot starve the others. */
+const CONCURRENCY_PER_PROVIDER = 4;
+
+/** Rotation's parts, wired before and after the publisher exists. */
+export interface Rotation {
+  /** Publish hooks: record every publish as a refresh (and remember local volumes). */
+  readonly hooks: readonly PublishHook[];
+  /** The publisher's republish gate. */
+  isFresh(targetPath: string): boolean;
+  /** NodeUnpublishVolume happened. */
+  forget(targetPath: string): void;
+  /** Starts the loop once the publisher exists. */
+  start(publisher: VolumePublisher, events: EventRecorder | undefined): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the rotation reconciler for --enable-secret-rotation. Volumes and requests come
+ * from `api` in Kubernetes mode (pod status objects, so a restarted driver resumes), or
+ * from memory in local mode.
+ */
+export function createRotation(config: DriverConfig, mounter: Mounter, metrics: DriverMetrics, logger: Logger, api?: VolumeSource & RequestRebuilder): Rotation {
+  const interval = config.rotationPollIntervalMs;
+  const schedule = new RotationSchedule();
+  const memory = new MemoryVolumes(mounter, interval);
+  const source = api ?? memory;
+  const log = logger.child({ component: 'rotation' });
+  let reconciler: RotationReconciler | undefined;
+  const recordPublish: PublishHook = async (volume: PublishedVolume) => {
+    if (volume.origin === 'kubelet' && !volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
+  };
+  return {
+    hooks: api ? [recordPublish] : [recordPublish, memory.remember],
+    isFresh: (targetPath) => schedule.isFresh(targetPath, interval, Date.now()),
+    forget: (targetPath) => memory.forget(targetPath),
+    start(publisher, events) {
+      reconciler = new RotationReconciler({
+        source, schedule, metrics, logger: log, now: Date.now, sleep: realSleep,
+        defaultIntervalMs: interval, concurrencyPerProvider: CONCURRENCY_PER_PROVIDER,
+        refresher: new PublishingRefresher(publisher, source, events, log, config.providerTimeoutMs),
+      });
+      reconciler.start();
+      log.info('rotation reconciler started', { intervalMs: interval, source: api ? 'pod status objects' : 'memory (local mode)' });
+    },
+    async stop() {
+      await reconciler?.stop();
+    },
+  };
+}

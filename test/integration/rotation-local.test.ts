@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Child } from '../../bin/child-process.js';
+import { fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+
+/** Resolves when the child logs a line matching `pattern` after `from` bytes of its stderr. */
+async function logged(child: Child, pattern: RegExp, count = 1): Promise<void> {
+  const matches = () => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
+  while (matches() < count) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
+}
+
+describe('rotation reconciler in local mode (real driver, file provider)', function () {
+  this.timeout(60_000);
+  let stack: DriverStack;
+  let scripted: ScriptedProvider;
+
+  before(async () => {
+    stack = await startDriverStack({
+      classes: { 'app.yaml': fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]), 'flaky.yaml': fileClass('flaky', [{ objectName: 'x' }], 'scripted') },
+      providerFiles: { token: 'v1' },
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
+    });
+    scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: 'good' }]));
+  });
+  after(async () => {
+    await scripted?.stop();
+    await stack?.stop();
+  });
+
+  it('follows a change in the store without a republish, atomically, with a new version', async () => {
+    const target = stack.targetPath('rot');
+    await stack.client.publish(stack.request(target, 'app', 'rot'));
+    const version = await readFile(join(target, '.metadata/token'), 'utf8');
+    await writeFile(join(stack.providerRoot, 'token'), 'v2');
+    await logged(stack.driver, /"message":"volume rotated"/);
+    expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v2');
+    expect(await readFile(join(target, '.metadata/token'), 'utf8')).not.to.equal(version);
+  });
+
+  it('rewrites nothing in rounds where nothing changed', async () => {
+    const target = stack.targetPath('rot');
+    const data = await readlink(join(target, '..data'));
+    const rounds = (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length;
+    await logged(stack.driver, /"message":"rotation round done"/, rounds + 2);
+    expect(await readlink(join(target, '..data'))).to.equal(data);
+    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="file",os_type="linux",rotated="false"\} [1-9]\d*$/m);
+    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="file",os_type="linux",rotated="true"\} 1$/m);
+  });
+
+  it('keeps the old content when a refresh fails, and counts the error', async () => {
+    const target = stack.targetPath('flaky');
+    await stack.client.publish(stack.request(target, 'flaky', 'flaky'));
+    scripted.script = async () => ({ ...responseWith([{ path: 'x', contents: 'bad' }]), error: { code: 'VaultSealed' } });
+    const rounds = (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length;
+    await logged(stack.driver, /"message":"rotation round done"/, rounds + 2);
+    expect(await readFile(join(target, 'x'), 'utf8')).to.equal('good');
+    expect(await stack.metrics()).to.match(/^rotation_reconcile_error_total\{provider="scripted",os_type="linux",error_type="VaultSealed"\} [1-9]\d*$/m);
+    scripted.script = async () => responseWith([{ path: 'x', contents: 'good' }]);
+    await stack.client.unpublish('vol-flaky', target);
+  });
+
+  it('forgets a volume after NodeUnpublishVolume: rotation never mounts it again', async () => {
+    const keeper = stack.targetPath('keeper');
+    await stack.client.publish(stack.request(keeper, 'app', 'keeper'));
+    const target = stack.targetPath('rot');
+    await stack.client.unpublish('vol-rot', target);
+    const rounds = (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length;
+    await logged(stack.driver, /"message":"rotation round done"/, rounds + 2);
+    expect(await readFile(join(target, 'token')).then(() => 'mounted again', () => 'gone')).to.equal('gone');
+    await stack.client.unpublish('vol-keeper', keeper);
+  });
+});
+
+describe('kubelet republish with rotation on (requiresRepublish compatibility)', function () {
+  let stack: DriverStack;
+  before(async () => {
+    stack = await startDriverStack({
+      classes: { 'app.yaml': fileClass('app', [{ objectName: 'token' }]) },
+      providerFiles: { token: 'v1' },
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1h'],
+    });
+  });
+  after(async () => { await stack?.stop(); });
+
+  it('is a cheap no-op inside the interval: the provider is not asked again', async () => {
+    const target = stack.targetPath('rep');
+    await stack.client.publish(stack.request(target, 'app', 'rep'));
+    await writeFile(join(stack.providerRoot, 'token'), 'v2');
+    await stack.client.publish(stack.request(target, 'app', 'rep'));
+    expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v1');
+    await stack.client.unpublish('vol-rep', target);
+  });
+});
