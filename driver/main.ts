@@ -36,7 +36,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
-  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger) : undefined;
+  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter) : undefined;
   const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),

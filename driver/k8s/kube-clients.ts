@@ -1,10 +1,11 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig, ServerConfiguration, createConfiguration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, StorageV1Api, ServerConfiguration, createConfiguration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
 /** The Kubernetes API clients the driver uses, built once in Kubernetes mode. */
 export interface KubeClients {
   readonly config: KubeConfig;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
+  readonly storage: StorageV1Api;
 }
 
 /**
@@ -37,5 +38,10 @@ export function createKubeClients(kubeconfigPath: string, env: Readonly<Record<s
   else if (env['KUBERNETES_SERVICE_HOST']) config.loadFromCluster();
   else config.loadFromDefault();
   if (!config.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set --kubeconfig, run in a pod, or use local mode (--spc-dir)');
-  return { config, core: clientWithTimeout(config, CoreV1Api, timeoutMs), custom: clientWithTimeout(config, CustomObjectsApi, timeoutMs) };
+  return {
+    config,
+    core: clientWithTimeout(config, CoreV1Api, timeoutMs),
+    custom: clientWithTimeout(config, CustomObjectsApi, timeoutMs),
+    storage: clientWithTimeout(config, StorageV1Api, timeoutMs),
+  };
 }

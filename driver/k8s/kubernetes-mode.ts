@@ -5,7 +5,10 @@ import { realSleep } from '../provider-client/retry.js';
 import type { PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import type { VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
+import type { Mounter } from '../volume/mounter.js';
+import { ApiVolumes } from './api-volumes.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
+import { ServiceAccountTokens } from './service-account-tokens.js';
 import { createKubeClients } from './kube-clients.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
@@ -18,12 +21,12 @@ export interface KubernetesMode {
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
   readonly events: EventRecorder;
-  /** Rotation's view of this node's volumes (undefined until the API source exists). */
-  readonly volumes: (VolumeSource & RequestRebuilder) | undefined;
+  /** Rotation's view of this node's volumes: pod status objects, pods, tokens. */
+  readonly volumes: VolumeSource & RequestRebuilder;
 }
 
 /** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
-export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger): KubernetesMode {
+export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter): KubernetesMode {
   const clients = createKubeClients(config.kubeconfig, process.env);
   const k8sLogger = logger.child({ component: 'kubernetes' });
   const classes = new ApiSecretProviderClassSource(clients, k8sLogger, realSleep);
@@ -35,6 +38,8 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     podStatus: new PodStatusWriter(clients, k8sLogger),
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
   });
-  return { classes, hook, events, volumes: undefined, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+  const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }));
+  return { classes, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 

@@ -45,7 +45,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   });
 
   it('accepts every deploy/ manifest in a server-side dry run', async () => {
-    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'rbac.yaml', 'rbac-secret-sync.yaml',
+    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'rbac.yaml', 'rbac-secret-sync.yaml', 'rbac-rotation.yaml',
       ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
     for (const file of files) {
       for (const obj of await readManifests(join(REPO, 'deploy', file))) {

@@ -14,6 +14,8 @@ export interface StackOptions {
   readonly driverArgs?: readonly string[];
   /** Kubernetes mode: the driver reads classes from this cluster instead of --spc-dir. */
   readonly kubeconfig?: string;
+  /** Start a new driver in an existing stack's directories (a driver restart); stop() then stops both. */
+  readonly reuse?: DriverStack;
   readonly mountMode?: 'tmpfs' | 'dir';
 }
 
@@ -48,7 +50,7 @@ async function writeTree(root: string, files: Readonly<Record<string, string>>):
 
 /** Starts the real driver process (and the file provider when asked) on sockets in a temp dir. */
 export async function startDriverStack(options: StackOptions = {}): Promise<DriverStack> {
-  const work = await mkdtemp(join(tmpdir(), 'ssc-it-'));
+  const work = options.reuse?.work ?? await mkdtemp(join(tmpdir(), 'ssc-it-'));
   const providersDir = join(work, 'providers');
   const spcDir = join(work, 'spc');
   const providerRoot = join(work, 'provider-root');
@@ -57,7 +59,7 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
   await writeTree(spcDir, options.classes ?? {});
   const children: Child[] = [];
   try {
-    if (options.providerFiles) {
+    if (options.providerFiles && !options.reuse) {
       await writeTree(providerRoot, options.providerFiles);
       children.push(await startCli(['provider', 'file', `--endpoint=unix://${join(providersDir, 'file.sock')}`, `--root=${providerRoot}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/));
     }
@@ -79,13 +81,14 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
       async stop() {
         client.close();
         for (const c of children.reverse()) await c.stop();
+        if (options.reuse) { await options.reuse.stop(); return; }
         await unmountAllUnder(work);
         await rm(work, { recursive: true, force: true });
       },
     };
   } catch (err) {
     for (const c of children.reverse()) await c.stop();
-    await rm(work, { recursive: true, force: true });
+    if (!options.reuse) await rm(work, { recursive: true, force: true });
     throw err;
   }
 }

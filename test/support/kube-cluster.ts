@@ -45,7 +45,7 @@ export async function readManifests(path: string): Promise<KubernetesObject[]> {
 async function clusterManifests(): Promise<KubernetesObject[]> {
   const objects: KubernetesObject[] = [];
   for (const f of (await readdir(join(REPO, 'deploy/crds'))).sort()) objects.push(...await readManifests(join(REPO, 'deploy/crds', f)));
-  for (const f of ['rbac.yaml', 'rbac-secret-sync.yaml']) objects.push(...await readManifests(join(REPO, 'deploy', f)));
+  for (const f of ['rbac.yaml', 'rbac-secret-sync.yaml', 'rbac-rotation.yaml']) objects.push(...await readManifests(join(REPO, 'deploy', f)));
   return objects;
 }
 

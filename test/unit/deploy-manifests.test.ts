@@ -95,6 +95,7 @@ const DRIVER_DS = () => find('DaemonSet', 'csi-secrets-store').obj;
 const PROVIDER_DS = () => find('DaemonSet', 'csi-secrets-store-provider-file').obj;
 const DRIVER_ROLE = 'secretproviderclasses-role';
 const SYNC_ROLE = 'secretprovidersyncing-role';
+const ROTATION_ROLE = 'secretproviderrotation-role';
 const BASE_GRANTS: Record<string, string[]> = {
   '/events': ['create', 'patch'],
   '/pods': ['get', 'list', 'watch'],
@@ -152,16 +153,22 @@ describe('deploy manifests', () => {
       expect(Object.fromEntries(grants(role.obj))).to.deep.equal(BASE_GRANTS);
     });
 
-    it('Secrets are granted only by the separate sync role, in rbac-secret-sync.yaml', () => {
+    it('Secrets are granted only by the separate sync and rotation roles', () => {
       const role = find('ClusterRole', SYNC_ROLE);
       expect(role.file).to.equal('rbac-secret-sync.yaml');
       expect(Object.fromEntries(grants(role.obj))).to.deep.equal(SYNC_GRANTS);
       const withSecrets = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRole' || m.obj['kind'] === 'Role')
         .filter((m) => [...grants(m.obj).keys()].some((k) => k === '/secrets' || k === '/*' || k.endsWith('/*')));
-      expect(withSecrets.map((m) => m.obj['metadata'].name)).to.deep.equal([SYNC_ROLE]);
+      expect(withSecrets.map((m) => m.obj['metadata'].name).sort()).to.deep.equal([ROTATION_ROLE, SYNC_ROLE].sort());
     });
 
-    for (const [role, file] of [[DRIVER_ROLE, 'rbac.yaml'], [SYNC_ROLE, 'rbac-secret-sync.yaml']]) {
+    it('the rotation role grants exactly what rebuilding a publish needs: tokens, the CSIDriver, nodePublishSecretRef reads', () => {
+      const role = find('ClusterRole', ROTATION_ROLE);
+      expect(role.file).to.equal('rbac-rotation.yaml');
+      expect(Object.fromEntries(grants(role.obj))).to.deep.equal({ '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get'] });
+    });
+
+    for (const [role, file] of [[DRIVER_ROLE, 'rbac.yaml'], [SYNC_ROLE, 'rbac-secret-sync.yaml'], [ROTATION_ROLE, 'rbac-rotation.yaml']]) {
       it(`${role} is bound to the driver ServiceAccount in ${file}, and nothing else is`, () => {
         const bindings = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRoleBinding' && m.obj['roleRef']?.name === role);
         expect(bindings).to.have.lengthOf(1);

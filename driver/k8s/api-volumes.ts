@@ -1,0 +1,133 @@
+import type { V1CSIVolumeSource, V1Pod } from '@kubernetes/client-node';
+import { parseGoDuration } from '../../proto/runtime/duration.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../csi/requests.js';
+import { SERVICE_ACCOUNT_TOKENS_KEY } from '../provider-client/mount-request.js';
+import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
+import type { RequestRebuilder } from '../rotation/refresher.js';
+import type { Mounter } from '../volume/mounter.js';
+import { fromKubeError, httpStatusOf } from './api-errors.js';
+import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
+import type { KubeClients } from './kube-clients.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
+import type { ApiSecretProviderClassSource } from './spc-api-source.js';
+
+/** Per-class rotation interval (beyond upstream, opt-in): a Go duration, at least 1s. */
+export const ROTATION_INTERVAL_ANNOTATION = 'secrets-store.csi.k8s.io/rotation-poll-interval';
+/** On-demand refresh (beyond upstream): an RFC 3339 time; a newer value triggers a refresh. */
+export const REFRESH_REQUESTED_ANNOTATION = 'secrets-store.csi.k8s.io/refresh-requested-at';
+
+interface PodStatusItem {
+  metadata: { namespace: string; ownerReferences?: { kind: string; uid: string }[] };
+  status?: { podName?: string; secretProviderClassName?: string; targetPath?: string };
+}
+
+/** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
+export function volumeNameOf(targetPath: string): string | undefined {
+  return /\/volumes\/kubernetes\.io~csi\/([^/]+)\/mount\/?$/.exec(targetPath)?.[1];
+}
+
+/** The pod's CSI volume for `targetPath`: by name from the path, else the one naming `spcName`. */
+export function csiVolumeOf(pod: V1Pod, targetPath: string, driverName: string, spcName: string): V1CSIVolumeSource | undefined {
+  const volumes = pod.spec?.volumes ?? [];
+  const byName = volumeNameOf(targetPath);
+  const named = volumes.find((v) => v.name === byName)?.csi;
+  if (named) return named;
+  return volumes.map((v) => v.csi).find((c) => c?.driver === driverName && c.volumeAttributes?.[SECRET_PROVIDER_CLASS_KEY] === spcName);
+}
+
+/**
+ * Rotation's view of this node in Kubernetes mode: the volumes are the pod status
+ * objects labelled with this node whose target path is still mounted, so a restarted
+ * driver resumes where it was; requests are rebuilt from the Pod as kubelet would send
+ * them (volume attributes, fresh service-account tokens, nodePublishSecretRef data).
+ */
+export class ApiVolumes implements VolumeSource, RequestRebuilder {
+  /** Last refresh-requested-at value acted on, per target path. */
+  private readonly refreshHandled = new Map<string, string>();
+
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly classes: ApiSecretProviderClassSource,
+    private readonly tokens: ServiceAccountTokens,
+    private readonly mounter: Mounter,
+    private readonly options: { nodeId: string; driverName: string; defaultIntervalMs: number },
+    private readonly logger: Logger,
+  ) {}
+
+  async list(): Promise<RotationVolume[]> {
+    let items: PodStatusItem[];
+    try {
+      const list = await this.clients.custom.listClusterCustomObject({
+        group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, plural: SPCPS_PLURAL, labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}`,
+      }) as { items?: PodStatusItem[] };
+      items = list.items ?? [];
+    } catch (err) {
+      throw fromKubeError(err, 'list SecretProviderClassPodStatuses of this node');
+    }
+    const volumes: RotationVolume[] = [];
+    for (const item of items) {
+      const { podName, secretProviderClassName: spcName, targetPath } = item.status ?? {};
+      if (!podName || !spcName || !targetPath || !await this.mounter.isMounted(targetPath)) continue;
+      const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
+      const pod = { name: podName, namespace: item.metadata.namespace, uid, serviceAccountName: '' };
+      const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
+      const requested = spc?.annotations[REFRESH_REQUESTED_ANNOTATION];
+      const refreshRequested = requested !== undefined && this.refreshHandled.get(targetPath) !== requested;
+      if (refreshRequested) this.refreshHandled.set(targetPath, requested);
+      volumes.push({ targetPath, pod, spcName, provider: spc?.provider ?? '', intervalMs: this.intervalOf(spc?.annotations, pod.namespace, spcName), refreshRequested });
+    }
+    this.tokens.retain(new Set(volumes.map((v) => v.pod.uid)));
+    return volumes;
+  }
+
+  async rebuild(volume: RotationVolume): Promise<PublishRequest | undefined> {
+    const pod = await this.readPod(volume.pod.namespace, volume.pod.name);
+    if (!pod || pod.metadata?.uid !== volume.pod.uid || pod.metadata?.deletionTimestamp) return undefined;
+    const csi = csiVolumeOf(pod, volume.targetPath, this.options.driverName, volume.spcName);
+    if (!csi) return undefined;
+    const serviceAccountName = pod.spec?.serviceAccountName || 'default';
+    const podRef = { ...volume.pod, serviceAccountName };
+    const volumeContext: Record<string, string> = {
+      ...csi.volumeAttributes,
+      [POD_NAME_KEY]: podRef.name, [POD_NAMESPACE_KEY]: podRef.namespace, [POD_UID_KEY]: podRef.uid,
+      [SERVICE_ACCOUNT_NAME_KEY]: serviceAccountName, [EPHEMERAL_KEY]: 'true',
+    };
+    const tokens = await this.tokens.tokensFor(podRef, serviceAccountName);
+    if (tokens) volumeContext[SERVICE_ACCOUNT_TOKENS_KEY] = tokens;
+    return {
+      volumeId: `rotation-${volume.pod.uid}`, targetPath: volume.targetPath, spcName: volume.spcName, pod: podRef,
+      volumeContext, secrets: csi.nodePublishSecretRef?.name ? await this.readSecretData(podRef.namespace, csi.nodePublishSecretRef.name) : {},
+    };
+  }
+
+  private intervalOf(annotations: Readonly<Record<string, string>> | undefined, namespace: string, spcName: string): number {
+    const raw = annotations?.[ROTATION_INTERVAL_ANNOTATION];
+    if (raw === undefined) return this.options.defaultIntervalMs;
+    try {
+      const ms = parseGoDuration(raw);
+      if (ms >= 1000) return ms;
+    } catch { /* reported below */ }
+    this.logger.warn('ignoring an invalid rotation interval annotation', { spc: `${namespace}/${spcName}`, value: raw.slice(0, 40) });
+    return this.options.defaultIntervalMs;
+  }
+
+  private async readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    try {
+      return await this.clients.core.readNamespacedPod({ name, namespace });
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return undefined;
+      throw fromKubeError(err, `get Pod ${namespace}/${name}`);
+    }
+  }
+
+  /** The nodePublishSecretRef Secret's data, decoded; it lives in the pod's namespace only. */
+  private async readSecretData(namespace: string, name: string): Promise<Record<string, string>> {
+    try {
+      const secret = await this.clients.core.readNamespacedSecret({ name, namespace });
+      return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    } catch (err) {
+      throw fromKubeError(err, `get nodePublishSecretRef Secret ${namespace}/${name}`);
+    }
+  }
+}

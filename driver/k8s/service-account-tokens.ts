@@ -1,0 +1,80 @@
+import type { V1CSIDriver } from '@kubernetes/client-node';
+import type { PodRef } from '../csi/requests.js';
+import { fromKubeError } from './api-errors.js';
+import type { KubeClients } from './kube-clients.js';
+
+/** A cached token and when to stop using it. */
+interface CachedToken {
+  readonly token: string;
+  readonly expirationTimestamp: string;
+  readonly refreshAt: number;
+}
+
+/** How long the CSIDriver object (its tokenRequests) is trusted before re-reading it. */
+const CSIDRIVER_TTL_MS = 5 * 60_000;
+/** Tokens are renewed after this fraction of their lifetime, as kubelet does. */
+const RENEW_FRACTION = 0.8;
+
+/**
+ * Mints the pod's service-account tokens for the audiences in the CSIDriver's
+ * tokenRequests, as kubelet would for a publish (TokenRequest API, bound to the pod),
+ * and caches each until 80% of its lifetime. Tokens are never logged.
+ */
+export class ServiceAccountTokens {
+  private driver: { value: V1CSIDriver | undefined; readAt: number } | undefined;
+  private readonly tokens = new Map<string, CachedToken>();
+
+  constructor(private readonly clients: KubeClients, private readonly driverName: string, private readonly now: () => number) {}
+
+  /** The `csi.storage.k8s.io/serviceAccount.tokens` JSON, or undefined when no audience is configured. */
+  async tokensFor(pod: PodRef, serviceAccount: string): Promise<string | undefined> {
+    const requests = (await this.csiDriver())?.spec?.tokenRequests ?? [];
+    if (requests.length === 0) return undefined;
+    const out: Record<string, { token: string; expirationTimestamp: string }> = {};
+    for (const r of requests) {
+      const t = await this.token(pod, serviceAccount, r.audience, r.expirationSeconds);
+      out[r.audience] = { token: t.token, expirationTimestamp: t.expirationTimestamp };
+    }
+    return JSON.stringify(out);
+  }
+
+  /** Drops cached tokens of pods that are gone. */
+  retain(podUids: ReadonlySet<string>): void {
+    for (const key of this.tokens.keys()) if (!podUids.has(key.split('|')[0] ?? '')) this.tokens.delete(key);
+  }
+
+  private async csiDriver(): Promise<V1CSIDriver | undefined> {
+    if (this.driver && this.now() - this.driver.readAt < CSIDRIVER_TTL_MS) return this.driver.value;
+    try {
+      const value = await this.clients.storage.readCSIDriver({ name: this.driverName });
+      this.driver = { value, readAt: this.now() };
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 404) throw fromKubeError(err, `get CSIDriver ${this.driverName}`);
+      this.driver = { value: undefined, readAt: this.now() };
+    }
+    return this.driver.value;
+  }
+
+  private async token(pod: PodRef, serviceAccount: string, audience: string, expirationSeconds: number | undefined): Promise<CachedToken> {
+    const key = `${pod.uid}|${serviceAccount}|${audience}`;
+    const cached = this.tokens.get(key);
+    if (cached && this.now() < cached.refreshAt) return cached;
+    try {
+      const issued = this.now();
+      const res = await this.clients.core.createNamespacedServiceAccountToken({
+        name: serviceAccount, namespace: pod.namespace,
+        body: { spec: { audiences: [audience], ...(expirationSeconds ? { expirationSeconds } : {}), boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } } },
+      });
+      const expires = new Date(res.status?.expirationTimestamp ?? issued + 3600_000).getTime();
+      const token: CachedToken = {
+        token: res.status?.token ?? '',
+        expirationTimestamp: new Date(expires).toISOString(),
+        refreshAt: issued + (expires - issued) * RENEW_FRACTION,
+      };
+      this.tokens.set(key, token);
+      return token;
+    } catch (err) {
+      throw fromKubeError(err, `request a token for ServiceAccount ${pod.namespace}/${serviceAccount} (audience ${audience})`);
+    }
+  }
+}

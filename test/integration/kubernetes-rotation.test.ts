@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Child } from '../../bin/child-process.js';
+import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+
+const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+
+/** Resolves when the child has logged `pattern` at least `count` times. */
+async function logged(child: Child, pattern: RegExp, count: number): Promise<void> {
+  const matches = () => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
+  while (matches() < count) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
+}
+const count = (child: Child, pattern: RegExp) => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
+
+describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', function () {
+  this.timeout(300_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let scripted: ScriptedProvider;
+  let ns: string;
+  let uid: string;
+  const driverArgs = ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'];
+
+  async function events(reason: string): Promise<string[]> {
+    return (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === reason).map((e) => `${e.type}: ${e.message}`);
+  }
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'rotation');
+    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
+      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], tokenRequests: [{ audience: 'vault-test' }] } } as never).catch(() => undefined);
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'rot' },
+      spec: { provider: 'file', parameters: { objects: '- objectName: token\n' }, secretObjects: [{ secretName: 'rot-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] },
+    } });
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'tok' }, spec: { provider: 'scripted' } } });
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
+      metadata: { name: 'app' },
+      spec: {
+        containers: [{ name: 'c', image: 'busybox' }],
+        volumes: [
+          { name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'rot' } } },
+          { name: 'tokens', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'tok', extra: 'from-pod' } } },
+        ],
+      },
+    } });
+    uid = pod.metadata?.uid ?? '';
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs, providerFiles: { token: 'v1' } });
+    scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: 'x' }]));
+  });
+  after(async () => {
+    await scripted?.stop();
+    await stack?.stop();
+  });
+
+  it('rotates mounted files, the pod status object and the synced Secret, and tells the user', async () => {
+    const target = stack.targetPath('app');
+    await stack.client.publish(stack.request(target, 'rot', 'app', ns, uid));
+    await writeFile(join(stack.providerRoot, 'token'), 'v2');
+    await logged(stack.driver, /"message":"volume rotated"/, 1);
+    expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v2');
+    const secret = await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns });
+    expect(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString()).to.equal('v2');
+    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-rot` }) as { status: { objects: { version: string }[] } };
+    expect(status.status.objects[0]?.version).to.equal(await readFile(join(target, '.metadata/token'), 'utf8'));
+    expect(await events('MountRotationComplete')).to.have.length(1);
+    expect((await events('SecretRotationComplete'))[0]).to.match(/^Normal: Secret .*\/rot-secret updated with rotated content/);
+  });
+
+  it('makes no API writes, file writes or events in unchanged rounds', async () => {
+    const target = stack.targetPath('app');
+    const data = await readlink(join(target, '..data'));
+    const statusVersion = ((await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-rot` })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const secretVersion = (await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns })).metadata?.resourceVersion;
+    await logged(stack.driver, /"message":"rotation round done"/, count(stack.driver, /"message":"rotation round done"/) + 2);
+    expect(await readlink(join(target, '..data'))).to.equal(data);
+    expect(((await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-rot` })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion).to.equal(statusVersion);
+    expect((await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns })).metadata?.resourceVersion).to.equal(secretVersion);
+    expect(await events('MountRotationComplete')).to.have.length(1);
+  });
+
+  it('sends the provider fresh service-account tokens for the CSIDriver audiences and the pod\'s volume attributes', async () => {
+    const target = stack.targetPath('tokens');
+    await stack.client.publish(stack.request(target, 'tok', 'app', ns, uid));
+    const before = scripted.requests.length;
+    await logged(stack.driver, /"message":"rotation round done"/, count(stack.driver, /"message":"rotation round done"/) + 2);
+    expect(scripted.requests.length).to.be.greaterThan(before);
+    const attributes = JSON.parse(scripted.requests.at(-1)?.attributes ?? '{}') as Record<string, string>;
+    expect(attributes['extra']).to.equal('from-pod');
+    const tokens = JSON.parse(attributes['csi.storage.k8s.io/serviceAccount.tokens'] ?? '{}') as Record<string, { token: string; expirationTimestamp: string }>;
+    expect(Object.keys(tokens)).to.deep.equal(['vault-test']);
+    expect(tokens['vault-test']?.token).to.match(/^eyJ/);
+    expect(stack.driver.stderr()).not.to.include(tokens['vault-test']?.token ?? 'x');
+  });
+
+  it('resumes after a driver restart from the pod status objects, without remounting', async () => {
+    const target = stack.targetPath('app');
+    const data = await readlink(join(target, '..data'));
+    await stack.driver.stop();
+    const restarted = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs, reuse: stack });
+    try {
+      await logged(restarted.driver, /"message":"rotation round done"/, 1);
+      expect(await readlink(join(target, '..data')), 'no rewrite after restart').to.equal(data);
+      await writeFile(join(stack.providerRoot, 'token'), 'v3');
+      await logged(restarted.driver, /"message":"volume rotated"/, 1);
+      expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v3');
+      expect(await events('MountRotationComplete')).to.have.length(2);
+    } finally {
+      stack = restarted;
+    }
+  });
+});
