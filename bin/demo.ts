@@ -17,6 +17,11 @@ function line(text: string): void {
   process.stdout.write(`    ${text}\n`);
 }
 
+/** Resolves when the child process logs a line matching `pattern` (an event, not a timer). */
+async function untilLogged(child: Child, pattern: RegExp): Promise<void> {
+  while (!pattern.test(child.stderr())) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
+}
+
 /** Lists a volume the way `ls -lR` would, with link targets and octal modes. */
 async function showTree(dir: string, rel = ''): Promise<void> {
   for (const name of (await readdir(join(dir, rel))).sort()) {
@@ -38,7 +43,8 @@ async function showVersions(target: string): Promise<void> {
 /**
  * `secrets-store-csi demo`: starts the file provider and the driver (local mode) as real
  * processes on temp sockets, publishes a volume from examples/local like kubelet, shows
- * the files, modes and .metadata, changes a secret and republishes, then cleans up.
+ * the files, modes and .metadata, changes a secret and lets the rotation reconciler
+ * pick it up, then cleans up.
  */
 export async function runDemo(_argv: readonly string[]): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'ssc-demo-'));
@@ -67,7 +73,10 @@ export async function runDemo(_argv: readonly string[]): Promise<void> {
 
     step('starting the driver in local mode');
     children.push(await startCli(['driver', `--endpoint=unix://${join(work, 'csi.sock')}`, '--nodeid=demo-node', `--provider-volume=${join(work, 'providers')}`,
-      '--additional-provider-volume-paths=', `--spc-dir=${EXAMPLES}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0'], /driver started/));
+      '--additional-provider-volume-paths=', `--spc-dir=${EXAMPLES}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0',
+      '--enable-secret-rotation', '--rotation-poll-interval=2s'], /driver started/));
+    const driver = children[children.length - 1] as Child;
+    const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
     const info = await client.pluginInfo();
     line(`${info.name} ${info.vendor_version}, Probe ready: ${await client.probe()}`);
 
@@ -83,11 +92,17 @@ export async function runDemo(_argv: readonly string[]): Promise<void> {
     step('.metadata/versions.json (HMAC versions: they never reveal the content)');
     await showVersions(target);
 
-    step('the secret changes in the store; kubelet republishes');
+    step('the secret changes in the store; the rotation reconciler (every 2s) picks it up');
+    const before = await readlink(join(target, '..data'));
     await writeFile(join(work, 'secrets', 'db', 'password'), 'demo-db-password-2\n');
-    await client.publish(inlinePublishRequest('demo-volume', target, ctx));
+    const rotatedAt = performance.now();
+    await untilLogged(driver, /"message":"volume rotated"/);
+    line(`rotated after ${((performance.now() - rotatedAt) / 1000).toFixed(1)} s, without a republish`);
     line(`db-password now: ${JSON.stringify(await readFile(join(target, 'db-password'), 'utf8'))}`);
+    line(`..data: ${before} -> ${await readlink(join(target, '..data'))} (swapped atomically)`);
     await showVersions(target);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    for (const m of metrics.split('\n').filter((l) => /^(rotation_reconcile_total|node_publish_total)\{/.test(l))) line(m);
 
     step('NodeUnpublishVolume');
     await client.unpublish('demo-volume', target);
