@@ -81,3 +81,39 @@ describe('interop: our driver with upstream\'s provider server (real Go process)
     await stack.client.unpublish('vol-interop', target);
   });
 });
+
+describe('interop: rotation reconciler with upstream\'s provider server (real Go process)', function () {
+  let stack: DriverStack;
+  let upstream: Child;
+  let configPath: string;
+
+  before(async () => {
+    const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
+    stack = await startDriverStack({
+      classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') },
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
+    });
+    configPath = join(stack.work, 'fake.json');
+    await writeFile(configPath, config('v1', 'secret'));
+    upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+  });
+  after(async () => {
+    await upstream?.stop();
+    await stack?.stop();
+  });
+
+  it('turns a mounted v1/secret into v2/rotated without any republish', async () => {
+    const target = stack.targetPath('rot');
+    await stack.client.publish(stack.request(target, 'upstream', 'rot'));
+    expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('secret');
+    await writeFile(configPath, config('v2', 'rotated'));
+    upstream.process.kill('SIGHUP');
+    while (!/"message":"volume rotated"/.test(stack.driver.stderr())) {
+      await new Promise<void>((resolve) => stack.driver.process.stderr?.once('data', () => resolve()));
+    }
+    expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
+    expect(await readFile(join(target, '.metadata/secret%2Ffoo'), 'utf8')).to.equal('v2');
+    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="upstream-fake",os_type="linux",rotated="true"\} 1$/m);
+    await stack.client.unpublish('vol-rot', target);
+  });
+});
