@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { csiVolumeOf, volumeNameOf } from '../../driver/k8s/api-volumes.js';
+import { RotationReconciler, type RefreshReport, type RotationVolume } from '../../driver/rotation/reconciler.js';
+import { RotationSchedule } from '../../driver/rotation/schedule.js';
+import { createLogger } from '../../proto/runtime/logger.js';
+
+const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
+const volume = (targetPath: string, provider = 'file', intervalMs = 60_000, refreshRequested = false): RotationVolume => ({ targetPath, pod, spcName: 's', provider, intervalMs, refreshRequested });
+
+function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => RefreshReport | Promise<RefreshReport>) {
+  let now = 1_000_000;
+  const calls: string[] = [];
+  const metrics: string[] = [];
+  const reconciler = new RotationReconciler({
+    source: { list: async () => volumes },
+    refresher: { refresh: async (v) => { calls.push(v.targetPath); return outcome(v); } },
+    schedule: new RotationSchedule(),
+    metrics: { reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`), reconcileFailed: (p, e) => metrics.push(`${p}:error:${e}`) },
+    logger: createLogger({ component: 'test', silent: true }),
+    now: () => now, sleep: async () => undefined, defaultIntervalMs: 60_000, concurrencyPerProvider: 2,
+  });
+  return { reconciler, calls, metrics, advance: (ms: number) => { now += ms; } };
+}
+
+describe('RotationReconciler.runRound', () => {
+  it('refreshes every volume in the first round, then only the due ones', async () => {
+    const h = harness([volume('/a'), volume('/b', 'file', 10_000)], () => ({ result: 'unchanged', provider: 'file' }));
+    expect(await h.reconciler.runRound()).to.include({ volumes: 2, refreshed: 2, changed: 0, failed: 0 });
+    h.advance(11_500);
+    const report = await h.reconciler.runRound();
+    expect(report.refreshed).to.equal(1);
+    expect(h.calls).to.deep.equal(['/a', '/b', '/b']);
+  });
+
+  it('counts changed and failed volumes and records upstream metrics', async () => {
+    const h = harness([volume('/a'), volume('/b', 'vault')], (v) => v.targetPath === '/a' ? { result: 'changed', provider: 'file' } : { result: 'failed', provider: 'vault', errorType: 'ProviderTimeout' });
+    expect(await h.reconciler.runRound()).to.include({ refreshed: 2, changed: 1, failed: 1 });
+    expect(h.metrics.sort()).to.deep.equal(['file:true', 'vault:error:ProviderTimeout']);
+  });
+
+  it('runs a volume whose refresh was requested even when it is not due', async () => {
+    const volumes = [volume('/a')];
+    const h = harness(volumes, () => ({ result: 'unchanged', provider: 'file' }));
+    await h.reconciler.runRound();
+    volumes[0] = volume('/a', 'file', 60_000, true);
+    expect((await h.reconciler.runRound()).refreshed).to.equal(1);
+  });
+
+  it('treats a refresher that throws as a failure of that volume only', async () => {
+    const h = harness([volume('/a'), volume('/b')], (v) => { if (v.targetPath === '/a') throw new Error('bug'); return { result: 'unchanged', provider: 'file' }; });
+    expect(await h.reconciler.runRound()).to.include({ refreshed: 2, failed: 1 });
+  });
+
+  it('loops until stop(), which waits for the loop to end', async () => {
+    let refreshed!: () => void;
+    const first = new Promise<void>((resolve) => { refreshed = resolve; });
+    const h = harness([volume('/a')], () => { refreshed(); return { result: 'unchanged', provider: 'file' }; });
+    h.reconciler.start();
+    await first;
+    await h.reconciler.stop();
+    const calls = h.calls.length;
+    await new Promise((r) => setImmediate(r));
+    expect(calls).to.be.greaterThan(0);
+    expect(h.calls.length).to.equal(calls);
+  });
+});
+
+describe('finding a pod\'s CSI volume for a target path', () => {
+  const podObj = { spec: { containers: [], volumes: [
+    { name: 'other', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'a' } } },
+    { name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'b' } } },
+  ] } };
+  it('reads the volume name from a kubelet target path', () => {
+    expect(volumeNameOf('/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount')).to.equal('secrets');
+    expect(volumeNameOf('/tmp/x')).to.equal(undefined);
+  });
+  it('finds the volume by name, else by class', () => {
+    expect(csiVolumeOf(podObj, '/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount', 'secrets-store.csi.k8s.io', 'zzz')?.volumeAttributes?.['secretProviderClass']).to.equal('b');
+    expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'a')?.volumeAttributes?.['secretProviderClass']).to.equal('a');
+    expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'none')).to.equal(undefined);
+  });
+});
