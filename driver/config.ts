@@ -37,7 +37,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'additional-provider-volume-paths': { type: 'string', default: '/etc/kubernetes/secrets-store-csi-providers', help: 'comma-separated directories searched for provider sockets before --provider-volume' },
   'max-call-recv-msg-size': { type: 'string', default: String(4 * 1024 * 1024), help: 'largest provider Mount response accepted, in bytes' },
   'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
-  'enable-secret-rotation': { type: 'boolean', default: false, help: 'periodically re-fetch mounted secrets (the reconciler is not part of this build yet; the flag is accepted and logged)' },
+  'enable-secret-rotation': { type: 'boolean', default: false, help: 'run the rotation reconciler: re-fetch mounted secrets every --rotation-poll-interval (docs/rotation.md)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
   'kubeconfig': { type: 'string', default: '', help: 'kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config); ignored in local mode' },

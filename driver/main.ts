@@ -57,6 +57,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   serving = true;
 
   rotation?.start(publisher, kube?.events);
+  // A refresh-requested-at annotation on a class wakes the reconciler at once.
+  if (rotation && kube) kube.classes.onChange((spc) => { if (spc.metadata?.annotations?.['secrets-store.csi.k8s.io/refresh-requested-at']) rotation.wake(); });
   let health: HealthServer | undefined;
   if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
   logger.info('driver started', {

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, StorageV1Api, ServerConfiguration, createConfiguration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 
 /** The Kubernetes API clients the driver uses, built once in Kubernetes mode. */
@@ -36,7 +39,12 @@ export function createKubeClients(kubeconfigPath: string, env: Readonly<Record<s
   const config = new KubeConfig();
   if (kubeconfigPath !== '') config.loadFromFile(kubeconfigPath);
   else if (env['KUBERNETES_SERVICE_HOST']) config.loadFromCluster();
-  else config.loadFromDefault();
+  else {
+    // client-node falls back to http://localhost:8080 when no kubeconfig exists: refuse that.
+    const path = env['KUBECONFIG'] || join(homedir(), '.kube', 'config');
+    if (!existsSync(path.split(':')[0] ?? path)) throw new Error(`no Kubernetes cluster configured (${path} does not exist, not in a pod): set --kubeconfig, or use local mode with --spc-dir`);
+    config.loadFromDefault();
+  }
   if (!config.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set --kubeconfig, run in a pod, or use local mode (--spc-dir)');
   return {
     config,

@@ -21,6 +21,12 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
   private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
   private synced = false;
   private everListed = false;
+  private readonly changeListeners: ((spc: KubernetesObject) => void)[] = [];
+
+  /** Calls `listener` whenever a class is added or updated (rotation wakes on refresh requests). */
+  onChange(listener: (spc: KubernetesObject) => void): void {
+    this.changeListeners.push(listener);
+  }
   private stopped = false;
 
   constructor(private readonly clients: KubeClients, private readonly logger: Logger, private readonly sleep: Sleep) {}
@@ -43,6 +49,9 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
       this.logger.warn('SecretProviderClass list/watch failed; relisting', { error: fromKubeError(err, 'list and watch SecretProviderClasses').message, retryInMs: RESTART_DELAY_MS });
       void this.sleep(RESTART_DELAY_MS).then(() => this.listAndWatch());
     });
+    const notify = (obj: KubernetesObject) => { for (const l of this.changeListeners) l(obj); };
+    informer.on('update', notify);
+    informer.on('add', notify);
     this.informer = informer;
     void this.listAndWatch();
   }

@@ -76,12 +76,18 @@ export class RotationReconciler {
   private loop: Promise<void> | undefined;
   /** The volumes the last round saw, for computing when to wake next. */
   private lastVolumes: readonly RotationVolume[] = [];
+  private wakeUp: (() => void) | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /** Starts the loop in the background. */
   start(): void {
     this.loop ??= this.run();
+  }
+
+  /** Ends the current wait early (an on-demand refresh was requested). */
+  wake(): void {
+    this.wakeUp?.();
   }
 
   /** Stops the loop and waits for the round in progress to finish. */
@@ -131,7 +137,9 @@ export class RotationReconciler {
       } catch (err) {
         deps.logger.warn('rotation round failed; retrying next interval', { error: (err as Error).message });
       }
-      await deps.sleep(wakeIn, this.abort.signal).catch(() => undefined);
+      const woken = new Promise<void>((resolve) => { this.wakeUp = resolve; });
+      await Promise.race([deps.sleep(wakeIn, this.abort.signal).catch(() => undefined), woken]);
+      this.wakeUp = undefined;
     }
   }
 

@@ -19,6 +19,8 @@ export interface Rotation {
   readonly hooks: readonly PublishHook[];
   /** The publisher's republish gate. */
   isFresh(targetPath: string): boolean;
+  /** Ends the reconciler's wait early (an on-demand refresh was requested). */
+  wake(): void;
   /** NodeUnpublishVolume happened. */
   forget(targetPath: string): void;
   /** Starts the loop once the publisher exists. */
@@ -40,11 +42,14 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
     if (volume.origin === 'kubelet' && !volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
+    // A new volume may have a shorter (per-class) interval than the loop is sleeping for.
+    if (volume.firstMount) reconciler?.wake();
   };
   return {
     hooks: api ? [recordPublish] : [recordPublish, memory.remember],
     isFresh: (targetPath) => schedule.isFresh(targetPath, interval, Date.now()),
     forget: (targetPath) => memory.forget(targetPath),
+    wake: () => reconciler?.wake(),
     start(publisher, events) {
       reconciler = new RotationReconciler({
         source, schedule, metrics, logger: log, now: Date.now, sleep: realSleep,

@@ -115,3 +115,50 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     }
   });
 });
+
+describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let ns: string;
+  let uid: string;
+
+  async function createClass(name: string, annotations: Record<string, string>, objects: string): Promise<void> {
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name, annotations }, spec: { provider: 'file', parameters: { objects } } } });
+  }
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'optin');
+    await createClass('fast', { 'secrets-store.csi.k8s.io/rotation-poll-interval': '1s' }, '- objectName: a\n');
+    await createClass('ondemand', {}, '- objectName: b\n');
+    uid = (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [
+      { name: 'fast', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'fast' } } },
+      { name: 'ondemand', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'ondemand' } } },
+    ] } } })).metadata?.uid ?? '';
+    // The driver's own interval is an hour: only the class annotations can make anything happen.
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1h'], providerFiles: { a: 'a1', b: 'b1' } });
+  });
+  after(async () => { await stack?.stop(); });
+
+  it('uses a per-class interval from the rotation-poll-interval annotation', async () => {
+    const target = stack.targetPath('fast');
+    await stack.client.publish(stack.request(target, 'fast', 'p', ns, uid));
+    await writeFile(join(stack.providerRoot, 'a'), 'a2');
+    await logged(stack.driver, /"message":"volume rotated"/, 1);
+    expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a2');
+  });
+
+  it('refreshes at once when refresh-requested-at is set on the class', async () => {
+    const target = stack.targetPath('ondemand');
+    await stack.client.publish(stack.request(target, 'ondemand', 'p', ns, uid));
+    await writeFile(join(stack.providerRoot, 'b'), 'b2');
+    const rotated = count(stack.driver, /"message":"volume rotated"/);
+    const spc = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'ondemand' }) as { metadata: Record<string, unknown> };
+    await cluster.admin.custom.replaceNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'ondemand',
+      body: { ...spc, metadata: { ...spc.metadata, annotations: { 'secrets-store.csi.k8s.io/refresh-requested-at': new Date().toISOString() } } } });
+    await logged(stack.driver, /"message":"volume rotated"/, rotated + 1);
+    expect(await readFile(join(target, 'b'), 'utf8')).to.equal('b2');
+  });
+});
