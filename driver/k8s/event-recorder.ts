@@ -8,7 +8,8 @@ import type { KubeClients } from './kube-clients.js';
 export type EventReason =
   | 'SecretOwnershipConflict' | 'FailedToCreateSecret' | 'SecretCreated' | 'SecretUpdated'
   | 'SecretSyncDisabled' | 'MountFailed' | 'MountRotationComplete' | 'MountRotationFailed'
-  | 'SecretRotationComplete' | 'SecretRotationFailed';
+  | 'SecretRotationComplete' | 'SecretRotationFailed'
+  | 'WorkloadRestarted' | 'WorkloadRestartFailed' | 'WorkloadRestartSkipped';
 
 /** Records Kubernetes Events on a Pod. Messages must never contain secret data. */
 export interface EventRecorder {

@@ -9,6 +9,7 @@ import type { Mounter } from '../volume/mounter.js';
 import { ApiVolumes } from './api-volumes.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
+import { WorkloadRestarter } from './workload-restart.js';
 import { createKubeClients } from './kube-clients.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
@@ -37,6 +38,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger,
     podStatus: new PodStatusWriter(clients, k8sLogger),
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
+    restarter: config.enableSecretRotation ? new WorkloadRestarter(clients, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
   });
   const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }));

@@ -9,6 +9,7 @@ import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
 import { deletePodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
+import { RESTART_ON_ROTATION_ANNOTATION, type WorkloadRestarter } from './workload-restart.js';
 
 /** What the Kubernetes publish hook needs. */
 export interface KubernetesHookDeps {
@@ -17,6 +18,8 @@ export interface KubernetesHookDeps {
   readonly podStatus: PodStatusWriter;
   /** Undefined when --enable-secret-sync is off. */
   readonly secrets: SecretSyncer | undefined;
+  /** Restarts workloads of classes that opt in (undefined without rotation). */
+  readonly restarter?: WorkloadRestarter | undefined;
   readonly events: EventRecorder;
   readonly metrics: DriverMetrics;
   readonly now: () => Date;
@@ -53,32 +56,42 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     const status = await deps.podStatus.record({
       pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now(),
     });
-    if (spc.secretObjects.length === 0) return;
-    if (!deps.secrets) {
-      if (volume.firstMount) {
-        await deps.events.event(request.pod, 'Warning', 'SecretSyncDisabled',
-          `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs without --enable-secret-sync; no Secret was created`);
-      }
-      return;
-    }
-    const owners = secretOwners(await podOwners(deps.clients, request.pod), status);
-    for (const object of spc.secretObjects) {
-      const started = performance.now();
-      let outcome;
-      try {
-        outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
-      } catch (err) {
-        if (volume.origin === 'rotation') {
-          await deps.events.event(request.pod, 'Warning', 'SecretRotationFailed', `Secret ${request.pod.namespace}/${object.secretName} was not updated after rotation: ${(err as Error).message}`);
-        }
-        throw err;
-      }
-      if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
-      if (outcome === 'updated' && volume.origin === 'rotation') {
-        await deps.events.event(request.pod, 'Normal', 'SecretRotationComplete', `Secret ${request.pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
-      }
-    }
+    const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
+    if (spc.secretObjects.length === 0 && !restart) return;
+    const owners = await podOwners(deps.clients, request.pod);
+    // Secrets first: the restarted pods must find them already updated.
+    await syncSecrets(deps, volume, secretOwners(owners, status));
+    if (restart) await restart.restart(request.pod, owners, spc.name);
   };
+}
+
+/** Syncs the class's secretObjects (SPEC 7), reporting rotation outcomes as events. */
+async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: V1OwnerReference[]): Promise<void> {
+  const { request, spc } = volume;
+  if (spc.secretObjects.length === 0) return;
+  if (!deps.secrets) {
+    if (volume.firstMount) {
+      await deps.events.event(request.pod, 'Warning', 'SecretSyncDisabled',
+        `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs without --enable-secret-sync; no Secret was created`);
+    }
+    return;
+  }
+  for (const object of spc.secretObjects) {
+    const started = performance.now();
+    let outcome;
+    try {
+      outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
+    } catch (err) {
+      if (volume.origin === 'rotation') {
+        await deps.events.event(request.pod, 'Warning', 'SecretRotationFailed', `Secret ${request.pod.namespace}/${object.secretName} was not updated after rotation: ${(err as Error).message}`);
+      }
+      throw err;
+    }
+    if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
+    if (outcome === 'updated' && volume.origin === 'rotation') {
+      await deps.events.event(request.pod, 'Normal', 'SecretRotationComplete', `Secret ${request.pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
+    }
+  }
 }
 
 /**

@@ -162,3 +162,38 @@ describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', fu
     expect(await readFile(join(target, 'b'), 'utf8')).to.equal('b2');
   });
 });
+
+describe('restart of the owning workload on rotation (opt-in, real kube-apiserver)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let ns: string;
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'restart');
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass',
+      metadata: { name: 'cfg', annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },
+      spec: { provider: 'file', parameters: { objects: '- objectName: conf\n' } } } });
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'], providerFiles: { conf: 'c1' } });
+  });
+  after(async () => { await stack?.stop(); });
+
+  it('patches the Deployment\'s pod template like kubectl rollout restart, once, with an event', async () => {
+    const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    const deploy = await cluster.admin.objects.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns }, spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template } } as never) as { metadata: { uid: string } };
+    const rs = await cluster.admin.objects.create({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-1', namespace: ns, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: deploy.metadata.uid, controller: true }] },
+      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template } } as never) as { metadata: { uid: string } };
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'web-1-a', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: rs.metadata.uid, controller: true }] },
+      spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 's', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'cfg' } } }] } } });
+    const target = stack.targetPath('web');
+    await stack.client.publish(stack.request(target, 'cfg', 'web-1-a', ns, pod.metadata?.uid));
+    await writeFile(join(stack.providerRoot, 'conf'), 'c2');
+    await logged(stack.driver, /"message":"restarted workload after rotation"/, 1);
+    const after = await cluster.admin.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns } }) as { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
+    expect(Date.parse(after.spec.template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] ?? '')).to.be.greaterThan(0);
+    const events = (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'WorkloadRestarted');
+    expect(events.map((e) => e.message)).to.deep.equal([`restarted Deployment ${ns}/web because rotation changed the content of SecretProviderClass cfg`]);
+  });
+});

@@ -165,7 +165,10 @@ describe('deploy manifests', () => {
     it('the rotation role grants exactly what rebuilding a publish needs: tokens, the CSIDriver, nodePublishSecretRef reads', () => {
       const role = find('ClusterRole', ROTATION_ROLE);
       expect(role.file).to.equal('rbac-rotation.yaml');
-      expect(Object.fromEntries(grants(role.obj))).to.deep.equal({ '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get'] });
+      expect(Object.fromEntries(grants(role.obj))).to.deep.equal({
+        '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get'],
+        'apps/replicasets': ['get'], 'apps/deployments': ['get', 'patch'], 'apps/statefulsets': ['get', 'patch'], 'apps/daemonsets': ['get', 'patch'],
+      });
     });
 
     for (const [role, file] of [[DRIVER_ROLE, 'rbac.yaml'], [SYNC_ROLE, 'rbac-secret-sync.yaml'], [ROTATION_ROLE, 'rbac-rotation.yaml']]) {

@@ -1,0 +1,77 @@
+import { AppsV1Api, type V1OwnerReference } from '@kubernetes/client-node';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { PodRef } from '../csi/requests.js';
+import { fromKubeError } from './api-errors.js';
+import type { EventRecorder } from './event-recorder.js';
+import type { KubeClients } from './kube-clients.js';
+
+/** Opt-in on a SecretProviderClass: restart the pods' workload when rotation changed content. */
+export const RESTART_ON_ROTATION_ANNOTATION = 'secrets-store.csi.k8s.io/restart-on-rotation';
+/** The pod-template annotation `kubectl rollout restart` sets. */
+export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+
+type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
+
+/** The workload to restart for a pod's owners: ReplicaSet → its Deployment; StatefulSet and DaemonSet directly. */
+export async function workloadOf(apps: AppsV1Api, namespace: string, owners: readonly V1OwnerReference[] | undefined): Promise<{ kind: WorkloadKind; name: string } | undefined> {
+  const owner = owners?.find((o) => o.controller) ?? owners?.[0];
+  if (!owner) return undefined;
+  if (owner.kind === 'StatefulSet' || owner.kind === 'DaemonSet') return { kind: owner.kind, name: owner.name };
+  if (owner.kind !== 'ReplicaSet') return undefined;
+  const rs = await apps.readNamespacedReplicaSet({ name: owner.name, namespace });
+  const deployment = rs.metadata?.ownerReferences?.find((o) => o.kind === 'Deployment');
+  return deployment ? { kind: 'Deployment', name: deployment.name } : undefined;
+}
+
+/**
+ * Restarts a pod's owning workload the way `kubectl rollout restart` does: a new
+ * `kubectl.kubernetes.io/restartedAt` pod-template annotation. Pods of one workload
+ * that rotate together restart it once per `minGapMs`.
+ */
+export class WorkloadRestarter {
+  private readonly apps: AppsV1Api;
+  private readonly lastRestart = new Map<string, number>();
+
+  constructor(clients: KubeClients, private readonly events: EventRecorder, private readonly logger: Logger, private readonly now: () => Date, private readonly minGapMs: number) {
+    this.apps = clients.config.makeApiClient(AppsV1Api);
+  }
+
+  /** Restarts the workload owning `pod` (whose owners are given); never throws. */
+  async restart(pod: PodRef, owners: readonly V1OwnerReference[] | undefined, spcName: string): Promise<void> {
+    try {
+      const workload = await workloadOf(this.apps, pod.namespace, owners);
+      if (!workload) {
+        await this.events.event(pod, 'Warning', 'WorkloadRestartSkipped', `SecretProviderClass ${spcName} asks for a restart on rotation, but the pod has no Deployment, StatefulSet or DaemonSet owner`);
+        return;
+      }
+      const key = `${pod.namespace}/${workload.kind}/${workload.name}`;
+      const now = this.now();
+      if (now.getTime() - (this.lastRestart.get(key) ?? 0) < this.minGapMs) return;
+      this.lastRestart.set(key, now.getTime());
+      const body = [{ op: 'add', path: `/spec/template/metadata/annotations`, value: {} }, { op: 'add', path: `/spec/template/metadata/annotations/${RESTARTED_AT_ANNOTATION.replace('/', '~1')}`, value: now.toISOString() }];
+      const existing = await this.read(workload.kind, workload.name, pod.namespace);
+      const patch = existing ? body.slice(1) : body;
+      await this.patch(workload.kind, workload.name, pod.namespace, patch);
+      this.logger.info('restarted workload after rotation', { workload: key, spc: spcName });
+      await this.events.event(pod, 'Normal', 'WorkloadRestarted', `restarted ${workload.kind} ${pod.namespace}/${workload.name} because rotation changed the content of SecretProviderClass ${spcName}`);
+    } catch (err) {
+      const message = fromKubeError(err, `restart the workload of pod ${pod.namespace}/${pod.name}`).message;
+      this.logger.warn('could not restart workload after rotation', { pod: `${pod.namespace}/${pod.name}`, error: message });
+      await this.events.event(pod, 'Warning', 'WorkloadRestartFailed', message);
+    }
+  }
+
+  /** True when the pod template already has an annotations map. */
+  private async read(kind: WorkloadKind, name: string, namespace: string): Promise<boolean> {
+    const obj = kind === 'Deployment' ? await this.apps.readNamespacedDeployment({ name, namespace })
+      : kind === 'StatefulSet' ? await this.apps.readNamespacedStatefulSet({ name, namespace })
+        : await this.apps.readNamespacedDaemonSet({ name, namespace });
+    return obj.spec?.template.metadata?.annotations !== undefined;
+  }
+
+  private async patch(kind: WorkloadKind, name: string, namespace: string, body: object[]): Promise<void> {
+    if (kind === 'Deployment') await this.apps.patchNamespacedDeployment({ name, namespace, body });
+    else if (kind === 'StatefulSet') await this.apps.patchNamespacedStatefulSet({ name, namespace, body });
+    else await this.apps.patchNamespacedDaemonSet({ name, namespace, body });
+  }
+}
