@@ -52,8 +52,8 @@ export class WorkloadRestarter {
       const existing = await this.read(workload.kind, workload.name, pod.namespace);
       const patch = existing ? body.slice(1) : body;
       await this.patch(workload.kind, workload.name, pod.namespace, patch);
-      this.logger.info('restarted workload after rotation', { workload: key, spc: spcName });
       await this.events.event(pod, 'Normal', 'WorkloadRestarted', `restarted ${workload.kind} ${pod.namespace}/${workload.name} because rotation changed the content of SecretProviderClass ${spcName}`);
+      this.logger.info('restarted workload after rotation', { workload: key, spc: spcName });
     } catch (err) {
       const message = fromKubeError(err, `restart the workload of pod ${pod.namespace}/${pod.name}`).message;
       this.logger.warn('could not restart workload after rotation', { pod: `${pod.namespace}/${pod.name}`, error: message });

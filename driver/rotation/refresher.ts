@@ -41,8 +41,8 @@ export class PublishingRefresher implements VolumeRefresher {
       const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
       if (published.changed) {
         const ids = published.versions.map((v) => v.id).join(', ');
-        this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
         await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids.slice(0, 500)})`);
+        this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
         return { result: 'changed', provider: published.spc.provider };
       }
       return { result: 'unchanged', provider: published.spc.provider };
