@@ -12,13 +12,22 @@ const TAIL_BYTES = 16 * 1024;
  */
 export class BenchProcess {
   private tail = '';
+  private partialLine = '';
+  private readonly lineListeners = new Set<(line: string) => void>();
 
   private constructor(readonly label: string, private readonly child: Child) {
     const stderr = child.process.stderr;
     if (stderr) {
       this.tail = child.stderr().slice(-TAIL_BYTES);
       stderr.removeAllListeners('data');
-      stderr.on('data', (d: Buffer) => { this.tail = (this.tail + d.toString()).slice(-TAIL_BYTES); });
+      stderr.on('data', (d: Buffer) => {
+        const text = d.toString();
+        this.tail = (this.tail + text).slice(-TAIL_BYTES);
+        if (this.lineListeners.size === 0) { this.partialLine = ''; return; }
+        const lines = (this.partialLine + text).split('\n');
+        this.partialLine = lines.pop() ?? '';
+        for (const line of lines) for (const listener of this.lineListeners) listener(line);
+      });
     }
   }
 
@@ -37,6 +46,19 @@ export class BenchProcess {
     return this.child.process.exitCode === null && this.child.process.signalCode === null;
   }
 
+  /** Calls `listener` with every complete stderr line written from now on; returns the unsubscribe. */
+  onLine(listener: (line: string) => void): () => void {
+    this.lineListeners.add(listener);
+    return () => { this.lineListeners.delete(listener); };
+  }
+
+  /** Resolves with the exit code when the process exits (at once if it already has). */
+  exited(): Promise<number | null> {
+    const p = this.child.process;
+    if (!this.running) return Promise.resolve(p.exitCode);
+    return new Promise((resolve) => p.once('exit', (code) => resolve(code)));
+  }
+
   /** The last lines it wrote to stderr (its JSON log), for error messages. */
   stderrTail(lines = 20): string {
     return this.tail.split('\n').filter(Boolean).slice(-lines).join('\n');
@@ -53,17 +75,18 @@ function profileFlags(cpuProfDir: string | undefined): string[] {
 }
 
 /** The file provider on `<work>/providers/file.sock`, serving `root`. */
-export function startFileProvider(work: string, root: string, cpuProfDir?: string): Promise<BenchProcess> {
+export function startFileProvider(work: string, root: string, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
   return BenchProcess.start('file provider', [
     'provider', 'file',
     `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
     `--root=${root}`,
     `--hmac-key-file=${join(work, 'hmac.key')}`,
+    ...extraArgs,
   ], /provider started/, profileFlags(cpuProfDir));
 }
 
 /** A driver in local mode on `socketPath`, reading classes from `spcDir`, with default (info) logging and metrics on. */
-export function startDriver(work: string, socketPath: string, spcDir: string, mountMode: MountMode, cpuProfDir?: string): Promise<BenchProcess> {
+export function startDriver(work: string, socketPath: string, spcDir: string, mountMode: MountMode, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
   return BenchProcess.start('driver', [
     'driver',
     `--endpoint=unix://${socketPath}`,
@@ -73,5 +96,6 @@ export function startDriver(work: string, socketPath: string, spcDir: string, mo
     `--spc-dir=${spcDir}`,
     `--mount-mode=${mountMode}`,
     '--metrics-addr=127.0.0.1:0',
+    ...extraArgs,
   ], /driver started/, profileFlags(cpuProfDir));
 }

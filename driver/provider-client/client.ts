@@ -80,8 +80,13 @@ export class ProviderClient {
         signal: limits.signal,
         isRetryable: (err) => isGrpcCallError(err) && err.code === grpc.status.UNAVAILABLE,
         attempt: () => new Promise<T>((resolve, reject) => {
-          const call = invoke(client, deadline, (err, res) => (err ? reject(err) : resolve(res as T)));
-          limits.signal?.addEventListener('abort', () => call.cancel(), { once: true });
+          // The listener must go when the call ends: rotation passes one long-lived signal.
+          const onAbort = () => call.cancel();
+          const call = invoke(client, deadline, (err, res) => {
+            limits.signal?.removeEventListener('abort', onAbort);
+            if (err) reject(err); else resolve(res as T);
+          });
+          limits.signal?.addEventListener('abort', onAbort, { once: true });
         }),
       });
     } catch (err) {

@@ -2,9 +2,12 @@ import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/pr
 import { join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
-import { isMountPoint, parseMountInfo } from './mountinfo.js';
+import { parseMountInfo } from './mountinfo.js';
 import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
 
+
+/** How long a mountinfo snapshot answers "is it mounted?" (see TmpfsMounter.mountPoints). */
+const MOUNTINFO_TTL_MS = 250;
 
 /** Puts an empty, private filesystem at a target path and takes it away again. */
 export interface Mounter {
@@ -36,6 +39,8 @@ function commandError(what: string, reason: string, err: unknown): SscError {
  * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
  */
 export class TmpfsMounter implements Mounter {
+  private snapshot: { readAt: number; points: ReadonlySet<string> } | undefined;
+
   constructor(
     private readonly syscalls: MountSyscalls = loadMountSyscalls(),
     private readonly mountInfoPath = '/proc/self/mountinfo',
@@ -49,8 +54,22 @@ export class TmpfsMounter implements Mounter {
   async isMounted(targetPath: string): Promise<boolean> {
     const resolved = await resolvedOrUndefined(targetPath);
     if (resolved === undefined) return false;
-    const entries = parseMountInfo(await readFile(this.mountInfoPath, 'utf8'));
-    return isMountPoint(entries, resolved);
+    return (await this.mountPoints()).has(resolved);
+  }
+
+  /**
+   * The mount points, read from mountinfo at most every 250 ms: a rotation round asks for
+   * hundreds of volumes, and re-parsing a file of hundreds of lines each time made rounds
+   * quadratic. This mounter's own mounts and unmounts drop the snapshot at once, so its
+   * decisions never rest on a stale view of what it did itself.
+   */
+  private async mountPoints(): Promise<ReadonlySet<string>> {
+    const now = Date.now();
+    if (!this.snapshot || now - this.snapshot.readAt > MOUNTINFO_TTL_MS) {
+      const entries = parseMountInfo(await readFile(this.mountInfoPath, 'utf8'));
+      this.snapshot = { readAt: now, points: new Set(entries.map((e) => e.mountPoint)) };
+    }
+    return this.snapshot.points;
   }
 
   async mount(targetPath: string): Promise<void> {
@@ -58,6 +77,7 @@ export class TmpfsMounter implements Mounter {
     try {
       // mode=0755: pods running as non-root must read the files but never write.
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
+      this.snapshot = undefined;
     } catch (err) {
       // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.
       if (created !== undefined) await rmdir(targetPath).catch(() => undefined);
@@ -70,6 +90,7 @@ export class TmpfsMounter implements Mounter {
     while (await this.isMounted(targetPath)) {
       try {
         await this.syscalls.unmount(targetPath);
+        this.snapshot = undefined;
       } catch (err) {
         throw commandError(`unmounting ${targetPath}`, 'FailedToUnmount', err);
       }

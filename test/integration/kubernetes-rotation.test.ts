@@ -197,3 +197,90 @@ describe('restart of the owning workload on rotation (opt-in, real kube-apiserve
     expect(events.map((e) => e.message)).to.deep.equal([`restarted Deployment ${ns}/web because rotation changed the content of SecretProviderClass cfg`]);
   });
 });
+
+describe('rotation bad input (real kube-apiserver)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let scripted: ScriptedProvider;
+  let ns: string;
+
+  async function createClass(name: string, provider: string): Promise<void> {
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec: { provider, parameters: { objects: '- objectName: a\n' } } } });
+  }
+  async function createPod(name: string, spc: string, serviceAccountName = 'default'): Promise<string> {
+    return (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { serviceAccountName, containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 's', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }] } } })).metadata?.uid ?? '';
+  }
+  async function reasons(pod: string): Promise<string[]> {
+    return (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === pod).map((e) => `${e.reason}: ${e.message}`);
+  }
+  const rounds = () => count(stack.driver, /"message":"rotation round done"/);
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'rotbad');
+    // Before the driver starts: it reads the CSIDriver (its tokenRequests) once and caches it.
+    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
+      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], tokenRequests: [{ audience: 'vault-test' }] } } as never).catch(() => undefined);
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'], providerFiles: { a: 'a1' } });
+    scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: '1' }, { path: 'y', contents: '1' }]));
+  });
+  after(async () => {
+    await scripted?.stop();
+    await stack?.stop();
+  });
+
+  it('follows a provider that returns a different set of objects: files and .metadata added and removed', async () => {
+    await createClass('set', 'scripted');
+    const uid = await createPod('set-pod', 'set');
+    const target = stack.targetPath('set');
+    await stack.client.publish(stack.request(target, 'set', 'set-pod', ns, uid));
+    scripted.script = async () => responseWith([{ path: 'x', contents: '1' }, { path: 'z', contents: '2' }]);
+    await logged(stack.driver, /"message":"volume rotated"/, count(stack.driver, /"message":"volume rotated"/) + 1);
+    expect(await readFile(join(target, 'z'), 'utf8')).to.equal('2');
+    expect(await readFile(join(target, 'y')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    expect(await readFile(join(target, '.metadata/y')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    await stack.client.unpublish('vol-set-pod', target);
+  });
+
+  it('keeps the content and warns when the class is deleted after the mount', async () => {
+    await createClass('gone', 'file');
+    const uid = await createPod('gone-pod', 'gone');
+    const target = stack.targetPath('gone');
+    await stack.client.publish(stack.request(target, 'gone', 'gone-pod', ns, uid));
+    await cluster.admin.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'gone' });
+    await writeFile(join(stack.providerRoot, 'a'), 'a2');
+    while (!(await reasons('gone-pod')).some((r) => r.startsWith('MountRotationFailed'))) await logged(stack.driver, /"message":"rotation round done"/, rounds() + 1);
+    expect((await reasons('gone-pod')).find((r) => r.startsWith('MountRotationFailed'))).to.include(`SecretProviderClass ${ns}/gone not found`);
+    expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a1');
+    await stack.client.unpublish('vol-gone-pod', target);
+  });
+
+  it('warns when a token cannot be minted (the service account is gone), keeping the content', async () => {
+    await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'short-lived' } } });
+    await createClass('tok', 'file');
+    const uid = await createPod('tok-pod', 'tok', 'short-lived');
+    const target = stack.targetPath('tok');
+    await stack.client.publish(stack.request(target, 'tok', 'tok-pod', ns, uid));
+    await cluster.admin.core.deleteNamespacedServiceAccount({ name: 'short-lived', namespace: ns });
+    while (!(await reasons('tok-pod')).some((r) => r.startsWith('MountRotationFailed'))) await logged(stack.driver, /"message":"rotation round done"/, rounds() + 1);
+    expect((await reasons('tok-pod')).find((r) => r.startsWith('MountRotationFailed'))).to.match(/request a token for ServiceAccount .*short-lived \(audience vault-test\)/);
+    expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a2');
+    await stack.client.unpublish('vol-tok-pod', target);
+  });
+
+  it('skips a volume whose pod was deleted: no events, content left for kubelet to unmount', async () => {
+    await createClass('del', 'file');
+    const uid = await createPod('del-pod', 'del');
+    const target = stack.targetPath('del');
+    await stack.client.publish(stack.request(target, 'del', 'del-pod', ns, uid));
+    await cluster.admin.core.deleteNamespacedPod({ name: 'del-pod', namespace: ns, gracePeriodSeconds: 0 });
+    await writeFile(join(stack.providerRoot, 'a'), 'a3');
+    await logged(stack.driver, /"message":"rotation round done"/, rounds() + 2);
+    expect(await reasons('del-pod')).to.deep.equal([]);
+    expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a2');
+    await stack.client.unpublish('vol-del-pod', target);
+  });
+});

@@ -1,0 +1,591 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
+import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
+import { machineInfo, mib, processMemory, unmountAllUnder, type MachineInfo } from './proc.js';
+import { startDriver, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
+import { table, writeJson, type Target, type TargetStatus } from './report.js';
+
+/**
+ * `npm run bench` (after the publish benchmark) or `npm run bench:rotation`: the cost of
+ * one rotation round over N mounted volumes, unchanged and changed, measured on the real
+ * driver (local mode, --enable-secret-rotation) and file provider (see bench/README.md).
+ */
+
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/rotation.js → repo root
+const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
+
+const OBJECTS_PER_VOLUME = 5;
+const OBJECT_SIZE = 1024;
+const DEFAULT_VOLUMES = [100, 500];
+const POLL_INTERVAL = '2s';
+const POLL_INTERVAL_MS = 2000;
+/** The schedule puts a volume at lastAttempt + interval + up to 10 % of it (driver/rotation/schedule.ts). */
+const JITTER_FRACTION = 0.1;
+/** Extra time the paused driver is held past the last volume's latest due time. */
+const HOLD_MARGIN_MS = 300;
+/** Concurrent NodePublish/NodeUnpublish calls while setting up and tearing down (not measured). */
+const SETUP_CONCURRENCY = 8;
+const ROUND_TIMEOUT_MS = 180_000;
+const TARGET_UNCHANGED_500_MS = 2000;
+const TARGET_RSS_500_MIB = 100;
+const NOT_LOCAL = 'n/a (local mode)';
+
+/** BENCH_ROTATION_VOLUMES: volume counts, comma-separated ("100,500"). */
+function volumeCounts(): number[] {
+  const raw = process.env['BENCH_ROTATION_VOLUMES'];
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_VOLUMES];
+  const counts = raw.split(',').map((p) => Number(p.trim()));
+  if (counts.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new Error(`BENCH_ROTATION_VOLUMES must be positive integers separated by commas ("100,500"), got "${raw}"`);
+  return counts;
+}
+
+/** Same rule as bench/run.ts: tmpfs as root, else plain directories; BENCH_MOUNT_MODE forces one. */
+function chooseMountMode(): { mode: MountMode; reason: string } {
+  const forced = process.env['BENCH_MOUNT_MODE'];
+  if (forced !== undefined && forced !== '') {
+    if (forced !== 'tmpfs' && forced !== 'dir') throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
+    return { mode: forced, reason: 'BENCH_MOUNT_MODE' };
+  }
+  return process.getuid?.() === 0 ? { mode: 'tmpfs', reason: 'running as root' } : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
+}
+
+const interrupt = new AbortController();
+function checkInterrupted(): void {
+  if (interrupt.signal.aborted) throw new Error('interrupted');
+}
+
+function progress(text: string): void {
+  process.stderr.write(`bench rotation: ${text}\n`);
+}
+
+/** What the reconciler logs after each round that refreshed something (driver/rotation/reconciler.ts). */
+interface RoundReport {
+  readonly volumes: number;
+  readonly refreshed: number;
+  readonly changed: number;
+  readonly failed: number;
+  readonly durationMs: number;
+}
+
+interface LogLine {
+  readonly message?: string;
+  readonly [key: string]: unknown;
+}
+
+function parseLogLine(line: string): LogLine | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as LogLine;
+  } catch {
+    return undefined;
+  }
+}
+
+function asRound(l: LogLine): RoundReport {
+  const n = (k: string) => Number(l[k]);
+  return { volumes: n('volumes'), refreshed: n('refreshed'), changed: n('changed'), failed: n('failed'), durationMs: n('durationMs') };
+}
+
+/** Prometheus text format: the sum of every series of `name` whose labels contain all of `labels`. */
+function metricSum(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) sum += value;
+  }
+  return sum;
+}
+
+async function scrape(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET :${port}/metrics: HTTP ${res.status}`);
+  return res.text();
+}
+
+/** A port a process logged at start (`"healthPort":123`), from the start of its log. */
+function loggedPort(p: BenchProcess, field: string): number {
+  const m = new RegExp(`"${field}":(\\d+)`).exec(p.stderrTail(100));
+  if (!m) throw new Error(`${p.label} did not log its ${field}:\n${p.stderrTail()}`);
+  return Number(m[1]);
+}
+
+/** The driver's rotation counters (rotation_reconcile_*), for cross-checking the log line. */
+interface ReconcileCounters {
+  readonly rotatedFalse: number;
+  readonly rotatedTrue: number;
+  readonly errors: number;
+}
+
+/** The driver's /metrics: rotation counters, and its V8 heap (is the RSS live data or garbage not yet returned?). */
+function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB: number; heapTotalMiB: number } {
+  const toMiB = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
+  return {
+    counters: {
+      rotatedFalse: metricSum(text, 'rotation_reconcile_total', { rotated: 'false' }),
+      rotatedTrue: metricSum(text, 'rotation_reconcile_total', { rotated: 'true' }),
+      errors: metricSum(text, 'rotation_reconcile_error_total'),
+    },
+    heapUsedMiB: toMiB(metricSum(text, 'nodejs_heap_size_used_bytes')),
+    heapTotalMiB: toMiB(metricSum(text, 'nodejs_heap_size_total_bytes')),
+  };
+}
+
+/** Runs `work` over `items`, `limit` at a time; `interruptible` stops taking new items after Ctrl-C (not for cleanup). */
+async function runLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>, interruptible = true): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      if (interruptible) checkInterrupted();
+      await work(items[next++] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+interface Volume {
+  readonly volumeId: string;
+  readonly target: string;
+}
+
+/** Kubelet's side against the driver: publishes, remembers, and unpublishes everything at the end. */
+class Volumes {
+  readonly published = new Map<string, Volume>();
+
+  constructor(private readonly client: CsiClient, private readonly kubeletDir: string, private readonly spcName: string) {}
+
+  async publish(count: number): Promise<Volume[]> {
+    const vols = Array.from({ length: count }, (_, i): Volume & { request: ReturnType<typeof inlinePublishRequest> } => {
+      const uid = randomUUID();
+      const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
+      const target = join(this.kubeletDir, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'secrets-store', 'mount');
+      const ctx = inlineVolumeContext({ name: `bench-rotation-pod-${i}`, namespace: SPC_NAMESPACE, uid, serviceAccountName: 'default' }, this.spcName);
+      return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
+    });
+    await runLimited(vols, SETUP_CONCURRENCY, async (v) => {
+      this.published.set(v.target, { volumeId: v.volumeId, target: v.target });
+      await this.client.publish(v.request);
+    });
+    return vols.map(({ volumeId, target }) => ({ volumeId, target }));
+  }
+
+  /**
+   * Unpublishes everything (also after a failure). A refresh holding the target makes the
+   * driver refuse with ABORTED (OperationInProgress); kubelet retries, so do we.
+   */
+  async unpublishAll(): Promise<void> {
+    let first: unknown;
+    await runLimited([...this.published.values()], SETUP_CONCURRENCY, async (v) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.client.unpublish(v.volumeId, v.target);
+          this.published.delete(v.target);
+          return;
+        } catch (err) {
+          const aborted = (err as { code?: number }).code === 10;
+          if (!aborted || attempt >= 50) { first ??= err; return; }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    }, false).catch((err: unknown) => { first ??= err; });
+    if (first !== undefined) throw first;
+  }
+}
+
+/** Where each volume's `..data` link points: a change means the round rewrote its files. */
+async function dataLinks(vols: readonly Volume[]): Promise<string[]> {
+  return Promise.all(vols.map((v) => readlink(join(v.target, '..data')).catch(() => '')));
+}
+
+const countMoved = (before: readonly string[], after: readonly string[]): number => before.filter((b, i) => b !== after[i]).length;
+
+/** Resolves with the next `rotation round done` line; rejects if the driver exits, on timeout or on Ctrl-C. */
+function nextRound(driver: BenchProcess, onRotated?: (targetPath: string) => void): { round: Promise<RoundReport>; cancel: () => void } {
+  let cancel = () => undefined as void;
+  const round = new Promise<RoundReport>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`no rotation round within ${ROUND_TIMEOUT_MS / 1000}s`)), ROUND_TIMEOUT_MS);
+    const onAbort = () => done(new Error('interrupted'));
+    const off = driver.onLine((line) => {
+      const l = parseLogLine(line);
+      if (l?.message === 'volume rotated' && typeof l['targetPath'] === 'string') onRotated?.(l['targetPath']);
+      if (l?.message === 'rotation round done') done(undefined, asRound(l));
+    });
+    void driver.exited().then((code) => done(new Error(`the driver exited (${code}) while waiting for a rotation round`)));
+    interrupt.signal.addEventListener('abort', onAbort);
+    let settled = false;
+    function done(err: Error | undefined, r?: RoundReport): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      off();
+      interrupt.signal.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve(r!);
+    }
+    cancel = () => done(new Error('cancelled'));
+  });
+  round.catch(() => undefined); // a cancelled wait nobody awaits must not crash the process
+  return { round, cancel };
+}
+
+/** The one timed wait: a paused driver is held until every volume is due (see README: "How a full round is made"). */
+async function holdUntil(deadline: number): Promise<void> {
+  const ms = deadline - Date.now();
+  if (ms <= 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { interrupt.signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => { clearTimeout(timer); reject(new Error('interrupted')); };
+    interrupt.signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+type RoundKind = 'unchanged' | 'changed';
+
+interface RotationRow {
+  readonly id: string;
+  readonly volumes: number;
+  readonly kind: RoundKind;
+  /** The reconciler's own log line for the measured round. */
+  readonly round: RoundReport;
+  /** Delta of provider_mount_total (all results) on the provider's /metrics across the round. */
+  readonly providerMountCalls: number;
+  /** Volumes whose `..data` link moved during the round. */
+  readonly fileWrites: number;
+  /** Distinct targets in `volume rotated` log lines during the round. */
+  readonly volumesRotatedLogged: number;
+  /** Deltas of the driver's rotation_reconcile_total{rotated} and rotation_reconcile_error_total. */
+  readonly reconcileMetrics: ReconcileCounters;
+  readonly driverRssMiB: number;
+  readonly driverPeakMiB: number;
+  /** The driver's V8 heap after the round (nodejs_heap_size_used_bytes / _total_bytes). */
+  readonly driverHeapUsedMiB: number;
+  readonly driverHeapTotalMiB: number;
+  /** Kubernetes API writes and Events: none exist in local mode. */
+  readonly apiWrites: null;
+  readonly events: null;
+  /** How long the paused driver was held before the round (ms), so that every volume was due. */
+  readonly heldMs: number;
+}
+
+/** A round the reconciler ran on its own timer (not measured), for seeing how the jitter spreads volumes. */
+interface ObservedRound extends RoundReport {
+  readonly atSeconds: number;
+  readonly phase: string;
+}
+
+interface CaseResult {
+  readonly rows: RotationRow[];
+  readonly observedRounds: ObservedRound[];
+  readonly publishSeconds: number;
+}
+
+interface Ctx {
+  readonly work: string;
+  readonly mountMode: MountMode;
+  readonly providerRoot: string;
+  readonly sources: readonly string[];
+  readonly spcDir: string;
+  readonly spcName: string;
+  readonly providerMetricsPort: number;
+  readonly cpuProfDir: string | undefined;
+  readonly processes: BenchProcess[];
+  readonly checks: Record<string, boolean>;
+}
+
+function check(ctx: Ctx, name: string, ok: boolean, detail: string): void {
+  ctx.checks[name] = (ctx.checks[name] ?? true) && ok;
+  if (!ok) progress(`CHECK FAILED ${name}: ${detail}`);
+}
+
+async function rewriteSources(ctx: Ctx): Promise<void> {
+  for (const source of ctx.sources) {
+    await writeFile(join(ctx.providerRoot, source), randomBytes(OBJECT_SIZE).toString('base64').slice(0, OBJECT_SIZE), { mode: 0o600 });
+  }
+}
+
+async function contentsMatch(ctx: Ctx, v: Volume): Promise<boolean> {
+  for (const [i, source] of ctx.sources.entries()) {
+    const name = `secret-${String(i).padStart(3, '0')}`;
+    const [got, want] = await Promise.all([readFile(join(v.target, name)), readFile(join(ctx.providerRoot, source))]);
+    if (!got.equals(want)) return false;
+  }
+  return true;
+}
+
+/**
+ * One driver with N volumes: publish them, let the reconciler run on its own, then pause
+ * the driver (SIGSTOP) right after a round until every volume is due, resume it (SIGCONT)
+ * and measure the round that follows: first with nothing changed, then after rewriting
+ * every source file.
+ */
+async function measureVolumes(ctx: Ctx, n: number): Promise<CaseResult> {
+  checkInterrupted();
+  const socket = join(ctx.work, `csi-rotation-${n}.sock`);
+  const driver = await startDriver(ctx.work, socket, ctx.spcDir, ctx.mountMode, ctx.cpuProfDir, ['--enable-secret-rotation', `--rotation-poll-interval=${POLL_INTERVAL}`]);
+  ctx.processes.push(driver);
+  const driverMetricsPort = loggedPort(driver, 'metricsPort');
+  const client = new CsiClient(socket);
+  const volumes = new Volumes(client, join(ctx.work, `kubelet-${n}`), ctx.spcName);
+  const startedAt = Date.now();
+  const observedRounds: ObservedRound[] = [];
+  let phase = 'publishing';
+  const offObserver = driver.onLine((line) => {
+    const l = parseLogLine(line);
+    if (l?.message === 'rotation round done') observedRounds.push({ atSeconds: Math.round((Date.now() - startedAt) / 10) / 100, phase, ...asRound(l) });
+  });
+  let paused = false;
+  const pause = () => { process.kill(driver.pid, 'SIGSTOP'); paused = true; };
+  const resume = () => { if (paused && driver.running) process.kill(driver.pid, 'SIGCONT'); paused = false; };
+  let failed = false;
+  try {
+    if (!(await client.probe())) throw new Error('driver Probe: not ready');
+    progress(`${n} volumes: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`);
+    const t0 = performance.now();
+    const vols = await volumes.publish(n);
+    const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
+    check(ctx, 'published-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a published volume differs from the provider files');
+
+    // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
+    // right after it: the following round is at least 1 s away, so none is in progress.
+    phase = 'after publishing';
+    await nextRound(driver).round;
+    let driverBefore = driverMetrics(await scrape(driverMetricsPort)).counters;
+    pause();
+    let stoppedAt = Date.now();
+
+    const rows: RotationRow[] = [];
+    for (const kind of ['unchanged', 'changed'] as const) {
+      if (kind === 'changed') await rewriteSources(ctx); // while paused: no round sees half a change
+      const linksBefore = await dataLinks(vols);
+      const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
+      // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
+      const deadline = stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
+      progress(`${n} volumes: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`);
+      await holdUntil(deadline);
+      phase = `measured ${kind}`;
+      const rotated = new Set<string>();
+      const waiter = nextRound(driver, (t) => rotated.add(t));
+      const heldMs = Date.now() - stoppedAt;
+      resume();
+      const round = await waiter.round;
+      const mem = await processMemory(driver.pid);
+      const { counters: driverAfter, heapUsedMiB, heapTotalMiB } = driverMetrics(await scrape(driverMetricsPort));
+      pause();
+      stoppedAt = Date.now();
+      phase = 'paused';
+      const fileWrites = countMoved(linksBefore, await dataLinks(vols));
+      const providerMountCalls = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;
+      const row: RotationRow = {
+        id: `rotation-${n}-${kind}`, volumes: n, kind, round, providerMountCalls, fileWrites, volumesRotatedLogged: rotated.size,
+        reconcileMetrics: {
+          rotatedFalse: driverAfter.rotatedFalse - driverBefore.rotatedFalse,
+          rotatedTrue: driverAfter.rotatedTrue - driverBefore.rotatedTrue,
+          errors: driverAfter.errors - driverBefore.errors,
+        },
+        driverRssMiB: mib(mem.rssKiB), driverPeakMiB: mib(mem.hwmKiB), driverHeapUsedMiB: heapUsedMiB, driverHeapTotalMiB: heapTotalMiB, apiWrites: null, events: null, heldMs,
+      };
+      rows.push(row);
+      driverBefore = driverAfter;
+      progress(`${n} volumes, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})`);
+
+      const want = kind === 'changed' ? n : 0;
+      check(ctx, 'round-covers-all-volumes', round.volumes === n && round.refreshed === n, `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`);
+      check(ctx, 'round-without-failures', round.failed === 0 && row.reconcileMetrics.errors === 0, `${n} volumes, ${kind}: ${round.failed} failed`);
+      check(ctx, `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`, round.changed === want && fileWrites === want && rotated.size === want, `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`);
+      check(ctx, 'one-provider-mount-per-volume', providerMountCalls === n, `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`);
+      check(ctx, 'metrics-match-log', row.reconcileMetrics.rotatedTrue === round.changed && row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed, `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`);
+      if (kind === 'changed') check(ctx, 'changed-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a rotated volume differs from the new provider files');
+    }
+    return { rows, observedRounds, publishSeconds };
+  } catch (err) {
+    failed = true;
+    const e = err as Error;
+    e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
+    throw e;
+  } finally {
+    offObserver();
+    resume(); // never leave a stopped process behind: it would not even see SIGTERM
+    try {
+      await volumes.unpublishAll();
+    } catch (err) {
+      if (!failed) throw err;
+      progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
+    } finally {
+      client.close();
+      await driver.stop();
+    }
+  }
+}
+
+interface RotationResults {
+  readonly schema: 1;
+  readonly benchmark: 'rotation';
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationSeconds: number;
+  readonly machine: MachineInfo;
+  readonly loadAverage1m: { readonly before: number; readonly after: number };
+  readonly mountMode: MountMode;
+  readonly mountModeReason: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly rounds: readonly RotationRow[];
+  readonly observedRounds: Readonly<Record<string, readonly ObservedRound[]>>;
+  readonly publishSeconds: Readonly<Record<string, number>>;
+  readonly targets: readonly Target[];
+  readonly checks: Readonly<Record<string, boolean>>;
+}
+
+function targetFor(row: RotationRow, targets: readonly Target[]): string {
+  const cells: string[] = [];
+  if (row.volumes === 500 && row.kind === 'unchanged') {
+    const t = targets.find((x) => x.id === 'unchanged-500-round')!;
+    cells.push(`≤ 2 s, 0 writes: ${t.status}`);
+  }
+  if (row.volumes === 500) {
+    const t = targets.find((x) => x.id === 'rss-500')!;
+    cells.push(`RSS ≤ ${t.limit} MiB: ${row.driverRssMiB <= t.limit ? 'ok' : 'MISSED'}`);
+  }
+  return cells.join('; ');
+}
+
+function formatReport(r: RotationResults): string {
+  const m = r.machine;
+  const head = [
+    `secrets-store-csi rotation benchmark  ${r.startedAt}`,
+    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}`,
+    `local mode (--spc-dir), file provider, mount mode ${r.mountMode} (${r.mountModeReason}); ${OBJECTS_PER_VOLUME} objects × ${OBJECT_SIZE} B per volume; --rotation-poll-interval=${POLL_INTERVAL}; one measured round per row (driver paused until all volumes were due)`,
+    ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, rotation-latest.json is not updated`] : []),
+    '',
+  ];
+  const rows = table(
+    ['volumes', 'round', 'round ms', 'refreshed', 'changed', 'provider Mounts', 'file writes', 'RSS MiB', 'API writes / events', 'target'],
+    r.rounds.map((row) => [
+      String(row.volumes), row.kind, String(row.round.durationMs), `${row.round.refreshed}/${row.round.volumes}`, String(row.round.changed),
+      String(row.providerMountCalls), String(row.fileWrites), row.driverRssMiB.toFixed(1), NOT_LOCAL, targetFor(row, r.targets),
+    ]),
+    new Set([0, 2, 3, 4, 5, 6, 7]),
+  );
+  const failedChecks = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const tail = [
+    '',
+    `targets: ${r.targets.map((t) => `${t.description} ${t.status}${t.status === 'n/a' && t.note ? ` (${t.note})` : ''}`).join('; ')}`,
+    failedChecks.length ? `CHECKS FAILED: ${failedChecks.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`,
+  ];
+  return [...head, rows, ...tail].join('\n');
+}
+
+function targets(rows: readonly RotationRow[]): Target[] {
+  const unchanged = rows.find((r) => r.volumes === 500 && r.kind === 'unchanged');
+  const at500 = rows.filter((r) => r.volumes === 500);
+  const none = 'no 500-volume case (BENCH_ROTATION_VOLUMES)';
+  const status = (applies: boolean, ok: boolean): TargetStatus => (applies ? (ok ? 'ok' : 'MISSED') : 'n/a');
+  const worstRss = Math.max(0, ...at500.map((r) => r.driverRssMiB));
+  return [
+    {
+      id: 'unchanged-500-round', description: `unchanged round over 500 volumes ≤ ${TARGET_UNCHANGED_500_MS / 1000} s with 0 file writes`,
+      limit: TARGET_UNCHANGED_500_MS, unit: 'ms', value: unchanged?.round.durationMs ?? 0,
+      status: status(unchanged !== undefined, unchanged !== undefined && unchanged.round.durationMs <= TARGET_UNCHANGED_500_MS && unchanged.fileWrites === 0 && unchanged.round.refreshed === 500),
+      ...(unchanged ? {} : { note: none }),
+    },
+    {
+      id: 'rss-500', description: `driver RSS with 500 volumes ≤ ${TARGET_RSS_500_MIB} MiB`, limit: TARGET_RSS_500_MIB, unit: 'MiB', value: worstRss,
+      status: status(at500.length > 0, worstRss <= TARGET_RSS_500_MIB), ...(at500.length ? {} : { note: none }),
+    },
+  ];
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const counts = volumeCounts();
+  const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
+  const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
+  const machine = await machineInfo(REPO_DIR);
+  const loadBefore = loadavg();
+  const work = await mkdtemp(join(tmpdir(), 'ssc-bench-rotation-'));
+  const processes: BenchProcess[] = [];
+  const checks: Record<string, boolean> = {};
+  const onSignal = () => interrupt.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const rows: RotationRow[] = [];
+  const observedRounds: Record<string, ObservedRound[]> = {};
+  const publishSeconds: Record<string, number> = {};
+  try {
+    progress(`working in ${work}, mount mode ${mountMode} (${mountModeReason}), volumes ${counts.join(', ')}`);
+    const providerRoot = join(work, 'provider-root');
+    const sources = await writeObjects(providerRoot, OBJECTS_PER_VOLUME, OBJECT_SIZE);
+    const spcDir = join(work, 'spc');
+    const spcName = await writeSecretProviderClass(spcDir, OBJECTS_PER_VOLUME, sources);
+    await mkdir(join(work, 'providers'), { recursive: true });
+    if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
+    const provider = await startFileProvider(work, providerRoot, cpuProfDir, ['--health-addr=127.0.0.1:0']);
+    processes.push(provider);
+    const ctx: Ctx = { work, mountMode, providerRoot, sources, spcDir, spcName, providerMetricsPort: loggedPort(provider, 'healthPort'), cpuProfDir, processes, checks };
+    for (const n of counts) {
+      const result = await measureVolumes(ctx, n);
+      rows.push(...result.rows);
+      observedRounds[String(n)] = result.observedRounds;
+      publishSeconds[String(n)] = result.publishSeconds;
+    }
+    if (!provider.running) throw new Error(`the file provider exited:\n${provider.stderrTail()}`);
+  } finally {
+    for (const p of processes.reverse()) {
+      if (p.running) process.kill(p.pid, 'SIGCONT');
+      await p.stop().catch(() => undefined);
+    }
+    const leftover = await unmountAllUnder(work);
+    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s) under ${work}`);
+    await rm(work, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  const finishedAt = new Date();
+  const results: RotationResults = {
+    schema: 1,
+    benchmark: 'rotation',
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
+    machine,
+    loadAverage1m: { before: Math.round(loadBefore[0]! * 100) / 100, after: Math.round(loadavg()[0]! * 100) / 100 },
+    mountMode,
+    mountModeReason,
+    config: {
+      volumes: counts, objectsPerVolume: OBJECTS_PER_VOLUME, objectSizeBytes: OBJECT_SIZE, provider: 'file', mode: 'local (--spc-dir)',
+      driverFlags: ['--enable-secret-rotation', `--rotation-poll-interval=${POLL_INTERVAL}`], driverLogLevel: 'info',
+      measuredRound: 'the first round after the driver was paused (SIGSTOP) right after a round and resumed once every volume was due (interval + 10 % jitter + margin)',
+      holdMarginMs: HOLD_MARGIN_MS, setupConcurrency: SETUP_CONCURRENCY,
+      roundTime: 'durationMs of the driver\'s "rotation round done" log line',
+      providerMountCalls: 'delta of provider_mount_total on the provider\'s --health-addr /metrics',
+      fileWrites: 'volumes whose ..data link moved',
+      apiWritesAndEvents: `${NOT_LOCAL}: see test/integration/kubernetes-rotation.test.ts`,
+      cpuProfileDir: cpuProfDir ?? null,
+    },
+    rounds: rows,
+    observedRounds,
+    publishSeconds,
+    targets: targets(rows),
+    checks,
+  };
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const stamped = join(RESULTS_DIR, `rotation-${results.startedAt.replace(/:/g, '-')}.json`);
+  const latest = join(RESULTS_DIR, 'rotation-latest.json');
+  // JSON first: a closed stdout (`npm run bench | head`) must not lose the results.
+  await writeJson(stamped, results);
+  if (!cpuProfDir) await writeJson(latest, results); // profiled timings are inflated
+  process.stdout.write(`${formatReport(results)}\n`);
+  progress(`wrote ${cpuProfDir ? stamped : `${stamped} and ${latest}`}`);
+}
+
+main().catch((err: unknown) => {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
+  process.stderr.write(`bench rotation failed: ${e.message}\n${frames}\n`);
+  process.exitCode = 1;
+});
