@@ -40,6 +40,13 @@ function commandError(what: string, reason: string, err: unknown): SscError {
  */
 export class TmpfsMounter implements Mounter {
   private snapshot: { readAt: number; points: ReadonlySet<string> } | undefined;
+  /** Bumped by every mount and unmount of this mounter; snapshots from before are dropped. */
+  private generation = 0;
+
+  private invalidate(): void {
+    this.snapshot = undefined;
+    this.generation++;
+  }
 
   constructor(
     private readonly syscalls: MountSyscalls = loadMountSyscalls(),
@@ -65,11 +72,13 @@ export class TmpfsMounter implements Mounter {
    */
   private async mountPoints(): Promise<ReadonlySet<string>> {
     const now = Date.now();
-    if (!this.snapshot || now - this.snapshot.readAt > MOUNTINFO_TTL_MS) {
-      const entries = parseMountInfo(await readFile(this.mountInfoPath, 'utf8'));
-      this.snapshot = { readAt: now, points: new Set(entries.map((e) => e.mountPoint)) };
-    }
-    return this.snapshot.points;
+    if (this.snapshot && now - this.snapshot.readAt <= MOUNTINFO_TTL_MS) return this.snapshot.points;
+    const generation = this.generation;
+    const points: ReadonlySet<string> = new Set(parseMountInfo(await readFile(this.mountInfoPath, 'utf8')).map((e) => e.mountPoint));
+    // A read that started before one of our own mounts or unmounts may be stale: use it
+    // for this answer (it was true when read) but never keep it.
+    if (generation === this.generation) this.snapshot = { readAt: now, points };
+    return points;
   }
 
   async mount(targetPath: string): Promise<void> {
@@ -77,7 +86,7 @@ export class TmpfsMounter implements Mounter {
     try {
       // mode=0755: pods running as non-root must read the files but never write.
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
-      this.snapshot = undefined;
+      this.invalidate();
     } catch (err) {
       // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.
       if (created !== undefined) await rmdir(targetPath).catch(() => undefined);
@@ -90,8 +99,10 @@ export class TmpfsMounter implements Mounter {
     while (await this.isMounted(targetPath)) {
       try {
         await this.syscalls.unmount(targetPath);
-        this.snapshot = undefined;
+        this.invalidate();
       } catch (err) {
+        // EINVAL: not a mount point (any more); the snapshot was older than the truth.
+        if ((err as NodeJS.ErrnoException).code === 'EINVAL') { this.invalidate(); break; }
         throw commandError(`unmounting ${targetPath}`, 'FailedToUnmount', err);
       }
     }
