@@ -55,3 +55,16 @@ export function startProcess(command: string, args: readonly string[], ready: Re
 export function startCli(args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
   return startProcess(process.execPath, [CLI_PATH, ...args], ready, options);
 }
+
+/** How many times `pattern` occurs in the child's stderr tail so far. */
+export function countLogged(child: Child, pattern: RegExp): number {
+  return (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
+}
+
+/** Resolves once the child has logged `pattern` at least `count` times (an event, not a timer). */
+export async function untilLogged(child: Child, pattern: RegExp, count = 1): Promise<void> {
+  while (countLogged(child, pattern) < count) {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) throw new Error(`process exited before logging ${pattern}`);
+    await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
+  }
+}

@@ -3,7 +3,7 @@ import { cp, lstat, mkdtemp, readdir, readFile, readlink, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startCli, type Child } from './child-process.js';
+import { startCli, untilLogged, type Child } from './child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from './csi-client.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/local/', import.meta.url));
@@ -15,11 +15,6 @@ function step(text: string): void {
 
 function line(text: string): void {
   process.stdout.write(`    ${text}\n`);
-}
-
-/** Resolves when the child process logs a line matching `pattern` (an event, not a timer). */
-async function untilLogged(child: Child, pattern: RegExp): Promise<void> {
-  while (!pattern.test(child.stderr())) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
 }
 
 /** Lists a volume the way `ls -lR` would, with link targets and octal modes. */

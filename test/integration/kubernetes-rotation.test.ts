@@ -1,19 +1,12 @@
 import { expect } from 'chai';
 import { readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Child } from '../../bin/child-process.js';
+import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
-
-/** Resolves when the child has logged `pattern` at least `count` times. */
-async function logged(child: Child, pattern: RegExp, count: number): Promise<void> {
-  const matches = () => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
-  while (matches() < count) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
-}
-const count = (child: Child, pattern: RegExp) => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
 
 describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', function () {
   this.timeout(300_000);

@@ -1,15 +1,9 @@
 import { expect } from 'chai';
 import { readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Child } from '../../bin/child-process.js';
+import { untilLogged as logged } from '../../bin/child-process.js';
 import { fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
-
-/** Resolves when the child logs a line matching `pattern` after `from` bytes of its stderr. */
-async function logged(child: Child, pattern: RegExp, count = 1): Promise<void> {
-  const matches = () => (child.stderr().match(new RegExp(pattern.source, 'g')) ?? []).length;
-  while (matches() < count) await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
-}
 
 describe('rotation reconciler in local mode (real driver, file provider)', function () {
   this.timeout(60_000);
