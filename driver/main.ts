@@ -58,7 +58,11 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   rotation?.start(publisher, kube?.events);
   // A refresh-requested-at annotation on a class wakes the reconciler at once.
-  if (rotation && kube) kube.classes.onChange((spc) => { if (spc.metadata?.annotations?.['secrets-store.csi.k8s.io/refresh-requested-at']) rotation.wake(); });
+  if (rotation && kube) {
+    const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.['secrets-store.csi.k8s.io/refresh-requested-at']) rotation.wake(); };
+    kube.classes.onChange(wakeOnRequest);
+    kube.pods?.onChange(wakeOnRequest);
+  }
   let health: HealthServer | undefined;
   if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
   logger.info('driver started', {
@@ -74,6 +78,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
       await rotation?.stop();
       await shutdownServer(server, 5000);
       await kube?.classes.stop();
+      await kube?.pods?.stop();
       providers.close();
       await health?.close();
       logger.info('driver stopped');

@@ -11,10 +11,11 @@ import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLUR
 import type { KubeClients } from './kube-clients.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
+import type { WatchedCache } from './watched-cache.js';
 
 /** Per-class rotation interval (beyond upstream, opt-in): a Go duration, at least 1s. */
 export const ROTATION_INTERVAL_ANNOTATION = 'secrets-store.csi.k8s.io/rotation-poll-interval';
-/** On-demand refresh (beyond upstream): an RFC 3339 time; a newer value triggers a refresh. */
+/** On-demand refresh (beyond upstream), on a class or a pod: a new value triggers a refresh. */
 export const REFRESH_REQUESTED_ANNOTATION = 'secrets-store.csi.k8s.io/refresh-requested-at';
 
 interface PodStatusItem {
@@ -53,6 +54,8 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     private readonly mounter: Mounter,
     private readonly options: { nodeId: string; driverName: string; defaultIntervalMs: number },
     private readonly logger: Logger,
+    /** This node's pods (list+watch on spec.nodeName); a miss falls back to a GET. */
+    private readonly pods?: WatchedCache<V1Pod>,
   ) {}
 
   async list(): Promise<RotationVolume[]> {
@@ -72,8 +75,10 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
       const pod = { name: podName, namespace: item.metadata.namespace, uid, serviceAccountName: '' };
       const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
-      const requested = spc?.annotations[REFRESH_REQUESTED_ANNOTATION];
-      const refreshRequested = requested !== undefined && this.refreshHandled.get(targetPath) !== requested;
+      // A refresh is requested on the class or on the pod (from the node's pod cache).
+      const requested = [spc?.annotations[REFRESH_REQUESTED_ANNOTATION], this.pods?.get(podName, pod.namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]]
+        .filter((v): v is string => v !== undefined).join('|');
+      const refreshRequested = requested !== '' && this.refreshHandled.get(targetPath) !== requested;
       if (refreshRequested) this.refreshHandled.set(targetPath, requested);
       volumes.push({ targetPath, pod, spcName, provider: spc?.provider ?? '', intervalMs: this.intervalOf(spc?.annotations, pod.namespace, spcName), refreshRequested });
     }
@@ -113,6 +118,8 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   }
 
   private async readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    const cached = this.pods?.get(name, namespace);
+    if (cached) return cached;
     try {
       return await this.clients.core.readNamespacedPod({ name, namespace });
     } catch (err) {

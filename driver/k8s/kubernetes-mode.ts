@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
@@ -9,6 +10,7 @@ import type { Mounter } from '../volume/mounter.js';
 import { ApiVolumes } from './api-volumes.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
+import { WatchedCache } from './watched-cache.js';
 import { WorkloadRestarter } from './workload-restart.js';
 import { createKubeClients } from './kube-clients.js';
 import { PodStatusWriter } from './pod-status.js';
@@ -19,6 +21,8 @@ import { ApiSecretProviderClassSource } from './spc-api-source.js';
 /** What Kubernetes mode adds to the driver: the class source and the publish hooks. */
 export interface KubernetesMode {
   readonly classes: ApiSecretProviderClassSource;
+  /** This node's pods, watched when rotation is on. */
+  readonly pods: WatchedCache<V1Pod> | undefined;
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
   readonly events: EventRecorder;
@@ -40,8 +44,14 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
     restarter: config.enableSecretRotation ? new WorkloadRestarter(clients, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
   });
+  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh.
+  const pods = config.enableSecretRotation ? new WatchedCache<V1Pod>(clients, {
+    what: 'Pod', path: '/api/v1/pods', fieldSelector: `spec.nodeName=${config.nodeId}`,
+    list: () => clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${config.nodeId}` }),
+  }, k8sLogger, realSleep) : undefined;
+  pods?.start();
   const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }));
-  return { classes, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods);
+  return { classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 

@@ -1,4 +1,4 @@
-import { makeInformer, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { Sleep } from '../provider-client/retry.js';
@@ -7,9 +7,7 @@ import { parseSecretProviderClass, type SecretProviderClass } from '../spc/secre
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPC_PLURAL } from './constants.js';
 import type { KubeClients } from './kube-clients.js';
-
-/** Wait before re-listing after the watch failed. */
-const RESTART_DELAY_MS = 5000;
+import { WatchedCache } from './watched-cache.js';
 
 /**
  * SecretProviderClasses from the API (SPEC 4), read from the pod's namespace only.
@@ -18,71 +16,23 @@ const RESTART_DELAY_MS = 5000;
  * before the watch event arrives.
  */
 export class ApiSecretProviderClassSource implements SecretProviderClassSource {
-  private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
-  private synced = false;
-  private everListed = false;
-  private readonly changeListeners: ((spc: KubernetesObject) => void)[] = [];
+  private readonly cache: WatchedCache<KubernetesObject>;
 
-  /** Calls `listener` whenever a class is added or updated (rotation wakes on refresh requests). */
-  onChange(listener: (spc: KubernetesObject) => void): void {
-    this.changeListeners.push(listener);
+  constructor(private readonly clients: KubeClients, logger: Logger, sleep: Sleep) {
+    this.cache = new WatchedCache(clients, {
+      what: 'SecretProviderClass',
+      path: `/apis/${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}/${SPC_PLURAL}`,
+      list: () => clients.custom.listClusterCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, plural: SPC_PLURAL }) as never,
+    }, logger, sleep);
   }
-  private stopped = false;
 
-  constructor(private readonly clients: KubeClients, private readonly logger: Logger, private readonly sleep: Sleep) {}
-
-  /**
-   * Starts the cache in the background: lists, then watches; after any failure (API
-   * unreachable at start, a broken watch) it relists every 5 s until stop(). Lookups work
-   * meanwhile through direct GETs.
-   */
+  /** Starts the cache in the background; lookups work meanwhile through direct GETs. */
   start(): void {
-    const path = `/apis/${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}/${SPC_PLURAL}`;
-    const informer = makeInformer(this.clients.config, path, () => this.clients.custom.listClusterCustomObject({
-      group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, plural: SPC_PLURAL,
-    }) as never);
-    // client-node's ListWatch reports a failed list or a broken watch here and stops; it
-    // re-watches by itself only after a clean end. So every error schedules a relist.
-    informer.on('error', (err: unknown) => {
-      this.synced = false;
-      if (this.stopped) return;
-      this.logger.warn('SecretProviderClass list/watch failed; relisting', { error: fromKubeError(err, 'list and watch SecretProviderClasses').message, retryInMs: RESTART_DELAY_MS });
-      void this.sleep(RESTART_DELAY_MS).then(() => this.listAndWatch());
-    });
-    const notify = (obj: KubernetesObject) => { for (const l of this.changeListeners) l(obj); };
-    informer.on('update', notify);
-    informer.on('add', notify);
-    this.informer = informer;
-    void this.listAndWatch();
+    this.cache.start();
   }
 
-  private async listAndWatch(): Promise<void> {
-    const informer = this.informer;
-    if (this.stopped || !informer) return;
-    let failed = false;
-    const onError = () => { failed = true; };
-    informer.on('error', onError);
-    try {
-      await informer.start();
-    } catch (err) {
-      // A watch that cannot even start rejects instead of calling the error handlers.
-      failed = true;
-      this.synced = false;
-      this.logger.warn('SecretProviderClass watch failed to start; relisting', { error: fromKubeError(err, 'watch SecretProviderClasses').message, retryInMs: RESTART_DELAY_MS });
-      void this.sleep(RESTART_DELAY_MS).then(() => this.listAndWatch());
-    } finally {
-      informer.off('error', onError);
-    }
-    if (this.stopped) {
-      // stop() during the list: client-node would still open the watch afterwards.
-      await informer.stop();
-      return;
-    }
-    if (!failed) {
-      this.synced = true;
-      this.everListed = true;
-      this.logger.info('SecretProviderClass cache synced');
-    }
+  async stop(): Promise<void> {
+    await this.cache.stop();
   }
 
   /**
@@ -91,21 +41,16 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
    * since lookups still work through direct GETs once the API is back.
    */
   get ready(): boolean {
-    return this.everListed;
+    return this.cache.everSynced;
   }
 
-  /** True while the cache is listed and watching (false during relists). */
-  get fresh(): boolean {
-    return this.synced;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.informer?.stop();
+  /** Calls `listener` whenever a class is added or updated (rotation wakes on refresh requests). */
+  onChange(listener: (spc: KubernetesObject) => void): void {
+    this.cache.onChange(listener);
   }
 
   async get(namespace: string, name: string): Promise<SecretProviderClass> {
-    const cached = this.informer?.get(name, namespace);
+    const cached = this.cache.get(name, namespace);
     return parseSecretProviderClass(cached ?? await this.fetch(namespace, name), namespace);
   }
 

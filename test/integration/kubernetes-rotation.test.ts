@@ -154,6 +154,21 @@ describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', fu
     await logged(stack.driver, /"message":"volume rotated"/, rotated + 1);
     expect(await readFile(join(target, 'b'), 'utf8')).to.equal('b2');
   });
+
+  it('refreshes at once when refresh-requested-at is set on a pod of this node', async () => {
+    await createClass('podreq', {}, '- objectName: c\n');
+    await writeFile(join(stack.providerRoot, 'c'), 'c1');
+    const created = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'q' }, spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'podreq' } } }] } } });
+    const target = stack.targetPath('podreq');
+    await stack.client.publish(stack.request(target, 'podreq', 'q', ns, created.metadata?.uid));
+    await writeFile(join(stack.providerRoot, 'c'), 'c2');
+    const rotated = count(stack.driver, /"message":"volume rotated"/);
+    const pod = await cluster.admin.core.readNamespacedPod({ name: 'q', namespace: ns });
+    await cluster.admin.core.replaceNamespacedPod({ name: 'q', namespace: ns, body: { ...pod, metadata: { ...pod.metadata, annotations: { 'secrets-store.csi.k8s.io/refresh-requested-at': new Date().toISOString() } } } });
+    await logged(stack.driver, /"message":"volume rotated"/, rotated + 1);
+    expect(await readFile(join(target, 'c'), 'utf8')).to.equal('c2');
+  });
 });
 
 describe('restart of the owning workload on rotation (opt-in, real kube-apiserver)', function () {
