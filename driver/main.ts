@@ -79,6 +79,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
       await shutdownServer(server, 5000);
       await kube?.classes.stop();
       await kube?.pods?.stop();
+      await kube?.usedSecrets?.stop();
       providers.close();
       await health?.close();
       logger.info('driver stopped');

@@ -1,4 +1,4 @@
-import type { V1CSIVolumeSource, V1Pod } from '@kubernetes/client-node';
+import type { V1CSIVolumeSource, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../csi/requests.js';
@@ -12,6 +12,9 @@ import type { KubeClients } from './kube-clients.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from './watched-cache.js';
+
+/** Upstream's label for nodePublishSecretRef Secrets the driver may watch. */
+export const USED_SECRET_LABEL = 'secrets-store.csi.k8s.io/used';
 
 /** Per-class rotation interval (beyond upstream, opt-in): a Go duration, at least 1s. */
 export const ROTATION_INTERVAL_ANNOTATION = 'secrets-store.csi.k8s.io/rotation-poll-interval';
@@ -44,6 +47,7 @@ export function csiVolumeOf(pod: V1Pod, targetPath: string, driverName: string, 
  * them (volume attributes, fresh service-account tokens, nodePublishSecretRef data).
  */
 export class ApiVolumes implements VolumeSource, RequestRebuilder {
+  private readonly warnedUnlabelled = new Set<string>();
   /** Last refresh-requested-at value acted on, per target path. */
   private readonly refreshHandled = new Map<string, string>();
 
@@ -56,6 +60,8 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     private readonly logger: Logger,
     /** This node's pods (list+watch on spec.nodeName); a miss falls back to a GET. */
     private readonly pods?: WatchedCache<V1Pod>,
+    /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true; a miss falls back to a GET. */
+    private readonly usedSecrets?: WatchedCache<V1Secret>,
   ) {}
 
   async list(): Promise<RotationVolume[]> {
@@ -131,7 +137,14 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   /** The nodePublishSecretRef Secret's data, decoded; it lives in the pod's namespace only. */
   private async readSecretData(namespace: string, name: string): Promise<Record<string, string>> {
     try {
-      const secret = await this.clients.core.readNamespacedSecret({ name, namespace });
+      let secret = this.usedSecrets?.get(name, namespace);
+      if (!secret) {
+        secret = await this.clients.core.readNamespacedSecret({ name, namespace });
+        if (this.usedSecrets && !this.warnedUnlabelled.has(`${namespace}/${name}`)) {
+          this.warnedUnlabelled.add(`${namespace}/${name}`);
+          this.logger.warn('nodePublishSecretRef Secret is not labelled secrets-store.csi.k8s.io/used=true: read with a GET on every refresh', { secret: `${namespace}/${name}` });
+        }
+      }
       return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     } catch (err) {
       throw fromKubeError(err, `get nodePublishSecretRef Secret ${namespace}/${name}`);

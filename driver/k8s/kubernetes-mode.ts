@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
@@ -7,7 +7,7 @@ import type { PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import type { VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
-import { ApiVolumes } from './api-volumes.js';
+import { ApiVolumes, USED_SECRET_LABEL } from './api-volumes.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
 import { WatchedCache } from './watched-cache.js';
@@ -23,6 +23,7 @@ export interface KubernetesMode {
   readonly classes: ApiSecretProviderClassSource;
   /** This node's pods, watched when rotation is on. */
   readonly pods: WatchedCache<V1Pod> | undefined;
+  readonly usedSecrets: WatchedCache<V1Secret> | undefined;
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
   readonly events: EventRecorder;
@@ -50,8 +51,14 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     list: () => clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${config.nodeId}` }),
   }, k8sLogger, realSleep) : undefined;
   pods?.start();
+  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
+  const usedSecrets = config.enableSecretRotation ? new WatchedCache<V1Secret>(clients, {
+    what: 'nodePublishSecretRef Secret', path: '/api/v1/secrets', labelSelector: `${USED_SECRET_LABEL}=true`,
+    list: () => clients.core.listSecretForAllNamespaces({ labelSelector: `${USED_SECRET_LABEL}=true` }),
+  }, k8sLogger, realSleep) : undefined;
+  usedSecrets?.start();
   const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods);
-  return { classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets);
+  return { classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
 }
 

@@ -15,6 +15,7 @@ export interface WatchedCacheSpec<T extends KubernetesObject> {
   readonly path: string;
   readonly list: () => Promise<KubernetesListObject<T>>;
   readonly fieldSelector?: string;
+  readonly labelSelector?: string;
 }
 
 /**
@@ -30,7 +31,7 @@ export class WatchedCache<T extends KubernetesObject> {
   private readonly listeners: ((obj: T) => void)[] = [];
 
   constructor(clients: KubeClients, private readonly spec: WatchedCacheSpec<T>, private readonly logger: Logger, private readonly sleep: Sleep) {
-    this.listWatch = new ListWatch<T>(spec.path, new Watch(clients.config), spec.list, false, undefined, spec.fieldSelector);
+    this.listWatch = new ListWatch<T>(spec.path, new Watch(clients.config), spec.list, false, spec.labelSelector, spec.fieldSelector);
     this.listWatch.on('error', (err: unknown) => {
       this.synced = false;
       if (this.stopped) return;

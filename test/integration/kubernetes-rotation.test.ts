@@ -91,6 +91,26 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(stack.driver.stderr()).not.to.include(tokens['vault-test']?.token ?? 'x');
   });
 
+  it('sends the nodePublishSecretRef data, read through the used=true label watch, and follows its changes', async () => {
+    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'creds', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: { password: 'p1' } } });
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'ref' }, spec: { provider: 'scripted' } } });
+    const refPod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'refpod' }, spec: { containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'ref' }, nodePublishSecretRef: { name: 'creds' } } }] } } });
+    const target = stack.targetPath('ref');
+    await stack.client.publish(stack.request(target, 'ref', 'refpod', ns, refPod.metadata?.uid));
+    const lastFor = () => [...scripted.requests].reverse().find((r) => r.target_path === target);
+    const roundsNow = count(stack.driver, /"message":"rotation round done"/);
+    await logged(stack.driver, /"message":"rotation round done"/, roundsNow + 2);
+    expect(JSON.parse(lastFor()?.secrets ?? '{}')).to.deep.equal({ password: 'p1' });
+    const creds = await cluster.admin.core.readNamespacedSecret({ name: 'creds', namespace: ns });
+    await cluster.admin.core.replaceNamespacedSecret({ name: 'creds', namespace: ns, body: { ...creds, data: { password: Buffer.from('p2').toString('base64') } } });
+    while (JSON.parse(lastFor()?.secrets ?? '{}').password !== 'p2') await logged(stack.driver, /"message":"rotation round done"/, count(stack.driver, /"message":"rotation round done"/) + 1);
+    expect(stack.driver.stderr()).not.to.include('"p2"');
+    expect(stack.driver.stderr(), 'read from the label watch, not by GET').not.to.include('is not labelled secrets-store.csi.k8s.io/used=true');
+    await stack.client.unpublish('vol-refpod', target);
+  });
+
   it('resumes after a driver restart from the pod status objects, without remounting', async () => {
     const target = stack.targetPath('app');
     const data = await readlink(join(target, '..data'));

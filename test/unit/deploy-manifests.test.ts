@@ -166,7 +166,7 @@ describe('deploy manifests', () => {
       const role = find('ClusterRole', ROTATION_ROLE);
       expect(role.file).to.equal('rbac-rotation.yaml');
       expect(Object.fromEntries(grants(role.obj))).to.deep.equal({
-        '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get'],
+        '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get', 'list', 'watch'],
         'apps/replicasets': ['get'], 'apps/deployments': ['get', 'patch'], 'apps/statefulsets': ['get', 'patch'], 'apps/daemonsets': ['get', 'patch'],
       });
     });
