@@ -58,6 +58,7 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
       try {
         const req = parseUnpublishRequest(raw);
         await deps.locks.withLock(req.targetPath, () => deps.mounter.unmount(req.targetPath));
+        deps.publisher.forget(req.targetPath);
         deps.onUnpublished?.(req.targetPath);
         metrics.unpublishSucceeded();
         logger.info('volume unpublished', { volumeId: req.volumeId, targetPath: req.targetPath });

@@ -2,7 +2,7 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, 
 import { basename, dirname, join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Payload } from './payload.js';
-import { planWrite, sha256, type FileState } from './write-plan.js';
+import { planWrite, sha256, topLevelNames, type FileState, type WritePlan } from './write-plan.js';
 
 /** The symlink that points at the current payload directory (as kubelet names it). */
 export const DATA_DIR_LINK = '..data';
@@ -60,34 +60,85 @@ async function currentLinks(targetDir: string): Promise<string[]> {
   return links.sort();
 }
 
+/** chmod `path` to `mode` unless creating it with `mode` under `umask` already gave exactly that. */
+async function ensureMode(path: string, mode: number, umask: number): Promise<void> {
+  if ((mode & ~umask) !== mode) await chmod(path, mode);
+}
+
 async function writeFiles(dir: string, files: Payload): Promise<void> {
+  // Read per write: chmod is only needed where the umask would narrow a requested mode.
+  const umask = process.umask();
   const dirs = new Set<string>();
   for (const path of files.keys()) {
     for (let d = dirname(path); d !== '.'; d = dirname(d)) dirs.add(d);
   }
   for (const d of [...dirs].sort()) {
-    await mkdir(join(dir, d));
-    await chmod(join(dir, d), 0o755); // not narrowed by the umask: non-root pods must traverse it
+    await mkdir(join(dir, d), { mode: 0o755 });
+    await ensureMode(join(dir, d), 0o755, umask); // not narrowed by the umask: non-root pods must traverse it
   }
   await Promise.all([...files].map(async ([path, file]) => {
     const full = join(dir, path);
     await writeFile(full, file.contents, { mode: file.mode, flag: 'wx' });
-    await chmod(full, file.mode); // the process umask must not narrow what the provider asked for
+    await ensureMode(full, file.mode, umask); // the process umask must not narrow what the provider asked for
   }));
 }
 
+/** What the writer knows of a target it wrote: the payload directory and digests, never contents. */
+interface KnownTarget {
+  readonly dataDir: string;
+  readonly files: ReadonlyMap<string, FileState>;
+  readonly links: readonly string[];
+}
+
+function stateOf(payload: Payload): Map<string, FileState> {
+  return new Map([...payload].map(([path, f]) => [path, { mode: f.mode, sha256: sha256(f.contents) }]));
+}
+
 /**
- * Writes a payload into `targetDir` the way kubelet's AtomicWriter does for Secret
+ * Writes payloads into target directories the way kubelet's AtomicWriter does for Secret
  * volumes: a new hidden timestamped directory, the `..data` link swapped by rename(2),
  * and top-level links `name -> ..data/name`. A reader sees the old set or the new set,
  * never a mix. `volatile` files are written with the payload but not compared, so a
  * write time alone never causes a rewrite.
+ *
+ * It remembers the SHA-256 digests of what it wrote (never the bytes), so deciding that
+ * nothing changed costs one readlink instead of reading every file back; a target it
+ * did not write (or whose `..data` moved) is read from disk.
  */
+export class AtomicWriter {
+  private readonly known = new Map<string, KnownTarget>();
+
+  /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
+  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
+    const oldDirName = await readDataLink(targetDir);
+    const cached = this.known.get(targetDir);
+    const trusted = cached !== undefined && oldDirName === cached.dataDir ? cached : undefined;
+    const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys())));
+    const links = trusted?.links ?? await currentLinks(targetDir);
+    const plan = planWrite(current, payload, links);
+    if (!plan.changed) {
+      if (!trusted && oldDirName !== undefined && current) this.known.set(targetDir, { dataDir: oldDirName, files: current, links });
+      return { changed: false };
+    }
+    this.known.delete(targetDir);
+    const dataDir = await swapIn(targetDir, payload, volatile, now, plan);
+    this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()) });
+    return { changed: true };
+  }
+
+  /** Forgets a target (after unpublish). */
+  forget(targetDir: string): void {
+    this.known.delete(targetDir);
+  }
+}
+
+/** Writes atomically without remembering anything (tests, one-off writes). */
 export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
-  const oldDirName = await readDataLink(targetDir);
-  const current = oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()));
-  const plan = planWrite(current, payload, await currentLinks(targetDir));
-  if (!plan.changed) return { changed: false };
+  return new AtomicWriter().write(targetDir, payload, volatile, now);
+}
+
+/** Writes the new payload directory, swaps `..data`, fixes links; returns the new directory's name. */
+async function swapIn(targetDir: string, payload: Payload, volatile: Payload, now: Date, plan: WritePlan): Promise<string> {
   // Checked before anything is written, so a refused write leaves the old payload intact.
   for (const name of plan.linksToAdd) {
     const link = join(targetDir, name);
@@ -114,5 +165,5 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
   for (const entry of await readdir(targetDir)) {
     if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) await rm(join(targetDir, entry), { recursive: true, force: true });
   }
-  return { changed: true };
+  return basename(newDir);
 }

@@ -9,7 +9,7 @@ import { buildMountRequest } from '../provider-client/mount-request.js';
 import { validateMountResponse } from '../provider-client/mount-response.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
-import { writeAtomically } from './atomic-writer.js';
+import { AtomicWriter } from './atomic-writer.js';
 import { metadataFiles, readMountedVersions, versionsFile } from './metadata.js';
 import type { Mounter } from './mounter.js';
 import type { ObjectVersion } from './payload.js';
@@ -72,6 +72,8 @@ export interface PublisherDeps {
    * kubelet republish (requiresRepublish) is a no-op. Without it, republishes re-fetch.
    */
   readonly isFresh?: (targetPath: string) => boolean;
+  /** The atomic writer (shared so it remembers digests of what it wrote). */
+  readonly writer?: AtomicWriter;
 }
 
 const DEFAULT_FILE_MODE = 0o644;
@@ -96,7 +98,16 @@ export class PublishError extends SscError {
  * Rotation re-runs this same path.
  */
 export class VolumePublisher {
-  constructor(private readonly deps: PublisherDeps) {}
+  private readonly writer: AtomicWriter;
+
+  constructor(private readonly deps: PublisherDeps) {
+    this.writer = deps.writer ?? new AtomicWriter();
+  }
+
+  /** Forgets what it knows of a target (after NodeUnpublishVolume). */
+  forget(targetPath: string): void {
+    this.writer.forget(targetPath);
+  }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
   async publish(req: PublishRequest, limits: CallLimits = {}, origin: PublishOrigin = 'kubelet'): Promise<PublishedVolume> {
@@ -149,7 +160,7 @@ export class VolumePublisher {
     const response = await this.deps.providers.mount(spc.provider, request, limits);
     const { files, versions } = validateMountResponse(response, defaultMode);
     const payload = new Map([...files, ...metadataFiles(versions)]);
-    const { changed } = await writeAtomically(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now());
+    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now());
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DATA_DIR_LINK, writeAtomically } from '../../driver/volume/atomic-writer.js';
+import { AtomicWriter, DATA_DIR_LINK, writeAtomically } from '../../driver/volume/atomic-writer.js';
 import type { Payload } from '../../driver/volume/payload.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
@@ -153,5 +153,31 @@ describe('writeAtomically', () => {
     const hidden = (await readdir(t)).filter((e) => e.startsWith('..') && e !== '..data');
     expect(hidden).to.have.length(1);
     expect(hidden[0]).to.equal(await readlink(join(t, '..data')));
+  });
+
+  it('AtomicWriter remembers digests of what it wrote: an unchanged write reads nothing back', async () => {
+    const t = await freshTarget();
+    const writer = new AtomicWriter();
+    const payload = new Map([['a', { mode: 0o644, contents: Buffer.from('1') }]]);
+    expect((await writer.write(t, payload, new Map(), new Date())).changed).to.equal(true);
+    // Behind the writer's back: it trusts its memory while ..data still points where it wrote.
+    const dataDir = await readlink(join(t, '..data'));
+    await writeFile(join(t, dataDir, 'a'), 'tampered');
+    expect((await writer.write(t, payload, new Map(), new Date())).changed).to.equal(false);
+    // A writer without that memory reads the disk and repairs the file.
+    expect((await new AtomicWriter().write(t, payload, new Map(), new Date())).changed).to.equal(true);
+    expect(await readFile(join(t, 'a'), 'utf8')).to.equal('1');
+  });
+
+  it('AtomicWriter distrusts its memory once ..data points elsewhere, and after forget()', async () => {
+    const t = await freshTarget();
+    const writer = new AtomicWriter();
+    const one = new Map([['a', { mode: 0o644, contents: Buffer.from('1') }]]);
+    await writer.write(t, one, new Map(), new Date());
+    await new AtomicWriter().write(t, new Map([['a', { mode: 0o644, contents: Buffer.from('2') }]]), new Map(), new Date());
+    expect((await writer.write(t, one, new Map(), new Date())).changed).to.equal(true);
+    expect(await readFile(join(t, 'a'), 'utf8')).to.equal('1');
+    writer.forget(t);
+    expect((await writer.write(t, one, new Map(), new Date())).changed).to.equal(false);
   });
 });
