@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/pr
 import { join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
-import { parseMountInfo } from './mountinfo.js';
+import { mountPointSet, parseMountInfo } from './mountinfo.js';
 import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
 
 
@@ -74,7 +74,7 @@ export class TmpfsMounter implements Mounter {
     const now = Date.now();
     if (this.snapshot && now - this.snapshot.readAt <= MOUNTINFO_TTL_MS) return this.snapshot.points;
     const generation = this.generation;
-    const points: ReadonlySet<string> = new Set(parseMountInfo(await readFile(this.mountInfoPath, 'utf8')).map((e) => e.mountPoint));
+    const points = mountPointSet(parseMountInfo(await readFile(this.mountInfoPath, 'utf8')));
     // A read that started before one of our own mounts or unmounts may be stale: use it
     // for this answer (it was true when read) but never keep it.
     if (generation === this.generation) this.snapshot = { readAt: now, points };

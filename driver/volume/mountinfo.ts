@@ -29,7 +29,7 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
   return entries;
 }
 
-/** True when `path` (already resolved, no trailing slash) is a mount point in `entries`. */
-export function isMountPoint(entries: readonly MountInfoEntry[], path: string): boolean {
-  return entries.some((e) => e.mountPoint === path);
+/** The set of mount points in `entries` (paths already unescaped), for O(1) lookups. */
+export function mountPointSet(entries: readonly MountInfoEntry[]): ReadonlySet<string> {
+  return new Set(entries.map((e) => e.mountPoint));
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isMountPoint, parseMountInfo } from '../../driver/volume/mountinfo.js';
+import { mountPointSet, parseMountInfo } from '../../driver/volume/mountinfo.js';
 
 const TEXT = [
   '22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/mapper/root rw,errors=remount-ro',
@@ -42,8 +42,8 @@ describe('parseMountInfo', () => {
   });
 });
 
-describe('isMountPoint', () => {
-  const entries = parseMountInfo(TEXT);
+describe('mountPointSet', () => {
+  const points = mountPointSet(parseMountInfo(TEXT));
   const cases: [string, boolean][] = [['/mnt2', true], ['/mnt1', false], ['/mnt/with space\ttab', true], ['/mnt/with\\040space\\011tab', false], ['/mnt', false]];
-  for (const [path, result] of cases) it(`${JSON.stringify(path)} → ${result}`, () => expect(isMountPoint(entries, path)).to.equal(result));
+  for (const [path, result] of cases) it(`${JSON.stringify(path)} → ${result}`, () => expect(points.has(path)).to.equal(result));
 });
