@@ -19,6 +19,16 @@ function config(version: string, contents: string, extra: Partial<FakeConfig> = 
   });
 }
 
+/** Our driver plus upstream's provider server (serving `config('v1', 'secret')`) in one temp dir. */
+async function startWithUpstream(driverArgs: string[] = []): Promise<{ stack: DriverStack; upstream: Child; configPath: string }> {
+  const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
+  const stack = await startDriverStack({ classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') }, driverArgs });
+  const configPath = join(stack.work, 'fake.json');
+  await writeFile(configPath, config('v1', 'secret'));
+  const upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+  return { stack, upstream, configPath };
+}
+
 /**
  * Wire interop: our driver against a provider server written by upstream (their
  * provider/fake MockCSIProviderServer from sigs.k8s.io/secrets-store-csi-driver v1.6.0,
@@ -41,11 +51,7 @@ describe('interop: our driver with upstream\'s provider server (real Go process)
   }
 
   before(async () => {
-    const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
-    stack = await startDriverStack({ classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') } });
-    configPath = join(stack.work, 'fake.json');
-    await writeFile(configPath, config('v1', 'secret'));
-    upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+    ({ stack, upstream, configPath } = await startWithUpstream());
   });
   after(async () => {
     await upstream?.stop();
@@ -88,14 +94,7 @@ describe('interop: rotation reconciler with upstream\'s provider server (real Go
   let configPath: string;
 
   before(async () => {
-    const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
-    stack = await startDriverStack({
-      classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') },
-      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
-    });
-    configPath = join(stack.work, 'fake.json');
-    await writeFile(configPath, config('v1', 'secret'));
-    upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+    ({ stack, upstream, configPath } = await startWithUpstream(['--enable-secret-rotation', '--rotation-poll-interval=1s']));
   });
   after(async () => {
     await upstream?.stop();
