@@ -84,17 +84,23 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       // A refresh is requested on the class or on the pod (from the node's pod cache).
       const requested = [spc?.annotations[REFRESH_REQUESTED_ANNOTATION], this.pods?.get(podName, pod.namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]]
         .filter((v): v is string => v !== undefined).join('|');
-      const refreshRequested = requested !== '' && this.refreshHandled.get(targetPath) !== requested;
-      if (refreshRequested) this.refreshHandled.set(targetPath, requested);
+      // The first sight of a volume only records the value: an old annotation is no request.
+      const handled = this.refreshHandled.get(targetPath);
+      const refreshRequested = handled !== undefined && requested !== handled;
+      this.refreshHandled.set(targetPath, requested);
       volumes.push({ targetPath, pod, spcName, provider: spc?.provider ?? '', intervalMs: this.intervalOf(spc?.annotations, pod.namespace, spcName), refreshRequested });
     }
     this.tokens.retain(new Set(volumes.map((v) => v.pod.uid)));
+    const listed = new Set(volumes.map((v) => v.targetPath));
+    for (const key of this.refreshHandled.keys()) if (!listed.has(key)) this.refreshHandled.delete(key);
     return volumes;
   }
 
   async rebuild(volume: RotationVolume): Promise<PublishRequest | undefined> {
     const pod = await this.readPod(volume.pod.namespace, volume.pod.name);
     if (!pod || pod.metadata?.uid !== volume.pod.uid || pod.metadata?.deletionTimestamp) return undefined;
+    // A finished pod keeps its volume until kubelet cleans up: nothing to refresh.
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return undefined;
     const csi = csiVolumeOf(pod, volume.targetPath, this.options.driverName, volume.spcName);
     if (!csi) return undefined;
     const serviceAccountName = pod.spec?.serviceAccountName || 'default';

@@ -39,8 +39,9 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(clients, config.nodeId, k8sLogger, now);
+  const errored = new Set<string>();
   const hook = kubernetesPublishHook({
-    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger,
+    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored,
     podStatus: new PodStatusWriter(clients, k8sLogger),
     secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
     restarter: config.enableSecretRotation ? new WorkloadRestarter(clients, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
@@ -59,6 +60,6 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   usedSecrets?.start();
   const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets);
-  return { classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger }) };
+  return { classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger, errored }) };
 }
 

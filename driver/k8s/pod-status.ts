@@ -72,6 +72,17 @@ export function buildPodStatus(record: PodStatusRecord): PodStatusObject {
   };
 }
 
+/** Reads the pod status object of a volume, if there is one. */
+export async function readPodStatus(clients: KubeClients, pod: PodRef, spcName: string): Promise<PodStatusObject | undefined> {
+  const name = podStatusName(pod, spcName);
+  try {
+    return await clients.custom.getNamespacedCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name }) as PodStatusObject;
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return undefined;
+    throw fromKubeError(err, `get SecretProviderClassPodStatus ${pod.namespace}/${name}`);
+  }
+}
+
 /** Tries before giving up on update conflicts (another writer changed the object). */
 const CONFLICT_ATTEMPTS = 3;
 

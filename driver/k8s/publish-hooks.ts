@@ -7,7 +7,7 @@ import { fromKubeError } from './api-errors.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
-import { deletePodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
+import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
 import { RESTART_ON_ROTATION_ANNOTATION, type WorkloadRestarter } from './workload-restart.js';
 
@@ -20,6 +20,8 @@ export interface KubernetesHookDeps {
   readonly secrets: SecretSyncer | undefined;
   /** Restarts workloads of classes that opt in (undefined without rotation). */
   readonly restarter?: WorkloadRestarter | undefined;
+  /** Targets whose pod status carries a lastError: their next success rewrites the status. */
+  readonly errored?: Set<string>;
   readonly events: EventRecorder;
   readonly metrics: DriverMetrics;
   readonly now: () => Date;
@@ -35,9 +37,9 @@ export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined,
   return [{ apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`, kind: 'SecretProviderClassPodStatus', name: status.metadata.name, uid: status.metadata.uid ?? '' }];
 }
 
-async function podOwners(clients: KubeClients, pod: PodRef): Promise<V1OwnerReference[] | undefined> {
+async function readPodMeta(clients: KubeClients, pod: PodRef): Promise<{ ownerReferences?: V1OwnerReference[]; creationTimestamp?: Date }> {
   try {
-    return (await clients.core.readNamespacedPod({ name: pod.name, namespace: pod.namespace })).metadata?.ownerReferences;
+    return (await clients.core.readNamespacedPod({ name: pod.name, namespace: pod.namespace })).metadata ?? {};
   } catch (err) {
     throw fromKubeError(err, `get Pod ${pod.namespace}/${pod.name}`);
   }
@@ -52,16 +54,20 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
   return async (volume: PublishedVolume) => {
     const { request, spc } = volume;
     // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
-    if (volume.origin === 'rotation' && !volume.changed) return;
-    const status = await deps.podStatus.record({
-      pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now(),
-    });
+    // (Unless an earlier failure left a lastError that this success must clear.)
+    if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath)) return;
+    const unchanged = !volume.changed && !volume.firstMount && !deps.errored?.has(request.targetPath);
+    // An unchanged kubelet republish leaves the status as it is (it only re-checks Secrets).
+    const record = { pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now() };
+    const status = unchanged && spc.secretObjects.length === 0 ? undefined
+      : (unchanged ? await readPodStatus(deps.clients, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record);
+    if (!unchanged) deps.errored?.delete(request.targetPath);
     const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
     if (spc.secretObjects.length === 0 && !restart) return;
-    const owners = await podOwners(deps.clients, request.pod);
+    const pod = await readPodMeta(deps.clients, request.pod);
     // Secrets first: the restarted pods must find them already updated.
-    await syncSecrets(deps, volume, secretOwners(owners, status));
-    if (restart) await restart.restart(request.pod, owners, spc.name);
+    if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status));
+    if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp);
   };
 }
 
@@ -100,9 +106,11 @@ async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, ow
  * rotation fails), and for a failed republish the pod status object's lastError.
  * Never throws: reporting must not change the outcome.
  */
-export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' | 'events' | 'logger'>): PublishFailureHook {
+export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' | 'events' | 'logger' | 'errored'>): PublishFailureHook {
   return async (failure: PublishFailure) => {
     const { request, spc, error, stillMounted } = failure;
+    // A refresh cancelled by a driver shutdown is not a failure of the volume.
+    if (failure.origin === 'rotation' && error.reason === 'Cancelled') return;
     // Rotation reports its own failures (MountRotationFailed).
     if (failure.origin === 'kubelet') await deps.events.event(request.pod, 'Warning', 'MountFailed', error.message);
     if (!spc) return;
@@ -113,7 +121,7 @@ export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' |
       });
       return;
     }
-    await recordPodStatusError(deps.clients, request.pod, spc.name, error.message).catch((err: unknown) => {
+    await recordPodStatusError(deps.clients, request.pod, spc.name, error.message).then(() => { deps.errored?.add(request.targetPath); }, (err: unknown) => {
       deps.logger.warn('could not record lastError on the pod status object', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
     });
   };

@@ -37,7 +37,7 @@ export class WorkloadRestarter {
   }
 
   /** Restarts the workload owning `pod` (whose owners are given); never throws. */
-  async restart(pod: PodRef, owners: readonly V1OwnerReference[] | undefined, spcName: string): Promise<void> {
+  async restart(pod: PodRef, owners: readonly V1OwnerReference[] | undefined, spcName: string, podCreated?: Date): Promise<void> {
     try {
       const workload = await workloadOf(this.apps, pod.namespace, owners);
       if (!workload) {
@@ -49,8 +49,11 @@ export class WorkloadRestarter {
       if (now.getTime() - (this.lastRestart.get(key) ?? 0) < this.minGapMs) return;
       this.lastRestart.set(key, now.getTime());
       const body = [{ op: 'add', path: `/spec/template/metadata/annotations`, value: {} }, { op: 'add', path: `/spec/template/metadata/annotations/${RESTARTED_AT_ANNOTATION.replace('/', '~1')}`, value: now.toISOString() }];
-      const existing = await this.read(workload.kind, workload.name, pod.namespace);
-      const patch = existing ? body.slice(1) : body;
+      const annotations = await this.read(workload.kind, workload.name, pod.namespace);
+      // Another node (or an earlier round) already restarted it after this pod was created.
+      const restartedAt = Date.parse(annotations?.[RESTARTED_AT_ANNOTATION] ?? '');
+      if (podCreated && restartedAt > podCreated.getTime()) return;
+      const patch = annotations ? body.slice(1) : body;
       await this.patch(workload.kind, workload.name, pod.namespace, patch);
       await this.events.event(pod, 'Normal', 'WorkloadRestarted', `restarted ${workload.kind} ${pod.namespace}/${workload.name} because rotation changed the content of SecretProviderClass ${spcName}`);
       this.logger.info('restarted workload after rotation', { workload: key, spc: spcName });
@@ -61,12 +64,12 @@ export class WorkloadRestarter {
     }
   }
 
-  /** True when the pod template already has an annotations map. */
-  private async read(kind: WorkloadKind, name: string, namespace: string): Promise<boolean> {
+  /** The pod template's annotations (undefined when it has no annotations map). */
+  private async read(kind: WorkloadKind, name: string, namespace: string): Promise<Record<string, string> | undefined> {
     const obj = kind === 'Deployment' ? await this.apps.readNamespacedDeployment({ name, namespace })
       : kind === 'StatefulSet' ? await this.apps.readNamespacedStatefulSet({ name, namespace })
         : await this.apps.readNamespacedDaemonSet({ name, namespace });
-    return obj.spec?.template.metadata?.annotations !== undefined;
+    return obj.spec?.template.metadata?.annotations;
   }
 
   private async patch(kind: WorkloadKind, name: string, namespace: string, body: object[]): Promise<void> {

@@ -77,6 +77,7 @@ export class RotationReconciler {
   /** The volumes the last round saw, for computing when to wake next. */
   private lastVolumes: readonly RotationVolume[] = [];
   private wakeUp: (() => void) | undefined;
+  private pendingWake = false;
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -87,7 +88,8 @@ export class RotationReconciler {
 
   /** Ends the current wait early (an on-demand refresh was requested). */
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    else this.pendingWake = true; // mid-round: run another round right after this one
   }
 
   /** Stops the loop and waits for the round in progress to finish. */
@@ -137,6 +139,7 @@ export class RotationReconciler {
       } catch (err) {
         deps.logger.warn('rotation round failed; retrying next interval', { error: (err as Error).message });
       }
+      if (this.pendingWake) { this.pendingWake = false; continue; }
       const woken = new Promise<void>((resolve) => { this.wakeUp = resolve; });
       await Promise.race([deps.sleep(wakeIn, this.abort.signal).catch(() => undefined), woken]);
       this.wakeUp = undefined;

@@ -39,6 +39,7 @@ export class PublishingRefresher implements VolumeRefresher {
     if (!request) return { result: 'skipped', provider: volume.provider };
     try {
       const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
+      if (published.skipped) return { result: 'skipped', provider: published.spc.provider };
       if (published.changed) {
         const ids = published.versions.map((v) => v.id).join(', ');
         await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids.slice(0, 500)})`);
@@ -49,7 +50,8 @@ export class PublishingRefresher implements VolumeRefresher {
     } catch (err) {
       const e = toSscError(err);
       // Another operation holds the target (a kubelet publish or unpublish): try next round.
-      if (e.reason === 'OperationInProgress') return { result: 'skipped', provider: volume.provider };
+      // A driver shutting down cancels refreshes in flight: not a failure to report.
+      if (e.reason === 'OperationInProgress' || signal.aborted) return { result: 'skipped', provider: volume.provider };
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
       return { result: 'failed', provider: (err as { provider?: string }).provider || volume.provider, errorType: e.reason };
     }

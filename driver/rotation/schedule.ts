@@ -49,9 +49,12 @@ export class RotationSchedule {
 
   /** Records the outcome of a refresh (or of a publish, which counts as one). */
   record(key: string, result: RefreshResult, now: number): void {
-    if (result === 'skipped') return;
     const s = this.volumes.get(key) ?? { lastAttempt: now, lastSuccess: undefined, failures: 0 };
+    // A skipped volume (pod going away, target busy) waits a whole interval too: without
+    // that it would be due again at once, making rounds spin every second.
     s.lastAttempt = now;
+    this.volumes.set(key, s);
+    if (result === 'skipped') return;
     if (result === 'failed') s.failures++;
     else { s.failures = 0; s.lastSuccess = now; }
     this.volumes.set(key, s);

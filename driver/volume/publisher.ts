@@ -99,6 +99,8 @@ export class PublishError extends SscError {
  */
 export class VolumePublisher {
   private readonly writer: AtomicWriter;
+  /** Targets whose content changed but whose hooks then failed: hooks are owed a retry. */
+  private readonly hooksOwed = new Set<string>();
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter();
@@ -107,6 +109,7 @@ export class VolumePublisher {
   /** Forgets what it knows of a target (after NodeUnpublishVolume). */
   forget(targetPath: string): void {
     this.writer.forget(targetPath);
+    this.hooksOwed.delete(targetPath);
   }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
@@ -135,10 +138,23 @@ export class VolumePublisher {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
       return { request: req, spc, versions: await readMountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
     }
+    if (!alreadyMounted && origin === 'rotation') {
+      // Kubelet unpublished it since the round listed it: rotation never mounts anything.
+      return { request: req, spc, versions: [], changed: false, firstMount: false, origin, skipped: true };
+    }
     if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
     try {
-      const published = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
-      for (const hook of this.deps.hooks ?? []) await hook(published, limits);
+      const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
+      // Content that changed while the hooks then failed still counts as changed until
+      // they succeed, so a Secret or status update is never lost to an unchanged round.
+      const published = !written.changed && this.hooksOwed.has(req.targetPath) ? { ...written, changed: true } : written;
+      try {
+        for (const hook of this.deps.hooks ?? []) await hook(published, limits);
+      } catch (err) {
+        if (published.changed) this.hooksOwed.add(req.targetPath);
+        throw err;
+      }
+      this.hooksOwed.delete(req.targetPath);
       return published;
     } catch (err) {
       if (!alreadyMounted) await this.rollback(req.targetPath);
@@ -165,6 +181,7 @@ export class VolumePublisher {
   }
 
   private async rollback(targetPath: string): Promise<void> {
+    this.forget(targetPath);
     try {
       await this.deps.mounter.unmount(targetPath);
     } catch (err) {

@@ -47,10 +47,12 @@ describe('RotationSchedule', () => {
     expect(f.isFresh('/t', MIN, 1)).to.equal(false);
   });
 
-  it('ignores skipped refreshes and forgets volumes that are gone', () => {
+  it('counts a skipped refresh as an attempt (no spinning), without touching failures, and forgets volumes that are gone', () => {
     const s = new RotationSchedule();
-    s.record('/t', 'skipped', 0);
-    expect(s.size).to.equal(0);
+    s.record('/t', 'failed', 0);
+    s.record('/t', 'skipped', MIN);
+    expect(Math.floor((s.nextDue('/t', MIN) - MIN) / MIN)).to.equal(2);
+    expect(s.isFresh('/t', MIN, MIN + 1)).to.equal(false);
     s.record('/a', 'changed', 0);
     s.record('/b', 'changed', 0);
     s.retain(new Set(['/a']));
