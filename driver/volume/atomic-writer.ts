@@ -140,11 +140,10 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
 /** Writes the new payload directory, swaps `..data`, fixes links; returns the new directory's name. */
 async function swapIn(targetDir: string, payload: Payload, volatile: Payload, now: Date, plan: WritePlan): Promise<string> {
   // Checked before anything is written, so a refused write leaves the old payload intact.
-  for (const name of plan.linksToAdd) {
-    const link = join(targetDir, name);
-    if (await lstat(link).catch(() => undefined)) {
-      throw new SscError('failed-precondition', `${link} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
-    }
+  const taken = await Promise.all(plan.linksToAdd.map(async (name) => (await lstat(join(targetDir, name)).catch(() => undefined)) ? name : undefined));
+  const clash = taken.find((name) => name !== undefined);
+  if (clash !== undefined) {
+    throw new SscError('failed-precondition', `${join(targetDir, clash)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
   }
 
   const newDir = await mkdtemp(join(targetDir, timestampedPrefix(now)));
@@ -159,8 +158,10 @@ async function swapIn(targetDir: string, payload: Payload, volatile: Payload, no
     await rm(newDir, { recursive: true, force: true });
     throw err;
   }
-  for (const name of plan.linksToAdd) await symlink(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
-  for (const name of plan.linksToRemove) await rm(join(targetDir, name), { force: true });
+  await Promise.all([
+    ...plan.linksToAdd.map((name) => symlink(`${DATA_DIR_LINK}/${name}`, join(targetDir, name))),
+    ...plan.linksToRemove.map((name) => rm(join(targetDir, name), { force: true })),
+  ]);
   // Remove every other payload directory, including any left by a crash mid-write.
   for (const entry of await readdir(targetDir)) {
     if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) await rm(join(targetDir, entry), { recursive: true, force: true });

@@ -33,8 +33,10 @@ export class FileProvider implements SecretsProvider {
     const root = await this.realRoot();
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
-    for (const obj of objects) {
-      const contents = await this.read(root, obj);
+    // Read in parallel (each read is several thread-pool round trips); order is kept.
+    const contentsAll = await Promise.all(objects.map((obj) => this.read(root, obj)));
+    for (const [i, obj] of objects.entries()) {
+      const contents = contentsAll[i] as Buffer;
       const version = this.versionOf(contents);
       const previous = request.currentObjectVersions.get(obj.objectName);
       if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });
