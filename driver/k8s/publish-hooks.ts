@@ -28,6 +28,9 @@ export interface KubernetesHookDeps {
   readonly logger: Logger;
 }
 
+/** Opt-in on a class: `remove` drops the Secret key of an object the provider stopped returning. */
+export const ON_OBJECT_REMOVED_ANNOTATION = 'secrets-store.csi.k8s.io/on-object-removed';
+
 /** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
 export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined, status: PodStatusObject): V1OwnerReference[] {
   if (podOwners && podOwners.length > 0) {
@@ -86,7 +89,7 @@ async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, ow
     const started = performance.now();
     let outcome;
     try {
-      outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners);
+      outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners, spc.annotations[ON_OBJECT_REMOVED_ANNOTATION] === 'remove');
     } catch (err) {
       if (volume.origin === 'rotation') {
         await deps.events.event(request.pod, 'Warning', 'SecretRotationFailed', `Secret ${request.pod.namespace}/${object.secretName} was not updated after rotation: ${(err as Error).message}`);

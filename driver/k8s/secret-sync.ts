@@ -76,10 +76,10 @@ export class SecretSyncer {
   ) {}
 
   /** Syncs one SecretObject from the files mounted at `targetPath`. */
-  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly V1OwnerReference[]): Promise<SecretSyncOutcome> {
+  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly V1OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
-        const data = buildSecretData(object, await readMountedFiles(targetPath, object));
+        const data = buildSecretData(object, await readMountedFiles(targetPath, object), { dropMissing });
         return await this.apply(pod, object, data, secretDataDigest(data), owners);
       } catch (err) {
         if (attempt >= ATTEMPTS || !isTransient(err)) {

@@ -47,10 +47,12 @@ export function splitTls(secretName: string, objectName: string, contents: Buffe
  * `kubernetes.io/tls`, `tls.crt` and `tls.key` are split out of PEM contents, and both
  * keys are required. Errors name the Secret and the object, never the contents.
  */
-export function buildSecretData(object: SecretObject, files: ReadonlyMap<string, Buffer>): Map<string, Buffer> {
+export function buildSecretData(object: SecretObject, files: ReadonlyMap<string, Buffer>, options: { dropMissing?: boolean } = {}): Map<string, Buffer> {
   const data = new Map<string, Buffer>();
   for (const entry of object.data) {
     const contents = files.get(entry.objectName);
+    // Opt-in (on-object-removed: remove): an object the provider no longer returns loses its key.
+    if (contents === undefined && options.dropMissing) continue;
     if (contents === undefined) throw bad(object.secretName, `objectName ${JSON.stringify(entry.objectName)} is not a file in the mounted volume`);
     if (data.has(entry.key)) throw bad(object.secretName, `key ${JSON.stringify(entry.key)} is listed twice`);
     const isTlsKey = object.type === TLS_SECRET_TYPE && (entry.key === 'tls.crt' || entry.key === 'tls.key');

@@ -33,10 +33,20 @@ export class FileProvider implements SecretsProvider {
     const root = await this.realRoot();
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
+    // `missingObjects: omit` (opt-in): a source file that is gone is left out of the
+    // response instead of failing the Mount, so the driver drops its file (SPEC 6).
+    const omitMissing = request.attributes['missingObjects'] === 'omit';
     // Read in parallel (each read is several thread-pool round trips); order is kept.
-    const contentsAll = await Promise.all(objects.map((obj) => this.read(root, obj)));
+    const contentsAll = await Promise.all(objects.map((obj) => this.read(root, obj).catch((err: unknown) => {
+      if (omitMissing && err instanceof SscError && err.kind === 'not-found') {
+        ctx.logger.warn('object missing; omitted (missingObjects: omit)', { objectName: obj.objectName });
+        return undefined;
+      }
+      throw err;
+    })));
     for (const [i, obj] of objects.entries()) {
-      const contents = contentsAll[i] as Buffer;
+      const contents = contentsAll[i];
+      if (contents === undefined) continue;
       const version = this.versionOf(contents);
       const previous = request.currentObjectVersions.get(obj.objectName);
       if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });

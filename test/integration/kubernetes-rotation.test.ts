@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
@@ -253,7 +253,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
     // Before the driver starts: it reads the CSIDriver (its tokenRequests) once and caches it.
     await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
       spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], tokenRequests: [{ audience: 'vault-test' }] } } as never).catch(() => undefined);
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'], providerFiles: { a: 'a1' } });
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'], providerFiles: { a: 'a1' } });
     scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: '1' }, { path: 'y', contents: '1' }]));
   });
   after(async () => {
@@ -298,6 +298,25 @@ describe('rotation bad input (real kube-apiserver)', function () {
     expect((await reasons('tok-pod')).find((r) => r.startsWith('MountRotationFailed'))).to.match(/request a token for ServiceAccount .*short-lived \(audience vault-test\)/);
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a2');
     await stack.client.unpublish('vol-tok-pod', target);
+  });
+
+  it('with on-object-removed: remove, drops the Secret key of an object removed from the store', async () => {
+    await writeFile(join(stack.providerRoot, 'gone-soon'), 'g');
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'rm', annotations: { 'secrets-store.csi.k8s.io/on-object-removed': 'remove' } },
+      spec: { provider: 'file', parameters: { missingObjects: 'omit', objects: '- objectName: a\n- objectName: gone-soon\n' },
+        secretObjects: [{ secretName: 'rm-secret', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }, { objectName: 'gone-soon', key: 'g' }] }] } } });
+    const uid = await createPod('rm-pod', 'rm');
+    const target = stack.targetPath('rm');
+    await stack.client.publish(stack.request(target, 'rm', 'rm-pod', ns, uid));
+    expect(Object.keys((await cluster.admin.core.readNamespacedSecret({ name: 'rm-secret', namespace: ns })).data ?? {}).sort()).to.deep.equal(['a', 'g']);
+    await rm(join(stack.providerRoot, 'gone-soon'));
+    while (Object.keys((await cluster.admin.core.readNamespacedSecret({ name: 'rm-secret', namespace: ns })).data ?? {}).includes('g')) {
+      await logged(stack.driver, /"message":"rotation round done"/, rounds() + 1);
+    }
+    expect(Object.keys((await cluster.admin.core.readNamespacedSecret({ name: 'rm-secret', namespace: ns })).data ?? {})).to.deep.equal(['a']);
+    expect(await readFile(join(target, 'gone-soon')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    await stack.client.unpublish('vol-rm-pod', target);
   });
 
   it('skips a volume whose pod was deleted: no events, content left for kubelet to unmount', async () => {

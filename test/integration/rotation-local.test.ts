@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { untilLogged as logged } from '../../bin/child-process.js';
 import { fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
@@ -86,5 +86,39 @@ describe('kubelet republish with rotation on (requiresRepublish compatibility)',
     await stack.client.publish(stack.request(target, 'app', 'rep'));
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v1');
     await stack.client.unpublish('vol-rep', target);
+  });
+});
+
+describe('objects removed from the store (file provider missingObjects: omit)', function () {
+  this.timeout(60_000);
+  let stack: DriverStack;
+  before(async () => {
+    const cls = `apiVersion: secrets-store.csi.x-k8s.io/v1
+kind: SecretProviderClass
+metadata:
+  name: omit
+  namespace: default
+spec:
+  provider: file
+  parameters:
+    missingObjects: omit
+    objects: |
+      - objectName: keep
+      - objectName: drop
+`;
+    stack = await startDriverStack({ classes: { 'omit.yaml': cls }, providerFiles: { keep: 'k', drop: 'd' }, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'] });
+  });
+  after(async () => { await stack?.stop(); });
+
+  it('removes the file and its .metadata when the source is deleted, keeping the rest', async () => {
+    const target = stack.targetPath('omit');
+    await stack.client.publish(stack.request(target, 'omit', 'omit'));
+    expect(await readFile(join(target, 'drop'), 'utf8')).to.equal('d');
+    await rm(join(stack.providerRoot, 'drop'));
+    await logged(stack.driver, /"message":"volume rotated"/);
+    expect(await readFile(join(target, 'drop')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    expect(await readFile(join(target, '.metadata/drop')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    expect(await readFile(join(target, 'keep'), 'utf8')).to.equal('k');
+    await stack.client.unpublish('vol-omit', target);
   });
 });

@@ -37,6 +37,11 @@ describe('buildSecretData', () => {
     expect(text(data)['ca.crt']).to.equal('raw-ca');
   });
 
+  it('drops the key of an object that is no longer mounted when asked to (on-object-removed: remove)', () => {
+    const data = buildSecretData(object('Opaque', [['a', 'ka'], ['gone', 'kg']]), files({ a: '1' }), { dropMissing: true });
+    expect(text(data)).to.deep.equal({ ka: '1' });
+  });
+
   const refusals: [string, SecretObject, Map<string, Buffer>, RegExp][] = [
     ['an objectName that is not a mounted file', object('Opaque', [['missing', 'k']]), files({ a: '1' }), /objectName "missing" is not a file in the mounted volume/],
     ['a key listed twice', object('Opaque', [['a', 'k'], ['b', 'k']]), files({ a: '1', b: '2' }), /key "k" is listed twice/],
