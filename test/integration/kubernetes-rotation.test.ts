@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
+import { countLogged as count, startProcess, untilLogged as logged, type Child } from '../../bin/child-process.js';
+import { requirePeer } from '../support/peers.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
@@ -330,5 +331,47 @@ describe('rotation bad input (real kube-apiserver)', function () {
     expect(await reasons('del-pod')).to.deep.equal([]);
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a2');
     await stack.client.unpublish('vol-del-pod', target);
+  });
+});
+
+describe('interop in Kubernetes mode: rotation with upstream\'s provider server (real Go process, real kube-apiserver)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let upstream: Child;
+  let ns: string;
+
+  before(async () => {
+    const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'interop');
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'up' },
+      spec: { provider: 'upstream-fake', parameters: { objects: '' }, secretObjects: [{ secretName: 'up-secret', type: 'Opaque', data: [{ objectName: 'foo', key: 'foo' }] }] } } });
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'] });
+    await writeFile(join(stack.work, 'fake.json'), JSON.stringify({ objects: { 'secret/foo': 'v1' }, files: [{ path: 'foo', mode: 420, contents: Buffer.from('secret').toString('base64') }] }));
+    upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', join(stack.work, 'fake.json')], /listening on/);
+  });
+  after(async () => {
+    await upstream?.stop();
+    await stack?.stop();
+  });
+
+  it('turns v1/secret into v2/rotated in the files, .metadata, the pod status object and the synced Secret', async () => {
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'app' }, spec: { containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'up' } } }] } } });
+    const target = stack.targetPath('up');
+    await stack.client.publish(stack.request(target, 'up', 'app', ns, pod.metadata?.uid));
+    const secretValue = async () => Buffer.from((await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).data?.['foo'] ?? '', 'base64').toString();
+    expect(await secretValue()).to.equal('secret');
+    await writeFile(join(stack.work, 'fake.json'), JSON.stringify({ objects: { 'secret/foo': 'v2' }, files: [{ path: 'foo', mode: 420, contents: Buffer.from('rotated').toString('base64') }] }));
+    upstream.process.kill('SIGHUP');
+    await logged(stack.driver, /"message":"volume rotated"/, 1);
+    expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
+    expect(await readFile(join(target, '.metadata/secret%2Ffoo'), 'utf8')).to.equal('v2');
+    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-up` }) as { status: { objects: { id: string; version: string }[] } };
+    expect(status.status.objects).to.deep.equal([{ id: 'secret/foo', version: 'v2' }]);
+    expect(await secretValue()).to.equal('rotated');
+    await stack.client.unpublish('vol-app', target);
   });
 });
