@@ -42,8 +42,9 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
     if (volume.origin === 'kubelet' && !volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
-    // A new volume may have a shorter (per-class) interval than the loop is sleeping for.
-    if (volume.firstMount) reconciler?.wake();
+    // A new volume of a class with its own (maybe shorter) interval than the loop is
+    // sleeping for. Other new volumes are simply due one interval later: no extra round.
+    if (volume.firstMount && volume.spc.annotations['secrets-store.csi.k8s.io/rotation-poll-interval'] !== undefined) reconciler?.wake();
   };
   return {
     hooks: api ? [recordPublish] : [recordPublish, memory.remember],
