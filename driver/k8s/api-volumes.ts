@@ -6,6 +6,7 @@ import { SERVICE_ACCOUNT_TOKENS_KEY } from '../provider-client/mount-request.js'
 import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
+import type { PublishedVolume } from '../volume/publisher.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
 import type { KubeClients } from './kube-clients.js';
@@ -82,8 +83,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       const pod = { name: podName, namespace: item.metadata.namespace, uid, serviceAccountName: '' };
       const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
       // A refresh is requested on the class or on the pod (from the node's pod cache).
-      const requested = [spc?.annotations[REFRESH_REQUESTED_ANNOTATION], this.pods?.get(podName, pod.namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]]
-        .filter((v): v is string => v !== undefined).join('|');
+      const requested = this.refreshRequestOf(spc?.annotations, podName, pod.namespace);
       // The first sight of a volume only records the value: an old annotation is no request.
       const handled = this.refreshHandled.get(targetPath);
       const refreshRequested = handled !== undefined && requested !== handled;
@@ -94,6 +94,17 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     const listed = new Set(volumes.map((v) => v.targetPath));
     for (const key of this.refreshHandled.keys()) if (!listed.has(key)) this.refreshHandled.delete(key);
     return volumes;
+  }
+
+  notePublished(volume: PublishedVolume): void {
+    const { request, spc } = volume;
+    this.refreshHandled.set(request.targetPath, this.refreshRequestOf(spc.annotations, request.pod.name, request.pod.namespace));
+  }
+
+  /** The refresh-requested-at values on the class and on the pod, as one comparable string. */
+  private refreshRequestOf(classAnnotations: Readonly<Record<string, string>> | undefined, podName: string, namespace: string): string {
+    return [classAnnotations?.[REFRESH_REQUESTED_ANNOTATION], this.pods?.get(podName, namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]]
+      .filter((v): v is string => v !== undefined).join('|');
   }
 
   async rebuild(volume: RotationVolume): Promise<PublishRequest | undefined> {

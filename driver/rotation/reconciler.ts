@@ -1,4 +1,5 @@
 import type { Logger } from '../../proto/runtime/logger.js';
+import type { PublishedVolume } from '../volume/publisher.js';
 import type { PodRef } from '../csi/requests.js';
 import type { Sleep } from '../provider-client/retry.js';
 import { forEachLimited } from './concurrency.js';
@@ -20,6 +21,8 @@ export interface RotationVolume {
 /** Lists the volumes mounted on this node (API objects cross-checked with mountinfo, or memory). */
 export interface VolumeSource {
   list(): Promise<RotationVolume[]>;
+  /** A kubelet publish just (re)wrote this volume: refresh requests made before it are done. */
+  notePublished?(volume: PublishedVolume): void;
 }
 
 /** What one refresh did. */

@@ -37,11 +37,14 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   const interval = config.rotationPollIntervalMs;
   const schedule = new RotationSchedule();
   const memory = new MemoryVolumes(mounter, interval);
-  const source = api ?? memory;
+  const source: VolumeSource & RequestRebuilder = api ?? memory;
   const log = logger.child({ component: 'rotation' });
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
-    if (volume.origin === 'kubelet' && !volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
+    if (volume.origin === 'kubelet' && !volume.skipped) {
+      schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
+      source.notePublished?.(volume);
+    }
     // A new volume of a class with its own (maybe shorter) interval than the loop is
     // sleeping for. Other new volumes are simply due one interval later: no extra round.
     if (volume.firstMount && volume.spc.annotations['secrets-store.csi.k8s.io/rotation-poll-interval'] !== undefined) reconciler?.wake();
