@@ -15,6 +15,7 @@ import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { TargetLocks } from './volume/target-locks.js';
+import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
 
 /** A running driver. */
 export interface RunningDriver {
@@ -59,7 +60,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   rotation?.start(publisher, kube?.events);
   // A refresh-requested-at annotation on a class wakes the reconciler at once.
   if (rotation && kube) {
-    const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.['secrets-store.csi.k8s.io/refresh-requested-at']) rotation.wake(); };
+    const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]) rotation.wake(); };
     kube.classes.onChange(wakeOnRequest);
     kube.pods?.onChange(wakeOnRequest);
   }

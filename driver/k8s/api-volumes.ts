@@ -8,19 +8,12 @@ import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
-import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
+import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
 import type { KubeClients } from './kube-clients.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from './watched-cache.js';
 
-/** Upstream's label for nodePublishSecretRef Secrets the driver may watch. */
-export const USED_SECRET_LABEL = 'secrets-store.csi.k8s.io/used';
-
-/** Per-class rotation interval (beyond upstream, opt-in): a Go duration, at least 1s. */
-export const ROTATION_INTERVAL_ANNOTATION = 'secrets-store.csi.k8s.io/rotation-poll-interval';
-/** On-demand refresh (beyond upstream), on a class or a pod: a new value triggers a refresh. */
-export const REFRESH_REQUESTED_ANNOTATION = 'secrets-store.csi.k8s.io/refresh-requested-at';
 
 interface PodStatusItem {
   metadata: { namespace: string; ownerReferences?: { kind: string; uid: string }[] };

@@ -4,12 +4,12 @@ import type { PodRef } from '../csi/requests.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import { fromKubeError } from './api-errors.js';
-import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
+import { ON_OBJECT_REMOVED_ANNOTATION, RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
 import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
-import { RESTART_ON_ROTATION_ANNOTATION, type WorkloadRestarter } from './workload-restart.js';
+import type { WorkloadRestarter } from './workload-restart.js';
 
 /** What the Kubernetes publish hook needs. */
 export interface KubernetesHookDeps {
@@ -27,9 +27,6 @@ export interface KubernetesHookDeps {
   readonly now: () => Date;
   readonly logger: Logger;
 }
-
-/** Opt-in on a class: `remove` drops the Secret key of an object the provider stopped returning. */
-export const ON_OBJECT_REMOVED_ANNOTATION = 'secrets-store.csi.k8s.io/on-object-removed';
 
 /** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
 export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined, status: PodStatusObject): V1OwnerReference[] {

@@ -5,8 +5,6 @@ import { fromKubeError } from './api-errors.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeClients } from './kube-clients.js';
 
-/** Opt-in on a SecretProviderClass: restart the pods' workload when rotation changed content. */
-export const RESTART_ON_ROTATION_ANNOTATION = 'secrets-store.csi.k8s.io/restart-on-rotation';
 /** The pod-template annotation `kubectl rollout restart` sets. */
 export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 

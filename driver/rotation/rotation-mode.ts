@@ -1,3 +1,4 @@
+import { formatGoDuration } from '../../proto/runtime/duration.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
@@ -9,6 +10,7 @@ import { MemoryVolumes } from './memory-volumes.js';
 import { RotationReconciler, type VolumeSource } from './reconciler.js';
 import { PublishingRefresher, type RequestRebuilder } from './refresher.js';
 import { RotationSchedule } from './schedule.js';
+import { ROTATION_INTERVAL_ANNOTATION } from '../k8s/constants.js';
 
 /** Refreshes in flight per provider at most, so one slow vault cannot starve the others. */
 const CONCURRENCY_PER_PROVIDER = 4;
@@ -47,7 +49,7 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
     }
     // A new volume of a class with its own (maybe shorter) interval than the loop is
     // sleeping for. Other new volumes are simply due one interval later: no extra round.
-    if (volume.firstMount && volume.spc.annotations['secrets-store.csi.k8s.io/rotation-poll-interval'] !== undefined) reconciler?.wake();
+    if (volume.firstMount && volume.spc.annotations[ROTATION_INTERVAL_ANNOTATION] !== undefined) reconciler?.wake();
   };
   return {
     hooks: api ? [recordPublish] : [recordPublish, memory.remember],
@@ -61,7 +63,7 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
         refresher: new PublishingRefresher(publisher, source, events, log, config.providerTimeoutMs),
       });
       reconciler.start();
-      log.info('rotation reconciler started', { intervalMs: interval, source: api ? 'pod status objects' : 'memory (local mode)' });
+      log.info('rotation reconciler started', { interval: formatGoDuration(interval), source: api ? 'pod status objects' : 'memory (local mode)' });
     },
     async stop() {
       await reconciler?.stop();

@@ -110,9 +110,3 @@ export function toSscError(err: unknown): SscError {
   }
   return new SscError('internal', 'internal error (a bug): see the driver log', { cause: err });
 }
-
-/** A short description of an error for logs: kind, reason and message, never the cause's data. */
-export function describeError(err: unknown): { kind: ErrorKind; reason: string; message: string } {
-  const e = toSscError(err);
-  return { kind: e.kind, reason: e.reason, message: e.message };
-}
