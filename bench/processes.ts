@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { CLI_PATH, startProcess, type Child } from '../bin/child-process.js';
+import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
 
 export type MountMode = 'tmpfs' | 'dir';
 
@@ -69,9 +70,23 @@ export class BenchProcess {
   }
 }
 
+/**
+ * The node flags the driver and provider start with: the images' NODE_FLAGS, or
+ * BENCH_NODE_FLAGS (space-separated; empty for none) to measure another choice.
+ */
+export function benchNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  const raw = env['BENCH_NODE_FLAGS'];
+  return raw === undefined ? [...NODE_FLAGS] : raw.split(/\s+/).filter(Boolean);
+}
+
+/** Whether the processes run with the images' own node flags (else the run is an experiment: latest results stay). */
+export function usesImageNodeFlags(env: NodeJS.ProcessEnv = process.env): boolean {
+  return benchNodeFlags(env).join(' ') === NODE_FLAGS.join(' ');
+}
+
 /** With BENCH_CPU_PROF=<dir>, a process writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS). */
-function profileFlags(cpuProfDir: string | undefined): string[] {
-  return cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+function processNodeFlags(cpuProfDir: string | undefined): string[] {
+  return [...benchNodeFlags(), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
 }
 
 /** The file provider on `<work>/providers/file.sock`, serving `root`. */
@@ -82,7 +97,7 @@ export function startFileProvider(work: string, root: string, cpuProfDir?: strin
     `--root=${root}`,
     `--hmac-key-file=${join(work, 'hmac.key')}`,
     ...extraArgs,
-  ], /provider started/, profileFlags(cpuProfDir));
+  ], /provider started/, processNodeFlags(cpuProfDir));
 }
 
 /** A driver in local mode on `socketPath`, reading classes from `spcDir`, with default (info) logging and metrics on. */
@@ -97,5 +112,5 @@ export function startDriver(work: string, socketPath: string, spcDir: string, mo
     `--mount-mode=${mountMode}`,
     '--metrics-addr=127.0.0.1:0',
     ...extraArgs,
-  ], /driver started/, profileFlags(cpuProfDir));
+  ], /driver started/, processNodeFlags(cpuProfDir));
 }

@@ -3,6 +3,11 @@ import { join } from 'node:path';
 import type { MachineInfo } from './proc.js';
 import type { LatencySummary } from './stats.js';
 
+/** How a report prints the node flags recorded in its config. */
+export function nodeFlagsText(flags: unknown): string {
+  return Array.isArray(flags) && flags.length > 0 ? flags.join(' ') : 'none';
+}
+
 export type TargetStatus = 'ok' | 'MISSED' | 'n/a';
 
 /** A goal the numbers are compared with; benchmarks report, they do not fail. */
@@ -76,7 +81,7 @@ export function formatReport(r: BenchResults): string {
   const head = [
     `secrets-store-csi publish benchmark  ${r.startedAt}`,
     `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}`,
-    `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls`,
+    `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`,
     ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`] : []),
     '',
   ];

@@ -7,7 +7,7 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, mountsUnder, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
-import { startDriver, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
+import { benchNodeFlags, startDriver, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
 import { checkTarget, formatReport, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
 import { rounded, summarize } from './stats.js';
 
@@ -317,7 +317,7 @@ async function main(): Promise<void> {
     mountModeReason,
     config: {
       objectSizeBytes: OBJECT_SIZE, iterations, warmup, rssVolumes, rssObjectsPerVolume: 10,
-      provider: 'file', driverLogLevel: 'info', metrics: 'on (127.0.0.1:0)', concurrency: 1,
+      nodeFlags: benchNodeFlags(), provider: 'file', driverLogLevel: 'info', metrics: 'on (127.0.0.1:0)', concurrency: 1,
       latency: 'client-side NodePublishVolume round trip (performance.now), unpublish timed separately',
       percentiles: 'nearest rank',
       cpuProfileDir: cpuProfDir ?? null,
@@ -328,7 +328,7 @@ async function main(): Promise<void> {
     checks: bench.checks,
   };
   // JSON first: a closed stdout (`npm run bench | head`) must not lose the results.
-  const files = await writeResults(RESULTS_DIR, results, { latest: cpuProfDir === undefined });
+  const files = await writeResults(RESULTS_DIR, results, { latest: cpuProfDir === undefined && usesImageNodeFlags() });
   process.stdout.write(`${formatReport(results)}\n`);
   progress(`wrote ${files.join(' and ')}`);
 }

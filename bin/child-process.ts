@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
 
 /** The compiled CLI entry, for starting our own processes. */
 export const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url));
@@ -51,9 +52,9 @@ export function startProcess(command: string, args: readonly string[], ready: Re
   });
 }
 
-/** Starts `secrets-store-csi <args>` (our CLI) and waits for `ready` on stderr. */
+/** Starts `secrets-store-csi <args>` (our CLI, with the images' NODE_FLAGS) and waits for `ready` on stderr. */
 export function startCli(args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
-  return startProcess(process.execPath, [CLI_PATH, ...args], ready, options);
+  return startProcess(process.execPath, [...NODE_FLAGS, CLI_PATH, ...args], ready, options);
 }
 
 /** How many times `pattern` occurs in the child's stderr tail so far. */

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --optimize-for-size
 import type { ProviderDefinition } from '../providers/framework/run-provider.js';
 
 // Each command loads only its own modules (dynamic imports): a provider process never

@@ -5,6 +5,7 @@ import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js'
 import { startHealthServer, type HealthServer } from '../proto/runtime/http-server.js';
 import { onTerminationSignal } from '../proto/runtime/signals.js';
 import { packageVersion } from '../proto/runtime/version.js';
+import { warnMissingNodeFlags } from '../proto/runtime/node-flags.js';
 import { parseDriverConfig, type DriverConfig } from './config.js';
 import { controllerHandlers, identityHandlers } from './csi/identity-service.js';
 import { nodeHandlers } from './csi/node-service.js';
@@ -70,6 +71,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
     mode: kube ? 'kubernetes' : 'local', mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,
   });
+  warnMissingNodeFlags(logger);
 
   return {
     config,

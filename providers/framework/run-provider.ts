@@ -2,6 +2,7 @@ import { createLogger, parseLogLevel } from '../../proto/runtime/logger.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { startHealthServer, type HealthServer } from '../../proto/runtime/http-server.js';
 import { onTerminationSignal } from '../../proto/runtime/signals.js';
+import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { ProviderMetrics } from './provider-metrics.js';
@@ -55,6 +56,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   let health: HealthServer | undefined;
   if (healthAddr !== '') health = await startHealthServer(healthAddr, metrics.registry, () => serving);
   logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port });
+  warnMissingNodeFlags(logger);
   const running: RunningProvider = {
     socketPath,
     healthPort: health?.port,

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_PATH, startCli, type Child } from '../../bin/child-process.js';
+import { CLI_PATH, startCli, startProcess, untilLogged, type Child } from '../../bin/child-process.js';
 import { ProviderClient } from '../../driver/provider-client/client.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
 import { isGrpcCallError, SscError } from '../../proto/runtime/errors.js';
@@ -43,6 +43,11 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     client?.close();
     await provider?.stop();
     await rm(work, { recursive: true, force: true });
+  });
+
+  it('runs with the images\' node flags (no missingNodeFlags warning)', () => {
+    expect(provider.stderr()).to.match(/provider started/);
+    expect(provider.stderr()).not.to.match(/missingNodeFlags/);
   });
 
   it('replaced a stale socket file and answers Version', async () => {
@@ -101,6 +106,23 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     const res = spawnSync(process.execPath, [CLI_PATH, 'provider', 'file', `--endpoint=unix://${path}`, `--root=${work}`], { encoding: 'utf8' });
     expect(res.status).to.equal(1);
     expect(res.stderr).to.include(`${path} exists and is not a socket`);
+  });
+
+  it('started without the node flags, warns and serves as before', async () => {
+    await mkdir(join(work, 'plain'));
+    const plain = await startProcess(process.execPath, [CLI_PATH, 'provider', 'file', `--endpoint=unix://${join(work, 'plain', 'file.sock')}`, `--root=${join(work, 'root')}`], /provider started/);
+    try {
+      await untilLogged(plain, /missingNodeFlags/);
+      expect(plain.stderr()).to.match(/"missingNodeFlags":\["--optimize-for-size"\]/);
+      const plainClient = new ProviderClient({ providerDirs: [join(work, 'plain')], maxCallRecvMsgSize: 4 << 20, timeoutMs: 10_000, sleep: realSleep, logger: createLogger({ component: 'test', silent: true }) });
+      try {
+        expect((await plainClient.version('file')).version).to.equal('v1alpha1');
+      } finally {
+        plainClient.close();
+      }
+    } finally {
+      expect(await plain.stop()).to.equal(0);
+    }
   });
 
   it('stops gracefully on SIGTERM with exit code 0', async () => {

@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { DRIVER_FLAGS, parseDriverConfig } from '../../driver/config.js';
 import { parseSecretProviderClass } from '../../driver/spc/secret-provider-class.js';
 import { parseFlags, stringFlag } from '../../proto/runtime/flags.js';
+import { NODE_FLAGS } from '../../proto/runtime/node-flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { parseFileObjects } from '../../providers/file/config.js';
 import { fileProviderDefinition } from '../../providers/file/main.js';
@@ -471,11 +472,11 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
         expect(runs).to.match(/npm prune --omit=dev\b/);
       });
 
-      it(`runs \`node /app/dist/bin/cli.js ${command}\` from node:20-bookworm-slim`, () => {
+      it(`runs \`node ${NODE_FLAGS.join(' ')} /app/dist/bin/cli.js ${command}\` from node:20-bookworm-slim`, () => {
         const froms = instructions.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0]);
         expect(froms).to.deep.equal(['node:20-bookworm', 'node:20-bookworm-slim']);
         const entrypoint = instructions.filter((i) => i.op === 'ENTRYPOINT').pop();
-        expect(JSON.parse(entrypoint?.args ?? 'null')).to.deep.equal(['node', '/app/dist/bin/cli.js', command]);
+        expect(JSON.parse(entrypoint?.args ?? 'null')).to.deep.equal(['node', ...NODE_FLAGS, '/app/dist/bin/cli.js', command]);
         expect(existsSync(join(REPO, 'bin/cli.ts'))).to.equal(true);
         const lastUser = instructions.filter((i) => i.op === 'USER' && i.stage !== 'builder').pop()?.args;
         if (user === undefined) expect(lastUser === undefined || /^(0|root)(:0|:root)?$/.test(lastUser), 'the driver runs as root').to.equal(true);

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { missingNodeFlags, NODE_FLAGS, warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+describe('node flags of the driver and provider processes', () => {
+  it('is --optimize-for-size (the memory trade-off docs/configuration.md#memory describes)', () => {
+    expect(NODE_FLAGS).to.deep.equal(['--optimize-for-size']);
+  });
+
+  it('names the flags a command line lacks', () => {
+    expect(missingNodeFlags([])).to.deep.equal(['--optimize-for-size']);
+    expect(missingNodeFlags(['--cpu-prof'])).to.deep.equal(['--optimize-for-size']);
+    expect(missingNodeFlags(['--cpu-prof', '--optimize-for-size'])).to.deep.equal([]);
+  });
+
+  it('warns once, naming the missing flags, only when some are missing', () => {
+    const warnings: [string, Record<string, unknown> | undefined][] = [];
+    const logger = { warn: (message: string, meta?: Record<string, unknown>) => { warnings.push([message, meta]); } };
+    warnMissingNodeFlags(logger, [...NODE_FLAGS]);
+    expect(warnings).to.deep.equal([]);
+    warnMissingNodeFlags(logger, []);
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]?.[0]).to.match(/started without the flags/);
+    expect(warnings[0]?.[1]).to.deep.equal({ missingNodeFlags: ['--optimize-for-size'] });
+  });
+
+  it('the CLI shebang starts node with them (secrets-store-csi installed through npm)', () => {
+    const firstLine = readFileSync(`${REPO}/bin/cli.ts`, 'utf8').split('\n')[0];
+    expect(firstLine).to.equal(`#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`);
+  });
+});
