@@ -12,6 +12,14 @@ const DATA_DIR_TMP_LINK = '..data_tmp';
 export interface WriteResult {
   /** False when nothing changed and nothing was written. */
   readonly changed: boolean;
+  /** The payload directory `..data` points at after the write. */
+  readonly dataDir: string;
+}
+
+/** What the caller already knows of the target, so the write need not look again. */
+export interface WriteOptions {
+  /** `..data`'s target as `dataDirOf` read it under the same per-target lock (undefined: no link). */
+  readonly dataDir?: string | undefined;
 }
 
 /** Kubelet-style hidden directory name prefix: `..2026_11_22_00_12_09.`. */
@@ -108,22 +116,28 @@ function stateOf(payload: Payload): Map<string, FileState> {
 export class AtomicWriter {
   private readonly known = new Map<string, KnownTarget>();
 
+  /** The payload directory `..data` points at (undefined when there is no link yet). */
+  dataDirOf(targetDir: string): Promise<string | undefined> {
+    return readDataLink(targetDir);
+  }
+
   /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
-  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
-    const oldDirName = await readDataLink(targetDir);
+  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, options: WriteOptions = {}): Promise<WriteResult> {
+    const oldDirName = 'dataDir' in options ? options.dataDir : await readDataLink(targetDir);
     const cached = this.known.get(targetDir);
     const trusted = cached !== undefined && oldDirName === cached.dataDir ? cached : undefined;
     const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys())));
     const links = trusted?.links ?? await currentLinks(targetDir);
     const plan = planWrite(current, payload, links);
     if (!plan.changed) {
-      if (!trusted && oldDirName !== undefined && current) this.known.set(targetDir, { dataDir: oldDirName, files: current, links });
-      return { changed: false };
+      if (oldDirName === undefined) throw new Error(`planWrite found nothing to write into ${targetDir}, which has no ${DATA_DIR_LINK}`);
+      if (!trusted && current) this.known.set(targetDir, { dataDir: oldDirName, files: current, links });
+      return { changed: false, dataDir: oldDirName };
     }
     this.known.delete(targetDir);
     const dataDir = await swapIn(targetDir, payload, volatile, now, plan);
     this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()) });
-    return { changed: true };
+    return { changed: true, dataDir };
   }
 
   /** Forgets a target (after unpublish). */

@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/pr
 import { join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
-import { mountPointSet, parseMountInfo } from './mountinfo.js';
+import { mountPointSet } from './mountinfo.js';
 import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
 
 
@@ -39,13 +39,23 @@ function commandError(what: string, reason: string, err: unknown): SscError {
  * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
  */
 export class TmpfsMounter implements Mounter {
-  private snapshot: { readAt: number; points: ReadonlySet<string> } | undefined;
-  /** Bumped by every mount and unmount of this mounter; snapshots from before are dropped. */
+  private snapshot: { readAt: number; points: Set<string> } | undefined;
+  /** Bumped by every mount and unmount of this mounter; reads that started before are not kept. */
   private generation = 0;
 
   private invalidate(): void {
     this.snapshot = undefined;
     this.generation++;
+  }
+
+  /**
+   * After our own mount: the snapshot gains the new mount point instead of being dropped,
+   * so a burst of first publishes (many pods starting) does not re-read mountinfo for each.
+   */
+  private recordMount(resolvedTarget: string | undefined): void {
+    this.generation++;
+    if (resolvedTarget === undefined) this.snapshot = undefined;
+    else this.snapshot?.points.add(resolvedTarget);
   }
 
   constructor(
@@ -59,9 +69,11 @@ export class TmpfsMounter implements Mounter {
   }
 
   async isMounted(targetPath: string): Promise<boolean> {
+    // mountinfo lists resolved paths, and one of them cannot lead through a symlink: a
+    // target path found there as given is mounted, without a realpath(3) round trip.
+    if ((await this.mountPoints()).has(targetPath)) return true;
     const resolved = await resolvedOrUndefined(targetPath);
-    if (resolved === undefined) return false;
-    return (await this.mountPoints()).has(resolved);
+    return resolved !== undefined && resolved !== targetPath && (await this.mountPoints()).has(resolved);
   }
 
   /**
@@ -74,7 +86,7 @@ export class TmpfsMounter implements Mounter {
     const now = Date.now();
     if (this.snapshot && now - this.snapshot.readAt <= MOUNTINFO_TTL_MS) return this.snapshot.points;
     const generation = this.generation;
-    const points = mountPointSet(parseMountInfo(await readFile(this.mountInfoPath, 'utf8')));
+    const points = mountPointSet(await readFile(this.mountInfoPath, 'utf8'));
     // A read that started before one of our own mounts or unmounts may be stale: use it
     // for this answer (it was true when read) but never keep it.
     if (generation === this.generation) this.snapshot = { readAt: now, points };
@@ -86,7 +98,7 @@ export class TmpfsMounter implements Mounter {
     try {
       // mode=0755: pods running as non-root must read the files but never write.
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
-      this.invalidate();
+      this.recordMount(await resolvedOrUndefined(targetPath).catch(() => undefined));
     } catch (err) {
       // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.
       if (created !== undefined) await rmdir(targetPath).catch(() => undefined);

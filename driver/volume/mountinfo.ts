@@ -7,6 +7,7 @@ export interface MountInfoEntry {
 
 /** Undoes the kernel's octal escaping of spaces, tabs, newlines and backslashes. */
 function unescapeOctal(field: string): string {
+  if (!field.includes('\\')) return field;
   return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 }
 
@@ -29,7 +30,17 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
   return entries;
 }
 
-/** The set of mount points in `entries` (paths already unescaped), for O(1) lookups. */
-export function mountPointSet(entries: readonly MountInfoEntry[]): ReadonlySet<string> {
-  return new Set(entries.map((e) => e.mountPoint));
+/**
+ * The mount points of /proc/self/mountinfo text (unescaped), for O(1) lookups: the same
+ * lines as parseMountInfo, without building entries (the driver reads this often).
+ */
+export function mountPointSet(text: string): Set<string> {
+  const points = new Set<string>();
+  for (const line of text.split('\n')) {
+    const sep = line.indexOf(' - ');
+    if (sep < 0) continue;
+    const mountPoint = line.slice(0, sep).split(' ', 5)[4];
+    if (mountPoint !== undefined) points.add(unescapeOctal(mountPoint));
+  }
+  return points;
 }

@@ -10,7 +10,7 @@ import { validateMountResponse } from '../provider-client/mount-response.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { AtomicWriter } from './atomic-writer.js';
-import { metadataFiles, readMountedVersions, versionsFile } from './metadata.js';
+import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from './metadata.js';
 import type { Mounter } from './mounter.js';
 import type { ObjectVersion } from './payload.js';
 import type { TargetLocks } from './target-locks.js';
@@ -101,6 +101,12 @@ export class VolumePublisher {
   private readonly writer: AtomicWriter;
   /** Targets whose content changed but whose hooks then failed: hooks are owed a retry. */
   private readonly hooksOwed = new Set<string>();
+  /**
+   * The object versions (ids and versions, not secrets) this publisher last wrote to a
+   * target, with the payload directory they were written into: while `..data` still points
+   * there, a refresh sends them without reading `.metadata/versions.json` back.
+   */
+  private readonly writtenVersions = new Map<string, { readonly dataDir: string; readonly versions: readonly ObjectVersion[] }>();
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter();
@@ -110,6 +116,15 @@ export class VolumePublisher {
   forget(targetPath: string): void {
     this.writer.forget(targetPath);
     this.hooksOwed.delete(targetPath);
+    this.writtenVersions.delete(targetPath);
+  }
+
+  /** The versions mounted at a target, and the payload directory they were read from. */
+  private async mountedVersions(targetPath: string): Promise<{ dataDir: string | undefined; versions: readonly ObjectVersion[] }> {
+    const dataDir = await this.writer.dataDirOf(targetPath);
+    const written = this.writtenVersions.get(targetPath);
+    if (written !== undefined && dataDir === written.dataDir) return written;
+    return { dataDir, versions: await readMountedVersions(targetPath) };
   }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
@@ -136,7 +151,7 @@ export class VolumePublisher {
     seen.alreadyMounted = alreadyMounted;
     if (alreadyMounted && origin === 'kubelet' && this.deps.isFresh?.(req.targetPath)) {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
-      return { request: req, spc, versions: await readMountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+      return { request: req, spc, versions: (await this.mountedVersions(req.targetPath)).versions, changed: false, firstMount: false, origin, skipped: true };
     }
     if (!alreadyMounted && origin === 'rotation') {
       // Kubelet unpublished it since the round listed it: rotation never mounts anything.
@@ -164,19 +179,20 @@ export class VolumePublisher {
 
   private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
-    const currentVersions = firstMount ? [] : await readMountedVersions(req.targetPath);
+    const mounted = firstMount ? { dataDir: undefined, versions: [] } : await this.mountedVersions(req.targetPath);
     const request = buildMountRequest({
       parameters: spc.parameters,
       volumeContext: req.volumeContext,
       secrets: req.secrets,
       targetPath: req.targetPath,
       defaultMode,
-      currentVersions,
+      currentVersions: mounted.versions,
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
     const { files, versions } = validateMountResponse(response, defaultMode);
     const payload = new Map([...files, ...metadataFiles(versions)]);
-    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now());
+    const { changed, dataDir } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), { dataDir: mounted.dataDir });
+    this.writtenVersions.set(req.targetPath, { dataDir, versions: sortVersions(versions) });
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 

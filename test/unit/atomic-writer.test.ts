@@ -34,8 +34,9 @@ describe('writeAtomically', () => {
 
   it('first write: ..data → timestamped dir, top-level links, exact modes despite umask 077, nested dirs', async () => {
     const t = await freshTarget();
-    expect(await writeAtomically(t, BASE, VOLATILE('1'), NOW)).to.deep.equal({ changed: true });
+    const result = await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     const dataDir = await readlink(join(t, DATA_DIR_LINK));
+    expect(result).to.deep.equal({ changed: true, dataDir });
     expect(dataDir).to.match(/^\.\.2026_11_22_00_12_09\.[A-Za-z0-9]{6}$/);
     expect(await entries(t)).to.deep.equal(['..data', dataDir, '.metadata', 'certs', 'password', 'username'].sort());
     for (const name of ['username', 'password', 'certs', '.metadata']) {
@@ -63,7 +64,7 @@ describe('writeAtomically', () => {
     const t = await freshTarget();
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     const before = await readlink(join(t, DATA_DIR_LINK));
-    expect(await writeAtomically(t, new Map(BASE), VOLATILE('2'), new Date(NOW.getTime() + 60_000))).to.deep.equal({ changed: false });
+    expect(await writeAtomically(t, new Map(BASE), VOLATILE('2'), new Date(NOW.getTime() + 60_000))).to.deep.equal({ changed: false, dataDir: before });
     expect(await readlink(join(t, DATA_DIR_LINK))).to.equal(before);
     expect(await readFile(join(t, '.metadata/versions.json'), 'utf8')).to.equal('{"writeTime":"1"}');
     expect((await entries(t)).filter((e) => e.startsWith('..2026'))).to.deep.equal([before]);
@@ -79,7 +80,7 @@ describe('writeAtomically', () => {
       const t = await freshTarget();
       await writeAtomically(t, BASE, VOLATILE('1'), NOW);
       const oldDir = await readlink(join(t, DATA_DIR_LINK));
-      expect(await writeAtomically(t, next, VOLATILE('2'), NOW)).to.deep.equal({ changed: true });
+      expect((await writeAtomically(t, next, VOLATILE('2'), NOW)).changed).to.equal(true);
       const newDir = await readlink(join(t, DATA_DIR_LINK));
       expect(newDir).to.not.equal(oldDir);
       expect(await entries(t)).to.deep.equal(['..data', newDir, '.metadata', 'certs', 'password', 'username'].sort());
@@ -96,7 +97,7 @@ describe('writeAtomically', () => {
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     const next = new Map([...BASE].filter(([p]) => p !== 'password'));
     next.set('token', f('tok'));
-    expect(await writeAtomically(t, next, VOLATILE('2'), NOW)).to.deep.equal({ changed: true });
+    expect((await writeAtomically(t, next, VOLATILE('2'), NOW)).changed).to.equal(true);
     const dataDir = await readlink(join(t, DATA_DIR_LINK));
     expect(await entries(t)).to.deep.equal(['..data', dataDir, '.metadata', 'certs', 'token', 'username'].sort());
     expect(await readFile(join(t, 'token'), 'utf8')).to.equal('tok');

@@ -43,7 +43,12 @@ describe('parseMountInfo', () => {
 });
 
 describe('mountPointSet', () => {
-  const points = mountPointSet(parseMountInfo(TEXT));
+  const points = mountPointSet(TEXT);
+  it('holds exactly the mount points parseMountInfo finds', () => {
+    expect([...points].sort()).to.deep.equal(parseMountInfo(TEXT).map((e) => e.mountPoint).sort());
+    expect([...mountPointSet('1 2 0:1 /sub/dir /target rw - tmpfs none rw\n1 2 0:1 / /t rw shared:1 unbindable-x - tmpfs none rw')]).to.deep.equal(['/target', '/t']);
+    expect(mountPointSet('').size).to.equal(0);
+  });
   const cases: [string, boolean][] = [['/mnt2', true], ['/mnt1', false], ['/mnt/with space\ttab', true], ['/mnt/with\\040space\\011tab', false], ['/mnt', false]];
   for (const [path, result] of cases) it(`${JSON.stringify(path)} → ${result}`, () => expect(points.has(path)).to.equal(result));
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readlink, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
@@ -14,13 +14,14 @@ const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secre
 function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   let calls = 0;
   let contents = 'v1';
+  const sentVersions: string[][] = [];
   const publisher = new VolumePublisher({
     locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
     classes: { get: async () => spc },
-    providers: { mount: async () => { calls++; return { files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }], object_version: [{ id: 'a', version: contents }], error: null }; } },
+    providers: { mount: async (_provider, request) => { calls++; sentVersions.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`)); return { files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }], object_version: [{ id: 'a', version: contents }], error: null }; } },
     hooks,
   });
-  return { publisher, calls: () => calls, set: (c: string) => { contents = c; } };
+  return { publisher, calls: () => calls, set: (c: string) => { contents = c; }, sentVersions };
 }
 
 describe('VolumePublisher', () => {
@@ -49,5 +50,41 @@ describe('VolumePublisher', () => {
     await p.publisher.publish(req('owed'), {}, 'rotation');
     await p.publisher.publish(req('owed'), {}, 'rotation');
     expect(seen).to.deep.equal([true, true, true, false]);
+  });
+
+  it('sends the versions it wrote without reading .metadata/versions.json back, while ..data stays put', async () => {
+    const p = publisherWith([]);
+    const r = req('versions');
+    await p.publisher.publish(r);
+    // Apps may not change the file, but if it were gone, the driver still knows what it wrote.
+    await unlink(join(r.targetPath, '.metadata', 'versions.json'));
+    await p.publisher.publish(r, {}, 'rotation');
+    p.set('v2');
+    await p.publisher.publish(r, {}, 'rotation');
+    await p.publisher.publish(r, {}, 'rotation');
+    expect(p.sentVersions).to.deep.equal([[], ['a=v1'], ['a=v1'], ['a=v2']]);
+  });
+
+  it('reads the versions from disk when ..data moved under it (or after forget)', async () => {
+    const p = publisherWith([]);
+    const r = req('moved');
+    await p.publisher.publish(r);
+    // Someone else re-points ..data at a copy whose versions.json says v0.
+    const old = await readlink(join(r.targetPath, '..data'));
+    const copy = '..2000_01_01_00_00_00.copy';
+    await rename(join(r.targetPath, old), join(r.targetPath, copy));
+    const versionsPath = join(r.targetPath, copy, '.metadata', 'versions.json');
+    const doc = JSON.parse(await readFile(versionsPath, 'utf8')) as { objects: { id: string; version: string }[] };
+    await writeFile(versionsPath, JSON.stringify({ ...doc, objects: [{ id: 'a', version: 'v0' }] }));
+    await unlink(join(r.targetPath, '..data'));
+    await symlink(copy, join(r.targetPath, '..data'));
+    await p.publisher.publish(r, {}, 'rotation'); // sends what the moved versions.json says
+    // The files (and .metadata/a) matched, so nothing was rewritten: from now on the
+    // publisher knows the payload directory holds what the provider returned...
+    await p.publisher.publish(r, {}, 'rotation');
+    // ...and after forget (NodeUnpublishVolume) it knows nothing and reads the disk again.
+    p.publisher.forget(r.targetPath);
+    await p.publisher.publish(r, {}, 'rotation');
+    expect(p.sentVersions).to.deep.equal([[], ['a=v0'], ['a=v1'], ['a=v0']]);
   });
 });
