@@ -154,7 +154,9 @@ export class VolumePublisher {
       return { request: req, spc, versions: (await this.mountedVersions(req.targetPath)).versions, changed: false, firstMount: false, origin, skipped: true };
     }
     if (!alreadyMounted && origin === 'rotation') {
-      // Kubelet unpublished it since the round listed it: rotation never mounts anything.
+      // Kubelet unpublished it since the round listed it: rotation never mounts anything,
+      // and what this publisher remembered of the target is stale.
+      this.forget(req.targetPath);
       return { request: req, spc, versions: [], changed: false, firstMount: false, origin, skipped: true };
     }
     if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
