@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --optimize-for-size
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
 import type { ProviderDefinition } from '../providers/framework/run-provider.js';
 
 // Each command loads only its own modules (dynamic imports): a provider process never

@@ -4,19 +4,28 @@
  * Dockerfile.provider; test/unit/deploy-manifests.test.ts keeps them in step), the CLI's
  * shebang, `startCli` (demo and tests) and the benchmarks.
  *
- * `--optimize-for-size` caps V8's young generation at 1 MiB semi-spaces (16 MiB by
- * default, grown under allocation bursts such as a rotation round) and grows the old
- * generation conservatively. Measured with `npm run bench`: driver RSS with 500 mounted
- * volumes after a rotation round 113 → 77 MiB, idle 70 → 64 MiB; publish latency stays
- * within this machine's run-to-run noise (up to ~10 % slower with 100 objects). A node
- * daemon on every node is better off with the memory. It is not allowed in NODE_OPTIONS,
- * so it has to be on the command line.
+ * They bound the heap: semi-spaces of at most 4 MiB (V8 grows them to 16 MiB under an
+ * allocation burst such as a rotation round), and an old generation that grows to 1.2
+ * times what is live after a full collection. Measured with `npm run bench`: driver RSS
+ * with 500 mounted volumes after a rotation round 112–116 → 87–90 MiB, publish and
+ * rotation CPU close to V8's defaults. docs/configuration.md#memory has the table, with
+ * the choices not taken (`--optimize-for-size`: 10 MiB less, 100-object publish ~40 %
+ * slower). `--heap-growing-percent` is not allowed in NODE_OPTIONS.
  */
-export const NODE_FLAGS: readonly string[] = ['--optimize-for-size'];
+export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 
-/** The flags of NODE_FLAGS this process was started without (`process.execArgv`). */
+/** A V8 flag's name: what comes before `=`, with `_` spelled `-` (V8 accepts both). */
+function flagName(flag: string): string {
+  return flag.split('=')[0]!.replace(/_/g, '-');
+}
+
+/**
+ * The flags of NODE_FLAGS this process was started without (`process.execArgv`). A flag
+ * given with another value counts as present: that is an operator's own tuning.
+ */
 export function missingNodeFlags(execArgv: readonly string[]): string[] {
-  return NODE_FLAGS.filter((flag) => !execArgv.includes(flag));
+  const given = new Set(execArgv.map(flagName));
+  return NODE_FLAGS.filter((flag) => !given.has(flagName(flag)));
 }
 
 /** Logs a warning when this process runs without NODE_FLAGS (a hand-written command line). */

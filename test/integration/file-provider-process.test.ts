@@ -113,7 +113,7 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     const plain = await startProcess(process.execPath, [CLI_PATH, 'provider', 'file', `--endpoint=unix://${join(work, 'plain', 'file.sock')}`, `--root=${join(work, 'root')}`], /provider started/);
     try {
       await untilLogged(plain, /missingNodeFlags/);
-      expect(plain.stderr()).to.match(/"missingNodeFlags":\["--optimize-for-size"\]/);
+      expect(plain.stderr()).to.match(/"missingNodeFlags":\["--max-semi-space-size=4","--heap-growing-percent=20"\]/);
       const plainClient = new ProviderClient({ providerDirs: [join(work, 'plain')], maxCallRecvMsgSize: 4 << 20, timeoutMs: 10_000, sleep: realSleep, logger: createLogger({ component: 'test', silent: true }) });
       try {
         expect((await plainClient.version('file')).version).to.equal('v1alpha1');
