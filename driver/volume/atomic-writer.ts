@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Payload } from './payload.js';
@@ -28,9 +28,9 @@ function timestampedPrefix(now: Date): string {
   return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.`;
 }
 
-async function readDataLink(targetDir: string): Promise<string | undefined> {
+function readDataLink(targetDir: string): string | undefined {
   try {
-    return await readlink(join(targetDir, DATA_DIR_LINK));
+    return readlinkSync(join(targetDir, DATA_DIR_LINK));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
@@ -40,40 +40,39 @@ async function readDataLink(targetDir: string): Promise<string | undefined> {
 }
 
 /** Reads mode and digest of every file under `dir`, skipping paths in `skip`. */
-async function readState(dir: string, skip: ReadonlySet<string>): Promise<Map<string, FileState>> {
+function readState(dir: string, skip: ReadonlySet<string>): Map<string, FileState> {
   const state = new Map<string, FileState>();
-  const walk = async (rel: string): Promise<void> => {
-    for (const entry of await readdir(join(dir, rel), { withFileTypes: true })) {
+  const walk = (rel: string): void => {
+    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
       const path = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) await walk(path);
+      if (entry.isDirectory()) walk(path);
       else if (!skip.has(path)) {
         const full = join(dir, path);
-        const [stat, contents] = await Promise.all([lstat(full), readFile(full)]);
-        state.set(path, { mode: stat.mode & 0o7777, sha256: sha256(contents) });
+        state.set(path, { mode: lstatSync(full).mode & 0o7777, sha256: sha256(readFileSync(full)) });
       }
     }
   };
-  await walk('');
+  walk('');
   return state;
 }
 
 /** Top-level symlinks into `..data` currently present in the target directory. */
-async function currentLinks(targetDir: string): Promise<string[]> {
+function currentLinks(targetDir: string): string[] {
   const links: string[] = [];
-  for (const entry of await readdir(targetDir, { withFileTypes: true })) {
+  for (const entry of readdirSync(targetDir, { withFileTypes: true })) {
     if (entry.name.startsWith('..') || !entry.isSymbolicLink()) continue;
-    const dest = await readlink(join(targetDir, entry.name));
+    const dest = readlinkSync(join(targetDir, entry.name));
     if (dest.startsWith(`${DATA_DIR_LINK}/`)) links.push(entry.name);
   }
   return links.sort();
 }
 
 /** chmod `path` to `mode` unless creating it with `mode` under `umask` already gave exactly that. */
-async function ensureMode(path: string, mode: number, umask: number): Promise<void> {
-  if ((mode & ~umask) !== mode) await chmod(path, mode);
+function ensureMode(path: string, mode: number, umask: number): void {
+  if ((mode & ~umask) !== mode) chmodSync(path, mode);
 }
 
-async function writeFiles(dir: string, files: Payload): Promise<void> {
+function writeFiles(dir: string, files: Payload): void {
   // Read per write: chmod is only needed where the umask would narrow a requested mode.
   const umask = process.umask();
   const dirs = new Set<string>();
@@ -81,14 +80,14 @@ async function writeFiles(dir: string, files: Payload): Promise<void> {
     for (let d = dirname(path); d !== '.'; d = dirname(d)) dirs.add(d);
   }
   for (const d of [...dirs].sort()) {
-    await mkdir(join(dir, d), { mode: 0o755 });
-    await ensureMode(join(dir, d), 0o755, umask); // not narrowed by the umask: non-root pods must traverse it
+    mkdirSync(join(dir, d), { mode: 0o755 });
+    ensureMode(join(dir, d), 0o755, umask); // not narrowed by the umask: non-root pods must traverse it
   }
-  await Promise.all([...files].map(async ([path, file]) => {
+  for (const [path, file] of files) {
     const full = join(dir, path);
-    await writeFile(full, file.contents, { mode: file.mode, flag: 'wx' });
-    await ensureMode(full, file.mode, umask); // the process umask must not narrow what the provider asked for
-  }));
+    writeFileSync(full, file.contents, { mode: file.mode, flag: 'wx' });
+    ensureMode(full, file.mode, umask); // the process umask must not narrow what the provider asked for
+  }
 }
 
 /** What the writer knows of a target it wrote: the payload directory and digests, never contents. */
@@ -109,6 +108,12 @@ function stateOf(payload: Payload): Map<string, FileState> {
  * never a mix. `volatile` files are written with the payload but not compared, so a
  * write time alone never causes a rewrite.
  *
+ * Its file-system calls are synchronous, on purpose: the target is a tmpfs the driver
+ * mounted (or, in local dir mode, a small directory), so each call is a memory operation
+ * of microseconds, while a trip through libuv's thread pool costs ~100 µs here. Writing
+ * 10 objects (21 files and links) took 5.8 ms asynchronously and 0.3 ms synchronously;
+ * the event loop is held for about that long. The API stays asynchronous.
+ *
  * It remembers the SHA-256 digests of what it wrote (never the bytes), so deciding that
  * nothing changed costs one readlink instead of reading every file back; a target it
  * did not write (or whose `..data` moved) is read from disk.
@@ -117,17 +122,17 @@ export class AtomicWriter {
   private readonly known = new Map<string, KnownTarget>();
 
   /** The payload directory `..data` points at (undefined when there is no link yet). */
-  dataDirOf(targetDir: string): Promise<string | undefined> {
+  async dataDirOf(targetDir: string): Promise<string | undefined> {
     return readDataLink(targetDir);
   }
 
   /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
   async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, options: WriteOptions = {}): Promise<WriteResult> {
-    const oldDirName = 'dataDir' in options ? options.dataDir : await readDataLink(targetDir);
+    const oldDirName = 'dataDir' in options ? options.dataDir : readDataLink(targetDir);
     const cached = this.known.get(targetDir);
     const trusted = cached !== undefined && oldDirName === cached.dataDir ? cached : undefined;
-    const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys())));
-    const links = trusted?.links ?? await currentLinks(targetDir);
+    const current = trusted?.files ?? (oldDirName === undefined ? undefined : readState(join(targetDir, oldDirName), new Set(volatile.keys())));
+    const links = trusted?.links ?? currentLinks(targetDir);
     const plan = planWrite(current, payload, links);
     if (!plan.changed) {
       if (oldDirName === undefined) throw new Error(`planWrite found nothing to write into ${targetDir}, which has no ${DATA_DIR_LINK}`);
@@ -135,7 +140,7 @@ export class AtomicWriter {
       return { changed: false, dataDir: oldDirName };
     }
     this.known.delete(targetDir);
-    const dataDir = await swapIn(targetDir, payload, volatile, now, plan);
+    const dataDir = swapIn(targetDir, payload, volatile, now, plan);
     this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()) });
     return { changed: true, dataDir };
   }
@@ -152,33 +157,30 @@ export async function writeAtomically(targetDir: string, payload: Payload, volat
 }
 
 /** Writes the new payload directory, swaps `..data`, fixes links; returns the new directory's name. */
-async function swapIn(targetDir: string, payload: Payload, volatile: Payload, now: Date, plan: WritePlan): Promise<string> {
+function swapIn(targetDir: string, payload: Payload, volatile: Payload, now: Date, plan: WritePlan): string {
   // Checked before anything is written, so a refused write leaves the old payload intact.
-  const taken = await Promise.all(plan.linksToAdd.map(async (name) => (await lstat(join(targetDir, name)).catch(() => undefined)) ? name : undefined));
-  const clash = taken.find((name) => name !== undefined);
+  const clash = plan.linksToAdd.find((name) => lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined);
   if (clash !== undefined) {
     throw new SscError('failed-precondition', `${join(targetDir, clash)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
   }
 
-  const newDir = await mkdtemp(join(targetDir, timestampedPrefix(now)));
+  const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
   try {
-    await chmod(newDir, 0o755);
-    await writeFiles(newDir, new Map([...payload, ...volatile]));
+    chmodSync(newDir, 0o755);
+    writeFiles(newDir, new Map([...payload, ...volatile]));
     const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
-    await rm(tmpLink, { force: true });
-    await symlink(basename(newDir), tmpLink);
-    await rename(tmpLink, join(targetDir, DATA_DIR_LINK));
+    rmSync(tmpLink, { force: true });
+    symlinkSync(basename(newDir), tmpLink);
+    renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
   } catch (err) {
-    await rm(newDir, { recursive: true, force: true });
+    rmSync(newDir, { recursive: true, force: true });
     throw err;
   }
-  await Promise.all([
-    ...plan.linksToAdd.map((name) => symlink(`${DATA_DIR_LINK}/${name}`, join(targetDir, name))),
-    ...plan.linksToRemove.map((name) => rm(join(targetDir, name), { force: true })),
-  ]);
+  for (const name of plan.linksToAdd) symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
+  for (const name of plan.linksToRemove) rmSync(join(targetDir, name), { force: true });
   // Remove every other payload directory, including any left by a crash mid-write.
-  for (const entry of await readdir(targetDir)) {
-    if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) await rm(join(targetDir, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(targetDir)) {
+    if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) rmSync(join(targetDir, entry), { recursive: true, force: true });
   }
   return basename(newDir);
 }
