@@ -1,5 +1,6 @@
+import { lstatSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
 import { mountPointSet } from './mountinfo.js';
@@ -17,6 +18,11 @@ export interface Mounter {
   mount(targetPath: string): Promise<void>;
   /** Unmounts (if mounted) and removes the directory; a missing path is success. */
   unmount(targetPath: string): Promise<void>;
+  /**
+   * Throws unless the target is still where secrets may be written, checked right before
+   * a write (a provider call may take seconds, and someone may unmount meanwhile).
+   */
+  assertWritable(targetPath: string): void;
 }
 
 async function resolvedOrUndefined(path: string): Promise<string | undefined> {
@@ -61,7 +67,20 @@ export class TmpfsMounter implements Mounter {
   constructor(
     private readonly syscalls: MountSyscalls = loadMountSyscalls(),
     private readonly mountInfoPath = '/proc/self/mountinfo',
+    private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * A mount point sits on another device than its parent directory; a target that shares
+   * its parent's device is a plain directory on the node's disk, and secrets never go
+   * there. Two lstat(2) calls: no mountinfo read, so no snapshot can make it stale.
+   */
+  assertWritable(targetPath: string): void {
+    const target = lstatSync(targetPath, { throwIfNoEntry: false });
+    const parent = lstatSync(dirname(targetPath), { throwIfNoEntry: false });
+    if (target?.isDirectory() && parent !== undefined && target.dev !== parent.dev) return;
+    throw new SscError('failed-precondition', `${targetPath} is no longer a mount point; refusing to write secrets to the node's disk`, { reason: 'TargetNotMounted' });
+  }
 
   /** How mounts are made: "syscall" (the addon) or "mount-program". */
   get implementation(): string {
@@ -83,7 +102,7 @@ export class TmpfsMounter implements Mounter {
    * decisions never rest on a stale view of what it did itself.
    */
   private async mountPoints(): Promise<ReadonlySet<string>> {
-    const now = Date.now();
+    const now = this.now();
     if (this.snapshot && now - this.snapshot.readAt <= MOUNTINFO_TTL_MS) return this.snapshot.points;
     const generation = this.generation;
     const points = mountPointSet(await readFile(this.mountInfoPath, 'utf8'));
@@ -144,6 +163,9 @@ export class DirMounter implements Mounter {
   async mount(targetPath: string): Promise<void> {
     await mkdir(targetPath, { recursive: true, mode: 0o750 });
   }
+
+  /** Local dir mode writes into plain directories by design. */
+  assertWritable(): void {}
 
   async unmount(targetPath: string): Promise<void> {
     const entries = await readdir(targetPath).catch((err: NodeJS.ErrnoException) => {

@@ -193,6 +193,7 @@ export class VolumePublisher {
     const response = await this.deps.providers.mount(spc.provider, request, limits);
     const { files, versions } = validateMountResponse(response, defaultMode);
     const payload = new Map([...files, ...metadataFiles(versions)]);
+    this.deps.mounter.assertWritable(req.targetPath);
     const { changed, dataDir } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), { dataDir: mounted.dataDir });
     this.writtenVersions.set(req.targetPath, { dataDir, versions: sortVersions(versions) });
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
