@@ -20,17 +20,18 @@ function flagName(flag: string): string {
 }
 
 /**
- * The flags of NODE_FLAGS this process was started without (`process.execArgv`). A flag
- * given with another value counts as present: that is an operator's own tuning.
+ * The flags of NODE_FLAGS this process was started without: on its command line
+ * (`process.execArgv`) or in NODE_OPTIONS (where `--max-semi-space-size` is allowed). A
+ * flag given with another value counts as present: that is an operator's own tuning.
  */
-export function missingNodeFlags(execArgv: readonly string[]): string[] {
-  const given = new Set(execArgv.map(flagName));
+export function missingNodeFlags(execArgv: readonly string[], nodeOptions = ''): string[] {
+  const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter(Boolean).map(flagName));
   return NODE_FLAGS.filter((flag) => !given.has(flagName(flag)));
 }
 
 /** Logs a warning when this process runs without NODE_FLAGS (a hand-written command line). */
-export function warnMissingNodeFlags(logger: { warn(message: string, meta?: Record<string, unknown>): unknown }, execArgv: readonly string[] = process.execArgv): void {
-  const missing = missingNodeFlags(execArgv);
+export function warnMissingNodeFlags(logger: { warn(message: string, meta?: Record<string, unknown>): unknown }, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): void {
+  const missing = missingNodeFlags(execArgv, nodeOptions);
   if (missing.length === 0) return;
   logger.warn('node was started without the flags this program is tuned for: expect more memory use (docs/configuration.md#memory)', { missingNodeFlags: missing });
 }

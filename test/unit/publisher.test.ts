@@ -87,4 +87,22 @@ describe('VolumePublisher', () => {
     await p.publisher.publish(r, {}, 'rotation');
     expect(p.sentVersions).to.deep.equal([[], ['a=v0'], ['a=v1'], ['a=v0']]);
   });
+
+  it('forgets a target a rotation refresh finds unmounted (what it knew is stale)', async () => {
+    const p = publisherWith([]);
+    const r = req('forgotten');
+    await p.publisher.publish(r);
+    // Kubelet's cleanup took the volume away without an unpublish (DirMounter: no ..data)...
+    const dataDir = await readlink(join(r.targetPath, '..data'));
+    await unlink(join(r.targetPath, '..data'));
+    expect((await p.publisher.publish(r, {}, 'rotation')).skipped).to.equal(true);
+    // ...and the same payload directory comes back, its versions.json now saying v0.
+    const versionsPath = join(r.targetPath, dataDir, '.metadata', 'versions.json');
+    const doc = JSON.parse(await readFile(versionsPath, 'utf8')) as { objects: { id: string; version: string }[] };
+    await writeFile(versionsPath, JSON.stringify({ ...doc, objects: [{ id: 'a', version: 'v0' }] }));
+    await symlink(dataDir, join(r.targetPath, '..data'));
+    await p.publisher.publish(r, {}, 'rotation');
+    // Remembering across the gap would have sent v1 for the same ..data; it reads the disk.
+    expect(p.sentVersions).to.deep.equal([[], ['a=v0']]);
+  });
 });
