@@ -32,6 +32,7 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     await writeFile(join(work, 'root', 'db', 'password'), 's3cret');
     await writeFile(join(work, 'outside'), 'not yours');
     await symlink(join(work, 'outside'), join(work, 'root', 'escape'));
+    execFileSync('mkfifo', [join(work, 'root', 'fifo')]);
     await mkdir(join(work, 'providers'));
     // A stale socket file left by a crashed provider: bound, never listening.
     execFileSync('python3', ['-c', 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', join(work, 'providers', 'file.sock')]);
@@ -74,6 +75,9 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     ['a missing file', '- objectName: x\n  sourcePath: nope\n', 'not-found', /"x" \(sourcePath "nope"\) not found/],
     ['an objects list without objectName', '- sourcePath: db/password\n', 'invalid-argument', /objects\[0\]\.objectName is required/],
     ['objects that are not YAML', '- [unclosed', 'invalid-argument', /not valid YAML/],
+    ['a directory', '- objectName: x\n  sourcePath: db\n', 'invalid-argument', /"x" \(sourcePath "db"\) cannot be read \(EISDIR\)/],
+    // Reads are synchronous: opening a FIFO without O_NONBLOCK would hang the whole provider.
+    ['a FIFO (and keeps serving)', '- objectName: x\n  sourcePath: fifo\n', 'invalid-argument', /"x" \(sourcePath "fifo"\) is not a regular file/],
   ];
   for (const [name, objects, kind, message] of refusals) {
     it(`refuses ${name}`, async () => {
@@ -81,6 +85,7 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
       expect(err.kind).to.equal(kind);
       expect(err.message).to.match(message);
       expect(err.message).not.to.include('not yours');
+      if (name.includes('FIFO')) expect((await mount(OBJECTS('- objectName: db/password\n'))).files).to.have.length(1);
     });
   }
 
@@ -97,7 +102,7 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     const health = await fetch(`http://127.0.0.1:${healthPort}/healthz`);
     expect(health.status).to.equal(200);
     const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
-    expect(metrics).to.match(/^provider_mount_total\{provider="file",result="success",error_type=""\} 2$/m);
+    expect(metrics).to.match(/^provider_mount_total\{provider="file",result="success",error_type=""\} 3$/m);
     expect(metrics).to.match(/^provider_mount_total\{provider="file",result="error",error_type="OutsideRoot"\} 2$/m);
   });
 
