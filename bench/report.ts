@@ -27,6 +27,12 @@ export interface LatencyRow {
   readonly objects: number;
   readonly latencyMs: LatencySummary;
   readonly targetId?: string;
+  /**
+   * CPU time per call (ms, user + system, all threads) of the driver and the provider,
+   * steadier than latency on a shared machine. For new-target publishes it covers the
+   * publish and the unpublish that follows it.
+   */
+  readonly cpuMsPerCall?: { readonly driver: number; readonly provider: number };
   /** Driver memory when the case finished (its own driver process). */
   readonly driverMemoryAfter?: { readonly rssMiB: number; readonly peakMiB: number };
 }
@@ -86,9 +92,10 @@ export function formatReport(r: BenchResults): string {
     '',
   ];
   const latency = table(
-    ['case', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'min', 'max', 'target'],
-    r.latency.map((row) => [row.label, String(row.latencyMs.n), ms(row.latencyMs.p50), ms(row.latencyMs.p99), ms(row.latencyMs.mean), ms(row.latencyMs.min), ms(row.latencyMs.max), targetCell(r.targets, row.targetId)]),
-    new Set([1, 2, 3, 4, 5, 6]),
+    ['case', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'min', 'max', 'CPU ms/call driver/provider', 'target'],
+    r.latency.map((row) => [row.label, String(row.latencyMs.n), ms(row.latencyMs.p50), ms(row.latencyMs.p99), ms(row.latencyMs.mean), ms(row.latencyMs.min), ms(row.latencyMs.max),
+      row.cpuMsPerCall ? `${ms(row.cpuMsPerCall.driver)}/${ms(row.cpuMsPerCall.provider)}` : '', targetCell(r.targets, row.targetId)]),
+    new Set([1, 2, 3, 4, 5, 6, 7]),
   );
   const memory = table(
     ['driver memory', 'RSS MiB', 'peak MiB', 'target'],

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
-import { machineInfo, mib, mountsUnder, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
+import { machineInfo, mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
 import { benchNodeFlags, startDriver, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
 import { checkTarget, formatReport, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
 import { rounded, summarize } from './stats.js';
@@ -127,6 +127,18 @@ interface Bench {
   readonly cpuProfDir: string | undefined;
   readonly processes: BenchProcess[];
   readonly checks: Record<string, boolean>;
+  /** The file provider's pid, once started (for its CPU time). */
+  providerPid?: number;
+}
+
+/** CPU time (ms, user + system) the driver and the provider used while `fn` ran, per `calls`. */
+async function cpuPerCall(bench: Bench, driver: BenchProcess, calls: number, fn: () => Promise<void>): Promise<{ driver: number; provider: number }> {
+  const pids = [driver.pid, bench.providerPid ?? driver.pid];
+  const before = await Promise.all(pids.map(processCpuMs));
+  await fn();
+  const after = await Promise.all(pids.map(processCpuMs));
+  const per = (i: number) => Math.round(((after[i]! - before[i]!) / calls) * 100) / 100;
+  return { driver: per(0), provider: bench.providerPid === undefined ? 0 : per(1) };
 }
 
 /** Starts a fresh driver on its own socket and spc dir, runs `fn`, then unpublishes all and stops it. */
@@ -219,13 +231,15 @@ async function measurePublish(bench: Bench, size: Size, iterations: number, warm
     progress(`publish ${size} ${noun}: ${iterations} iterations`);
     const publishMs: number[] = [];
     const unpublishMs: number[] = [];
-    for (let i = 0; i < iterations; i++) {
-      const v = kubelet.newVolume(spcName);
-      publishMs.push(await kubelet.publish(v));
-      unpublishMs.push(await kubelet.unpublish(v));
-    }
+    const publishCpu = await cpuPerCall(bench, driver, iterations, async () => {
+      for (let i = 0; i < iterations; i++) {
+        const v = kubelet.newVolume(spcName);
+        publishMs.push(await kubelet.publish(v));
+        unpublishMs.push(await kubelet.unpublish(v));
+      }
+    });
     const rows: LatencyRow[] = [
-      { id: `publish-${size}`, label: `publish ${size} ${noun} (new target)`, objects: size, latencyMs: rounded(summarize(publishMs)), ...(size === 10 ? { targetId: 'publish-10-p50' } : {}) },
+      { id: `publish-${size}`, label: `publish ${size} ${noun} (new target)`, objects: size, latencyMs: rounded(summarize(publishMs)), cpuMsPerCall: publishCpu, ...(size === 10 ? { targetId: 'publish-10-p50' } : {}) },
     ];
 
     if (size === 10) {
@@ -235,12 +249,14 @@ async function measurePublish(bench: Bench, size: Size, iterations: number, warm
       const dataBefore = await readlink(join(v.target, '..data'));
       for (let i = 0; i < warmup; i++) await kubelet.publish(v);
       const republishMs: number[] = [];
-      for (let i = 0; i < iterations; i++) republishMs.push(await kubelet.publish(v));
+      const republishCpu = await cpuPerCall(bench, driver, iterations, async () => {
+        for (let i = 0; i < iterations; i++) republishMs.push(await kubelet.publish(v));
+      });
       const unchanged = (await readlink(join(v.target, '..data'))) === dataBefore;
       bench.checks['republish-unchanged-is-noop'] = unchanged;
       if (!unchanged) progress('WARNING: republishing an unchanged volume rewrote it (..data moved)');
       await kubelet.unpublish(v);
-      rows.push({ id: `republish-${size}`, label: `republish ${size} ${noun} (unchanged)`, objects: size, latencyMs: rounded(summarize(republishMs)) });
+      rows.push({ id: `republish-${size}`, label: `republish ${size} ${noun} (unchanged)`, objects: size, latencyMs: rounded(summarize(republishMs)), cpuMsPerCall: republishCpu });
     }
     const mem = memoryMiB(await processMemory(driver.pid));
     rows.push({ id: `unpublish-${size}`, label: `unpublish ${size} ${noun}`, objects: size, latencyMs: rounded(summarize(unpublishMs)) });
@@ -278,6 +294,7 @@ async function main(): Promise<void> {
     await mkdir(join(work, 'providers'), { recursive: true });
     const provider = await startFileProvider(work, providerRoot, cpuProfDir);
     bench.processes.push(provider);
+    bench.providerPid = provider.pid;
 
     const ten = cases.get(10)!;
     memory = await measureMemory(bench, ten.spcDir, ten.spcName, rssVolumes);
