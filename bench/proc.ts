@@ -83,6 +83,7 @@ export interface MachineInfo {
   readonly arch: string;
   readonly uid: number | undefined;
   readonly gitCommit: string | undefined;
+  /** Uncommitted changes to tracked files outside bench/results/ when the run started. */
   readonly gitDirty: boolean | undefined;
 }
 
@@ -96,7 +97,8 @@ async function git(args: string[], cwd: string): Promise<string | undefined> {
 
 export async function machineInfo(repoDir: string): Promise<MachineInfo> {
   const cpu = cpus();
-  const status = await git(['status', '--porcelain', '--untracked-files=no'], repoDir);
+  // bench/results/ is left out: `npm run bench` updates latest.json before the rotation benchmark starts.
+  const status = await git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results'], repoDir);
   return {
     cpuModel: cpu[0]?.model ?? 'unknown',
     cpuCount: cpu.length,
