@@ -20,7 +20,8 @@ const MS_NODEV = 0x4;
 
 interface Addon {
   mount(source: string, target: string, fstype: string, flags: number, data: string): void;
-  umount(target: string, flags: number): void;
+  /** umount2 on libuv's thread pool: the kernel may wait out an RCU grace period. */
+  umountAsync(target: string, flags: number): Promise<void>;
 }
 
 /** Where scripts/build-native.mjs leaves the addon, from src or dist. */
@@ -61,7 +62,7 @@ export function loadMountSyscalls(): MountSyscalls {
       addon.mount('tmpfs', target, 'tmpfs', MS_NOSUID | MS_NODEV, options);
     },
     async unmount(target) {
-      addon.umount(target, 0);
+      await addon.umountAsync(target, 0);
     },
   };
 }

@@ -38,6 +38,20 @@ for (const [name, impl] of [['the mount(2) addon', loadMountSyscalls()], ['the m
       expect(await mountLine(target)).to.equal(undefined);
     });
 
+    it('unmounts several targets at once, and names the errno for one that is not mounted', async () => {
+      const targets = [1, 2, 3].map((i) => join(dir, `many-${i}`));
+      for (const t of targets) {
+        await mkdir(t);
+        await impl.mountTmpfs(t, 'mode=0755');
+      }
+      await Promise.all(targets.map((t) => impl.unmount(t)));
+      for (const t of targets) expect(await mountLine(t)).to.equal(undefined);
+      const err = await impl.unmount(targets[0]!).then(() => undefined, (e: Error) => e);
+      expect(err).to.be.instanceOf(Error);
+      if (impl.kind === 'syscall') expect([(err as NodeJS.ErrnoException).code, (err as NodeJS.ErrnoException).syscall]).to.deep.equal(['EINVAL', 'umount2']);
+      else expect((err as Error).message).to.match(/not mounted/);
+    });
+
     it('fails with a clear error for a missing target', async () => {
       const err = await impl.mountTmpfs(join(dir, 'missing'), 'mode=0755').catch((e: Error) => e);
       expect(err).to.be.instanceOf(Error);
