@@ -24,6 +24,13 @@ function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   return { publisher, calls: () => calls, set: (c: string) => { contents = c; }, sentVersions };
 }
 
+/** Makes the versions.json inside a payload directory say that object `a` has `version`. */
+async function sayVersion(payloadDir: string, version: string): Promise<void> {
+  const versionsPath = join(payloadDir, '.metadata', 'versions.json');
+  const doc = JSON.parse(await readFile(versionsPath, 'utf8')) as { objects: { id: string; version: string }[] };
+  await writeFile(versionsPath, JSON.stringify({ ...doc, objects: [{ id: 'a', version }] }));
+}
+
 describe('VolumePublisher', () => {
   let dir: string;
   before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-pub-')); });
@@ -73,9 +80,7 @@ describe('VolumePublisher', () => {
     const old = await readlink(join(r.targetPath, '..data'));
     const copy = '..2000_01_01_00_00_00.copy';
     await rename(join(r.targetPath, old), join(r.targetPath, copy));
-    const versionsPath = join(r.targetPath, copy, '.metadata', 'versions.json');
-    const doc = JSON.parse(await readFile(versionsPath, 'utf8')) as { objects: { id: string; version: string }[] };
-    await writeFile(versionsPath, JSON.stringify({ ...doc, objects: [{ id: 'a', version: 'v0' }] }));
+    await sayVersion(join(r.targetPath, copy), 'v0');
     await unlink(join(r.targetPath, '..data'));
     await symlink(copy, join(r.targetPath, '..data'));
     await p.publisher.publish(r, {}, 'rotation'); // sends what the moved versions.json says
@@ -97,9 +102,7 @@ describe('VolumePublisher', () => {
     await unlink(join(r.targetPath, '..data'));
     expect((await p.publisher.publish(r, {}, 'rotation')).skipped).to.equal(true);
     // ...and the same payload directory comes back, its versions.json now saying v0.
-    const versionsPath = join(r.targetPath, dataDir, '.metadata', 'versions.json');
-    const doc = JSON.parse(await readFile(versionsPath, 'utf8')) as { objects: { id: string; version: string }[] };
-    await writeFile(versionsPath, JSON.stringify({ ...doc, objects: [{ id: 'a', version: 'v0' }] }));
+    await sayVersion(join(r.targetPath, dataDir), 'v0');
     await symlink(dataDir, join(r.targetPath, '..data'));
     await p.publisher.publish(r, {}, 'rotation');
     // Remembering across the gap would have sent v1 for the same ..data; it reads the disk.
