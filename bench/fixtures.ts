@@ -30,14 +30,24 @@ export async function writeObjects(providerRoot: string, count: number, size: nu
  */
 export async function writeSecretProviderClass(spcDir: string, count: number, sourcePaths: readonly string[]): Promise<string> {
   const name = spcName(count);
-  const objects = sourcePaths.map((sourcePath, i) => ({ objectName: `secret-${String(i).padStart(3, '0')}`, sourcePath }));
   const doc = {
     apiVersion: 'secrets-store.csi.x-k8s.io/v1',
     kind: 'SecretProviderClass',
     metadata: { name, namespace: SPC_NAMESPACE },
-    spec: { provider: 'file', parameters: { objects: stringify(objects) } },
+    spec: { provider: 'file', parameters: { objects: objectsParameter(sourcePaths) } },
   };
   await mkdir(spcDir, { recursive: true });
   await writeFile(join(spcDir, `${name}.yaml`), stringify(doc));
   return name;
+}
+
+/** The object names the class lists for `sourcePaths` (secret-000, secret-001, …). */
+export function objectNames(sourcePaths: readonly string[]): string[] {
+  return sourcePaths.map((_, i) => `secret-${String(i).padStart(3, '0')}`);
+}
+
+/** The file provider's `objects` parameter listing `sourcePaths` under objectNames(). */
+export function objectsParameter(sourcePaths: readonly string[]): string {
+  const names = objectNames(sourcePaths);
+  return stringify(sourcePaths.map((sourcePath, i) => ({ objectName: names[i], sourcePath })));
 }

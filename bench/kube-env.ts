@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { createNamespace, startKubeCluster, type KubeCluster } from '../test/support/kube-cluster.js';
+import { peerBinary } from '../test/support/peers.js';
+
+/**
+ * The rotation benchmark's Kubernetes mode: the same real etcd + kube-apiserver the
+ * integration tests use (test/peers/install.sh builds them, test/support/kube-cluster.ts
+ * starts them and installs deploy/'s CRDs and RBAC), so API writes and Events of a round
+ * can be counted instead of reported as n/a.
+ */
+
+/** Why Kubernetes mode cannot run here, or undefined when it can. */
+export function kubernetesUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (tmpfs mounts; --mount-mode=dir is local mode only)';
+  if (!peerBinary('ETCD') || !peerBinary('KUBE_APISERVER')) return 'etcd and kube-apiserver are not installed: run bash test/peers/install.sh';
+  return undefined;
+}
+
+/** Requests the driver may make that change the cluster (kube-apiserver's verbs). */
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+/** kube-apiserver renews its own leases on a timer: not the driver's writes. */
+const IGNORED_RESOURCES = new Set(['leases']);
+
+/** Sum of apiserver_request_total over write verbs, by resource, from /metrics text. */
+export function apiWritesByResource(metricsText: string): Map<string, number> {
+  const byResource = new Map<string, number>();
+  for (const line of metricsText.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const resource = labels['subresource'] ? `${labels['resource']}/${labels['subresource']}` : labels['resource'] ?? '';
+    if (!WRITE_VERBS.has(labels['verb'] ?? '') || IGNORED_RESOURCES.has(labels['resource'] ?? '') || !Number.isFinite(value)) continue;
+    byResource.set(resource, (byResource.get(resource) ?? 0) + value);
+  }
+  return byResource;
+}
+
+/** Per-resource difference `after - before`, leaving out zeros. */
+export function writesBetween(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [resource, n] of after) {
+    const delta = n - (before.get(resource) ?? 0);
+    if (delta !== 0) out[resource] = delta;
+  }
+  return out;
+}
+
+/** A started cluster with a namespace, a SecretProviderClass, the CSIDriver, and helpers the benchmark needs. */
+export interface BenchCluster {
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  /** Creates `count` pods on `nodeName`, each with one CSI volume (VOLUME_NAME) of `spcName`. */
+  createPods(count: number, nodeName: string, spcName: string, volumeName: string, prefix: string): Promise<{ name: string; namespace: string; uid: string }[]>;
+  /** Write requests kube-apiserver has served so far, by resource (leases left out). */
+  apiWrites(): Promise<Map<string, number>>;
+  /** Events in the namespace. */
+  eventCount(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+function parseEnv(text: string): Record<string, string> {
+  return Object.fromEntries(text.split('\n').map((l) => l.split('=')).filter((p) => p.length >= 2).map(([k, ...v]) => [k!, v.join('=')]));
+}
+
+function getText(url: string, token: string, ca: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Starts the cluster and prepares one namespace: a SecretProviderClass for the file
+ * provider whose objects are synced into one Secret (so rounds exercise Secret sync), and
+ * the CSIDriver object rotation reads (no tokenRequests).
+ */
+export async function startBenchCluster(spcName: string, objectsYaml: string, objectNames: readonly string[]): Promise<BenchCluster> {
+  const cluster: KubeCluster = await startKubeCluster();
+  try {
+    const env = parseEnv(await readFile(join(cluster.dir, 'cluster.env'), 'utf8'));
+    const token = env['ADMIN_TOKEN'] ?? '';
+    const ca = await readFile(env['CA_FILE'] ?? '');
+    const namespace = await createNamespace(cluster, 'bench');
+    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
+      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] } } as never);
+    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: spcName },
+      spec: {
+        provider: 'file',
+        parameters: { objects: objectsYaml },
+        secretObjects: [{ secretName: `${spcName}-synced`, type: 'Opaque', data: objectNames.map((objectName) => ({ objectName, key: objectName })) }],
+      },
+    } });
+    return {
+      kubeconfig: cluster.driverKubeconfig,
+      namespace,
+      async createPods(count, nodeName, spc, volumeName, prefix) {
+        const pods: { name: string; namespace: string; uid: string }[] = [];
+        let next = 0;
+        const worker = async (): Promise<void> => {
+          while (next < count) {
+            const name = `${prefix}-${next++}`;
+            const pod = await cluster.admin.core.createNamespacedPod({ namespace, body: {
+              metadata: { name },
+              spec: {
+                nodeName,
+                containers: [{ name: 'app', image: 'app' }],
+                volumes: [{ name: volumeName, csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }],
+              },
+            } });
+            pods.push({ name, namespace, uid: pod.metadata?.uid ?? '' });
+          }
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        return pods;
+      },
+      apiWrites: async () => apiWritesByResource(await getText(`${env['KUBE_URL']}/metrics`, token, ca)),
+      eventCount: async () => (await cluster.admin.core.listNamespacedEvent({ namespace })).items.length,
+      stop: () => cluster.stop(),
+    };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
