@@ -94,13 +94,21 @@ const CONFLICT_ATTEMPTS = 3;
 export class PodStatusWriter {
   constructor(private readonly clients: KubeClients, private readonly logger: Logger) {}
 
-  /** Writes the status for a published volume; returns the stored object (with its uid). */
-  async record(record: PodStatusRecord): Promise<PodStatusObject> {
+  /**
+   * Writes the status for a published volume; returns the stored object (with its uid).
+   * With `likelyExists` (a republish or a rotation: the first publish created it) it is one
+   * JSON patch instead of create, 409, get and replace; a missing object falls back to those.
+   */
+  async record(record: PodStatusRecord, options: { likelyExists?: boolean } = {}): Promise<PodStatusObject> {
     const desired = buildPodStatus(record);
     const { name, namespace } = desired.metadata;
     const what = `write SecretProviderClassPodStatus ${namespace}/${name}`;
     const api = { group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace, plural: SPCPS_PLURAL };
     if (!record.pod.uid) throw new SscError('invalid-argument', `volume attribute csi.storage.k8s.io/pod.uid is missing: set podInfoOnMount: true on the CSIDriver`, { reason: 'InvalidRequest' });
+    if (options.likelyExists) {
+      const patched = await this.patchExisting(api, desired, what);
+      if (patched) return patched;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.clients.custom.createNamespacedCustomObject({ ...api, body: desired }) as PodStatusObject;
@@ -119,6 +127,27 @@ export class PodStatusWriter {
         if ((status === 409 || status === 404) && attempt < CONFLICT_ATTEMPTS) continue;
         throw fromKubeError(err, what);
       }
+    }
+  }
+
+  /**
+   * Sets status, our labels and the owner on an existing object in one JSON patch ("add"
+   * replaces a member that exists; other labels stay). Undefined when there is no such
+   * object (404) or it lacks the labels map the patch adds into (422): the caller creates.
+   */
+  private async patchExisting(api: { group: string; version: string; namespace: string; plural: string }, desired: PodStatusObject, what: string): Promise<PodStatusObject | undefined> {
+    const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+    const body = [
+      { op: 'add', path: '/status', value: desired.status },
+      ...Object.entries(desired.metadata.labels ?? {}).map(([key, value]) => ({ op: 'add', path: `/metadata/labels/${pointer(key)}`, value })),
+      { op: 'add', path: '/metadata/ownerReferences', value: desired.metadata.ownerReferences ?? [] },
+    ];
+    try {
+      return await this.clients.custom.patchNamespacedCustomObject({ ...api, name: desired.metadata.name, body }) as PodStatusObject;
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status === 404 || status === 422) return undefined;
+      throw fromKubeError(err, what);
     }
   }
 }

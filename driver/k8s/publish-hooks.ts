@@ -60,7 +60,7 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     // An unchanged kubelet republish leaves the status as it is (it only re-checks Secrets).
     const record = { pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now() };
     const status = unchanged && spc.secretObjects.length === 0 ? undefined
-      : (unchanged ? await readPodStatus(deps.clients, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record);
+      : (unchanged ? await readPodStatus(deps.clients, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
     if (!unchanged) deps.errored?.delete(request.targetPath);
     const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
     if (spc.secretObjects.length === 0 && !restart) return;
