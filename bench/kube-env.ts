@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { createNamespace, startKubeCluster, type KubeCluster } from '../test/support/kube-cluster.js';
+import type { KubeCluster } from '../test/support/kube-cluster.js';
 import { peerBinary } from '../test/support/peers.js';
 
 /**
@@ -83,6 +83,8 @@ function getText(url: string, token: string, ca: Buffer): Promise<string> {
  * the CSIDriver object rotation reads (no tokenRequests).
  */
 export async function startBenchCluster(spcName: string, objectsYaml: string, objectNames: readonly string[]): Promise<BenchCluster> {
+  // Loaded here, not at the top: local-mode runs never load the Kubernetes client.
+  const { createNamespace, startKubeCluster } = await import('../test/support/kube-cluster.js');
   const cluster: KubeCluster = await startKubeCluster();
   try {
     const env = parseEnv(await readFile(join(cluster.dir, 'cluster.env'), 'utf8'));

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { CsiClient } from '../bin/csi-client.js';
 import { CLI_PATH, startProcess, type Child } from '../bin/child-process.js';
 import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
 
@@ -113,4 +114,41 @@ export function startDriver(work: string, socketPath: string, spcDir: string, mo
     '--metrics-addr=127.0.0.1:0',
     ...extraArgs,
   ], /driver started/, processNodeFlags(cpuProfDir));
+}
+
+/** How the benchmarks decide the mount mode: tmpfs as root, else plain directories; BENCH_MOUNT_MODE forces one. */
+export function chooseMountMode(env: NodeJS.ProcessEnv = process.env): { mode: MountMode; reason: string } {
+  const forced = env['BENCH_MOUNT_MODE'];
+  if (forced !== undefined && forced !== '') {
+    if (forced !== 'tmpfs' && forced !== 'dir') throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
+    return { mode: forced, reason: 'BENCH_MOUNT_MODE' };
+  }
+  return process.getuid?.() === 0 ? { mode: 'tmpfs', reason: 'running as root' } : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
+}
+
+/**
+ * Runs `body` against a started driver, then always unpublishes what it published, closes
+ * the client and stops the driver. A failure carries the driver's last log lines; a
+ * cleanup failure after it is only reported (`progress`), the first error wins.
+ */
+export async function withDriverSession<T>(driver: BenchProcess, client: CsiClient, unpublishAll: () => Promise<void>, progress: (text: string) => void, body: () => Promise<T>): Promise<T> {
+  let failed = false;
+  try {
+    return await body();
+  } catch (err) {
+    failed = true;
+    const e = err as Error;
+    e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
+    throw e;
+  } finally {
+    try {
+      await unpublishAll();
+    } catch (err) {
+      if (!failed) throw err;
+      progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
+    } finally {
+      client.close();
+      await driver.stop();
+    }
+  }
 }

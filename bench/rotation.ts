@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder, type MachineInfo } from './proc.js';
-import { benchNodeFlags, startDriver, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
+import { benchNodeFlags, chooseMountMode, startDriver, usesImageNodeFlags, withDriverSession, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
 import { nodeFlagsText, table, writeJson, type Target, type TargetStatus } from './report.js';
 import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
 
@@ -54,16 +54,6 @@ function modes(): Mode[] {
   const list = raw.split(',').map((m) => m.trim());
   if (list.some((m) => m !== 'local' && m !== 'kubernetes')) throw new Error(`BENCH_ROTATION_MODES must be local, kubernetes or both ("local,kubernetes"), got "${raw}"`);
   return list as Mode[];
-}
-
-/** Same rule as bench/run.ts: tmpfs as root, else plain directories; BENCH_MOUNT_MODE forces one. */
-function chooseMountMode(): { mode: MountMode; reason: string } {
-  const forced = process.env['BENCH_MOUNT_MODE'];
-  if (forced !== undefined && forced !== '') {
-    if (forced !== 'tmpfs' && forced !== 'dir') throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
-    return { mode: forced, reason: 'BENCH_MOUNT_MODE' };
-  }
-  return process.getuid?.() === 0 ? { mode: 'tmpfs', reason: 'running as root' } : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
 }
 
 const interrupt = new AbortController();
@@ -382,97 +372,84 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
   let paused = false;
   const pause = () => { process.kill(driver.pid, 'SIGSTOP'); paused = true; };
   const resume = () => { if (paused && driver.running) process.kill(driver.pid, 'SIGCONT'); paused = false; };
-  let failed = false;
-  try {
-    if (!(await client.probe())) throw new Error('driver Probe: not ready');
-    const pods = kube ? await kube.createPods(n, 'bench-node', ctx.spcName, VOLUME_NAME, `bench-${n}`) : localPods(n);
-    progress(`${label}: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`);
-    const t0 = performance.now();
-    const vols = await volumes.publish(n, pods);
-    const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
-    check(ctx, 'published-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a published volume differs from the provider files');
-
-    // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
-    // right after it: the following round is at least 1 s away, so none is in progress.
-    phase = 'after publishing';
-    await nextRound(driver).round;
-    let driverBefore = driverMetrics(await scrape(driverMetricsPort)).counters;
-    pause();
-    let stoppedAt = Date.now();
-
-    const rows: RotationRow[] = [];
-    for (const kind of ['unchanged', 'changed'] as const) {
-      if (kind === 'changed') await rewriteSources(ctx); // while paused: no round sees half a change
-      const linksBefore = await dataLinks(vols);
-      const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
-      // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
-      const deadline = stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
-      progress(`${label}: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`);
-      await holdUntil(deadline);
-      phase = `measured ${kind}`;
-      const rotated = new Set<string>();
-      const waiter = nextRound(driver, (t) => rotated.add(t));
-      const heldMs = Date.now() - stoppedAt;
-      const [driverCpuBefore, providerCpuBefore] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
-      const apiBefore = kube ? { writes: await kube.apiWrites(), events: await kube.eventCount() } : undefined;
-      resume();
-      const round = await waiter.round;
-      const [driverCpuAfter, providerCpuAfter] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
-      const mem = await processMemory(driver.pid);
-      const { counters: driverAfter, heapUsedMiB, heapTotalMiB } = driverMetrics(await scrape(driverMetricsPort));
-      pause();
-      stoppedAt = Date.now();
-      phase = 'paused';
-      const fileWrites = countMoved(linksBefore, await dataLinks(vols));
-      // The driver is paused and wrote everything before its "round done" line (pod status,
-      // Secrets and Events are awaited within each refresh).
-      const apiWritesByResource = kube && apiBefore ? writesBetween(apiBefore.writes, await kube.apiWrites()) : null;
-      const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
-      const providerMountCalls = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;
-      const row: RotationRow = {
-        id: `rotation-${mode === 'kubernetes' ? 'kubernetes-' : ''}${n}-${kind}`, mode, volumes: n, kind, round, providerMountCalls, fileWrites, volumesRotatedLogged: rotated.size,
-        reconcileMetrics: {
-          rotatedFalse: driverAfter.rotatedFalse - driverBefore.rotatedFalse,
-          rotatedTrue: driverAfter.rotatedTrue - driverBefore.rotatedTrue,
-          errors: driverAfter.errors - driverBefore.errors,
-        },
-        driverCpuMs: driverCpuAfter - driverCpuBefore, providerCpuMs: providerCpuAfter - providerCpuBefore,
-        driverRssMiB: mib(mem.rssKiB), driverPeakMiB: mib(mem.hwmKiB), driverHeapUsedMiB: heapUsedMiB, driverHeapTotalMiB: heapTotalMiB,
-        apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null, apiWritesByResource, events, heldMs,
-      };
-      rows.push(row);
-      driverBefore = driverAfter;
-      progress(`${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`);
-
-      const want = kind === 'changed' ? n : 0;
-      check(ctx, 'round-covers-all-volumes', round.volumes === n && round.refreshed === n, `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`);
-      check(ctx, 'round-without-failures', round.failed === 0 && row.reconcileMetrics.errors === 0, `${n} volumes, ${kind}: ${round.failed} failed`);
-      check(ctx, `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`, round.changed === want && fileWrites === want && rotated.size === want, `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`);
-      check(ctx, 'one-provider-mount-per-volume', providerMountCalls === n, `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`);
-      check(ctx, 'metrics-match-log', row.reconcileMetrics.rotatedTrue === round.changed && row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed, `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`);
-      if (kube && kind === 'unchanged') check(ctx, 'unchanged-round-no-api-writes-or-events', row.apiWrites === 0 && row.events === 0, `${label}, unchanged: ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
-      if (kube && kind === 'changed') check(ctx, 'changed-round-writes-status-and-events', (apiWritesByResource?.['secretproviderclasspodstatuses'] ?? 0) >= n && (row.events ?? 0) >= n, `${label}, changed: API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
-      if (kind === 'changed') check(ctx, 'changed-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a rotated volume differs from the new provider files');
-    }
-    return { rows, observedRounds, publishSeconds };
-  } catch (err) {
-    failed = true;
-    const e = err as Error;
-    e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
-    throw e;
-  } finally {
-    offObserver();
-    resume(); // never leave a stopped process behind: it would not even see SIGTERM
+  return withDriverSession(driver, client, () => volumes.unpublishAll(), progress, async () => {
     try {
-      await volumes.unpublishAll();
-    } catch (err) {
-      if (!failed) throw err;
-      progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
+      if (!(await client.probe())) throw new Error('driver Probe: not ready');
+      const pods = kube ? await kube.createPods(n, 'bench-node', ctx.spcName, VOLUME_NAME, `bench-${n}`) : localPods(n);
+      progress(`${label}: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`);
+      const t0 = performance.now();
+      const vols = await volumes.publish(n, pods);
+      const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
+      check(ctx, 'published-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a published volume differs from the provider files');
+
+      // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
+      // right after it: the following round is at least 1 s away, so none is in progress.
+      phase = 'after publishing';
+      await nextRound(driver).round;
+      let driverBefore = driverMetrics(await scrape(driverMetricsPort)).counters;
+      pause();
+      let stoppedAt = Date.now();
+
+      const rows: RotationRow[] = [];
+      for (const kind of ['unchanged', 'changed'] as const) {
+        if (kind === 'changed') await rewriteSources(ctx); // while paused: no round sees half a change
+        const linksBefore = await dataLinks(vols);
+        const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
+        // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
+        const deadline = stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
+        progress(`${label}: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`);
+        await holdUntil(deadline);
+        phase = `measured ${kind}`;
+        const rotated = new Set<string>();
+        const waiter = nextRound(driver, (t) => rotated.add(t));
+        const heldMs = Date.now() - stoppedAt;
+        const [driverCpuBefore, providerCpuBefore] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
+        const apiBefore = kube ? { writes: await kube.apiWrites(), events: await kube.eventCount() } : undefined;
+        resume();
+        const round = await waiter.round;
+        const [driverCpuAfter, providerCpuAfter] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
+        const mem = await processMemory(driver.pid);
+        const { counters: driverAfter, heapUsedMiB, heapTotalMiB } = driverMetrics(await scrape(driverMetricsPort));
+        pause();
+        stoppedAt = Date.now();
+        phase = 'paused';
+        const fileWrites = countMoved(linksBefore, await dataLinks(vols));
+        // The driver is paused and wrote everything before its "round done" line (pod status,
+        // Secrets and Events are awaited within each refresh).
+        const apiWritesByResource = kube && apiBefore ? writesBetween(apiBefore.writes, await kube.apiWrites()) : null;
+        const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
+        const providerMountCalls = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;
+        const row: RotationRow = {
+          id: `rotation-${mode === 'kubernetes' ? 'kubernetes-' : ''}${n}-${kind}`, mode, volumes: n, kind, round, providerMountCalls, fileWrites, volumesRotatedLogged: rotated.size,
+          reconcileMetrics: {
+            rotatedFalse: driverAfter.rotatedFalse - driverBefore.rotatedFalse,
+            rotatedTrue: driverAfter.rotatedTrue - driverBefore.rotatedTrue,
+            errors: driverAfter.errors - driverBefore.errors,
+          },
+          driverCpuMs: driverCpuAfter - driverCpuBefore, providerCpuMs: providerCpuAfter - providerCpuBefore,
+          driverRssMiB: mib(mem.rssKiB), driverPeakMiB: mib(mem.hwmKiB), driverHeapUsedMiB: heapUsedMiB, driverHeapTotalMiB: heapTotalMiB,
+          apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null, apiWritesByResource, events, heldMs,
+        };
+        rows.push(row);
+        driverBefore = driverAfter;
+        progress(`${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`);
+
+        const want = kind === 'changed' ? n : 0;
+        check(ctx, 'round-covers-all-volumes', round.volumes === n && round.refreshed === n, `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`);
+        check(ctx, 'round-without-failures', round.failed === 0 && row.reconcileMetrics.errors === 0, `${n} volumes, ${kind}: ${round.failed} failed`);
+        check(ctx, `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`, round.changed === want && fileWrites === want && rotated.size === want, `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`);
+        check(ctx, 'one-provider-mount-per-volume', providerMountCalls === n, `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`);
+        check(ctx, 'metrics-match-log', row.reconcileMetrics.rotatedTrue === round.changed && row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed, `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`);
+        if (kube && kind === 'unchanged') check(ctx, 'unchanged-round-no-api-writes-or-events', row.apiWrites === 0 && row.events === 0, `${label}, unchanged: ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
+        if (kube && kind === 'changed') check(ctx, 'changed-round-writes-status-and-events', (apiWritesByResource?.['secretproviderclasspodstatuses'] ?? 0) >= n && (row.events ?? 0) >= n, `${label}, changed: API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
+        if (kind === 'changed') check(ctx, 'changed-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a rotated volume differs from the new provider files');
+      }
+      return { rows, observedRounds, publishSeconds };
     } finally {
-      client.close();
-      await driver.stop();
+      offObserver();
+      resume(); // never leave a stopped process behind: it would not even see SIGTERM
     }
-  }
+  });
 }
 
 interface RotationResults {

@@ -7,7 +7,7 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
-import { benchNodeFlags, startDriver, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
+import { benchNodeFlags, chooseMountMode, startDriver, withDriverSession, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
 import { checkTarget, formatReport, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
 import { rounded, summarize } from './stats.js';
 
@@ -43,15 +43,6 @@ function iterationCounts(): Record<Size, number> {
     throw new Error(`BENCH_ITERATIONS must be a positive integer or three of them for 1,10,100 objects ("200,200,50"), got "${raw}"`);
   }
   return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
-}
-
-function chooseMountMode(): { mode: MountMode; reason: string } {
-  const forced = process.env['BENCH_MOUNT_MODE'];
-  if (forced !== undefined && forced !== '') {
-    if (forced !== 'tmpfs' && forced !== 'dir') throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
-    return { mode: forced, reason: 'BENCH_MOUNT_MODE' };
-  }
-  return process.getuid?.() === 0 ? { mode: 'tmpfs', reason: 'running as root' } : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
 }
 
 let interrupted = false;
@@ -149,27 +140,10 @@ async function withDriver<T>(bench: Bench, label: string, spcDir: string, fn: (k
   bench.processes.push(driver);
   const client = new CsiClient(socket);
   const kubelet = new FakeKubelet(client, join(bench.work, `kubelet-${label}`));
-  let failed = false;
-  try {
+  return withDriverSession(driver, client, () => kubelet.unpublishAll(), progress, async () => {
     if (!(await client.probe())) throw new Error('driver Probe: not ready');
-    return await fn(kubelet, driver);
-  } catch (err) {
-    failed = true;
-    const e = err as Error;
-    e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
-    throw e;
-  } finally {
-    try {
-      await kubelet.unpublishAll();
-    } catch (err) {
-      // After a failure, keep the first error; main() unmounts what is left anyway.
-      if (!failed) throw err;
-      progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
-    } finally {
-      client.close();
-      await driver.stop();
-    }
-  }
+    return fn(kubelet, driver);
+  });
 }
 
 /** The pod sees every object with the provider's contents; on tmpfs the target is a mount point. */

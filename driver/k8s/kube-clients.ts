@@ -39,8 +39,8 @@ export class PooledKubeAuthentication {
     await this.config.applySecurityAuthentication(context);
     const fresh = context.getAgent();
     // Proxies and plain HTTP keep client-node's own agent.
-    if (!(fresh instanceof HttpsAgent) || fresh.constructor !== HttpsAgent) return;
-    context.setAgent(this.agentFor(fresh.options));
+    if (fresh?.constructor !== HttpsAgent) return;
+    context.setAgent(this.agentFor((fresh as HttpsAgent).options));
   }
 
   /** The shared agent for these TLS options (same options, same agent). */

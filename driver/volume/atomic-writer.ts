@@ -134,8 +134,8 @@ export class AtomicWriter {
     const current = trusted?.files ?? (oldDirName === undefined ? undefined : readState(join(targetDir, oldDirName), new Set(volatile.keys())));
     const links = trusted?.links ?? currentLinks(targetDir);
     const plan = planWrite(current, payload, links);
-    if (!plan.changed) {
-      if (oldDirName === undefined) throw new Error(`planWrite found nothing to write into ${targetDir}, which has no ${DATA_DIR_LINK}`);
+    // planWrite reports a change whenever nothing is on disk yet, so oldDirName is set here.
+    if (!plan.changed && oldDirName !== undefined) {
       if (!trusted && current) this.known.set(targetDir, { dataDir: oldDirName, files: current, links });
       return { changed: false, dataDir: oldDirName };
     }
