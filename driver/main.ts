@@ -38,7 +38,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
-  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter) : undefined;
+  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
   const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
@@ -80,9 +80,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
       serving = false;
       await rotation?.stop();
       await shutdownServer(server, 5000);
-      await kube?.classes.stop();
-      await kube?.pods?.stop();
-      await kube?.usedSecrets?.stop();
+      await kube?.stop();
       providers.close();
       await health?.close();
       logger.info('driver stopped');

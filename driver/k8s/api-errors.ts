@@ -1,9 +1,10 @@
 import { SscError, type ErrorKind } from '../../proto/runtime/errors.js';
+import { KubeCredentialError } from './client/credentials.js';
 
-/** Network errno codes that mean the API server could not be reached. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Network errno codes that mean the API server could not be reached (ETIMEDOUT: no answer in time). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 
-/** The HTTP status of a Kubernetes client ApiException, or undefined for other errors. */
+/** The HTTP status of a KubeApiError, or undefined for other errors. */
 export function httpStatusOf(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code = (err as { code?: unknown }).code;
@@ -55,9 +56,13 @@ export function fromKubeError(err: unknown, what: string): SscError {
     const detail = statusMessage(err);
     return new SscError(kind, `Kubernetes API refused to ${what}: HTTP ${status}${detail ? ` ${detail}` : ''}${hint}`, { reason: 'KubernetesAPIError', cause: err });
   }
-  const errno = errnoOf(err);
-  if (errno !== undefined && UNREACHABLE.has(errno) || (err as { type?: unknown })?.type === 'system') {
-    return new SscError('unavailable', `Kubernetes API unreachable while trying to ${what}${errno ? ` (${errno})` : ''}`, { reason: 'KubernetesAPIUnavailable', cause: err });
+  if (err instanceof KubeCredentialError) {
+    return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}: ${err.message}`, { reason: 'KubernetesAPIError', cause: err });
   }
-  return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}`, { reason: 'KubernetesAPIError', cause: err });
+  const errno = errnoOf(err);
+  if (errno !== undefined && UNREACHABLE.has(errno)) {
+    return new SscError('unavailable', `Kubernetes API unreachable while trying to ${what} (${errno})`, { reason: 'KubernetesAPIUnavailable', cause: err });
+  }
+  // Other codes are TLS verdicts and the like (UNABLE_TO_VERIFY_LEAF_SIGNATURE, ERR_TLS_CERT_ALTNAME_INVALID).
+  return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}${errno ? ` (${errno})` : ''}`, { reason: 'KubernetesAPIError', cause: err });
 }

@@ -1,4 +1,3 @@
-import type { V1CSIVolumeSource, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../csi/requests.js';
@@ -8,8 +7,10 @@ import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
-import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { CsiVolumeSource, KubeList, Pod, Secret } from './client/types.js';
+import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION } from './constants.js';
+import { corePath, podStatusPath } from './resource-paths.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from './watched-cache.js';
@@ -26,7 +27,7 @@ export function volumeNameOf(targetPath: string): string | undefined {
 }
 
 /** The pod's CSI volume for `targetPath`: by name from the path, else the one naming `spcName`. */
-export function csiVolumeOf(pod: V1Pod, targetPath: string, driverName: string, spcName: string): V1CSIVolumeSource | undefined {
+export function csiVolumeOf(pod: Pod, targetPath: string, driverName: string, spcName: string): CsiVolumeSource | undefined {
   const volumes = pod.spec?.volumes ?? [];
   const byName = volumeNameOf(targetPath);
   const named = volumes.find((v) => v.name === byName)?.csi;
@@ -46,24 +47,22 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   private readonly refreshHandled = new Map<string, string>();
 
   constructor(
-    private readonly clients: KubeClients,
+    private readonly api: KubeApi,
     private readonly classes: ApiSecretProviderClassSource,
     private readonly tokens: ServiceAccountTokens,
     private readonly mounter: Mounter,
     private readonly options: { nodeId: string; driverName: string; defaultIntervalMs: number },
     private readonly logger: Logger,
     /** This node's pods (list+watch on spec.nodeName); a miss falls back to a GET. */
-    private readonly pods?: WatchedCache<V1Pod>,
+    private readonly pods?: WatchedCache<Pod>,
     /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true; a miss falls back to a GET. */
-    private readonly usedSecrets?: WatchedCache<V1Secret>,
+    private readonly usedSecrets?: WatchedCache<Secret>,
   ) {}
 
   async list(): Promise<RotationVolume[]> {
     let items: PodStatusItem[];
     try {
-      const list = await this.clients.custom.listClusterCustomObject({
-        group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, plural: SPCPS_PLURAL, labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}`,
-      }) as { items?: PodStatusItem[] };
+      const list = await this.api.get<KubeList<PodStatusItem>>(podStatusPath(), { labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}` });
       items = list.items ?? [];
     } catch (err) {
       throw fromKubeError(err, 'list SecretProviderClassPodStatuses of this node');
@@ -133,11 +132,11 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     return this.options.defaultIntervalMs;
   }
 
-  private async readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+  private async readPod(namespace: string, name: string): Promise<Pod | undefined> {
     const cached = this.pods?.get(name, namespace);
     if (cached) return cached;
     try {
-      return await this.clients.core.readNamespacedPod({ name, namespace });
+      return await this.api.get<Pod>(corePath('pods', namespace, name));
     } catch (err) {
       if (httpStatusOf(err) === 404) return undefined;
       throw fromKubeError(err, `get Pod ${namespace}/${name}`);
@@ -149,7 +148,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     try {
       let secret = this.usedSecrets?.get(name, namespace);
       if (!secret) {
-        secret = await this.clients.core.readNamespacedSecret({ name, namespace });
+        secret = await this.api.get<Secret>(corePath('secrets', namespace, name));
         if (this.usedSecrets && !this.warnedUnlabelled.has(`${namespace}/${name}`)) {
           this.warnedUnlabelled.add(`${namespace}/${name}`);
           this.logger.warn('nodePublishSecretRef Secret is not labelled secrets-store.csi.k8s.io/used=true: read with a GET on every refresh', { secret: `${namespace}/${name}` });

@@ -1,4 +1,3 @@
-import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
@@ -11,9 +10,11 @@ import { ApiVolumes } from './api-volumes.js';
 import { USED_SECRET_LABEL } from './constants.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
-import { WatchedCache } from './watched-cache.js';
+import { WatchedCache, withoutManagedFields } from './watched-cache.js';
 import { WorkloadRestarter } from './workload-restart.js';
-import { createKubeClients } from './kube-clients.js';
+import { connectKubeApi } from './client/connect.js';
+import type { Pod, Secret } from './client/types.js';
+import { corePath } from './resource-paths.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
 import { SecretSyncer } from './secret-sync.js';
@@ -23,44 +24,62 @@ import { ApiSecretProviderClassSource } from './spc-api-source.js';
 export interface KubernetesMode {
   readonly classes: ApiSecretProviderClassSource;
   /** This node's pods, watched when rotation is on. */
-  readonly pods: WatchedCache<V1Pod> | undefined;
-  readonly usedSecrets: WatchedCache<V1Secret> | undefined;
+  readonly pods: WatchedCache<Pod> | undefined;
+  readonly usedSecrets: WatchedCache<Secret> | undefined;
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
   readonly events: EventRecorder;
   /** Rotation's view of this node's volumes: pod status objects, pods, tokens. */
   readonly volumes: VolumeSource & RequestRebuilder;
+  /** Stops the watches and closes the API connections. */
+  stop(): Promise<void>;
 }
 
-/** Kubernetes mode: API clients, the SecretProviderClass cache and the publish hook. */
-export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter): KubernetesMode {
-  const clients = createKubeClients(config.kubeconfig, process.env);
+/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, phase. */
+export function slimPod(pod: Pod): Pod {
+  return {
+    metadata: withoutManagedFields(pod).metadata ?? {},
+    spec: {
+      ...(pod.spec?.serviceAccountName !== undefined ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+      volumes: (pod.spec?.volumes ?? []).filter((v) => v.csi).map((v) => ({ name: v.name, csi: v.csi })),
+    },
+    ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),
+  };
+}
+
+/** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
+export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter, version: string): KubernetesMode {
+  const api = connectKubeApi(config.kubeconfig, process.env, { userAgent: `secrets-store-csi/${version} (${config.nodeId})` });
   const k8sLogger = logger.child({ component: 'kubernetes' });
-  const classes = new ApiSecretProviderClassSource(clients, k8sLogger, realSleep);
+  const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep);
   classes.start();
   const now = () => new Date();
-  const events = new ApiEventRecorder(clients, config.nodeId, k8sLogger, now);
+  const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
   const errored = new Set<string>();
   const hook = kubernetesPublishHook({
-    clients, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored,
-    podStatus: new PodStatusWriter(clients, k8sLogger),
-    secrets: config.enableSecretSync ? new SecretSyncer(clients, events, k8sLogger, realSleep) : undefined,
-    restarter: config.enableSecretRotation ? new WorkloadRestarter(clients, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
+    api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored,
+    podStatus: new PodStatusWriter(api, k8sLogger),
+    secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
+    restarter: config.enableSecretRotation ? new WorkloadRestarter(api, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
   });
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh.
-  const pods = config.enableSecretRotation ? new WatchedCache<V1Pod>(clients, {
-    what: 'Pod', path: '/api/v1/pods', fieldSelector: `spec.nodeName=${config.nodeId}`,
-    list: () => clients.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${config.nodeId}` }),
+  const pods = config.enableSecretRotation ? new WatchedCache<Pod>(api, {
+    what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
   }, k8sLogger, realSleep) : undefined;
   pods?.start();
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
-  const usedSecrets = config.enableSecretRotation ? new WatchedCache<V1Secret>(clients, {
-    what: 'nodePublishSecretRef Secret', path: '/api/v1/secrets', labelSelector: `${USED_SECRET_LABEL}=true`,
-    list: () => clients.core.listSecretForAllNamespaces({ labelSelector: `${USED_SECRET_LABEL}=true` }),
+  const usedSecrets = config.enableSecretRotation ? new WatchedCache<Secret>(api, {
+    what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
   }, k8sLogger, realSleep) : undefined;
   usedSecrets?.start();
-  const volumes = new ApiVolumes(clients, classes, new ServiceAccountTokens(clients, config.driverName, Date.now), mounter,
+  const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets);
-  return { classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ clients, events, logger: k8sLogger, errored }) };
+  return {
+    classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
+    async stop() {
+      await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop()]);
+      api.close();
+    },
+  };
 }
 

@@ -4,8 +4,9 @@ import type { PodRef } from '../csi/requests.js';
 import { sortVersions } from '../volume/metadata.js';
 import type { ObjectVersion } from '../volume/payload.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
-import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPCPS_PLURAL } from './constants.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import { NODE_NAME_LABEL, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
+import { podStatusPath } from './resource-paths.js';
 
 /** What the driver records about one published volume. */
 export interface PodStatusRecord {
@@ -73,10 +74,10 @@ export function buildPodStatus(record: PodStatusRecord): PodStatusObject {
 }
 
 /** Reads the pod status object of a volume, if there is one. */
-export async function readPodStatus(clients: KubeClients, pod: PodRef, spcName: string): Promise<PodStatusObject | undefined> {
+export async function readPodStatus(api: KubeApi, pod: PodRef, spcName: string): Promise<PodStatusObject | undefined> {
   const name = podStatusName(pod, spcName);
   try {
-    return await clients.custom.getNamespacedCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name }) as PodStatusObject;
+    return await api.get<PodStatusObject>(podStatusPath(pod.namespace, name));
   } catch (err) {
     if (httpStatusOf(err) === 404) return undefined;
     throw fromKubeError(err, `get SecretProviderClassPodStatus ${pod.namespace}/${name}`);
@@ -92,7 +93,7 @@ const CONFLICT_ATTEMPTS = 3;
  * its labels, owner and status are replaced, as the pod now lives here.
  */
 export class PodStatusWriter {
-  constructor(private readonly clients: KubeClients, private readonly logger: Logger) {}
+  constructor(private readonly api: KubeApi, private readonly logger: Logger) {}
 
   /**
    * Writes the status for a published volume; returns the stored object (with its uid).
@@ -103,24 +104,23 @@ export class PodStatusWriter {
     const desired = buildPodStatus(record);
     const { name, namespace } = desired.metadata;
     const what = `write SecretProviderClassPodStatus ${namespace}/${name}`;
-    const api = { group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace, plural: SPCPS_PLURAL };
     if (!record.pod.uid) throw new SscError('invalid-argument', `volume attribute csi.storage.k8s.io/pod.uid is missing: set podInfoOnMount: true on the CSIDriver`, { reason: 'InvalidRequest' });
     if (options.likelyExists) {
-      const patched = await this.patchExisting(api, desired, what);
+      const patched = await this.patchExisting(desired, what);
       if (patched) return patched;
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.clients.custom.createNamespacedCustomObject({ ...api, body: desired }) as PodStatusObject;
+        return await this.api.create<PodStatusObject>(podStatusPath(namespace), desired);
       } catch (err) {
         if (httpStatusOf(err) !== 409) throw fromKubeError(err, what);
       }
       try {
-        const existing = await this.clients.custom.getNamespacedCustomObject({ ...api, name }) as PodStatusObject;
+        const existing = await this.api.get<PodStatusObject>(podStatusPath(namespace, name));
         const previousNode = existing.metadata.labels?.[NODE_NAME_LABEL];
         if (previousNode && previousNode !== record.nodeId) this.logger.info('taking over SecretProviderClassPodStatus from another node', { name, namespace, previousNode });
         const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion } };
-        return await this.clients.custom.replaceNamespacedCustomObject({ ...api, name, body }) as PodStatusObject;
+        return await this.api.replace<PodStatusObject>(podStatusPath(namespace, name), body);
       } catch (err) {
         const status = httpStatusOf(err);
         // 404: deleted between our create and get; 409: changed in between. Both: start over.
@@ -135,7 +135,7 @@ export class PodStatusWriter {
    * replaces a member that exists; other labels stay). Undefined when there is no such
    * object (404) or it lacks the labels map the patch adds into (422): the caller creates.
    */
-  private async patchExisting(api: { group: string; version: string; namespace: string; plural: string }, desired: PodStatusObject, what: string): Promise<PodStatusObject | undefined> {
+  private async patchExisting(desired: PodStatusObject, what: string): Promise<PodStatusObject | undefined> {
     const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
     const body = [
       { op: 'add', path: '/status', value: desired.status },
@@ -143,7 +143,7 @@ export class PodStatusWriter {
       { op: 'add', path: '/metadata/ownerReferences', value: desired.metadata.ownerReferences ?? [] },
     ];
     try {
-      return await this.clients.custom.patchNamespacedCustomObject({ ...api, name: desired.metadata.name, body }) as PodStatusObject;
+      return await this.api.patch<PodStatusObject>(podStatusPath(desired.metadata.namespace, desired.metadata.name), body);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status === 404 || status === 422) return undefined;
@@ -156,13 +156,10 @@ export class PodStatusWriter {
  * Sets status.lastError on an existing pod status object (a republish failed while the
  * old content stays mounted). A missing object is fine: nothing was recorded yet.
  */
-export async function recordPodStatusError(clients: KubeClients, pod: PodRef, spcName: string, message: string): Promise<void> {
+export async function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
   const name = podStatusName(pod, spcName);
   try {
-    await clients.custom.patchNamespacedCustomObject({
-      group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name,
-      body: [{ op: 'add', path: '/status/lastError', value: message.slice(0, 1024) }],
-    });
+    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: '/status/lastError', value: message.slice(0, 1024) }]);
   } catch (err) {
     if (httpStatusOf(err) === 404) return;
     throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
@@ -170,10 +167,10 @@ export async function recordPodStatusError(clients: KubeClients, pod: PodRef, sp
 }
 
 /** Deletes the pod status object of a volume whose first publish failed (SPEC 5.9: nothing left behind). */
-export async function deletePodStatus(clients: KubeClients, pod: PodRef, spcName: string): Promise<void> {
+export async function deletePodStatus(api: KubeApi, pod: PodRef, spcName: string): Promise<void> {
   const name = podStatusName(pod, spcName);
   try {
-    await clients.custom.deleteNamespacedCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace: pod.namespace, plural: SPCPS_PLURAL, name });
+    await api.delete(podStatusPath(pod.namespace, name));
   } catch (err) {
     if (httpStatusOf(err) === 404) return;
     throw fromKubeError(err, `delete SecretProviderClassPodStatus ${pod.namespace}/${name}`);

@@ -1,19 +1,20 @@
-import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PodRef } from '../csi/requests.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import { fromKubeError } from './api-errors.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { ObjectMeta, OwnerReference, Pod } from './client/types.js';
 import { ON_OBJECT_REMOVED_ANNOTATION, RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { KubeClients } from './kube-clients.js';
+import { corePath } from './resource-paths.js';
 import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
 import type { WorkloadRestarter } from './workload-restart.js';
 
 /** What the Kubernetes publish hook needs. */
 export interface KubernetesHookDeps {
-  readonly clients: KubeClients;
+  readonly api: KubeApi;
   readonly nodeId: string;
   readonly podStatus: PodStatusWriter;
   /** Undefined when --enable-secret-sync is off. */
@@ -29,7 +30,7 @@ export interface KubernetesHookDeps {
 }
 
 /** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
-export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined, status: PodStatusObject): V1OwnerReference[] {
+export function secretOwners(podOwners: readonly OwnerReference[] | undefined, status: PodStatusObject): OwnerReference[] {
   if (podOwners && podOwners.length > 0) {
     // Copied without controller/blockOwnerDeletion: the Secret is not the owner's to manage.
     return podOwners.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
@@ -37,9 +38,9 @@ export function secretOwners(podOwners: readonly V1OwnerReference[] | undefined,
   return [{ apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`, kind: 'SecretProviderClassPodStatus', name: status.metadata.name, uid: status.metadata.uid ?? '' }];
 }
 
-async function readPodMeta(clients: KubeClients, pod: PodRef): Promise<{ ownerReferences?: V1OwnerReference[]; creationTimestamp?: Date }> {
+async function readPodMeta(api: KubeApi, pod: PodRef): Promise<ObjectMeta> {
   try {
-    return (await clients.core.readNamespacedPod({ name: pod.name, namespace: pod.namespace })).metadata ?? {};
+    return (await api.get<Pod>(corePath('pods', pod.namespace, pod.name))).metadata ?? {};
   } catch (err) {
     throw fromKubeError(err, `get Pod ${pod.namespace}/${pod.name}`);
   }
@@ -60,19 +61,19 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     // An unchanged kubelet republish leaves the status as it is (it only re-checks Secrets).
     const record = { pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now() };
     const status = unchanged && spc.secretObjects.length === 0 ? undefined
-      : (unchanged ? await readPodStatus(deps.clients, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
+      : (unchanged ? await readPodStatus(deps.api, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
     if (!unchanged) deps.errored?.delete(request.targetPath);
     const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
     if (spc.secretObjects.length === 0 && !restart) return;
-    const pod = await readPodMeta(deps.clients, request.pod);
+    const pod = await readPodMeta(deps.api, request.pod);
     // Secrets first: the restarted pods must find them already updated.
     if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status));
-    if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp);
+    if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);
   };
 }
 
 /** Syncs the class's secretObjects (SPEC 7), reporting rotation outcomes as events. */
-async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: V1OwnerReference[]): Promise<void> {
+async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: OwnerReference[]): Promise<void> {
   const { request, spc } = volume;
   if (spc.secretObjects.length === 0) return;
   if (!deps.secrets) {
@@ -106,7 +107,7 @@ async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, ow
  * rotation fails), and for a failed republish the pod status object's lastError.
  * Never throws: reporting must not change the outcome.
  */
-export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' | 'events' | 'logger' | 'errored'>): PublishFailureHook {
+export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'api' | 'events' | 'logger' | 'errored'>): PublishFailureHook {
   return async (failure: PublishFailure) => {
     const { request, spc, error, stillMounted } = failure;
     // A refresh cancelled by a driver shutdown is not a failure of the volume.
@@ -116,12 +117,12 @@ export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'clients' |
     if (!spc) return;
     if (!stillMounted) {
       // A failed first publish may have written the status before a later step failed.
-      await deletePodStatus(deps.clients, request.pod, spc.name).catch((err: unknown) => {
+      await deletePodStatus(deps.api, request.pod, spc.name).catch((err: unknown) => {
         deps.logger.warn('could not delete the pod status object of a failed first publish', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
       });
       return;
     }
-    await recordPodStatusError(deps.clients, request.pod, spc.name, error.message).then(() => { deps.errored?.add(request.targetPath); }, (err: unknown) => {
+    await recordPodStatusError(deps.api, request.pod, spc.name, error.message).then(() => { deps.errored?.add(request.targetPath); }, (err: unknown) => {
       deps.logger.warn('could not record lastError on the pod status object', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
     });
   };

@@ -1,4 +1,3 @@
-import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
@@ -11,7 +10,9 @@ import { pathProblem } from '../volume/path-rules.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { OwnerReference, Secret } from './client/types.js';
+import { corePath } from './resource-paths.js';
 
 /** The outcome of syncing one Secret. */
 export type SecretSyncOutcome = 'created' | 'updated' | 'unchanged' | 'conflict';
@@ -48,7 +49,7 @@ function encode(data: ReadonlyMap<string, Buffer>): Record<string, string> {
   return Object.fromEntries([...data].map(([k, v]) => [k, v.toString('base64')]));
 }
 
-function digestOfSecret(secret: V1Secret): string {
+function digestOfSecret(secret: Secret): string {
   return secretDataDigest(new Map(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])));
 }
 
@@ -69,14 +70,14 @@ function isTransient(err: unknown): boolean {
  */
 export class SecretSyncer {
   constructor(
-    private readonly clients: KubeClients,
+    private readonly api: KubeApi,
     private readonly events: EventRecorder,
     private readonly logger: Logger,
     private readonly sleep: Sleep,
   ) {}
 
   /** Syncs one SecretObject from the files mounted at `targetPath`. */
-  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly V1OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
+  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
         const data = buildSecretData(object, await readMountedFiles(targetPath, object), { dropMissing });
@@ -92,12 +93,13 @@ export class SecretSyncer {
     }
   }
 
-  private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly V1OwnerReference[]): Promise<SecretSyncOutcome> {
+  private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
     const { namespace } = pod;
     const name = object.secretName;
     const existing = await this.read(namespace, name);
     if (!existing) {
-      const body: V1Secret = {
+      const body: Secret = {
+        apiVersion: 'v1', kind: 'Secret',
         metadata: {
           name, namespace,
           labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
@@ -107,7 +109,7 @@ export class SecretSyncer {
         type: object.type,
         data: encode(data),
       };
-      await this.clients.core.createNamespacedSecret({ namespace, body }).catch((err: unknown) => { throw fromKubeError(err, `create Secret ${namespace}/${name}`); });
+      await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => { throw fromKubeError(err, `create Secret ${namespace}/${name}`); });
       this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
       return 'created';
     }
@@ -121,7 +123,7 @@ export class SecretSyncer {
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError('failed-precondition', `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`, { reason: 'SecretTypeMismatch' });
     }
-    const body: V1Secret = {
+    const body: Secret = {
       ...existing,
       metadata: {
         ...existing.metadata,
@@ -130,14 +132,14 @@ export class SecretSyncer {
       },
       data: encode(data),
     };
-    await this.clients.core.replaceNamespacedSecret({ name, namespace, body }).catch((err: unknown) => { throw fromKubeError(err, `update Secret ${namespace}/${name}`); });
+    await this.api.replace(corePath('secrets', namespace, name), body).catch((err: unknown) => { throw fromKubeError(err, `update Secret ${namespace}/${name}`); });
     this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
     return 'updated';
   }
 
-  private async read(namespace: string, name: string): Promise<V1Secret | undefined> {
+  private async read(namespace: string, name: string): Promise<Secret | undefined> {
     try {
-      return await this.clients.core.readNamespacedSecret({ name, namespace });
+      return await this.api.get<Secret>(corePath('secrets', namespace, name));
     } catch (err) {
       if (httpStatusOf(err) === 404) return undefined;
       throw fromKubeError(err, `get Secret ${namespace}/${name}`);

@@ -1,7 +1,8 @@
-import type { V1CSIDriver } from '@kubernetes/client-node';
 import type { PodRef } from '../csi/requests.js';
 import { fromKubeError } from './api-errors.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { CsiDriver, TokenRequest } from './client/types.js';
+import { corePath, csiDriverPath } from './resource-paths.js';
 
 /** A cached token and when to stop using it. */
 interface CachedToken {
@@ -21,10 +22,10 @@ const RENEW_FRACTION = 0.8;
  * and caches each until 80% of its lifetime. Tokens are never logged.
  */
 export class ServiceAccountTokens {
-  private driver: { value: V1CSIDriver | undefined; readAt: number } | undefined;
+  private driver: { value: CsiDriver | undefined; readAt: number } | undefined;
   private readonly tokens = new Map<string, CachedToken>();
 
-  constructor(private readonly clients: KubeClients, private readonly driverName: string, private readonly now: () => number) {}
+  constructor(private readonly api: KubeApi, private readonly driverName: string, private readonly now: () => number) {}
 
   /** The `csi.storage.k8s.io/serviceAccount.tokens` JSON, or undefined when no audience is configured. */
   async tokensFor(pod: PodRef, serviceAccount: string): Promise<string | undefined> {
@@ -43,10 +44,10 @@ export class ServiceAccountTokens {
     for (const key of this.tokens.keys()) if (!podUids.has(key.split('|')[0] ?? '')) this.tokens.delete(key);
   }
 
-  private async csiDriver(): Promise<V1CSIDriver | undefined> {
+  private async csiDriver(): Promise<CsiDriver | undefined> {
     if (this.driver && this.now() - this.driver.readAt < CSIDRIVER_TTL_MS) return this.driver.value;
     try {
-      const value = await this.clients.storage.readCSIDriver({ name: this.driverName });
+      const value = await this.api.get<CsiDriver>(csiDriverPath(this.driverName));
       this.driver = { value, readAt: this.now() };
     } catch (err) {
       if ((err as { code?: unknown }).code !== 404) throw fromKubeError(err, `get CSIDriver ${this.driverName}`);
@@ -61,9 +62,9 @@ export class ServiceAccountTokens {
     if (cached && this.now() < cached.refreshAt) return cached;
     try {
       const issued = this.now();
-      const res = await this.clients.core.createNamespacedServiceAccountToken({
-        name: serviceAccount, namespace: pod.namespace,
-        body: { spec: { audiences: [audience], ...(expirationSeconds ? { expirationSeconds } : {}), boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } } },
+      const res = await this.api.create<TokenRequest>(corePath('serviceaccounts', pod.namespace, serviceAccount, 'token'), {
+        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
+        spec: { audiences: [audience], ...(expirationSeconds ? { expirationSeconds } : {}), boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } },
       });
       const expires = new Date(res.status?.expirationTimestamp ?? issued + 3600_000).getTime();
       const token: CachedToken = {

@@ -1,12 +1,12 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { Sleep } from '../provider-client/retry.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { parseSecretProviderClass, type SecretProviderClass } from '../spc/secret-provider-class.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
-import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPC_PLURAL } from './constants.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { KubeObject } from './client/types.js';
+import { secretProviderClassPath } from './resource-paths.js';
 import { WatchedCache } from './watched-cache.js';
 
 /**
@@ -16,14 +16,10 @@ import { WatchedCache } from './watched-cache.js';
  * before the watch event arrives.
  */
 export class ApiSecretProviderClassSource implements SecretProviderClassSource {
-  private readonly cache: WatchedCache<KubernetesObject>;
+  private readonly cache: WatchedCache<KubeObject>;
 
-  constructor(private readonly clients: KubeClients, logger: Logger, sleep: Sleep) {
-    this.cache = new WatchedCache(clients, {
-      what: 'SecretProviderClass',
-      path: `/apis/${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}/${SPC_PLURAL}`,
-      list: () => clients.custom.listClusterCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, plural: SPC_PLURAL }) as never,
-    }, logger, sleep);
+  constructor(private readonly api: KubeApi, logger: Logger, sleep: Sleep) {
+    this.cache = new WatchedCache(api, { what: 'SecretProviderClass', path: secretProviderClassPath() }, logger, sleep);
   }
 
   /** Starts the cache in the background; lookups work meanwhile through direct GETs. */
@@ -45,7 +41,7 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
   }
 
   /** Calls `listener` whenever a class is added or updated (rotation wakes on refresh requests). */
-  onChange(listener: (spc: KubernetesObject) => void): void {
+  onChange(listener: (spc: KubeObject) => void): void {
     this.cache.onChange(listener);
   }
 
@@ -56,7 +52,7 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
 
   private async fetch(namespace: string, name: string): Promise<unknown> {
     try {
-      return await this.clients.custom.getNamespacedCustomObject({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, namespace, plural: SPC_PLURAL, name });
+      return await this.api.get<unknown>(secretProviderClassPath(namespace, name));
     } catch (err) {
       if (httpStatusOf(err) === 404) {
         throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found`, { reason: 'SecretProviderClassNotFound' });

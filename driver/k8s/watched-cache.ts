@@ -1,61 +1,81 @@
-import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { randomInt } from 'node:crypto';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { Sleep } from '../provider-client/retry.js';
-import { fromKubeError } from './api-errors.js';
-import type { KubeClients } from './kube-clients.js';
+import { fromKubeError, httpStatusOf } from './api-errors.js';
+import { KubeApiError, type KubeApi } from './client/kube-api.js';
+import type { KubeList, KubeObject, WatchEvent } from './client/types.js';
 
 /** Wait before re-listing after a list or watch failed. */
 const RESTART_DELAY_MS = 5000;
+/** Objects per list page. */
+const PAGE_SIZE = 500;
+/** The server ends each watch after 5-10 minutes (spread, so nodes do not re-watch in step). */
+const WATCH_SECONDS = [300, 600] as const;
+/** A watch that ends sooner than this is followed by a pause, so a server ending them at once cannot spin us. */
+const SHORT_WATCH_MS = 1000;
+
+/** The API calls a WatchedCache makes (a port: unit tests script it). */
+export type ListWatchApi = Pick<KubeApi, 'get' | 'watch'>;
 
 /** What a WatchedCache lists and watches. */
-export interface WatchedCacheSpec<T extends KubernetesObject> {
-  /** What it holds, for log lines ("SecretProviderClasses"). */
+export interface WatchedCacheSpec<T extends KubeObject> {
+  /** What it holds, for log lines ("SecretProviderClass"). */
   readonly what: string;
   /** API path of the collection, e.g. /api/v1/pods. */
   readonly path: string;
-  readonly list: () => Promise<KubernetesListObject<T>>;
   readonly fieldSelector?: string;
   readonly labelSelector?: string;
+  /** Keeps only what the driver reads of each object (memory: a node's pods carry much status). */
+  readonly slim?: (obj: T) => T;
 }
 
+/** Drops metadata.managedFields, which the driver never reads and which can dwarf the rest. */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
+}
+
+function keyOf(obj: KubeObject): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
+
+/** The watch was told its resourceVersion is too old (HTTP 410): relist. */
+class Expired extends Error {}
+
 /**
- * A list+watch cache of one kind of object that keeps itself alive: client-node's
- * ListWatch reports a failed list or a broken watch and stops (it re-watches by itself
- * only after a clean end), so every error here schedules a relist after 5 s, until stop().
+ * A list+watch cache of one kind of object that keeps itself alive: it lists (in pages),
+ * then watches from the list's resourceVersion, re-watching from the last version seen
+ * when the server ends a watch, relisting at once when that version expired (410), and
+ * relisting after 5 s when a list or watch fails, until stop().
  */
-export class WatchedCache<T extends KubernetesObject> {
-  private readonly listWatch: ListWatch<T>;
-  private synced = false;
+export class WatchedCache<T extends KubeObject> {
+  private objects = new Map<string, T>();
   private everListed = false;
   private stopped = false;
+  private running: Promise<void> | undefined;
+  private readonly abort = new AbortController();
   private readonly listeners: ((obj: T) => void)[] = [];
+  private readonly slim: (obj: T) => T;
 
-  constructor(clients: KubeClients, private readonly spec: WatchedCacheSpec<T>, private readonly logger: Logger, private readonly sleep: Sleep) {
-    this.listWatch = new ListWatch<T>(spec.path, new Watch(clients.config), spec.list, false, spec.labelSelector, spec.fieldSelector);
-    this.listWatch.on('error', (err: unknown) => {
-      this.synced = false;
-      if (this.stopped) return;
-      this.logger.warn(`${spec.what} list/watch failed; relisting`, { error: fromKubeError(err, `list and watch ${spec.what}`).message, retryInMs: RESTART_DELAY_MS });
-      void this.sleep(RESTART_DELAY_MS).then(() => this.listAndWatch());
-    });
-    const notify = (obj: T) => { for (const l of this.listeners) l(obj); };
-    this.listWatch.on('add', notify);
-    this.listWatch.on('update', notify);
+  constructor(private readonly api: ListWatchApi, private readonly spec: WatchedCacheSpec<T>, private readonly logger: Logger, private readonly sleep: Sleep) {
+    this.slim = spec.slim ?? withoutManagedFields;
   }
 
   /** Starts listing and watching in the background. */
   start(): void {
-    void this.listAndWatch();
+    this.running ??= this.run();
   }
 
+  /** Stops watching; resolves when the background loop has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.listWatch.stop();
+    this.abort.abort(new Error(`${this.spec.what} cache stopped`));
+    await this.running;
   }
 
   /** The cached object, if the cache has it. */
   get(name: string, namespace: string): T | undefined {
-    return this.listWatch.get(name, namespace);
+    return this.objects.get(`${namespace}/${name}`);
   }
 
   /** Calls `listener` for every object added or updated. */
@@ -68,36 +88,85 @@ export class WatchedCache<T extends KubernetesObject> {
     return this.everListed;
   }
 
-  /** True while listed and watching (false during relists). */
-  get fresh(): boolean {
-    return this.synced;
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        let resourceVersion = await this.list();
+        for (;;) resourceVersion = await this.watchFrom(resourceVersion);
+      } catch (err) {
+        if (this.stopped) return;
+        if (err instanceof Expired) {
+          this.logger.debug(`${this.spec.what} watch expired; relisting`);
+          continue;
+        }
+        this.logger.warn(`${this.spec.what} list/watch failed; relisting`, { error: fromKubeError(err, `list and watch ${this.spec.what}`).message, retryInMs: RESTART_DELAY_MS });
+        await this.sleep(RESTART_DELAY_MS, this.abort.signal).catch(() => undefined);
+      }
+    }
   }
 
-  private async listAndWatch(): Promise<void> {
-    if (this.stopped) return;
-    let failed = false;
-    const onError = () => { failed = true; };
-    this.listWatch.on('error', onError);
+  /** Lists every page, replaces the cache, and returns the list's resourceVersion. */
+  private async list(): Promise<string> {
+    const listed = new Map<string, T>();
+    let resourceVersion = '';
+    let next: string | undefined;
+    do {
+      const page = await this.api.get<KubeList<T>>(this.spec.path, { labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, limit: PAGE_SIZE, continue: next });
+      for (const item of page.items ?? []) listed.set(keyOf(item), this.slim(item));
+      next = page.metadata?.continue || undefined;
+      resourceVersion = page.metadata?.resourceVersion ?? '';
+    } while (next !== undefined);
+    const previous = this.objects;
+    this.objects = listed;
+    if (this.stopped) return resourceVersion;
+    for (const [key, obj] of listed) if (previous.get(key)?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.notify(obj);
+    this.everListed = true;
+    this.logger.info(`${this.spec.what} cache synced`, { objects: listed.size });
+    return resourceVersion;
+  }
+
+  /** Watches until the server ends the watch; returns the last resourceVersion seen. */
+  private async watchFrom(resourceVersion: string): Promise<string> {
+    let last = resourceVersion;
+    const started = Date.now();
+    const query = {
+      labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, resourceVersion, allowWatchBookmarks: true,
+      timeoutSeconds: randomInt(WATCH_SECONDS[0], WATCH_SECONDS[1]),
+    };
     try {
-      await this.listWatch.start();
+      await this.api.watch(this.spec.path, query, (event) => { last = this.apply(event as WatchEvent<T>) ?? last; }, this.abort.signal);
     } catch (err) {
-      // A watch that cannot even start rejects instead of calling the error handlers.
-      failed = true;
-      this.synced = false;
-      this.logger.warn(`${this.spec.what} watch failed to start; relisting`, { error: fromKubeError(err, `watch ${this.spec.what}`).message, retryInMs: RESTART_DELAY_MS });
-      void this.sleep(RESTART_DELAY_MS).then(() => this.listAndWatch());
-    } finally {
-      this.listWatch.off('error', onError);
+      if (httpStatusOf(err) === 410) throw new Expired();
+      throw err;
     }
-    if (this.stopped) {
-      // stop() during the list: client-node would still open the watch afterwards.
-      await this.listWatch.stop();
-      return;
+    if (Date.now() - started < SHORT_WATCH_MS) await this.sleep(SHORT_WATCH_MS, this.abort.signal);
+    return last;
+  }
+
+  /** Applies one watch event; returns its resourceVersion. */
+  private apply(event: WatchEvent<T>): string | undefined {
+    const obj = event.object;
+    if (event.type === 'ERROR') {
+      const status = obj as { code?: unknown; message?: unknown };
+      if (status.code === 410) throw new Expired();
+      throw new KubeApiError(typeof status.code === 'number' ? status.code : 500, JSON.stringify({ message: status.message }), 'WATCH', this.spec.path);
     }
-    if (!failed) {
-      this.synced = true;
-      this.everListed = true;
-      this.logger.info(`${this.spec.what} cache synced`);
+    if (event.type === 'DELETED') this.objects.delete(keyOf(obj));
+    else if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+      const kept = this.slim(obj);
+      this.objects.set(keyOf(kept), kept);
+      this.notify(kept);
+    }
+    return obj.metadata?.resourceVersion;
+  }
+
+  private notify(obj: T): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(obj);
+      } catch (err) {
+        this.logger.warn(`${this.spec.what} change listener failed`, { error: (err as Error).message });
+      }
     }
   }
 }

@@ -1,22 +1,26 @@
-import { AppsV1Api, type V1OwnerReference } from '@kubernetes/client-node';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PodRef } from '../csi/requests.js';
 import { fromKubeError } from './api-errors.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { KubeClients } from './kube-clients.js';
+import type { KubeApi } from './client/kube-api.js';
+import type { OwnerReference, Workload } from './client/types.js';
+import { appsPath } from './resource-paths.js';
 
 /** The pod-template annotation `kubectl rollout restart` sets. */
 export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
 type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
+/** The apps/v1 resource of each workload kind. */
+const RESOURCE: Readonly<Record<WorkloadKind, string>> = { Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets' };
+
 /** The workload to restart for a pod's owners: ReplicaSet → its Deployment; StatefulSet and DaemonSet directly. */
-export async function workloadOf(apps: AppsV1Api, namespace: string, owners: readonly V1OwnerReference[] | undefined): Promise<{ kind: WorkloadKind; name: string } | undefined> {
+export async function workloadOf(api: KubeApi, namespace: string, owners: readonly OwnerReference[] | undefined): Promise<{ kind: WorkloadKind; name: string } | undefined> {
   const owner = owners?.find((o) => o.controller) ?? owners?.[0];
   if (!owner) return undefined;
   if (owner.kind === 'StatefulSet' || owner.kind === 'DaemonSet') return { kind: owner.kind, name: owner.name };
   if (owner.kind !== 'ReplicaSet') return undefined;
-  const rs = await apps.readNamespacedReplicaSet({ name: owner.name, namespace });
+  const rs = await api.get<Workload>(appsPath('replicasets', namespace, owner.name));
   const deployment = rs.metadata?.ownerReferences?.find((o) => o.kind === 'Deployment');
   return deployment ? { kind: 'Deployment', name: deployment.name } : undefined;
 }
@@ -27,17 +31,14 @@ export async function workloadOf(apps: AppsV1Api, namespace: string, owners: rea
  * that rotate together restart it once per `minGapMs`.
  */
 export class WorkloadRestarter {
-  private readonly apps: AppsV1Api;
   private readonly lastRestart = new Map<string, number>();
 
-  constructor(clients: KubeClients, private readonly events: EventRecorder, private readonly logger: Logger, private readonly now: () => Date, private readonly minGapMs: number) {
-    this.apps = clients.config.makeApiClient(AppsV1Api);
-  }
+  constructor(private readonly api: KubeApi, private readonly events: EventRecorder, private readonly logger: Logger, private readonly now: () => Date, private readonly minGapMs: number) {}
 
   /** Restarts the workload owning `pod` (whose owners are given); never throws. */
-  async restart(pod: PodRef, owners: readonly V1OwnerReference[] | undefined, spcName: string, podCreated?: Date): Promise<void> {
+  async restart(pod: PodRef, owners: readonly OwnerReference[] | undefined, spcName: string, podCreated?: Date): Promise<void> {
     try {
-      const workload = await workloadOf(this.apps, pod.namespace, owners);
+      const workload = await workloadOf(this.api, pod.namespace, owners);
       if (!workload) {
         await this.events.event(pod, 'Warning', 'WorkloadRestartSkipped', `SecretProviderClass ${spcName} asks for a restart on rotation, but the pod has no Deployment, StatefulSet or DaemonSet owner`);
         return;
@@ -64,15 +65,11 @@ export class WorkloadRestarter {
 
   /** The pod template's annotations (undefined when it has no annotations map). */
   private async read(kind: WorkloadKind, name: string, namespace: string): Promise<Record<string, string> | undefined> {
-    const obj = kind === 'Deployment' ? await this.apps.readNamespacedDeployment({ name, namespace })
-      : kind === 'StatefulSet' ? await this.apps.readNamespacedStatefulSet({ name, namespace })
-        : await this.apps.readNamespacedDaemonSet({ name, namespace });
-    return obj.spec?.template.metadata?.annotations;
+    const obj = await this.api.get<Workload>(appsPath(RESOURCE[kind], namespace, name));
+    return obj.spec?.template?.metadata?.annotations;
   }
 
   private async patch(kind: WorkloadKind, name: string, namespace: string, body: object[]): Promise<void> {
-    if (kind === 'Deployment') await this.apps.patchNamespacedDeployment({ name, namespace, body });
-    else if (kind === 'StatefulSet') await this.apps.patchNamespacedStatefulSet({ name, namespace, body });
-    else await this.apps.patchNamespacedDaemonSet({ name, namespace, body });
+    await this.api.patch(appsPath(RESOURCE[kind], namespace, name), body);
   }
 }

@@ -10,6 +10,8 @@
 #   KUBE_URL=https://127.0.0.1:<port>   ADMIN_TOKEN=<system:masters token>
 #   CA_FILE=DIR/pki/ca.crt              KUBECONFIG=DIR/kubeconfig
 #   ETCD_URL=http://127.0.0.1:<port>    SA_ISSUER=  SA_SIGNING_KEY=  SA_PUBLIC_KEY=
+# Client certificates signed by DIR/pki/ca.crt (key: DIR/pki/ca.key) are accepted too
+# (CN = user, O = group).
 # Stop it with test/peers/kube/stop-cluster.sh DIR.
 # Extra static tokens (e.g. one for the driver, bound by your own RBAC): put lines
 # `token,user,uid,"group1,group2"` in DIR/extra-tokens.csv before starting.
@@ -185,6 +187,7 @@ for _attempt in 1 2 3; do
     --service-account-key-file="$PKI/sa.pub" \
     --service-account-signing-key-file="$PKI/sa.key" \
     --token-auth-file="$DIR/tokens.csv" \
+    --client-ca-file="$PKI/ca.crt" \
     --authorization-mode=RBAC \
     --allow-privileged=true \
     --enable-priority-and-fairness=false \
