@@ -126,7 +126,7 @@ interface ReconcileCounters {
 }
 
 /** The driver's /metrics: rotation counters, and its V8 heap (is the RSS live data or garbage not yet returned?). */
-function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB: number; heapTotalMiB: number } {
+function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB: number; heapTotalMiB: number; apiRequests: number } {
   const toMiB = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
   return {
     counters: {
@@ -136,6 +136,7 @@ function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB
     },
     heapUsedMiB: toMiB(metricSum(text, 'nodejs_heap_size_used_bytes')),
     heapTotalMiB: toMiB(metricSum(text, 'nodejs_heap_size_total_bytes')),
+    apiRequests: metricSum(text, 'rest_client_requests_total'),
   };
 }
 
@@ -290,6 +291,8 @@ interface RotationRow {
   /** Kubernetes mode: write requests kube-apiserver served during the round (leases left out), and by resource; null in local mode. */
   readonly apiWrites: number | null;
   readonly apiWritesByResource: Record<string, number> | null;
+  /** Kubernetes mode: every API request the driver made during the round, reads included (its rest_client_requests_total); null in local mode. */
+  readonly apiRequests: number | null;
   /** Kubernetes mode: Events created in the pods' namespace during the round; null in local mode. */
   readonly events: number | null;
   /** How long the paused driver was held before the round (ms), so that every volume was due. */
@@ -386,7 +389,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
       // right after it: the following round is at least 1 s away, so none is in progress.
       phase = 'after publishing';
       await nextRound(driver).round;
-      let driverBefore = driverMetrics(await scrape(driverMetricsPort)).counters;
+      let { counters: driverBefore, apiRequests: apiRequestsBefore } = driverMetrics(await scrape(driverMetricsPort));
       pause();
       let stoppedAt = Date.now();
 
@@ -409,7 +412,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
         const round = await waiter.round;
         const [driverCpuAfter, providerCpuAfter] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
         const mem = await processMemory(driver.pid);
-        const { counters: driverAfter, heapUsedMiB, heapTotalMiB } = driverMetrics(await scrape(driverMetricsPort));
+        const { counters: driverAfter, heapUsedMiB, heapTotalMiB, apiRequests: apiRequestsAfter } = driverMetrics(await scrape(driverMetricsPort));
         pause();
         stoppedAt = Date.now();
         phase = 'paused';
@@ -428,11 +431,13 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
           },
           driverCpuMs: driverCpuAfter - driverCpuBefore, providerCpuMs: providerCpuAfter - providerCpuBefore,
           driverRssMiB: mib(mem.rssKiB), driverPeakMiB: mib(mem.hwmKiB), driverHeapUsedMiB: heapUsedMiB, driverHeapTotalMiB: heapTotalMiB,
-          apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null, apiWritesByResource, events, heldMs,
+          apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null, apiWritesByResource,
+          apiRequests: kube ? apiRequestsAfter - apiRequestsBefore : null, events, heldMs,
         };
         rows.push(row);
         driverBefore = driverAfter;
-        progress(`${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`);
+        apiRequestsBefore = apiRequestsAfter;
+        progress(`${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API requests ${row.apiRequests}, writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`);
 
         const want = kind === 'changed' ? n : 0;
         check(ctx, 'round-covers-all-volumes', round.volumes === n && round.refreshed === n, `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`);
@@ -440,7 +445,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
         check(ctx, `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`, round.changed === want && fileWrites === want && rotated.size === want, `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`);
         check(ctx, 'one-provider-mount-per-volume', providerMountCalls === n, `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`);
         check(ctx, 'metrics-match-log', row.reconcileMetrics.rotatedTrue === round.changed && row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed, `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`);
-        if (kube && kind === 'unchanged') check(ctx, 'unchanged-round-no-api-writes-or-events', row.apiWrites === 0 && row.events === 0, `${label}, unchanged: ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
+        if (kube && kind === 'unchanged') check(ctx, 'unchanged-round-no-api-requests-or-events', row.apiRequests === 0 && row.apiWrites === 0 && row.events === 0, `${label}, unchanged: ${row.apiRequests} API requests, ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
         if (kube && kind === 'changed') check(ctx, 'changed-round-writes-status-and-events', (apiWritesByResource?.['secretproviderclasspodstatuses'] ?? 0) >= n && (row.events ?? 0) >= n, `${label}, changed: API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
         if (kind === 'changed') check(ctx, 'changed-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a rotated volume differs from the new provider files');
       }
@@ -490,10 +495,10 @@ function formatReport(r: RotationResults): string {
     '',
   ];
   const rows = table(
-    ['mode', 'volumes', 'round', 'round ms', 'CPU ms driver/provider', 'refreshed', 'changed', 'provider Mounts', 'file writes', 'RSS MiB', 'API writes / events', 'target'],
+    ['mode', 'volumes', 'round', 'round ms', 'CPU ms driver/provider', 'refreshed', 'changed', 'provider Mounts', 'file writes', 'RSS MiB', 'API requests / writes / events', 'target'],
     r.rounds.map((row) => [
       row.mode, String(row.volumes), row.kind, String(row.round.durationMs), `${row.driverCpuMs}/${row.providerCpuMs}`, `${row.round.refreshed}/${row.round.volumes}`, String(row.round.changed),
-      String(row.providerMountCalls), String(row.fileWrites), row.driverRssMiB.toFixed(1), row.apiWrites === null ? NOT_LOCAL : `${row.apiWrites} / ${row.events}`, targetFor(row, r.targets),
+      String(row.providerMountCalls), String(row.fileWrites), row.driverRssMiB.toFixed(1), row.apiWrites === null ? NOT_LOCAL : `${row.apiRequests} / ${row.apiWrites} / ${row.events}`, targetFor(row, r.targets),
     ]),
     new Set([1, 3, 4, 5, 6, 7, 8, 9]),
   );
@@ -613,6 +618,7 @@ async function main(): Promise<void> {
       providerMountCalls: 'delta of provider_mount_total on the provider\'s --health-addr /metrics',
       fileWrites: 'volumes whose ..data link moved',
       apiWritesAndEvents: 'Kubernetes mode: delta of kube-apiserver apiserver_request_total over POST/PUT/PATCH/DELETE/APPLY (leases left out) and of the namespace\'s Events, read while the driver is paused after the round; null in local mode',
+      apiRequests: 'Kubernetes mode: delta of the driver\'s own rest_client_requests_total (every request it made, reads included) across the round; null in local mode',
       cpuProfileDir: cpuProfDir ?? null,
     },
     rounds: rows,

@@ -8,7 +8,7 @@ import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
-import type { CsiVolumeSource, KubeList, Pod, Secret } from './client/types.js';
+import type { CsiVolumeSource, KubeList, KubeObject, OwnerReference, Pod, Secret } from './client/types.js';
 import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION } from './constants.js';
 import { corePath, podStatusPath } from './resource-paths.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
@@ -16,9 +16,17 @@ import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from './watched-cache.js';
 
 
-interface PodStatusItem {
-  metadata: { namespace: string; ownerReferences?: { kind: string; uid: string }[] };
+/** What rotation reads of a SecretProviderClassPodStatus. */
+export interface PodStatusItem extends KubeObject {
+  metadata: { namespace: string; name?: string; resourceVersion?: string; ownerReferences?: OwnerReference[] };
   status?: { podName?: string; secretProviderClassName?: string; targetPath?: string };
+}
+
+/** Keeps what rotation reads of a pod status object (not its object versions). */
+export function slimPodStatus(item: PodStatusItem): PodStatusItem {
+  const { podName, secretProviderClassName, targetPath } = item.status ?? {};
+  const { name, namespace, resourceVersion, ownerReferences } = item.metadata;
+  return { metadata: { name, namespace, resourceVersion, ownerReferences }, status: { podName, secretProviderClassName, targetPath } };
 }
 
 /** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
@@ -57,22 +65,29 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     private readonly pods?: WatchedCache<Pod>,
     /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true; a miss falls back to a GET. */
     private readonly usedSecrets?: WatchedCache<Secret>,
+    /** This node's pod status objects (list+watch on the node label); a LIST per round until it has synced. */
+    private readonly podStatuses?: WatchedCache<PodStatusItem>,
   ) {}
 
-  async list(): Promise<RotationVolume[]> {
-    let items: PodStatusItem[];
+  /** This node's pod status objects: from the watch once it has listed, else one LIST. */
+  private async podStatusItems(): Promise<PodStatusItem[]> {
+    if (this.podStatuses?.everSynced) return this.podStatuses.values();
     try {
       const list = await this.api.get<KubeList<PodStatusItem>>(podStatusPath(), { labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}` });
-      items = list.items ?? [];
+      return list.items ?? [];
     } catch (err) {
       throw fromKubeError(err, 'list SecretProviderClassPodStatuses of this node');
     }
+  }
+
+  async list(): Promise<RotationVolume[]> {
+    const items = await this.podStatusItems();
     const volumes: RotationVolume[] = [];
     for (const item of items) {
       const { podName, secretProviderClassName: spcName, targetPath } = item.status ?? {};
       if (!podName || !spcName || !targetPath || !await this.mounter.isMounted(targetPath)) continue;
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
-      const pod = { name: podName, namespace: item.metadata.namespace, uid, serviceAccountName: '' };
+      const pod = { name: podName, namespace: item.metadata.namespace ?? '', uid, serviceAccountName: '' };
       const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
       // A refresh is requested on the class or on the pod (from the node's pod cache).
       const requested = this.refreshRequestOf(spc?.annotations, podName, pod.namespace);

@@ -6,15 +6,15 @@ import type { PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import type { VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
-import { ApiVolumes } from './api-volumes.js';
-import { USED_SECRET_LABEL } from './constants.js';
+import { ApiVolumes, slimPodStatus, type PodStatusItem } from './api-volumes.js';
+import { NODE_NAME_LABEL, USED_SECRET_LABEL } from './constants.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
 import { WatchedCache, withoutManagedFields } from './watched-cache.js';
 import { WorkloadRestarter } from './workload-restart.js';
 import { connectKubeApi } from './client/connect.js';
 import type { Pod, Secret } from './client/types.js';
-import { corePath } from './resource-paths.js';
+import { corePath, podStatusPath } from './resource-paths.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
 import { SecretSyncer } from './secret-sync.js';
@@ -49,35 +49,44 @@ export function slimPod(pod: Pod): Pod {
 
 /** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
 export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter, version: string): KubernetesMode {
-  const api = connectKubeApi(config.kubeconfig, process.env, { userAgent: `secrets-store-csi/${version} (${config.nodeId})` });
+  const api = connectKubeApi(config.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi/${version} (${config.nodeId})`,
+    observe: (method, code) => metrics.apiRequest(method, code),
+  });
   const k8sLogger = logger.child({ component: 'kubernetes' });
   const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep);
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
   const errored = new Set<string>();
-  const hook = kubernetesPublishHook({
-    api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored,
-    podStatus: new PodStatusWriter(api, k8sLogger),
-    secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
-    restarter: config.enableSecretRotation ? new WorkloadRestarter(api, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
-  });
-  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh.
+  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
+  // and the publish hook their owner references.
   const pods = config.enableSecretRotation ? new WatchedCache<Pod>(api, {
     what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
   }, k8sLogger, realSleep) : undefined;
   pods?.start();
+  const hook = kubernetesPublishHook({
+    api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored, pods,
+    podStatus: new PodStatusWriter(api, k8sLogger),
+    secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
+    restarter: config.enableSecretRotation ? new WorkloadRestarter(api, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
+  });
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
   const usedSecrets = config.enableSecretRotation ? new WatchedCache<Secret>(api, {
     what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
   }, k8sLogger, realSleep) : undefined;
   usedSecrets?.start();
+  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
+  const podStatuses = config.enableSecretRotation ? new WatchedCache<PodStatusItem>(api, {
+    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
+  }, k8sLogger, realSleep) : undefined;
+  podStatuses?.start();
   const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets);
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
   return {
     classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
     async stop() {
-      await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop()]);
+      await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
       api.close();
     },
   };

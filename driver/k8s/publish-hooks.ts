@@ -10,6 +10,7 @@ import type { EventRecorder } from './event-recorder.js';
 import { corePath } from './resource-paths.js';
 import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { SecretSyncer } from './secret-sync.js';
+import type { WatchedCache } from './watched-cache.js';
 import type { WorkloadRestarter } from './workload-restart.js';
 
 /** What the Kubernetes publish hook needs. */
@@ -24,6 +25,8 @@ export interface KubernetesHookDeps {
   /** Targets whose pod status carries a lastError: their next success rewrites the status. */
   readonly errored?: Set<string>;
   readonly events: EventRecorder;
+  /** This node's pods, when watched (rotation on): owner references without a GET per publish. */
+  readonly pods?: WatchedCache<Pod> | undefined;
   readonly metrics: DriverMetrics;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -38,7 +41,9 @@ export function secretOwners(podOwners: readonly OwnerReference[] | undefined, s
   return [{ apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`, kind: 'SecretProviderClassPodStatus', name: status.metadata.name, uid: status.metadata.uid ?? '' }];
 }
 
-async function readPodMeta(api: KubeApi, pod: PodRef): Promise<ObjectMeta> {
+async function readPodMeta(api: KubeApi, pod: PodRef, pods: WatchedCache<Pod> | undefined): Promise<ObjectMeta> {
+  const cached = pods?.get(pod.name, pod.namespace)?.metadata;
+  if (cached && cached.uid === pod.uid) return cached;
   try {
     return (await api.get<Pod>(corePath('pods', pod.namespace, pod.name))).metadata ?? {};
   } catch (err) {
@@ -65,7 +70,7 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     if (!unchanged) deps.errored?.delete(request.targetPath);
     const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
     if (spc.secretObjects.length === 0 && !restart) return;
-    const pod = await readPodMeta(deps.api, request.pod);
+    const pod = await readPodMeta(deps.api, request.pod, deps.pods);
     // Secrets first: the restarted pods must find them already updated.
     if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status));
     if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);

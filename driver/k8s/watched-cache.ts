@@ -78,6 +78,11 @@ export class WatchedCache<T extends KubeObject> {
     return this.objects.get(`${namespace}/${name}`);
   }
 
+  /** Every cached object. */
+  values(): T[] {
+    return [...this.objects.values()];
+  }
+
   /** Calls `listener` for every object added or updated. */
   onChange(listener: (obj: T) => void): void {
     this.listeners.push(listener);

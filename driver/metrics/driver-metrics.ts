@@ -23,6 +23,7 @@ export class DriverMetrics {
   private readonly rotationTotal: Counter<'provider' | 'os_type' | 'rotated'>;
   private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type'>;
   private readonly rotationDuration: Histogram<'os_type'>;
+  private readonly apiRequests: Counter<'method' | 'code'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -34,6 +35,8 @@ export class DriverMetrics {
     this.rotationTotal = new Counter({ name: 'rotation_reconcile_total', help: 'Volumes refreshed by the rotation reconciler', labelNames: ['provider', 'os_type', 'rotated'], registers: [this.registry] });
     this.rotationErrors = new Counter({ name: 'rotation_reconcile_error_total', help: 'Failed rotation refreshes', labelNames: ['provider', 'os_type', 'error_type'], registers: [this.registry] });
     this.rotationDuration = new Histogram({ name: 'rotation_reconcile_duration_sec', help: 'Time to refresh one volume', labelNames: ['os_type'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
+    // client-go's name, so API load dashboards cover this driver too (Kubernetes mode only).
+    this.apiRequests = new Counter({ name: 'rest_client_requests_total', help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)', labelNames: ['method', 'code'], registers: [this.registry] });
     this.syncDuration = new Histogram({ name: 'k8s_secret_duration_sec', help: 'Time to sync one Kubernetes Secret', labelNames: ['os_type'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
   }
 
@@ -62,6 +65,11 @@ export class DriverMetrics {
   /** Records a failed publish; `provider` is "" when the class could not be resolved. */
   publishFailed(provider: string, errorType: string): void {
     this.publishErrors.inc({ provider: providerLabel(provider), error_type: errorType, os_type: OS_TYPE });
+  }
+
+  /** Records one Kubernetes API request (a watch counts when it is opened). */
+  apiRequest(method: string, code: string): void {
+    this.apiRequests.inc({ method, code });
   }
 
   /** Records a successful unpublish. */

@@ -4,8 +4,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fromKubeError } from '../../driver/k8s/api-errors.js';
-import { connectKubeApi } from '../../driver/k8s/client/connect.js';
-import type { KubeApi } from '../../driver/k8s/client/kube-api.js';
+import { connectKubeApi, resolveEndpoint } from '../../driver/k8s/client/connect.js';
+import { KubeApi } from '../../driver/k8s/client/kube-api.js';
 import type { KubeList, KubeObject, Secret } from '../../driver/k8s/client/types.js';
 import { corePath } from '../../driver/k8s/resource-paths.js';
 import { WatchedCache } from '../../driver/k8s/watched-cache.js';
@@ -86,6 +86,20 @@ describe('KubeApi, the driver\'s Kubernetes client, against a real kube-apiserve
     const err = await api.get<Secret>(corePath('secrets', ns, 'nope')).then(() => undefined, (e: unknown) => e);
     expect((err as { code?: unknown }).code).to.equal(404);
     expect(fromKubeError(err, `get Secret ${ns}/nope`).message).to.equal(`Kubernetes API refused to get Secret ${ns}/nope: HTTP 404 secrets "nope" not found`);
+  });
+
+  it('tells its observer the method and status code of every request, "<error>" when no answer came', async () => {
+    const seen: string[] = [];
+    const observe = (method: string, code: string) => { seen.push(`${method} ${code}`); };
+    const api = new KubeApi(resolveEndpoint(await kubeconfig('observed', [`token: ${adminToken}`]), {}), { observe });
+    opened.push(api);
+    await api.get(corePath('secrets', ns, 'nope')).catch(() => undefined);
+    await api.create(corePath('secrets', ns), { metadata: { name: 'observed' }, stringData: { a: 'b' } });
+    await api.delete(corePath('secrets', ns, 'observed'));
+    const unreachable = new KubeApi(resolveEndpoint(await kubeconfig('observed-closed', [`token: ${adminToken}`], 'https://127.0.0.1:1'), {}), { observe });
+    await unreachable.get(corePath('namespaces')).catch(() => undefined);
+    unreachable.close();
+    expect(seen).to.deep.equal(['GET 404', 'POST 201', 'DELETE 200', 'GET <error>']);
   });
 
   it('authenticates with a client certificate from the kubeconfig', async () => {

@@ -159,6 +159,15 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     expect(text).to.match(/^k8s_secret_duration_sec_count\{os_type="linux"\} 4$/m);
   });
 
+  it('counts its Kubernetes API requests in rest_client_requests_total, by method and status code', async () => {
+    const text = await stack.metrics();
+    const count = (method: string, code: string) => Number(new RegExp(`^rest_client_requests_total\\{method="${method}",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    // Pod status objects and Secrets were created; the class lookup above answered 404; the class cache listed.
+    expect(count('POST', '201')).to.be.greaterThan(0);
+    expect(count('GET', '200')).to.be.greaterThan(0);
+    expect(count('GET', '404')).to.be.greaterThan(0);
+  });
+
   it('unpublishes: the mount is gone', async () => {
     const target = stack.targetPath('web');
     await stack.client.unpublish('vol-web-123-abc', target);

@@ -36,6 +36,8 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
       metadata: { name: 'app' },
       spec: {
+        // Scheduled on the driver's node, as kubelet's pods are: the driver's pod watch sees it.
+        nodeName: 'test-node',
         containers: [{ name: 'c', image: 'busybox' }],
         volumes: [
           { name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'rot' } } },
@@ -66,8 +68,14 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect((await events('SecretRotationComplete'))[0]).to.match(/^Normal: Secret .*\/rot-secret updated with rotated content/);
   });
 
-  it('makes no API writes, file writes or events in unchanged rounds', async () => {
+  /** The driver's Kubernetes API requests so far (rest_client_requests_total, all methods and codes). */
+  async function apiRequests(): Promise<number> {
+    return [...(await stack.metrics()).matchAll(/^rest_client_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  }
+
+  it('makes no API requests (no writes, no reads), no file writes and no events in unchanged rounds', async () => {
     const target = stack.targetPath('app');
+    const requests = await apiRequests();
     const data = await readlink(join(target, '..data'));
     const statusVersion = ((await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-rot` })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const secretVersion = (await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns })).metadata?.resourceVersion;
@@ -76,6 +84,8 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(((await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-rot` })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion).to.equal(statusVersion);
     expect((await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns })).metadata?.resourceVersion).to.equal(secretVersion);
     expect(await events('MountRotationComplete')).to.have.length(1);
+    // Volumes come from the pod status watch, pods and Secrets from theirs, tokens from the cache.
+    expect(await apiRequests()).to.equal(requests);
   });
 
   it('sends the provider fresh service-account tokens for the CSIDriver audiences and the pod\'s volume attributes', async () => {

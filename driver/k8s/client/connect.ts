@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeApi, API_REQUEST_TIMEOUT_MS } from './kube-api.js';
+import { KubeApi, API_REQUEST_TIMEOUT_MS, type RequestObserver } from './kube-api.js';
 import { endpointFromKubeconfig, inClusterEndpoint, type ApiEndpoint } from './kubeconfig.js';
 
 /**
@@ -20,6 +20,10 @@ export function resolveEndpoint(kubeconfigPath: string, env: Readonly<Record<str
 }
 
 /** The driver's API client (every request but watches times out after `timeoutMs`). */
-export function connectKubeApi(kubeconfigPath: string, env: Readonly<Record<string, string | undefined>>, options: { timeoutMs?: number; userAgent?: string } = {}): KubeApi {
-  return new KubeApi(resolveEndpoint(kubeconfigPath, env), { timeoutMs: options.timeoutMs ?? API_REQUEST_TIMEOUT_MS, ...(options.userAgent ? { userAgent: options.userAgent } : {}) });
+export function connectKubeApi(kubeconfigPath: string, env: Readonly<Record<string, string | undefined>>, options: { timeoutMs?: number; userAgent?: string; observe?: RequestObserver } = {}): KubeApi {
+  return new KubeApi(resolveEndpoint(kubeconfigPath, env), {
+    timeoutMs: options.timeoutMs ?? API_REQUEST_TIMEOUT_MS,
+    ...(options.userAgent ? { userAgent: options.userAgent } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
+  });
 }

@@ -23,6 +23,9 @@ export class KubeApiError extends Error {
   }
 }
 
+/** Told of every request: its HTTP method and status code, or "<error>" when none came (metrics). */
+export type RequestObserver = (method: string, code: string) => void;
+
 /** Which object or collection: core (`group` empty) or a named API group. */
 export interface ResourceRef {
   readonly group?: string;
@@ -73,8 +76,11 @@ export class KubeApi {
 
   private readonly timeoutMs: number;
 
-  constructor(private readonly endpoint: ApiEndpoint, options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string } = {}) {
+  private readonly observe: RequestObserver;
+
+  constructor(private readonly endpoint: ApiEndpoint, options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {}) {
     this.credentials = options.credentials ?? new CredentialSource(endpoint.credentials);
+    this.observe = options.observe ?? (() => undefined);
     this.timeoutMs = options.timeoutMs ?? API_REQUEST_TIMEOUT_MS;
     this.userAgent = options.userAgent ?? 'secrets-store-csi';
   }
@@ -172,16 +178,24 @@ export class KubeApi {
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       let reason: Error | undefined;
+      let answered = false;
       const abort = (err: Error) => { reason ??= err; req.destroy(err); };
       const timer = limits.deadlineMs === undefined ? undefined
         : setTimeout(() => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')), limits.deadlineMs);
       const onAbort = () => abort(limits.signal?.reason instanceof Error ? limits.signal.reason : errnoError('request aborted', 'ABORT_ERR'));
       const done = () => { clearTimeout(timer); limits.signal?.removeEventListener('abort', onAbort); };
       const req = request(url, { method, headers, agent: this.agentFor(url.protocol, auth) }, (message) => {
+        answered = true;
         message.on('close', done);
+        this.observe(method, String(message.statusCode ?? 0));
         resolve({ statusCode: message.statusCode ?? 0, message, closedBy: () => reason });
       });
-      req.on('error', (err) => { done(); reject(reason ?? err); });
+      req.on('error', (err) => {
+        done();
+        // After a response, errors are the body's (reported by its reader), not a second request.
+        if (!answered) this.observe(method, '<error>');
+        reject(reason ?? err);
+      });
       if (limits.signal?.aborted) onAbort();
       else limits.signal?.addEventListener('abort', onAbort, { once: true });
       req.end(payload);
