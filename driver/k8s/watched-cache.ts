@@ -116,7 +116,8 @@ export class WatchedCache<T extends KubeObject> {
     let resourceVersion = '';
     let next: string | undefined;
     do {
-      const page = await this.api.get<KubeList<T>>(this.spec.path, { labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, limit: PAGE_SIZE, continue: next });
+      const query = { labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, limit: PAGE_SIZE, continue: next };
+      const page = await this.api.get<KubeList<T>>(this.spec.path, query, this.abort.signal);
       for (const item of page.items ?? []) listed.set(keyOf(item), this.slim(item));
       next = page.metadata?.continue || undefined;
       resourceVersion = page.metadata?.resourceVersion ?? '';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { LineDecoder, resourcePath } from '../../driver/k8s/client/kube-api.js';
+import { LineDecoder } from '../../driver/k8s/client/http-transport.js';
+import { resourcePath } from '../../driver/k8s/client/kube-api.js';
 import { appsPath, corePath, csiDriverPath, podStatusPath, secretProviderClassPath } from '../../driver/k8s/resource-paths.js';
 
 describe('Kubernetes REST paths', () => {

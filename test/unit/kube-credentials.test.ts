@@ -45,6 +45,17 @@ describe('CredentialSource: what each API request authenticates with', () => {
     expect(source.renewable).to.equal(true);
   });
 
+  it('after concurrent 401s, keeps a credential loaded since the refused one (one plugin run, not one per 401)', async () => {
+    const plugin2 = scripted([credential({ token: 't1' }), credential({ token: 't2' })]);
+    const source = new CredentialSource({ type: 'exec', plugin }, Date.now, plugin2.run);
+    const refused = await source.current();
+    source.invalidate(refused);
+    const renewed = await source.current();
+    source.invalidate(refused); // a second request refused with the old token answers later
+    expect(await source.current()).to.equal(renewed);
+    expect(plugin2.envs).to.have.length(2);
+  });
+
   it('runs an exec plugin with its env and KUBERNETES_EXEC_INFO, once for concurrent requests, again near expiry', async () => {
     let now = Date.parse('2026-01-01T00:00:00Z');
     const plugin1 = scripted([credential({ token: 't1', expirationTimestamp: '2026-01-01T00:10:00Z' }), credential({ token: 't2' })]);

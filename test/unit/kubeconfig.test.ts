@@ -99,6 +99,24 @@ describe('kubeconfig: the API endpoint of the current context', () => {
     });
   }
 
+  it('refuses a context naming a user that is not defined (as client-go), instead of connecting anonymously', () => {
+    const content = config('server: https://h', 'token: t').replace('context: {cluster: c, user: u}', 'context: {cluster: c, user: ghost}');
+    expect(() => endpointFromKubeconfig([{ path: '/k', content }], files({}).read)).to.throw('kubeconfig: context x names user ghost, which is not defined');
+  });
+
+  it('reports a YAML error by line and column, never quoting the line (it may hold a token)', () => {
+    const content = config('server: https://h', 'token: "sekret-token').concat('\n');
+    let message = '';
+    try { endpointFromKubeconfig([{ path: '/k', content }], files({}).read); } catch (err) { message = (err as Error).message; }
+    expect(message).to.match(/^kubeconfig \/k is not valid YAML \(line \d+, column \d+\)$/);
+    expect(message).not.to.include('sekret');
+  });
+
+  it('resolves relative paths against the kubeconfig\'s folder even when the kubeconfig path is relative', () => {
+    const endpoint = endpointFromKubeconfig([{ path: 'cfg/kubeconfig', content: config('server: https://h', 'exec: {command: ./plugin.sh}') }], files({}).read);
+    expect(endpoint.credentials).to.have.nested.property('plugin.baseDir', join(process.cwd(), 'cfg'));
+  });
+
   it('names a CA file that cannot be read', () => {
     expect(() => endpointFromKubeconfig([{ path: '/k', content: config('server: https://h\ncertificate-authority: /nope/ca.crt', 'token: t') }], files({}).read)).to.throw("ENOENT: no such file or directory, open '/nope/ca.crt'");
   });

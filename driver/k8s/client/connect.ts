@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeApi, API_REQUEST_TIMEOUT_MS, type RequestObserver } from './kube-api.js';
+import type { RequestObserver } from './http-transport.js';
+import { KubeApi, API_REQUEST_TIMEOUT_MS } from './kube-api.js';
 import { endpointFromKubeconfig, inClusterEndpoint, type ApiEndpoint } from './kubeconfig.js';
 
 /**

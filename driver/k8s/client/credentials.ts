@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
 import type { ApiCredentials, ExecPlugin } from './kubeconfig.js';
 
 /** What one request authenticates with. */
@@ -32,7 +32,7 @@ export type RunPlugin = (plugin: ExecPlugin, env: NodeJS.ProcessEnv) => Promise<
 
 const runPlugin: RunPlugin = (plugin, env) => new Promise((resolve, reject) => {
   // A command with a slash is relative to the kubeconfig; a bare name is looked up on PATH.
-  const command = plugin.command.includes('/') && !isAbsolute(plugin.command) ? join(plugin.baseDir, plugin.command) : plugin.command;
+  const command = plugin.command.includes('/') && !isAbsolute(plugin.command) ? resolvePath(plugin.baseDir, plugin.command) : plugin.command;
   execFile(command, [...plugin.args], { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, stdout) => {
     // Never include the plugin's output in an error: it may hold a token.
     if (err) reject(new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} failed${typeof err.code === 'number' ? ` (exit status ${err.code})` : err.code ? ` (${String(err.code)})` : ''}`));
@@ -52,7 +52,7 @@ export function parseExecCredential(stdout: string, plugin: ExecPlugin): { auth:
   const expiresAt = typeof expirationTimestamp === 'string' ? Date.parse(expirationTimestamp) : undefined;
   return {
     auth: {
-      ...(typeof token === 'string' ? { authorization: `Bearer ${token}` } : {}),
+      ...(typeof token === 'string' ? { authorization: `Bearer ${token.trim()}` } : {}),
       ...(typeof cert === 'string' && typeof key === 'string' ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}),
     },
     expiresAt: expiresAt !== undefined && Number.isFinite(expiresAt) ? expiresAt : undefined,
@@ -83,7 +83,8 @@ export class CredentialSource {
   async current(): Promise<RequestAuth> {
     const c = this.credentials;
     if (c.type === 'none') return {};
-    if (c.type === 'token') return { authorization: `Bearer ${c.token}` };
+    // A YAML block scalar leaves a trailing newline, which no header may carry.
+    if (c.type === 'token') return { authorization: `Bearer ${c.token.trim()}` };
     if (c.type === 'basic') return { authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` };
     if (this.cached && this.now() < this.cached.until) return this.cached.auth;
     // Concurrent requests share one read or one plugin run.
@@ -91,8 +92,9 @@ export class CredentialSource {
     return this.pending;
   }
 
-  invalidate(): void {
-    this.cached = undefined;
+  /** Forgets the credential `used` (the one a 401 refused); a newer one, loaded meanwhile, stays. */
+  invalidate(used?: RequestAuth): void {
+    if (used === undefined || this.cached?.auth === used) this.cached = undefined;
   }
 
   private async load(c: Extract<ApiCredentials, { type: 'token-file' | 'exec' }>): Promise<RequestAuth> {

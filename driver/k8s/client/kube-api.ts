@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { CredentialSource, type RequestAuth } from './credentials.js';
+import { CredentialSource } from './credentials.js';
+import { HttpTransport, LineDecoder, readBody, STALE_CONNECTION, type RequestObserver } from './http-transport.js';
 import type { ApiEndpoint } from './kubeconfig.js';
 import type { WatchEvent } from './types.js';
 
@@ -10,8 +8,6 @@ import type { WatchEvent } from './types.js';
  * volume's lock forever and block its unpublish.
  */
 export const API_REQUEST_TIMEOUT_MS = 15_000;
-/** Requests in flight to the API server at once; more wait for a connection. */
-const MAX_SOCKETS = 16;
 /** A watch the server has not ended this long after its timeoutSeconds is dead. */
 const WATCH_GRACE_MS = 30_000;
 
@@ -22,9 +18,6 @@ export class KubeApiError extends Error {
     this.name = 'KubeApiError';
   }
 }
-
-/** Told of every request: its HTTP method and status code, or "<error>" when none came (metrics). */
-export type RequestObserver = (method: string, code: string) => void;
 
 /** Which object or collection: core (`group` empty) or a named API group. */
 export interface ResourceRef {
@@ -56,42 +49,32 @@ function withQuery(path: string, query: Query | undefined): string {
   return q === '' ? path : `${path}?${q}`;
 }
 
-function errnoError(message: string, code: string): Error {
-  return Object.assign(new Error(message), { code });
-}
-
 /** JSON patch (RFC 6902), the only patch type the driver sends. */
 export const JSON_PATCH = 'application/json-patch+json';
 
+/** Methods a request may be re-sent with after a stale keep-alive connection (RFC 9110 idempotent, and cheap). */
+const RESENDABLE = new Set(['GET', 'DELETE']);
+
 /**
- * A small client for the Kubernetes REST API: JSON requests and watches over one
- * keep-alive agent, with the kubeconfig's or the pod's credentials. The driver makes
- * about fifteen kinds of call; a generated client for every API group cost it ~25 MiB
- * of memory (module source and compiled code) and a TLS handshake per request.
+ * A small client for the Kubernetes REST API: JSON requests and watches with the
+ * kubeconfig's or the pod's credentials over keep-alive connections. The driver makes
+ * about fifteen kinds of call; a generated client for every API group cost it ~25 MiB of
+ * memory (module source and compiled code) and a TLS handshake per request.
  */
 export class KubeApi {
   private readonly credentials: CredentialSource;
-  private agent: { key: string; agent: HttpAgent } | undefined;
-  private readonly userAgent: string;
-
+  private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
 
-  private readonly observe: RequestObserver;
-
-  constructor(private readonly endpoint: ApiEndpoint, options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {}) {
+  constructor(endpoint: ApiEndpoint, options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {}) {
     this.credentials = options.credentials ?? new CredentialSource(endpoint.credentials);
-    this.observe = options.observe ?? (() => undefined);
     this.timeoutMs = options.timeoutMs ?? API_REQUEST_TIMEOUT_MS;
-    this.userAgent = options.userAgent ?? 'secrets-store-csi';
+    this.transport = new HttpTransport(endpoint, options.userAgent ?? 'secrets-store-csi', options.observe ?? (() => undefined));
   }
 
-  /** The API server's URL (for log lines). */
-  get server(): string {
-    return this.endpoint.server.origin;
-  }
-
-  get<T>(path: string, query?: Query): Promise<T> {
-    return this.request<T>('GET', withQuery(path, query));
+  /** A GET; `signal` abandons it (the cache's shutdown). */
+  get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', withQuery(path, query), undefined, undefined, signal);
   }
 
   create<T>(path: string, body: unknown): Promise<T> {
@@ -118,122 +101,57 @@ export class KubeApi {
    */
   async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<void> {
     const timeoutSeconds = Number(query['timeoutSeconds'] ?? 0);
-    const url = withQuery(path, { ...query, watch: true });
     const auth = await this.credentials.current();
-    const res = await this.send('GET', url, auth, undefined, undefined, { signal, deadlineMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined });
-    if (res.statusCode !== 200) {
-      const body = await readBody(res.message, res.closedBy);
-      if (res.statusCode === 401) this.credentials.invalidate();
-      throw new KubeApiError(res.statusCode, body, 'GET', path);
+    const answer = await this.transport.send('GET', withQuery(path, { ...query, watch: true }), auth, undefined, undefined,
+      { signal, watch: true, deadlineMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined });
+    if (answer.statusCode !== 200) {
+      const body = await readBody(answer);
+      if (answer.statusCode === 401) this.credentials.invalidate(auth);
+      throw new KubeApiError(answer.statusCode, body, 'GET', path);
     }
+    const { message, closedBy } = answer;
     await new Promise<void>((resolve, reject) => {
       const lines = new LineDecoder();
-      res.message.setEncoding('utf8');
-      res.message.on('data', (chunk: string) => {
+      message.setEncoding('utf8');
+      message.on('data', (chunk: string) => {
         try {
           for (const line of lines.push(chunk)) onEvent(JSON.parse(line) as WatchEvent);
         } catch (err) {
-          res.message.destroy(err as Error);
+          message.destroy(err as Error);
         }
       });
-      res.message.on('end', resolve);
+      message.on('end', resolve);
       // Whatever ended it (our deadline, the signal) explains the failure better than "aborted".
-      res.message.on('error', (err) => reject(res.closedBy() ?? err));
-      res.message.on('close', () => reject(res.closedBy() ?? errnoError('watch connection closed', 'ECONNRESET')));
+      message.on('error', (err) => reject(closedBy() ?? err));
+      message.on('close', () => reject(closedBy() ?? Object.assign(new Error('watch connection closed'), { code: 'ECONNRESET' })));
     });
   }
 
   /** Closes pooled connections (driver shutdown). */
   close(): void {
-    this.agent?.agent.destroy();
-    this.agent = undefined;
+    this.transport.close();
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  private async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       const auth = await this.credentials.current();
-      const res = await this.send(method, path, auth, payload, contentType, { deadlineMs: this.timeoutMs });
-      const text = await readBody(res.message, res.closedBy);
-      if (res.statusCode === 401 && this.credentials.renewable) {
+      let answer;
+      try {
+        answer = await this.transport.send(method, path, auth, payload, contentType, { deadlineMs: this.timeoutMs, signal });
+      } catch (err) {
+        // The server closed a pooled connection as we reused it: the request never reached it.
+        if (attempt === 1 && RESENDABLE.has(method) && (err as { [STALE_CONNECTION]?: boolean })[STALE_CONNECTION]) continue;
+        throw err;
+      }
+      const text = await readBody(answer);
+      if (answer.statusCode === 401 && this.credentials.renewable) {
         // A rotated token file or an expired plugin credential: renew and try once more.
-        this.credentials.invalidate();
+        this.credentials.invalidate(auth);
         if (attempt === 1) continue;
       }
-      if (res.statusCode < 200 || res.statusCode >= 300) throw new KubeApiError(res.statusCode, text, method, path.split('?')[0] ?? path);
+      if (answer.statusCode < 200 || answer.statusCode >= 300) throw new KubeApiError(answer.statusCode, text, method, path.split('?')[0] ?? path);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     }
   }
-
-  /** Sends a request and resolves with the response head; the deadline covers the body too. */
-  private send(method: string, path: string, auth: RequestAuth, payload: string | undefined, contentType: string | undefined,
-    limits: { deadlineMs?: number | undefined; signal?: AbortSignal }): Promise<{ statusCode: number; message: IncomingMessage; closedBy: () => Error | undefined }> {
-    const url = new URL(path, this.endpoint.server);
-    const headers: OutgoingHttpHeaders = { Accept: 'application/json', 'User-Agent': this.userAgent };
-    if (auth.authorization) headers['Authorization'] = auth.authorization;
-    if (payload !== undefined) {
-      headers['Content-Type'] = contentType;
-      headers['Content-Length'] = Buffer.byteLength(payload);
-    }
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise((resolve, reject) => {
-      let reason: Error | undefined;
-      let answered = false;
-      const abort = (err: Error) => { reason ??= err; req.destroy(err); };
-      const timer = limits.deadlineMs === undefined ? undefined
-        : setTimeout(() => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')), limits.deadlineMs);
-      const onAbort = () => abort(limits.signal?.reason instanceof Error ? limits.signal.reason : errnoError('request aborted', 'ABORT_ERR'));
-      const done = () => { clearTimeout(timer); limits.signal?.removeEventListener('abort', onAbort); };
-      const req = request(url, { method, headers, agent: this.agentFor(url.protocol, auth) }, (message) => {
-        answered = true;
-        message.on('close', done);
-        this.observe(method, String(message.statusCode ?? 0));
-        resolve({ statusCode: message.statusCode ?? 0, message, closedBy: () => reason });
-      });
-      req.on('error', (err) => {
-        done();
-        // After a response, errors are the body's (reported by its reader), not a second request.
-        if (!answered) this.observe(method, '<error>');
-        reject(reason ?? err);
-      });
-      if (limits.signal?.aborted) onAbort();
-      else limits.signal?.addEventListener('abort', onAbort, { once: true });
-      req.end(payload);
-    });
-  }
-
-  /** The keep-alive agent for these TLS settings (a credential plugin may rotate the client certificate). */
-  private agentFor(protocol: string, auth: RequestAuth): HttpAgent {
-    const tls = { ...this.endpoint.tls, ...(auth.cert && auth.key ? { cert: auth.cert, key: auth.key } : {}) };
-    const key = auth.cert ? createHash('sha256').update(auth.cert).digest('hex') : '';
-    if (this.agent?.key !== key) {
-      this.agent?.agent.destroy();
-      const options = { keepAlive: true, maxSockets: MAX_SOCKETS, scheduling: 'lifo' as const };
-      this.agent = { key, agent: protocol === 'https:' ? new HttpsAgent({ ...options, ...tls }) : new HttpAgent(options) };
-    }
-    return this.agent.agent;
-  }
-}
-
-/** Splits a watch stream into its lines (one JSON event each), whatever the chunking. */
-export class LineDecoder {
-  private pending = '';
-
-  /** The complete, non-blank lines this chunk finishes. */
-  push(chunk: string): string[] {
-    const parts = (this.pending + chunk).split('\n');
-    this.pending = parts.pop() ?? '';
-    return parts.filter((line) => line.trim() !== '');
-  }
-}
-
-/** Reads a whole response body as text; a cut-off body rejects (with `closedBy()` when we cut it). */
-function readBody(message: IncomingMessage, closedBy: () => Error | undefined): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    message.on('data', (chunk: Buffer) => chunks.push(chunk));
-    message.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    message.on('error', (err) => reject(closedBy() ?? err));
-    message.on('close', () => reject(closedBy() ?? errnoError('the API server closed the connection mid-answer', 'ECONNRESET')));
-  });
 }

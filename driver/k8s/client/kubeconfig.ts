@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { parse, YAMLError } from 'yaml';
 
 /** TLS settings for the API server connection. */
 export interface ApiTls {
@@ -102,6 +102,16 @@ function credentialsOf(user: Entry, where: string, baseDir: string): ApiCredenti
   return { type: 'none' };
 }
 
+/** Parses YAML without quoting it in errors: the offending line may hold a token. */
+function parseYaml(path: string, content: string): unknown {
+  try {
+    return parse(content);
+  } catch (err) {
+    const at = err instanceof YAMLError ? err.linePos?.[0] : undefined;
+    throw new Error(`kubeconfig ${path} is not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ''}`);
+  }
+}
+
 /**
  * The API endpoint of a kubeconfig's current context. Several files merge as kubectl
  * merges KUBECONFIG: the first file naming a cluster, user or context (or setting
@@ -113,9 +123,9 @@ export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (
   const contexts = new Map<string, { value: Entry; baseDir: string }>();
   let current: string | undefined;
   for (const { path, content } of files) {
-    const file = (parse(content) ?? {}) as Entry;
+    const file = (parseYaml(path, content) ?? {}) as Entry;
     if (typeof file !== 'object') throw new Error(`kubeconfig ${path} is not a YAML mapping`);
-    const baseDir = dirname(path);
+    const baseDir = resolve(dirname(path));
     named(file, 'clusters', 'cluster', baseDir, clusters);
     named(file, 'users', 'user', baseDir, users);
     named(file, 'contexts', 'context', baseDir, contexts);
@@ -134,6 +144,8 @@ export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`kubeconfig: ${where}.server must be an https:// or http:// URL`);
   const userName = context ? str(context, 'user', `contexts[${current}]`) : undefined;
   const user = userName === undefined ? undefined : users.get(userName);
+  // As client-go: a context naming a user that is not defined is an error, not anonymous access.
+  if (userName !== undefined && !user) throw new Error(`kubeconfig: context ${current} names user ${userName}, which is not defined`);
   const userWhere = `users[${userName ?? ''}]`;
   const userEntry = user?.value ?? {};
   const userDir = user?.baseDir ?? cluster.baseDir;
