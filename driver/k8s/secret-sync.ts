@@ -14,6 +14,9 @@ import type { KubeApi } from './client/kube-api.js';
 import type { OwnerReference, Secret } from './client/types.js';
 import { corePath } from './resource-paths.js';
 
+/** The API calls Secret sync makes (a port: unit tests script it). */
+export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace'>;
+
 /** The outcome of syncing one Secret. */
 export type SecretSyncOutcome = 'created' | 'updated' | 'unchanged' | 'conflict';
 
@@ -69,15 +72,33 @@ function isTransient(err: unknown): boolean {
  * touches a Secret without the managed label (Warning SecretOwnershipConflict).
  */
 export class SecretSyncer {
+  /** The sync in progress (or queued last) per Secret: syncs of one Secret run one after another. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
   constructor(
-    private readonly api: KubeApi,
+    private readonly api: SecretApi,
     private readonly events: EventRecorder,
     private readonly logger: Logger,
     private readonly sleep: Sleep,
   ) {}
 
-  /** Syncs one SecretObject from the files mounted at `targetPath`. */
+  /**
+   * Syncs one SecretObject from the files mounted at `targetPath`. Volumes sharing a
+   * Secret that rotate together would each read the old data and each write the new:
+   * queued per Secret, the first writes and the others find it up to date.
+   */
   async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
+    const key = `${pod.namespace}/${object.secretName}`;
+    const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.syncNow(pod, targetPath, object, owners, dropMissing));
+    this.queues.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(key) === run) this.queues.delete(key);
+    }
+  }
+
+  private async syncNow(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing: boolean): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
         const data = buildSecretData(object, await readMountedFiles(targetPath, object), { dropMissing });
