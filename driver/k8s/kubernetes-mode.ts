@@ -65,9 +65,14 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
   }, k8sLogger, realSleep) : undefined;
   pods?.start();
+  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
+  const podStatuses = config.enableSecretRotation ? new WatchedCache<PodStatusItem>(api, {
+    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
+  }, k8sLogger, realSleep) : undefined;
+  podStatuses?.start();
   const hook = kubernetesPublishHook({
     api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored, pods,
-    podStatus: new PodStatusWriter(api, k8sLogger),
+    podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
     secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
     restarter: config.enableSecretRotation ? new WorkloadRestarter(api, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
   });
@@ -76,11 +81,6 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
   }, k8sLogger, realSleep) : undefined;
   usedSecrets?.start();
-  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
-  const podStatuses = config.enableSecretRotation ? new WatchedCache<PodStatusItem>(api, {
-    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
-  }, k8sLogger, realSleep) : undefined;
-  podStatuses?.start();
   const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
   return {

@@ -93,7 +93,12 @@ const CONFLICT_ATTEMPTS = 3;
  * its labels, owner and status are replaced, as the pod now lives here.
  */
 export class PodStatusWriter {
-  constructor(private readonly api: KubeApi, private readonly logger: Logger) {}
+  constructor(
+    private readonly api: KubeApi,
+    private readonly logger: Logger,
+    /** Told of every object written (the pod status watch remembers it before its event arrives). */
+    private readonly onStored: (stored: PodStatusObject) => void = () => undefined,
+  ) {}
 
   /**
    * Writes the status for a published volume; returns the stored object (with its uid).
@@ -101,6 +106,12 @@ export class PodStatusWriter {
    * JSON patch instead of create, 409, get and replace; a missing object falls back to those.
    */
   async record(record: PodStatusRecord, options: { likelyExists?: boolean } = {}): Promise<PodStatusObject> {
+    const stored = await this.write(record, options);
+    this.onStored(stored);
+    return stored;
+  }
+
+  private async write(record: PodStatusRecord, options: { likelyExists?: boolean }): Promise<PodStatusObject> {
     const desired = buildPodStatus(record);
     const { name, namespace } = desired.metadata;
     const what = `write SecretProviderClassPodStatus ${namespace}/${name}`;

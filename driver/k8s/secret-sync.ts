@@ -72,46 +72,64 @@ function isTransient(err: unknown): boolean {
  * touches a Secret without the managed label (Warning SecretOwnershipConflict).
  */
 export class SecretSyncer {
-  /** The sync in progress (or queued last) per Secret: syncs of one Secret run one after another. */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  /** A sync in progress per Secret, with the digest of the data it writes. */
+  private readonly inFlight = new Map<string, { digest: string; done: Promise<SecretSyncOutcome> }>();
 
   constructor(
     private readonly api: SecretApi,
     private readonly events: EventRecorder,
     private readonly logger: Logger,
     private readonly sleep: Sleep,
+    /** Reads the mounted files a SecretObject needs (a port: unit tests give the files directly). */
+    private readonly readFiles: (targetPath: string, object: SecretObject) => Promise<Map<string, Buffer>> = readMountedFiles,
   ) {}
 
   /**
    * Syncs one SecretObject from the files mounted at `targetPath`. Volumes sharing a
-   * Secret that rotate together would each read the old data and each write the new:
-   * queued per Secret, the first writes and the others find it up to date.
+   * Secret that rotate together would each read the old Secret and each write the new
+   * data: a sync finding one of the same Secret with the same data in flight waits for it
+   * instead, and is then `unchanged` (no read, no write, no event).
    */
   async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
-    const key = `${pod.namespace}/${object.secretName}`;
-    const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.syncNow(pod, targetPath, object, owners, dropMissing));
-    this.queues.set(key, run);
+    let data: Map<string, Buffer>;
     try {
-      return await run;
+      data = buildSecretData(object, await this.readFiles(targetPath, object), { dropMissing });
+    } catch (err) {
+      throw await this.failed(pod, object, err);
+    }
+    const key = `${pod.namespace}/${object.secretName}`;
+    const digest = secretDataDigest(data);
+    const flight = this.inFlight.get(key);
+    if (flight?.digest === digest) {
+      const outcome = await flight.done.catch(() => undefined);
+      // After a failure or a conflict this pod's own attempt reports on this pod.
+      if (outcome === 'created' || outcome === 'updated' || outcome === 'unchanged') return 'unchanged';
+    }
+    const done = this.syncData(pod, object, data, digest, owners);
+    if (!this.inFlight.has(key)) this.inFlight.set(key, { digest, done });
+    try {
+      return await done;
     } finally {
-      if (this.queues.get(key) === run) this.queues.delete(key);
+      if (this.inFlight.get(key)?.done === done) this.inFlight.delete(key);
     }
   }
 
-  private async syncNow(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing: boolean): Promise<SecretSyncOutcome> {
+  /** Creates or updates the Secret, retrying transient failures; a final failure is a FailedToCreateSecret event. */
+  private async syncData(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
-        const data = buildSecretData(object, await readMountedFiles(targetPath, object), { dropMissing });
-        return await this.apply(pod, object, data, secretDataDigest(data), owners);
+        return await this.apply(pod, object, data, digest, owners);
       } catch (err) {
-        if (attempt >= ATTEMPTS || !isTransient(err)) {
-          const e = toSscError(err);
-          await this.events.event(pod, 'Warning', 'FailedToCreateSecret', `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}`);
-          throw e;
-        }
+        if (attempt >= ATTEMPTS || !isTransient(err)) throw await this.failed(pod, object, err);
         await this.sleep(delay);
       }
     }
+  }
+
+  private async failed(pod: PodRef, object: SecretObject, err: unknown): Promise<SscError> {
+    const e = toSscError(err);
+    await this.events.event(pod, 'Warning', 'FailedToCreateSecret', `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}`);
+    return e;
   }
 
   private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {

@@ -78,6 +78,16 @@ export class WatchedCache<T extends KubeObject> {
     return this.objects.get(`${namespace}/${name}`);
   }
 
+  /**
+   * Adds an object this process just wrote, unless the cache has it already: the watch
+   * event follows a moment later, and a reader right after the write (rotation woken by
+   * a publish) must not miss it.
+   */
+  remember(obj: T): void {
+    const key = keyOf(obj);
+    if (!this.objects.has(key)) this.objects.set(key, this.slim(structuredClone(obj)));
+  }
+
   /** Every cached object. */
   values(): T[] {
     return [...this.objects.values()];

@@ -115,6 +115,18 @@ describe('WatchedCache: list, then watch, and stay alive', () => {
     await cache.stop();
   });
 
+  it('remembers an object this process just wrote until its watch event comes, without overwriting what the watch has', async () => {
+    const api = new ScriptedApi([list('3', [obj('a', '2')])], []);
+    const { cache } = cacheOver(api);
+    cache.start();
+    await api.parked;
+    cache.remember(obj('b', '4'));
+    cache.remember(obj('a', '1'));
+    expect(cache.values().map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort()).to.deep.equal(['a@2', 'b@4']);
+    expect(cache.get('b', 'ns')?.metadata).to.not.have.property('managedFields');
+    await cache.stop();
+  });
+
   it('keeps watching when a change listener throws', async () => {
     const api = new ScriptedApi([list('3', [])], [async (emit) => { emit({ type: 'ADDED', object: obj('a', '4') }); emit({ type: 'ADDED', object: obj('b', '5') }); }]);
     const { cache } = cacheOver(api);
