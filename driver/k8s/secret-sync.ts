@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
@@ -13,6 +14,17 @@ import type { EventRecorder } from './event-recorder.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { OwnerReference, Secret } from './client/types.js';
 import { corePath } from './resource-paths.js';
+
+/** One Secret's syncs: the last in line, and what the last finished one wanted and got. */
+interface SecretQueue {
+  tail: Promise<void>;
+  finished: number;
+  last?: { want: string; seq: number; outcome?: SecretSyncOutcome; error?: SscError };
+}
+
+function sorted(record: Readonly<Record<string, string>>): [string, string][] {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
 
 /** The API calls Secret sync makes (a port: unit tests script it). */
 export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace'>;
@@ -72,8 +84,8 @@ function isTransient(err: unknown): boolean {
  * touches a Secret without the managed label (Warning SecretOwnershipConflict).
  */
 export class SecretSyncer {
-  /** A sync in progress per Secret, with the digest of the data it writes. */
-  private readonly inFlight = new Map<string, { digest: string; done: Promise<SecretSyncOutcome> }>();
+  /** Per Secret: the tail of its queue of syncs, and the last one that finished. */
+  private readonly queues = new Map<string, SecretQueue>();
 
   constructor(
     private readonly api: SecretApi,
@@ -85,10 +97,12 @@ export class SecretSyncer {
   ) {}
 
   /**
-   * Syncs one SecretObject from the files mounted at `targetPath`. Volumes sharing a
-   * Secret that rotate together would each read the old Secret and each write the new
-   * data: a sync finding one of the same Secret with the same data in flight waits for it
-   * instead, and is then `unchanged` (no read, no write, no event).
+   * Syncs one SecretObject from the files mounted at `targetPath`. Syncs of one Secret run
+   * in arrival order, one at a time (older data never overwrites newer). Volumes sharing a
+   * Secret that rotate together would each read it and write the same: a sync that wants
+   * exactly what a sync finished while it waited (data, type, labels, annotations) is
+   * `unchanged` without an API call; after that one's non-transient failure it fails
+   * with the same error (an event on its own pod), after a conflict it tries itself.
    */
   async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
     let data: Map<string, Buffer>;
@@ -97,20 +111,34 @@ export class SecretSyncer {
     } catch (err) {
       throw await this.failed(pod, object, err);
     }
-    const key = `${pod.namespace}/${object.secretName}`;
     const digest = secretDataDigest(data);
-    const flight = this.inFlight.get(key);
-    if (flight?.digest === digest) {
-      const outcome = await flight.done.catch(() => undefined);
-      // After a failure or a conflict this pod's own attempt reports on this pod.
-      if (outcome === 'created' || outcome === 'updated' || outcome === 'unchanged') return 'unchanged';
-    }
-    const done = this.syncData(pod, object, data, digest, owners);
-    if (!this.inFlight.has(key)) this.inFlight.set(key, { digest, done });
+    const want = createHash('sha256').update(JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations)])).digest('hex');
+    const key = `${pod.namespace}/${object.secretName}`;
+    const queue = this.queues.get(key) ?? { tail: Promise.resolve(), finished: 0 };
+    this.queues.set(key, queue);
+    const enqueuedAfter = queue.finished;
+    const turn = queue.tail;
+    let release = () => undefined as void;
+    const mine = new Promise<void>((resolve) => { release = resolve; });
+    queue.tail = mine;
+    await turn;
     try {
-      return await done;
+      const last = queue.last;
+      if (last && last.seq > enqueuedAfter && last.want === want) {
+        if (last.outcome === 'created' || last.outcome === 'updated' || last.outcome === 'unchanged') return 'unchanged';
+        if (last.error && !isTransient(last.error)) throw await this.failed(pod, object, last.error);
+      }
+      try {
+        const outcome = await this.syncData(pod, object, data, digest, owners);
+        queue.last = { want, seq: ++queue.finished, outcome };
+        return outcome;
+      } catch (err) {
+        queue.last = { want, seq: ++queue.finished, error: toSscError(err) };
+        throw err;
+      }
     } finally {
-      if (this.inFlight.get(key)?.done === done) this.inFlight.delete(key);
+      release();
+      if (queue.tail === mine) this.queues.delete(key);
     }
   }
 

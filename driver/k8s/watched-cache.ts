@@ -39,6 +39,14 @@ function keyOf(obj: KubeObject): string {
   return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 }
 
+/**
+ * True when resourceVersion `a` is known to be later than `b`. They are opaque strings to
+ * clients, but etcd-backed servers hand out increasing integers; anything else is "not known".
+ */
+function isLater(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && /^\d+$/.test(a) && /^\d+$/.test(b) && BigInt(a) > BigInt(b);
+}
+
 /** The watch was told its resourceVersion is too old (HTTP 410): relist. */
 class Expired extends Error {}
 
@@ -79,13 +87,15 @@ export class WatchedCache<T extends KubeObject> {
   }
 
   /**
-   * Adds an object this process just wrote, unless the cache has it already: the watch
-   * event follows a moment later, and a reader right after the write (rotation woken by
-   * a publish) must not miss it.
+   * Puts in an object this process just wrote, unless the cache already holds a later
+   * version: the watch event follows a moment later, and a reader right after the write
+   * (rotation woken by a publish) must see it, also when it replaced an older object of
+   * the same name (a pod recreated with its name).
    */
   remember(obj: T): void {
     const key = keyOf(obj);
-    if (!this.objects.has(key)) this.objects.set(key, this.slim(structuredClone(obj)));
+    if (isLater(this.objects.get(key)?.metadata?.resourceVersion, obj.metadata?.resourceVersion)) return;
+    this.objects.set(key, this.slim(structuredClone(obj)));
   }
 
   /** Every cached object. */

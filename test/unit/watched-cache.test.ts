@@ -115,14 +115,15 @@ describe('WatchedCache: list, then watch, and stay alive', () => {
     await cache.stop();
   });
 
-  it('remembers an object this process just wrote until its watch event comes, without overwriting what the watch has', async () => {
-    const api = new ScriptedApi([list('3', [obj('a', '2')])], []);
+  it('remembers an object this process just wrote until its watch event comes, unless the watch has a later version', async () => {
+    const api = new ScriptedApi([list('3', [obj('a', '2'), obj('c', '9')])], []);
     const { cache } = cacheOver(api);
     cache.start();
     await api.parked;
     cache.remember(obj('b', '4'));
-    cache.remember(obj('a', '1'));
-    expect(cache.values().map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort()).to.deep.equal(['a@2', 'b@4']);
+    cache.remember(obj('a', '10')); // a write after what the watch had: replaces it
+    cache.remember(obj('c', '8')); // older than what the watch had: kept out
+    expect(cache.values().map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort()).to.deep.equal(['a@10', 'b@4', 'c@9']);
     expect(cache.get('b', 'ns')?.metadata).to.not.have.property('managedFields');
     await cache.stop();
   });

@@ -94,7 +94,8 @@ export class HttpTransport {
       }
       const sent = req;
       sent.on('error', (err) => {
-        if ((sent as { reusedSocket?: boolean }).reusedSocket && (err as { code?: unknown }).code === 'ECONNRESET' && !reason) Object.assign(err, { [STALE_CONNECTION]: true });
+        const code = (err as { code?: unknown }).code;
+        if ((sent as { reusedSocket?: boolean }).reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !reason) Object.assign(err, { [STALE_CONNECTION]: true });
         fail(reason ?? err);
       });
       if (limits.deadlineMs !== undefined) timer = setTimeout(() => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')), limits.deadlineMs);

@@ -52,7 +52,11 @@ function withQuery(path: string, query: Query | undefined): string {
 /** JSON patch (RFC 6902), the only patch type the driver sends. */
 export const JSON_PATCH = 'application/json-patch+json';
 
-/** Methods a request may be re-sent with after a stale keep-alive connection (RFC 9110 idempotent, and cheap). */
+/**
+ * Methods re-sent after a reused keep-alive connection failed at once: idempotent (RFC 9110),
+ * since the server may have received the first one. A DELETE re-sent after it took effect
+ * answers 404, which every DELETE caller must accept (deletePodStatus does).
+ */
 const RESENDABLE = new Set(['GET', 'DELETE']);
 
 /**
@@ -134,21 +138,23 @@ export class KubeApi {
 
   private async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    for (let attempt = 1; ; attempt++) {
+    let resent = false;
+    let renewed = false;
+    for (;;) {
       const auth = await this.credentials.current();
       let answer;
       try {
         answer = await this.transport.send(method, path, auth, payload, contentType, { deadlineMs: this.timeoutMs, signal });
       } catch (err) {
-        // The server closed a pooled connection as we reused it: the request never reached it.
-        if (attempt === 1 && RESENDABLE.has(method) && (err as { [STALE_CONNECTION]?: boolean })[STALE_CONNECTION]) continue;
+        // A pooled connection the server had just closed: sent once more on a new one.
+        if (!resent && RESENDABLE.has(method) && (err as { [STALE_CONNECTION]?: boolean })[STALE_CONNECTION]) { resent = true; continue; }
         throw err;
       }
       const text = await readBody(answer);
       if (answer.statusCode === 401 && this.credentials.renewable) {
         // A rotated token file or an expired plugin credential: renew and try once more.
         this.credentials.invalidate(auth);
-        if (attempt === 1) continue;
+        if (!renewed) { renewed = true; continue; }
       }
       if (answer.statusCode < 200 || answer.statusCode >= 300) throw new KubeApiError(answer.statusCode, text, method, path.split('?')[0] ?? path);
       return (text === '' ? undefined : JSON.parse(text)) as T;
