@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { join } from 'node:path';
 import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 /** A loopback port with nothing listening (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -74,5 +75,87 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
     await stack.client.publish(stack.request(target, 'web', 'p', ns, uid));
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('back');
     await stack.client.unpublish('vol-p', target);
+  });
+});
+
+/** A relay to the API server that can be cut (listener closed, connections dropped) and put back on its port. */
+class CuttableRelay {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  constructor(readonly port: number, private readonly target: URL) {}
+
+  async up(): Promise<void> {
+    this.server = createServer((socket) => {
+      const upstream = connect(Number(this.target.port), this.target.hostname);
+      this.sockets.add(socket).add(upstream);
+      socket.pipe(upstream).pipe(socket);
+      const close = () => { socket.destroy(); upstream.destroy(); this.sockets.delete(socket); this.sockets.delete(upstream); };
+      socket.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+describe('Kubernetes mode losing the API server after it listed, then getting it back (real kube-apiserver)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let stack: DriverStack;
+  let relay: CuttableRelay;
+  let ns: string;
+  const synced = () => countLogged(stack.driver, /"message":"SecretProviderClass cache synced"/);
+
+  async function createPod(name: string): Promise<string> {
+    return (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } })).metadata?.uid ?? '';
+  }
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    ns = await createNamespace(cluster, 'outage');
+    const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as { metadata: Record<string, unknown> };
+    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasses', body: { ...spc, metadata: { name: 'web' } } });
+    relay = new CuttableRelay(await closedPort(), new URL(cluster.url));
+    await relay.up();
+    const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(cluster.url, `https://127.0.0.1:${relay.port}`);
+    const path = join(cluster.dir, `driver-outage-${relay.port}.kubeconfig`);
+    await writeFile(path, kubeconfig, { mode: 0o600 });
+    stack = await startDriverStack({ kubeconfig: path, providerFiles: { a: 'content' } });
+    await untilLogged(stack.driver, /"message":"SecretProviderClass cache synced"/, 1);
+  });
+  after(async () => {
+    await stack?.stop();
+    await relay?.cut();
+  });
+
+  it('stays ready and fails a publish with UNAVAILABLE while the API is gone, rolling the mount back', async () => {
+    const uid = await createPod('during');
+    await relay.cut();
+    const target = stack.targetPath('during');
+    const err = await stack.client.publish(stack.request(target, 'web', 'during', ns, uid)).then(() => undefined, (e: unknown) => e);
+    expect(isGrpcCallError(err) && err.code).to.equal(14);
+    // The class comes from the cache; writing the pod status object needs the API.
+    expect(isGrpcCallError(err) && err.details).to.match(/Kubernetes API unreachable while trying to write SecretProviderClassPodStatus/);
+    expect(await mountsUnder(target)).to.deep.equal([]);
+    expect(await stack.client.probe()).to.equal(true);
+    expect(stack.driver.process.exitCode).to.equal(null);
+  });
+
+  it('resumes its watch by itself when the API is back, and the next publish succeeds', async () => {
+    const before = synced();
+    await relay.up();
+    await untilLogged(stack.driver, /"message":"SecretProviderClass cache synced"/, before + 1);
+    const uid = await createPod('after');
+    const target = stack.targetPath('after');
+    await stack.client.publish(stack.request(target, 'web', 'after', ns, uid));
+    expect(await readFile(join(target, 'a'), 'utf8')).to.equal('content');
+    await stack.client.unpublish('vol-after', target);
   });
 });
