@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { join } from 'node:path';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
 import { peerBinary } from '../test/support/peers.js';
 
@@ -24,7 +23,7 @@ const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 const IGNORED_RESOURCES = new Set(['leases']);
 
 /** Sum of apiserver_request_total over write verbs, by resource, from /metrics text. */
-export function apiWritesByResource(metricsText: string): Map<string, number> {
+function apiWritesByResource(metricsText: string): Map<string, number> {
   const byResource = new Map<string, number>();
   for (const line of metricsText.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
@@ -60,10 +59,6 @@ export interface BenchCluster {
   stop(): Promise<void>;
 }
 
-function parseEnv(text: string): Record<string, string> {
-  return Object.fromEntries(text.split('\n').map((l) => l.split('=')).filter((p) => p.length >= 2).map(([k, ...v]) => [k!, v.join('=')]));
-}
-
 function getText(url: string, token: string, ca: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca }, (res) => {
@@ -87,9 +82,7 @@ export async function startBenchCluster(spcName: string, objectsYaml: string, ob
   const { createNamespace, startKubeCluster } = await import('../test/support/kube-cluster.js');
   const cluster: KubeCluster = await startKubeCluster();
   try {
-    const env = parseEnv(await readFile(join(cluster.dir, 'cluster.env'), 'utf8'));
-    const token = env['ADMIN_TOKEN'] ?? '';
-    const ca = await readFile(env['CA_FILE'] ?? '');
+    const ca = await readFile(cluster.caFile);
     const namespace = await createNamespace(cluster, 'bench');
     await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
       spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] } } as never);
@@ -124,7 +117,7 @@ export async function startBenchCluster(spcName: string, objectsYaml: string, ob
         await Promise.all(Array.from({ length: 8 }, worker));
         return pods;
       },
-      apiWrites: async () => apiWritesByResource(await getText(`${env['KUBE_URL']}/metrics`, token, ca)),
+      apiWrites: async () => apiWritesByResource(await getText(`${cluster.url}/metrics`, cluster.adminToken, ca)),
       eventCount: async () => (await cluster.admin.core.listNamespacedEvent({ namespace })).items.length,
       stop: () => cluster.stop(),
     };

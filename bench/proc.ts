@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
+import { mountPointSet } from '../driver/volume/mountinfo.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -44,11 +45,6 @@ export async function processCpuMs(pid: number): Promise<number> {
   return ((utime + stime) * 1000) / USER_HZ;
 }
 
-/** Decodes the octal escapes (\040 for space …) the kernel uses in mountinfo paths. */
-function unescapeMountPath(p: string): string {
-  return p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
 /** Mount points at or below `dir` in our mount namespace, deepest first (for cleanup). */
 export async function mountsUnder(dir: string): Promise<string[]> {
   let text: string;
@@ -57,8 +53,7 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
-  const points = text.split('\n').filter(Boolean).map((line) => unescapeMountPath(line.split(' ')[4] ?? ''));
-  return points.filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+  return [...mountPointSet(text)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
 }
 
 /** Unmounts everything left below `dir` (a crashed run must not leave tmpfs mounts behind). */

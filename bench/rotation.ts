@@ -611,7 +611,7 @@ async function main(): Promise<void> {
       volumes: counts, objectsPerVolume: OBJECTS_PER_VOLUME, objectSizeBytes: OBJECT_SIZE, provider: 'file',
       modes: runModes.map((m) => (m === 'local' ? 'local (--spc-dir)' : 'kubernetes (real etcd + kube-apiserver, deploy/ RBAC, --enable-secret-sync)')).join(', '),
       kubernetesSkipped: kubernetesSkipped ?? null,
-      nodeFlags: benchNodeFlags(), driverFlags: ['--enable-secret-rotation', `--rotation-poll-interval=${POLL_INTERVAL}`], driverLogLevel: 'info',
+      nodeFlags: benchNodeFlags(), driverFlags: ROTATION_FLAGS, kubernetesDriverFlags: ['--kubeconfig=<cluster>', '--enable-secret-sync'], driverLogLevel: 'info',
       measuredRound: 'the first round after the driver was paused (SIGSTOP) right after a round and resumed once every volume was due (interval + 10 % jitter + margin)',
       holdMarginMs: HOLD_MARGIN_MS, setupConcurrency: SETUP_CONCURRENCY,
       roundTime: 'durationMs of the driver\'s "rotation round done" log line',

@@ -103,7 +103,9 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     return volumes;
   }
 
+  /** A publish that reached the provider answers the refresh requests made before it. */
   notePublished(volume: PublishedVolume): void {
+    if (volume.skipped) return;
     const { request, spc } = volume;
     this.refreshHandled.set(request.targetPath, this.refreshRequestOf(spc.annotations, request.pod.name, request.pod.namespace));
   }

@@ -25,7 +25,6 @@ export interface KubernetesMode {
   readonly classes: ApiSecretProviderClassSource;
   /** This node's pods, watched when rotation is on. */
   readonly pods: WatchedCache<Pod> | undefined;
-  readonly usedSecrets: WatchedCache<Secret> | undefined;
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
   readonly events: EventRecorder;
@@ -84,7 +83,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
   return {
-    classes, pods, usedSecrets, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
+    classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
     async stop() {
       await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
       api.close();

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
@@ -18,8 +17,7 @@ import { corePath } from './resource-paths.js';
 /** One Secret's syncs: the last in line, and what the last finished one wanted and got. */
 interface SecretQueue {
   tail: Promise<void>;
-  finished: number;
-  last?: { want: string; seq: number; outcome?: SecretSyncOutcome; error?: SscError };
+  last?: { readonly want: string; readonly outcome?: SecretSyncOutcome; readonly error?: SscError };
 }
 
 function sorted(record: Readonly<Record<string, string>>): [string, string][] {
@@ -112,11 +110,12 @@ export class SecretSyncer {
       throw await this.failed(pod, object, err);
     }
     const digest = secretDataDigest(data);
-    const want = createHash('sha256').update(JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations)])).digest('hex');
+    const want = JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations)]);
     const key = `${pod.namespace}/${object.secretName}`;
-    const queue = this.queues.get(key) ?? { tail: Promise.resolve(), finished: 0 };
+    const queue: SecretQueue = this.queues.get(key) ?? { tail: Promise.resolve() };
     this.queues.set(key, queue);
-    const enqueuedAfter = queue.finished;
+    // Syncs finish in queue order: a `last` other than this one finished while we waited.
+    const lastBefore = queue.last;
     const turn = queue.tail;
     let release = () => undefined as void;
     const mine = new Promise<void>((resolve) => { release = resolve; });
@@ -124,16 +123,16 @@ export class SecretSyncer {
     await turn;
     try {
       const last = queue.last;
-      if (last && last.seq > enqueuedAfter && last.want === want) {
+      if (last && last !== lastBefore && last.want === want) {
         if (last.outcome === 'created' || last.outcome === 'updated' || last.outcome === 'unchanged') return 'unchanged';
         if (last.error && !isTransient(last.error)) throw await this.failed(pod, object, last.error);
       }
       try {
         const outcome = await this.syncData(pod, object, data, digest, owners);
-        queue.last = { want, seq: ++queue.finished, outcome };
+        queue.last = { want, outcome };
         return outcome;
       } catch (err) {
-        queue.last = { want, seq: ++queue.finished, error: toSscError(err) };
+        queue.last = { want, error: toSscError(err) };
         throw err;
       }
     } finally {

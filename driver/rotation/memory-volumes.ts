@@ -14,10 +14,10 @@ export class MemoryVolumes implements VolumeSource, RequestRebuilder {
 
   constructor(private readonly mounter: Mounter, private readonly intervalMs: number) {}
 
-  /** A publish hook: remember the request of every successful kubelet publish. */
-  readonly remember = async (volume: PublishedVolume): Promise<void> => {
-    if (volume.origin === 'kubelet') this.volumes.set(volume.request.targetPath, { request: volume.request, provider: volume.spc.provider });
-  };
+  /** Remembers the request of every successful kubelet publish (a skipped one carries fresh tokens too). */
+  notePublished(volume: PublishedVolume): void {
+    this.volumes.set(volume.request.targetPath, { request: volume.request, provider: volume.spc.provider });
+  }
 
   /** Forget a target (after NodeUnpublishVolume). */
   forget(targetPath: string): void {

@@ -21,7 +21,7 @@ export interface RotationVolume {
 /** Lists the volumes mounted on this node (API objects cross-checked with mountinfo, or memory). */
 export interface VolumeSource {
   list(): Promise<RotationVolume[]>;
-  /** A kubelet publish just (re)wrote this volume: refresh requests made before it are done. */
+  /** A kubelet publish of this volume succeeded (`skipped`: rotation made it a no-op). */
   notePublished?(volume: PublishedVolume): void;
 }
 

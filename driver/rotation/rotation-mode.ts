@@ -43,16 +43,15 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   const log = logger.child({ component: 'rotation' });
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
-    if (volume.origin === 'kubelet' && !volume.skipped) {
-      schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
-      source.notePublished?.(volume);
-    }
+    if (volume.origin !== 'kubelet') return;
+    source.notePublished?.(volume);
+    if (!volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
     // A new volume of a class with its own (maybe shorter) interval than the loop is
     // sleeping for. Other new volumes are simply due one interval later: no extra round.
     if (volume.firstMount && volume.spc.annotations[ROTATION_INTERVAL_ANNOTATION] !== undefined) reconciler?.wake();
   };
   return {
-    hooks: api ? [recordPublish] : [recordPublish, memory.remember],
+    hooks: [recordPublish],
     isFresh: (targetPath) => schedule.isFresh(targetPath, interval, Date.now()),
     forget: (targetPath) => memory.forget(targetPath),
     wake: () => reconciler?.wake(),

@@ -16,12 +16,6 @@ export interface WriteResult {
   readonly dataDir: string;
 }
 
-/** What the caller already knows of the target, so the write need not look again. */
-export interface WriteOptions {
-  /** `..data`'s target as `dataDirOf` read it under the same per-target lock (undefined: no link). */
-  readonly dataDir?: string | undefined;
-}
-
 /** Kubelet-style hidden directory name prefix: `..2026_11_22_00_12_09.`. */
 function timestampedPrefix(now: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
@@ -91,10 +85,12 @@ function writeFiles(dir: string, files: Payload): void {
 }
 
 /** What the writer knows of a target it wrote: the payload directory and digests, never contents. */
-interface KnownTarget {
+interface KnownTarget<Tag> {
   readonly dataDir: string;
   readonly files: ReadonlyMap<string, FileState>;
   readonly links: readonly string[];
+  /** The caller's note on the last write (the publisher: the object versions). */
+  readonly tag: Tag | undefined;
 }
 
 function stateOf(payload: Payload): Map<string, FileState> {
@@ -116,32 +112,34 @@ function stateOf(payload: Payload): Map<string, FileState> {
  *
  * It remembers the SHA-256 digests of what it wrote (never the bytes), so deciding that
  * nothing changed costs one readlink instead of reading every file back; a target it
- * did not write (or whose `..data` moved) is read from disk.
+ * did not write (or whose `..data` moved) is read from disk. Each write may carry a
+ * `tag` (what the caller wants to recall about it) that `tagOf` returns on the same terms.
  */
-export class AtomicWriter {
-  private readonly known = new Map<string, KnownTarget>();
+export class AtomicWriter<Tag = never> {
+  private readonly known = new Map<string, KnownTarget<Tag>>();
 
-  /** The payload directory `..data` points at (undefined when there is no link yet). */
-  async dataDirOf(targetDir: string): Promise<string | undefined> {
-    return readDataLink(targetDir);
+  /** The tag of the last write to `targetDir`, while `..data` still points where it went (else undefined). */
+  tagOf(targetDir: string): Tag | undefined {
+    const known = this.known.get(targetDir);
+    return known !== undefined && readDataLink(targetDir) === known.dataDir ? known.tag : undefined;
   }
 
   /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
-  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, options: WriteOptions = {}): Promise<WriteResult> {
-    const oldDirName = 'dataDir' in options ? options.dataDir : readDataLink(targetDir);
+  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag): Promise<WriteResult> {
+    const oldDirName = readDataLink(targetDir);
     const cached = this.known.get(targetDir);
     const trusted = cached !== undefined && oldDirName === cached.dataDir ? cached : undefined;
     const current = trusted?.files ?? (oldDirName === undefined ? undefined : readState(join(targetDir, oldDirName), new Set(volatile.keys())));
     const links = trusted?.links ?? currentLinks(targetDir);
     const plan = planWrite(current, payload, links);
     // planWrite reports a change whenever nothing is on disk yet, so oldDirName is set here.
-    if (!plan.changed && oldDirName !== undefined) {
-      if (!trusted && current) this.known.set(targetDir, { dataDir: oldDirName, files: current, links });
+    if (!plan.changed && oldDirName !== undefined && current) {
+      this.known.set(targetDir, { dataDir: oldDirName, files: current, links, tag });
       return { changed: false, dataDir: oldDirName };
     }
     this.known.delete(targetDir);
     const dataDir = swapIn(targetDir, payload, volatile, now, plan);
-    this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()) });
+    this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()), tag });
     return { changed: true, dataDir };
   }
 

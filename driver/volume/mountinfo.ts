@@ -30,17 +30,7 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
   return entries;
 }
 
-/**
- * The mount points of /proc/self/mountinfo text (unescaped), for O(1) lookups: the same
- * lines as parseMountInfo, without building entries (the driver reads this often).
- */
+/** The mount points of /proc/self/mountinfo text (unescaped), for O(1) lookups. */
 export function mountPointSet(text: string): Set<string> {
-  const points = new Set<string>();
-  for (const line of text.split('\n')) {
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const mountPoint = line.slice(0, sep).split(' ', 5)[4];
-    if (mountPoint !== undefined) points.add(unescapeOctal(mountPoint));
-  }
-  return points;
+  return new Set(parseMountInfo(text).map((e) => e.mountPoint));
 }

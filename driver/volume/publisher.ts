@@ -73,7 +73,7 @@ export interface PublisherDeps {
    */
   readonly isFresh?: (targetPath: string) => boolean;
   /** The atomic writer (shared so it remembers digests of what it wrote). */
-  readonly writer?: AtomicWriter;
+  readonly writer?: AtomicWriter<readonly ObjectVersion[]>;
 }
 
 const DEFAULT_FILE_MODE = 0o644;
@@ -98,15 +98,14 @@ export class PublishError extends SscError {
  * Rotation re-runs this same path.
  */
 export class VolumePublisher {
-  private readonly writer: AtomicWriter;
+  /**
+   * Tags each write with its object versions (ids and versions, not secrets): while
+   * `..data` still points where they were written, a refresh sends them without reading
+   * `.metadata/versions.json` back.
+   */
+  private readonly writer: AtomicWriter<readonly ObjectVersion[]>;
   /** Targets whose content changed but whose hooks then failed: hooks are owed a retry. */
   private readonly hooksOwed = new Set<string>();
-  /**
-   * The object versions (ids and versions, not secrets) this publisher last wrote to a
-   * target, with the payload directory they were written into: while `..data` still points
-   * there, a refresh sends them without reading `.metadata/versions.json` back.
-   */
-  private readonly writtenVersions = new Map<string, { readonly dataDir: string; readonly versions: readonly ObjectVersion[] }>();
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter();
@@ -116,15 +115,11 @@ export class VolumePublisher {
   forget(targetPath: string): void {
     this.writer.forget(targetPath);
     this.hooksOwed.delete(targetPath);
-    this.writtenVersions.delete(targetPath);
   }
 
-  /** The versions mounted at a target, and the payload directory they were read from. */
-  private async mountedVersions(targetPath: string): Promise<{ dataDir: string | undefined; versions: readonly ObjectVersion[] }> {
-    const dataDir = await this.writer.dataDirOf(targetPath);
-    const written = this.writtenVersions.get(targetPath);
-    if (written !== undefined && dataDir === written.dataDir) return written;
-    return { dataDir, versions: await readMountedVersions(targetPath) };
+  /** The versions mounted at a target: those it wrote, or `.metadata/versions.json`. */
+  private async mountedVersions(targetPath: string): Promise<readonly ObjectVersion[]> {
+    return this.writer.tagOf(targetPath) ?? await readMountedVersions(targetPath);
   }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
@@ -151,7 +146,7 @@ export class VolumePublisher {
     seen.alreadyMounted = alreadyMounted;
     if (alreadyMounted && origin === 'kubelet' && this.deps.isFresh?.(req.targetPath)) {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
-      return { request: req, spc, versions: (await this.mountedVersions(req.targetPath)).versions, changed: false, firstMount: false, origin, skipped: true };
+      return { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
     }
     if (!alreadyMounted && origin === 'rotation') {
       // Kubelet unpublished it since the round listed it: rotation never mounts anything,
@@ -181,21 +176,20 @@ export class VolumePublisher {
 
   private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
-    const mounted = firstMount ? { dataDir: undefined, versions: [] } : await this.mountedVersions(req.targetPath);
+    const mounted = firstMount ? [] : await this.mountedVersions(req.targetPath);
     const request = buildMountRequest({
       parameters: spc.parameters,
       volumeContext: req.volumeContext,
       secrets: req.secrets,
       targetPath: req.targetPath,
       defaultMode,
-      currentVersions: mounted.versions,
+      currentVersions: mounted,
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
     const { files, versions } = validateMountResponse(response, defaultMode);
     const payload = new Map([...files, ...metadataFiles(versions)]);
     this.deps.mounter.assertWritable(req.targetPath);
-    const { changed, dataDir } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), { dataDir: mounted.dataDir });
-    this.writtenVersions.set(req.targetPath, { dataDir, versions: sortVersions(versions) });
+    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions));
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 

@@ -36,20 +36,17 @@ export class FileProvider implements SecretsProvider {
     // `missingObjects: omit` (opt-in): a source file that is gone is left out of the
     // response instead of failing the Mount, so the driver drops its file (SPEC 6).
     const omitMissing = request.attributes['missingObjects'] === 'omit';
-    const contentsAll = objects.map((obj) => {
+    for (const obj of objects) {
+      let contents: Buffer;
       try {
-        return this.read(root, obj);
+        contents = this.read(root, obj);
       } catch (err) {
         if (omitMissing && err instanceof SscError && err.kind === 'not-found') {
           ctx.logger.warn('object missing; omitted (missingObjects: omit)', { objectName: obj.objectName });
-          return undefined;
+          continue;
         }
         throw err;
       }
-    });
-    for (const [i, obj] of objects.entries()) {
-      const contents = contentsAll[i];
-      if (contents === undefined) continue;
       const version = this.versionOf(contents);
       const previous = request.currentObjectVersions.get(obj.objectName);
       if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });
@@ -109,13 +106,13 @@ export class FileProvider implements SecretsProvider {
       // O_NONBLOCK: a FIFO under the root must not hang the provider at open(2).
       fd = openSync(resolved, constants.O_RDONLY | constants.O_NONBLOCK);
       const stat = fstatSync(fd);
-      if (stat.isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
+      if (stat.isDirectory()) throw new SscError('invalid-argument', `file provider: ${where} cannot be read (EISDIR)`, { reason: 'ReadFailed' });
       if (!stat.isFile()) throw new SscError('invalid-argument', `file provider: ${where} is not a regular file`, { reason: 'ReadFailed' });
       return readFileSync(fd);
     } catch (err) {
       if (err instanceof SscError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
-      throw new SscError(code === 'EISDIR' ? 'invalid-argument' : 'unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
+      throw new SscError('unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

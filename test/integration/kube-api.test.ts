@@ -40,7 +40,7 @@ describe('KubeApi, the driver\'s Kubernetes client, against a real kube-apiserve
   const opened: KubeApi[] = [];
 
   /** A kubeconfig for the test cluster with this user entry (YAML lines under `user:`). */
-  async function kubeconfig(name: string, user: string[], server = cluster.url, ca = join(cluster.dir, 'pki', 'ca.crt')): Promise<string> {
+  async function kubeconfig(name: string, user: string[], server = cluster.url, ca = cluster.caFile): Promise<string> {
     const path = join(dir, name);
     await writeFile(path, [
       'apiVersion: v1', 'kind: Config',
@@ -60,7 +60,7 @@ describe('KubeApi, the driver\'s Kubernetes client, against a real kube-apiserve
   before(async () => {
     cluster = await sharedKubeCluster();
     dir = await mkdtemp(join(cluster.dir, 'kube-api-'));
-    adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(await readFile(join(cluster.dir, 'cluster.env'), 'utf8'))?.[1] ?? '';
+    adminToken = cluster.adminToken;
     ns = await createNamespace(cluster, 'kube-api');
   });
   after(async () => {

@@ -95,8 +95,8 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
 
 /** Mount points at or below `dir` in /proc/self/mountinfo (tests assert none are left). */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const { parseMountInfo } = await import('../../driver/volume/mountinfo.js');
-  return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8')).map((e) => e.mountPoint).filter((p) => p === dir || p.startsWith(`${dir}/`));
+  const { mountPointSet } = await import('../../driver/volume/mountinfo.js');
+  return [...mountPointSet(await readFile('/proc/self/mountinfo', 'utf8'))].filter((p) => p === dir || p.startsWith(`${dir}/`));
 }
 
 /** Unmounts whatever a failed test left under `dir`, deepest first, so cleanup never leaks mounts. */

@@ -20,6 +20,9 @@ export const DRIVER_USER = 'system:serviceaccount:kube-system:secrets-store-csi-
 export interface KubeCluster {
   readonly dir: string;
   readonly url: string;
+  /** The system:masters token (for raw requests such as /metrics) and the cluster CA file. */
+  readonly adminToken: string;
+  readonly caFile: string;
   /** Admin (system:masters) clients for test setup and assertions. */
   readonly admin: { config: KubeConfig; core: CoreV1Api; custom: CustomObjectsApi; objects: KubernetesObjectApi };
   /** Kubeconfig for the driver: token of DRIVER_USER, authorised only by deploy/ RBAC. */
@@ -85,7 +88,7 @@ export async function startKubeCluster(): Promise<KubeCluster> {
       'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
     ].join('\n'), { mode: 0o600 });
     return {
-      dir, url: env['KUBE_URL'] ?? '', admin, driverKubeconfig,
+      dir, url: env['KUBE_URL'] ?? '', adminToken: env['ADMIN_TOKEN'] ?? '', caFile: env['CA_FILE'] ?? '', admin, driverKubeconfig,
       async stop() {
         await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
         await rm(dir, { recursive: true, force: true });

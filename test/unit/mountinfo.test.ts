@@ -44,8 +44,7 @@ describe('parseMountInfo', () => {
 
 describe('mountPointSet', () => {
   const points = mountPointSet(TEXT);
-  it('holds exactly the mount points parseMountInfo finds', () => {
-    expect([...points].sort()).to.deep.equal(parseMountInfo(TEXT).map((e) => e.mountPoint).sort());
+  it('holds the unescaped mount points', () => {
     expect([...mountPointSet('1 2 0:1 /sub/dir /target rw - tmpfs none rw\n1 2 0:1 / /t rw shared:1 unbindable-x - tmpfs none rw')]).to.deep.equal(['/target', '/t']);
     expect(mountPointSet('').size).to.equal(0);
   });

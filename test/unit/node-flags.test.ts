@@ -6,10 +6,6 @@ import { missingNodeFlags, NODE_FLAGS, warnMissingNodeFlags } from '../../proto/
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 describe('node flags of the driver and provider processes', () => {
-  it('bounds the heap (the trade-off docs/configuration.md#memory describes)', () => {
-    expect(NODE_FLAGS).to.deep.equal(['--max-semi-space-size=4', '--heap-growing-percent=20']);
-  });
-
   it('names the flags a command line lacks, by name', () => {
     expect(missingNodeFlags([])).to.deep.equal([...NODE_FLAGS]);
     expect(missingNodeFlags(['--cpu-prof', '--max-semi-space-size=4'])).to.deep.equal(['--heap-growing-percent=20']);

@@ -41,7 +41,7 @@ const runPlugin: RunPlugin = (plugin, env) => new Promise((resolve, reject) => {
 });
 
 /** Parses an ExecCredential's status; expiry undefined means "until the API refuses it". */
-export function parseExecCredential(stdout: string, plugin: ExecPlugin): { auth: RequestAuth; expiresAt: number | undefined } {
+function parseExecCredential(stdout: string, plugin: ExecPlugin): { auth: RequestAuth; expiresAt: number | undefined } {
   let status: Record<string, unknown> | undefined;
   try { status = (JSON.parse(stdout) as { status?: Record<string, unknown> }).status; } catch { /* reported below */ }
   if (!status || typeof status !== 'object') throw new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} printed no ExecCredential status`);

@@ -34,7 +34,8 @@ export interface ExchangeLimits {
 /** Marks an error of a request sent on a reused keep-alive connection that the server had closed. */
 export const STALE_CONNECTION = Symbol('stale keep-alive connection');
 
-function errnoError(message: string, code: string): Error {
+/** An Error with an errno-style `code` (what fromKubeError reads). */
+export function errnoError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 

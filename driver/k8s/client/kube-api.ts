@@ -1,5 +1,5 @@
 import { CredentialSource } from './credentials.js';
-import { HttpTransport, LineDecoder, readBody, STALE_CONNECTION, type RequestObserver } from './http-transport.js';
+import { errnoError, HttpTransport, LineDecoder, readBody, STALE_CONNECTION, type RequestObserver } from './http-transport.js';
 import type { ApiEndpoint } from './kubeconfig.js';
 import type { WatchEvent } from './types.js';
 
@@ -50,7 +50,7 @@ function withQuery(path: string, query: Query | undefined): string {
 }
 
 /** JSON patch (RFC 6902), the only patch type the driver sends. */
-export const JSON_PATCH = 'application/json-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
 
 /**
  * Methods re-sent after a reused keep-alive connection failed at once: idempotent (RFC 9110),
@@ -127,7 +127,7 @@ export class KubeApi {
       message.on('end', resolve);
       // Whatever ended it (our deadline, the signal) explains the failure better than "aborted".
       message.on('error', (err) => reject(closedBy() ?? err));
-      message.on('close', () => reject(closedBy() ?? Object.assign(new Error('watch connection closed'), { code: 'ECONNRESET' })));
+      message.on('close', () => reject(closedBy() ?? errnoError('watch connection closed', 'ECONNRESET')));
     });
   }
 

@@ -39,12 +39,12 @@ export interface ApiEndpoint {
 }
 
 /** Where a pod's service-account credentials are mounted. */
-export const IN_CLUSTER_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const IN_CLUSTER_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 type Entry = Record<string, unknown>;
 
 /** A kubeconfig file's content, with the folder its relative paths are relative to. */
-export interface KubeconfigFile {
+interface KubeconfigFile {
   readonly path: string;
   readonly content: string;
 }
