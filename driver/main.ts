@@ -15,6 +15,7 @@ import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
 import { VolumePublisher } from './volume/publisher.js';
+import { repairMountedVolumes } from './volume/startup-repair.js';
 import { TargetLocks } from './volume/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
 
@@ -47,6 +48,10 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     failureHooks: kube ? [kube.failureHook] : [],
     ...(rotation ? { isFresh: (t: string) => rotation.isFresh(t) } : {}),
   });
+
+  // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;
+  // a --mount-mode=dir target is repaired by its next write).
+  if (config.mountMode === 'tmpfs') await repairMountedVolumes(logger.child({ component: 'volume' }));
 
   let serving = false;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });

@@ -10,15 +10,16 @@ export interface ValidMount {
 }
 
 function invalid(message: string): SscError {
-  return new SscError('failed-precondition', message, { reason: 'InvalidProviderResponse' });
+  return new SscError('invalid-argument', message, { reason: 'InvalidProviderResponse' });
 }
 
 /**
  * Checks a MountResponse and turns it into files to write (SPEC 3.2, 5.5). Rejects the
  * whole response on a provider error code, no object versions, an object without id,
- * a bad path, a duplicate path or a mode outside 0..0777. Mode 0 means `defaultMode`.
+ * a bad path (too long for `targetPath` too), a duplicate path or a mode outside 0..0777.
+ * Mode 0 means `defaultMode`.
  */
-export function validateMountResponse(response: MountResponse__Output, defaultMode: number): ValidMount {
+export function validateMountResponse(response: MountResponse__Output, defaultMode: number, targetPath?: string): ValidMount {
   const code = response.error?.code ?? '';
   if (code !== '') {
     throw new SscError('failed-precondition', `provider reported error code ${JSON.stringify(code.slice(0, 100))}`, { reason: code.replace(/[^A-Za-z0-9_]/g, '').slice(0, 64) || 'ProviderError' });
@@ -30,7 +31,7 @@ export function validateMountResponse(response: MountResponse__Output, defaultMo
     if (ids.has(v.id)) throw invalid(`provider returned object ${JSON.stringify(v.id)} more than once`);
     ids.add(v.id);
   }
-  assertValidPaths(response.files.map((f) => f.path));
+  assertValidPaths(response.files.map((f) => f.path), targetPath);
   const files = new Map<string, PayloadFile>();
   for (const f of response.files) {
     if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o777) {

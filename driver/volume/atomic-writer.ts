@@ -1,12 +1,14 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { SscError } from '../../proto/runtime/errors.js';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import { Pacer } from '../../proto/runtime/pacer.js';
 import type { Payload } from './payload.js';
+import { DATA_DIR_LINK, DATA_DIR_TMP_LINK, readDataLink, repairCounts, repaired, repairTarget } from './payload-repair.js';
+import { removeTree } from './remove-tree.js';
 import { planWrite, sha256, topLevelNames, type FileState, type WritePlan } from './write-plan.js';
 
-/** The symlink that points at the current payload directory (as kubelet names it). */
-export const DATA_DIR_LINK = '..data';
-const DATA_DIR_TMP_LINK = '..data_tmp';
+export { DATA_DIR_LINK } from './payload-repair.js';
 
 /** The outcome of one write. */
 export interface WriteResult {
@@ -16,49 +18,55 @@ export interface WriteResult {
   readonly dataDir: string;
 }
 
+/**
+ * The steps of a write, in order; a crash after any of them leaves a target that
+ * repairTarget brings back to the old or the new payload, whole.
+ */
+export type WriteStep = 'payload-dir-created' | 'payload-written' | 'links-added' | 'data-swapped' | 'links-removed' | 'old-payload-removed';
+
+/** Options of the writer. */
+export interface AtomicWriterOptions {
+  /** Where a failed cleanup after a successful swap is reported. */
+  readonly logger?: Logger;
+  /** Called after each step of a write: the fault point crash tests use. */
+  readonly onStep?: (step: WriteStep, targetDir: string) => void;
+  /** How long a large write may hold the event loop before it yields (ms). */
+  readonly sliceMs?: number;
+}
+
 /** Kubelet-style hidden directory name prefix: `..2026_11_22_00_12_09.`. */
 function timestampedPrefix(now: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.`;
 }
 
-function readDataLink(targetDir: string): string | undefined {
-  try {
-    return readlinkSync(join(targetDir, DATA_DIR_LINK));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'EINVAL') throw new SscError('failed-precondition', `${join(targetDir, DATA_DIR_LINK)} is not a symlink`);
-    throw err;
-  }
-}
-
-/** Reads mode and digest of every file under `dir`, skipping paths in `skip`. */
-function readState(dir: string, skip: ReadonlySet<string>): Map<string, FileState> {
+/** Reads mode and digest of every file under `dir`, skipping paths in `skip`; no recursion. */
+async function readState(dir: string, skip: ReadonlySet<string>, pacer: Pacer): Promise<Map<string, FileState>> {
   const state = new Map<string, FileState>();
-  const walk = (rel: string): void => {
+  const pending = [''];
+  while (pending.length > 0) {
+    const rel = pending.pop() as string;
     for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
       const path = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) walk(path);
+      if (entry.isDirectory()) pending.push(path);
       else if (!skip.has(path)) {
         const full = join(dir, path);
         state.set(path, { mode: lstatSync(full).mode & 0o7777, sha256: sha256(readFileSync(full)) });
       }
+      if (pacer.due()) await pacer.pause();
     }
-  };
-  walk('');
+  }
   return state;
 }
 
-/** Top-level symlinks into `..data` currently present in the target directory. */
-function currentLinks(targetDir: string): string[] {
-  const links: string[] = [];
-  for (const entry of readdirSync(targetDir, { withFileTypes: true })) {
-    if (entry.name.startsWith('..') || !entry.isSymbolicLink()) continue;
-    const dest = readlinkSync(join(targetDir, entry.name));
-    if (dest.startsWith(`${DATA_DIR_LINK}/`)) links.push(entry.name);
+/** Mode and digest of every file of a payload (what the writer remembers instead of bytes). */
+async function stateOf(payload: Payload, pacer: Pacer): Promise<Map<string, FileState>> {
+  const state = new Map<string, FileState>();
+  for (const [path, f] of payload) {
+    state.set(path, { mode: f.mode, sha256: sha256(f.contents) });
+    if (pacer.due()) await pacer.pause();
   }
-  return links.sort();
+  return state;
 }
 
 /** chmod `path` to `mode` unless creating it with `mode` under `umask` already gave exactly that. */
@@ -66,21 +74,23 @@ function ensureMode(path: string, mode: number, umask: number): void {
   if ((mode & ~umask) !== mode) chmodSync(path, mode);
 }
 
-function writeFiles(dir: string, files: Payload): void {
+async function writeFiles(dir: string, files: Payload, pacer: Pacer): Promise<void> {
   // Read per write: chmod is only needed where the umask would narrow a requested mode.
   const umask = process.umask();
   const dirs = new Set<string>();
   for (const path of files.keys()) {
-    for (let d = dirname(path); d !== '.'; d = dirname(d)) dirs.add(d);
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) dirs.add(path.slice(0, slash));
   }
   for (const d of [...dirs].sort()) {
     mkdirSync(join(dir, d), { mode: 0o755 });
     ensureMode(join(dir, d), 0o755, umask); // not narrowed by the umask: non-root pods must traverse it
+    if (pacer.due()) await pacer.pause();
   }
   for (const [path, file] of files) {
     const full = join(dir, path);
     writeFileSync(full, file.contents, { mode: file.mode, flag: 'wx' });
     ensureMode(full, file.mode, umask); // the process umask must not narrow what the provider asked for
+    if (pacer.due()) await pacer.pause();
   }
 }
 
@@ -93,30 +103,32 @@ interface KnownTarget<Tag> {
   readonly tag: Tag | undefined;
 }
 
-function stateOf(payload: Payload): Map<string, FileState> {
-  return new Map([...payload].map(([path, f]) => [path, { mode: f.mode, sha256: sha256(f.contents) }]));
-}
-
 /**
  * Writes payloads into target directories the way kubelet's AtomicWriter does for Secret
- * volumes: a new hidden timestamped directory, the `..data` link swapped by rename(2),
- * and top-level links `name -> ..data/name`. A reader sees the old set or the new set,
- * never a mix. `volatile` files are written with the payload but not compared, so a
- * write time alone never causes a rewrite.
+ * volumes: a new hidden timestamped directory, links for new top-level names (dangling
+ * until the swap), the `..data` link swapped by rename(2), then obsolete links and the old
+ * directory removed. A reader sees the old set or the new set, never a mix, and a crash
+ * (SIGKILL) between any two steps leaves a target that repairTarget mends without loss.
+ * `volatile` files are written with the payload but not compared, so a write time alone
+ * never causes a rewrite.
  *
  * Its file-system calls are synchronous, on purpose: the target is a tmpfs the driver
  * mounted (or, in local dir mode, a small directory), so each call is a memory operation
- * of microseconds, while a trip through libuv's thread pool costs ~100 µs here. Writing
- * 10 objects (21 files and links) took 5.8 ms asynchronously and 0.3 ms synchronously;
- * the event loop is held for about that long. The API stays asynchronous.
+ * of microseconds, while a trip through libuv's thread pool costs ~100 µs here. A large
+ * payload (hundreds of thousands of files) yields to the event loop every few
+ * milliseconds instead of holding it for seconds.
  *
  * It remembers the SHA-256 digests of what it wrote (never the bytes), so deciding that
- * nothing changed costs one readlink instead of reading every file back; a target it
- * did not write (or whose `..data` moved) is read from disk. Each write may carry a
- * `tag` (what the caller wants to recall about it) that `tagOf` returns on the same terms.
+ * nothing changed costs one readlink instead of reading every file back; a target it did
+ * not write (or whose `..data` moved) is repaired and read from disk. Each write may carry
+ * a `tag` (what the caller wants to recall about it) that `tagOf` returns on the same terms.
  */
 export class AtomicWriter<Tag = never> {
   private readonly known = new Map<string, KnownTarget<Tag>>();
+  /** Targets whose last cleanup failed after a successful swap: repaired on the next write. */
+  private readonly cleanupOwed = new Set<string>();
+
+  constructor(private readonly options: AtomicWriterOptions = {}) {}
 
   /** The tag of the last write to `targetDir`, while `..data` still points where it went (else undefined). */
   tagOf(targetDir: string): Tag | undefined {
@@ -126,59 +138,104 @@ export class AtomicWriter<Tag = never> {
 
   /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
   async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag): Promise<WriteResult> {
-    const oldDirName = readDataLink(targetDir);
+    const pacer = new Pacer(this.options.sliceMs);
     const cached = this.known.get(targetDir);
-    const trusted = cached !== undefined && oldDirName === cached.dataDir ? cached : undefined;
-    const current = trusted?.files ?? (oldDirName === undefined ? undefined : readState(join(targetDir, oldDirName), new Set(volatile.keys())));
-    const links = trusted?.links ?? currentLinks(targetDir);
-    const plan = planWrite(current, payload, links);
+    let oldDirName = readDataLink(targetDir);
+    const trusted = cached !== undefined && oldDirName === cached.dataDir && !this.cleanupOwed.has(targetDir) ? cached : undefined;
+    let links = trusted?.links;
+    if (trusted === undefined) {
+      // Not written by this process (a restart) or not cleaned up: mend leftovers first.
+      const repair = await repairTarget(targetDir, pacer);
+      if (repaired(repair)) this.options.logger?.info('repaired a volume left incomplete by an earlier write', { targetPath: targetDir, ...repairCounts(repair) });
+      this.cleanupOwed.delete(targetDir);
+      oldDirName = repair.dataDir;
+      links = repair.links;
+    }
+    const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()), pacer));
+    const desired = await stateOf(payload, pacer);
+    const plan = planWrite(current, desired, links ?? []);
     // planWrite reports a change whenever nothing is on disk yet, so oldDirName is set here.
     if (!plan.changed && oldDirName !== undefined && current) {
-      this.known.set(targetDir, { dataDir: oldDirName, files: current, links, tag });
+      this.known.set(targetDir, { dataDir: oldDirName, files: current, links: links ?? [], tag });
       return { changed: false, dataDir: oldDirName };
     }
     this.known.delete(targetDir);
-    const dataDir = swapIn(targetDir, payload, volatile, now, plan);
-    this.known.set(targetDir, { dataDir, files: stateOf(payload), links: topLevelNames(payload.keys()), tag });
+    const dataDir = await this.swapIn(targetDir, new Map([...payload, ...volatile]), now, plan, oldDirName, pacer);
+    this.known.set(targetDir, { dataDir, files: desired, links: topLevelNames(payload.keys()), tag });
     return { changed: true, dataDir };
   }
 
   /** Forgets a target (after unpublish). */
   forget(targetDir: string): void {
     this.known.delete(targetDir);
+    this.cleanupOwed.delete(targetDir);
+  }
+
+  private step(step: WriteStep, targetDir: string): void {
+    this.options.onStep?.(step, targetDir);
+  }
+
+  /** Writes the new payload directory, adds links, swaps `..data`, cleans up; returns the new directory's name. */
+  private async swapIn(targetDir: string, files: Payload, now: Date, plan: WritePlan, oldDirName: string | undefined, pacer: Pacer): Promise<string> {
+    // Checked before anything is written, so a refused write leaves the old payload intact.
+    const clash = plan.linksToAdd.find((name) => lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined);
+    if (clash !== undefined) {
+      throw new SscError('failed-precondition', `${join(targetDir, clash)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
+    }
+    const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
+    const added: string[] = [];
+    try {
+      chmodSync(newDir, 0o755);
+      this.step('payload-dir-created', targetDir);
+      await writeFiles(newDir, files, pacer);
+      this.step('payload-written', targetDir);
+      // Links for new names first, as kubelet does: until the swap they lead nowhere (the
+      // old payload has no such name), and after it every name resolves at once.
+      for (const name of plan.linksToAdd) {
+        symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
+        added.push(name);
+        if (pacer.due()) await pacer.pause();
+      }
+      this.step('links-added', targetDir);
+      const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
+      rmSync(tmpLink, { force: true });
+      symlinkSync(basename(newDir), tmpLink);
+      renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
+    } catch (err) {
+      await this.undo(targetDir, newDir, added);
+      throw err;
+    }
+    this.step('data-swapped', targetDir);
+    // The new payload is live: the write has succeeded, whatever the cleanup below meets.
+    try {
+      for (const name of plan.linksToRemove) {
+        unlinkSync(join(targetDir, name));
+        if (pacer.due()) await pacer.pause();
+      }
+      this.step('links-removed', targetDir);
+      if (oldDirName !== undefined) await removeTree(join(targetDir, oldDirName), pacer);
+      this.step('old-payload-removed', targetDir);
+    } catch (err) {
+      this.cleanupOwed.add(targetDir);
+      this.options.logger?.warn('new payload is live, but removing the old one failed; retrying on the next write', { targetPath: targetDir, error: toSscError(err).message });
+    }
+    return basename(newDir);
+  }
+
+  /** Takes back a write that failed before the swap: its links and its directory. */
+  private async undo(targetDir: string, newDir: string, added: readonly string[]): Promise<void> {
+    try {
+      for (const name of added) unlinkSync(join(targetDir, name));
+      await removeTree(newDir);
+    } catch (err) {
+      // Whatever is left is repaired by the next write (the target is no longer trusted).
+      this.cleanupOwed.add(targetDir);
+      this.options.logger?.warn('could not remove an unfinished payload; it is removed on the next write', { targetPath: targetDir, error: toSscError(err).message });
+    }
   }
 }
 
 /** Writes atomically without remembering anything (tests, one-off writes). */
 export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
   return new AtomicWriter().write(targetDir, payload, volatile, now);
-}
-
-/** Writes the new payload directory, swaps `..data`, fixes links; returns the new directory's name. */
-function swapIn(targetDir: string, payload: Payload, volatile: Payload, now: Date, plan: WritePlan): string {
-  // Checked before anything is written, so a refused write leaves the old payload intact.
-  const clash = plan.linksToAdd.find((name) => lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined);
-  if (clash !== undefined) {
-    throw new SscError('failed-precondition', `${join(targetDir, clash)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
-  }
-
-  const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
-  try {
-    chmodSync(newDir, 0o755);
-    writeFiles(newDir, new Map([...payload, ...volatile]));
-    const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
-    rmSync(tmpLink, { force: true });
-    symlinkSync(basename(newDir), tmpLink);
-    renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
-  } catch (err) {
-    rmSync(newDir, { recursive: true, force: true });
-    throw err;
-  }
-  for (const name of plan.linksToAdd) symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
-  for (const name of plan.linksToRemove) rmSync(join(targetDir, name), { force: true });
-  // Remove every other payload directory, including any left by a crash mid-write.
-  for (const entry of readdirSync(targetDir)) {
-    if (/^\.\.\d{4}_/.test(entry) && entry !== basename(newDir)) rmSync(join(targetDir, entry), { recursive: true, force: true });
-  }
-  return basename(newDir);
 }

@@ -4,13 +4,20 @@ import { SscError } from '../../proto/runtime/errors.js';
 export const MAX_PATH_BYTES = 4096;
 /** Longest single path element, in bytes (Linux NAME_MAX). */
 export const MAX_ELEMENT_BYTES = 255;
+/** Deepest provider path accepted, in elements: deeper trees only serve to exhaust the writer. */
+export const MAX_PATH_DEPTH = 128;
+/** Longest path the kernel takes, in bytes, without the terminating NUL (PATH_MAX - 1). */
+export const MAX_ON_DISK_PATH_BYTES = 4095;
+/** Length of a payload directory's name (`..2026_11_23_20_16_00.` plus 6 random characters). */
+export const PAYLOAD_DIR_NAME_BYTES = 28;
 /** The directory the driver writes object versions into; providers may not use it. */
 export const METADATA_DIR = '.metadata';
 
 /**
  * Why `path` may not be written into a volume, or undefined when it may. Rules (SPEC 5.5):
  * relative, clean, no `..` element, not starting with `..` (the atomic writer's own
- * names), not under `.metadata`, at most 4096 bytes, elements at most 255 bytes.
+ * names), not under `.metadata`, at most 4096 bytes, elements at most 255 bytes, at most
+ * 128 elements deep. Linear in the path's length.
  */
 export function pathProblem(path: string): string | undefined {
   if (path === '') return 'path is empty';
@@ -19,10 +26,22 @@ export function pathProblem(path: string): string | undefined {
   if (path.startsWith('/')) return 'path is absolute';
   if (path.startsWith('..')) return 'path starts with ".."';
   const elements = path.split('/');
+  if (elements.length > MAX_PATH_DEPTH) return `path is nested deeper than ${MAX_PATH_DEPTH} levels`;
   if (elements.includes('..')) return 'path has a ".." element';
   if (elements.some((e) => e === '' || e === '.')) return 'path is not clean (empty or "." element)';
   if (elements.some((e) => Buffer.byteLength(e) > MAX_ELEMENT_BYTES)) return `a path element is longer than ${MAX_ELEMENT_BYTES} bytes`;
   if (elements[0] === METADATA_DIR) return `path is inside the reserved ${METADATA_DIR} directory`;
+  return undefined;
+}
+
+/**
+ * Why `path` cannot be written under `targetPath`, or undefined: the payload directory's
+ * copy (`<target>/<payload dir>/<path>`) must stay within PATH_MAX, or the write fails
+ * half-way with ENAMETOOLONG.
+ */
+export function onDiskProblem(targetPath: string, path: string): string | undefined {
+  const bytes = Buffer.byteLength(targetPath) + 1 + PAYLOAD_DIR_NAME_BYTES + 1 + Buffer.byteLength(path);
+  if (bytes > MAX_ON_DISK_PATH_BYTES) return `path would be ${bytes} bytes long on disk (target path, payload directory and path), more than ${MAX_ON_DISK_PATH_BYTES}`;
   return undefined;
 }
 
@@ -32,26 +51,40 @@ export function quotePath(path: string): string {
   return JSON.stringify(shown);
 }
 
+function rejected(message: string): SscError {
+  return new SscError('invalid-argument', message, { reason: 'InvalidProviderResponse' });
+}
+
+/** A directory in the tree of paths seen so far; FILE marks a path that is a file. */
+type Tree = Map<string, Tree | typeof FILE>;
+const FILE = 0;
+
 /**
- * Checks a whole set of provider paths: each must pass pathProblem, none may repeat,
- * and none may be both a file and a directory (`a` and `a/b`). Throws invalid-argument
- * naming the first bad path, so the whole response is rejected.
+ * Checks a whole set of provider paths: each must pass pathProblem (and onDiskProblem
+ * under `targetPath`), none may repeat, and none may be both a file and a directory
+ * (`a` and `a/b`). Throws invalid-argument naming the first bad path and the rule, so
+ * the whole response is rejected before anything is written. Linear in the total length
+ * of the paths: each path walks a tree of the elements seen so far.
  */
-export function assertValidPaths(paths: readonly string[]): void {
-  const seen = new Set<string>();
+export function assertValidPaths(paths: readonly string[], targetPath?: string): void {
   for (const path of paths) {
-    const problem = pathProblem(path);
-    if (problem) throw new SscError('failed-precondition', `provider returned an invalid file path ${quotePath(path)}: ${problem}`, { reason: 'InvalidProviderResponse' });
-    if (seen.has(path)) throw new SscError('failed-precondition', `provider returned the file path ${quotePath(path)} more than once`, { reason: 'InvalidProviderResponse' });
-    seen.add(path);
+    const problem = pathProblem(path) ?? (targetPath === undefined ? undefined : onDiskProblem(targetPath, path));
+    if (problem) throw rejected(`provider returned an invalid file path ${quotePath(path)}: ${problem}`);
   }
+  const root: Tree = new Map();
   for (const path of paths) {
     const elements = path.split('/');
-    for (let i = 1; i < elements.length; i++) {
-      const parent = elements.slice(0, i).join('/');
-      if (seen.has(parent)) {
-        throw new SscError('failed-precondition', `provider returned ${quotePath(parent)} both as a file and as a directory`, { reason: 'InvalidProviderResponse' });
-      }
+    let dir = root;
+    for (let i = 0; i < elements.length - 1; i++) {
+      const name = elements[i] as string;
+      const next = dir.get(name);
+      if (next === FILE) throw rejected(`provider returned ${quotePath(elements.slice(0, i + 1).join('/'))} both as a file and as a directory`);
+      if (next === undefined) { const created: Tree = new Map(); dir.set(name, created); dir = created; } else dir = next;
     }
+    const last = elements[elements.length - 1] as string;
+    const existing = dir.get(last);
+    if (existing === FILE) throw rejected(`provider returned the file path ${quotePath(path)} more than once`);
+    if (existing !== undefined) throw rejected(`provider returned ${quotePath(path)} both as a file and as a directory`);
+    dir.set(last, FILE);
   }
 }

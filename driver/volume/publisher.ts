@@ -108,7 +108,7 @@ export class VolumePublisher {
   private readonly hooksOwed = new Set<string>();
 
   constructor(private readonly deps: PublisherDeps) {
-    this.writer = deps.writer ?? new AtomicWriter();
+    this.writer = deps.writer ?? new AtomicWriter({ logger: deps.logger });
   }
 
   /** Forgets what it knows of a target (after NodeUnpublishVolume). */
@@ -186,7 +186,7 @@ export class VolumePublisher {
       currentVersions: mounted,
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
-    const { files, versions } = validateMountResponse(response, defaultMode);
+    const { files, versions } = validateMountResponse(response, defaultMode, req.targetPath);
     const payload = new Map([...files, ...metadataFiles(versions)]);
     this.deps.mounter.assertWritable(req.targetPath);
     const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions));

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Payload } from './payload.js';
 
 /** What is on disk for one file: its mode and the SHA-256 of its bytes (never the bytes). */
 export interface FileState {
@@ -24,23 +23,31 @@ export function sha256(contents: Buffer): string {
 
 /** The first element of each path, deduplicated, sorted. */
 export function topLevelNames(paths: Iterable<string>): string[] {
-  return [...new Set([...paths].map((p) => p.split('/')[0] as string))].sort();
+  const names = new Set<string>();
+  for (const p of paths) {
+    const slash = p.indexOf('/');
+    names.add(slash < 0 ? p : p.slice(0, slash));
+  }
+  return [...names].sort();
 }
 
 /**
- * Compares what is on disk with what should be there. `current` is undefined when the
- * target has never been written. Only compared paths count: volatile files (such as
+ * Compares what is on disk with what should be there, in time linear in the number of
+ * files (a volume may hold hundreds of thousands). `current` is undefined when the target
+ * has never been written. Only compared paths count: volatile files (such as
  * `.metadata/versions.json` with its write time) are left out by the caller.
  */
-export function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: Payload, currentLinks: readonly string[]): WritePlan {
+export function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: ReadonlyMap<string, FileState>, currentLinks: readonly string[]): WritePlan {
   const wantedLinks = topLevelNames(desired.keys());
-  const linksToAdd = wantedLinks.filter((n) => !currentLinks.includes(n));
-  const linksToRemove = currentLinks.filter((n) => !wantedLinks.includes(n));
+  const wanted = new Set(wantedLinks);
+  const present = new Set(currentLinks);
+  const linksToAdd = wantedLinks.filter((n) => !present.has(n));
+  const linksToRemove = currentLinks.filter((n) => !wanted.has(n));
   let changed = current === undefined || current.size !== desired.size || linksToAdd.length > 0 || linksToRemove.length > 0;
   if (!changed && current) {
     for (const [path, file] of desired) {
       const now = current.get(path);
-      if (!now || now.mode !== file.mode || now.sha256 !== sha256(file.contents)) { changed = true; break; }
+      if (!now || now.mode !== file.mode || now.sha256 !== file.sha256) { changed = true; break; }
     }
   }
   return { changed, linksToAdd, linksToRemove };

@@ -73,7 +73,7 @@ describe('validateMountResponse', () => {
   for (const [name, o, message] of invalid) {
     it(`rejects ${name}`, () => {
       const err = failure(response(o));
-      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', 'InvalidProviderResponse', message]);
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['invalid-argument', 'InvalidProviderResponse', message]);
     });
   }
 

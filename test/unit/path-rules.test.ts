@@ -7,7 +7,7 @@ const long = (n: number, c = 'a') => c.repeat(n);
 describe('pathProblem', () => {
   const valid: string[] = [
     'a', 'username', 'dir/file', 'a/b/c/d', '.hidden', 'a/.b', 'a/..b', 'a/b..', 'metadata', 'x/.metadata', '.metadatax',
-    'with space', 'é', long(255), `${long(255)}/${long(255)}`, Array(2048).fill('a').join('/').slice(0, 4095),
+    'with space', 'é', long(255), `${long(255)}/${long(255)}`, Array(128).fill('a').join('/'),
   ];
   for (const path of valid) {
     it(`accepts ${quotePath(path)}`, () => expect(pathProblem(path)).to.equal(undefined));
@@ -42,6 +42,8 @@ describe('pathProblem', () => {
     ['element of 256 bytes in 128 chars', long(128, 'é'), 'a path element is longer than 255 bytes'],
     ['4097 bytes', 'a/'.repeat(2048) + 'a', 'path is longer than 4096 bytes'],
     ['4098 bytes in 2049 chars', long(2049, 'é'), 'path is longer than 4096 bytes'],
+    ['129 levels', Array(129).fill('a').join('/'), 'path is nested deeper than 128 levels'],
+    ['2,000 levels within 4096 bytes', Array(2000).fill('a').join('/'), 'path is nested deeper than 128 levels'],
   ];
   for (const [name, path, problem] of invalid) {
     it(`rejects ${name}: ${problem}`, () => expect(pathProblem(path)).to.equal(problem));
@@ -74,7 +76,7 @@ describe('assertValidPaths', () => {
   for (const [paths, message] of bad) {
     it(`rejects ${JSON.stringify(paths)}`, () => {
       const err = failure(paths);
-      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', 'InvalidProviderResponse', message]);
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['invalid-argument', 'InvalidProviderResponse', message]);
     });
   }
 

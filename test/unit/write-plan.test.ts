@@ -58,6 +58,6 @@ describe('planWrite', () => {
     ['empty to empty', new Map(), new Map(), [], { changed: false, linksToAdd: [], linksToRemove: [] }],
   ];
   for (const [name, current, desired, links, expected] of cases) {
-    it(name, () => expect(planWrite(current, desired, links)).to.deep.equal(expected));
+    it(name, () => expect(planWrite(current, stateOf(desired), links)).to.deep.equal(expected));
   }
 });
