@@ -34,6 +34,11 @@ export interface CallLimits {
  */
 const PASSED_THROUGH: ReadonlySet<number> = new Set([grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED, grpc.status.UNAUTHENTICATED, grpc.status.ABORTED, grpc.status.ALREADY_EXISTS]);
 
+/** True when a channel is in TRANSIENT_FAILURE: its last connect failed and it waits out a backoff. */
+function isBackingOff(client: grpc.Client): boolean {
+  return client.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE;
+}
+
 /** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
 const DEADLINE_MARGIN_MS = 250;
 
@@ -70,7 +75,6 @@ export class ProviderClient {
     invoke: (client: CSIDriverProviderClient, deadline: Date, done: (err: grpc.ServiceError | null, res?: T) => void) => grpc.ClientUnaryCall,
   ): Promise<T> {
     const socketPath = await this.findSocket(name);
-    const client = this.clientFor(socketPath);
     const deadline = this.deadline(limits.deadline);
     try {
       return await callWithRetry({
@@ -82,7 +86,7 @@ export class ProviderClient {
         attempt: () => new Promise<T>((resolve, reject) => {
           // The listener must go when the call ends: rotation passes one long-lived signal.
           const onAbort = () => call.cancel();
-          const call = invoke(client, deadline, (err, res) => {
+          const call = invoke(this.clientFor(socketPath), deadline, (err, res) => {
             limits.signal?.removeEventListener('abort', onAbort);
             if (err) reject(err); else resolve(res as T);
           });
@@ -112,17 +116,28 @@ export class ProviderClient {
     throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
   }
 
+  /**
+   * The cached channel for a socket, replaced by a fresh one when it sits in grpc-js's
+   * reconnect backoff (TRANSIENT_FAILURE): after a provider outage that backoff grows to
+   * many seconds, during which every call fails at once although the provider is back
+   * (issue 9). A fresh channel dials now; on a Unix socket that costs next to nothing.
+   * No call waits on a channel in TRANSIENT_FAILURE (none uses wait-for-ready), so
+   * closing it fails nothing in flight.
+   */
   private clientFor(socketPath: string): CSIDriverProviderClient {
-    let client = this.clients.get(socketPath);
-    if (!client) {
-      const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
-      client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
-        'grpc.default_authority': 'localhost',
-        'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
-        'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
-      });
-      this.clients.set(socketPath, client);
-    }
+    const cached = this.clients.get(socketPath);
+    if (cached && !isBackingOff(cached)) return cached;
+    cached?.close();
+    const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
+    const client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
+      'grpc.default_authority': 'localhost',
+      'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
+      'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
+      // grpc-js shares subchannels (and their backoff) between channels to one address
+      // unless each channel has its own pool: a fresh channel must not inherit the backoff.
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    this.clients.set(socketPath, client);
     return client;
   }
 
