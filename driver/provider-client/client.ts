@@ -7,6 +7,7 @@ import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionRe
 import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../proto/runtime/errors.js';
 import { loadProviderProto } from '../../proto/runtime/loader.js';
 import type { Logger } from '../../proto/runtime/logger.js';
+import { printable } from '../../proto/runtime/untrusted-text.js';
 import { candidateSocketPaths } from './socket-path.js';
 import { callWithRetry, type Sleep } from './retry.js';
 
@@ -38,6 +39,12 @@ const PASSED_THROUGH: ReadonlySet<number> = new Set([grpc.status.NOT_FOUND, grpc
 function isBackingOff(client: grpc.Client): boolean {
   return client.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE;
 }
+
+/**
+ * Most of a provider's gRPC error message relayed to kubelet, events and the log: enough
+ * for any real explanation, while a provider dumping a whole document stays bounded.
+ */
+const MAX_DETAILS_SHOWN = 512;
 
 /** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
 const DEADLINE_MARGIN_MS = 250;
@@ -149,20 +156,20 @@ export class ProviderClient {
       case grpc.status.DEADLINE_EXCEEDED:
         return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
       case grpc.status.UNAVAILABLE:
-        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${err.details}`, { reason: 'ProviderUnavailable' });
+        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'ProviderUnavailable' });
       case grpc.status.RESOURCE_EXHAUSTED:
         // grpc-js reports an over-sized response as "Received message larger than max".
         if (/larger than max/i.test(err.details)) {
           return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
         }
-        return new SscError('resource-exhausted', `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
+        return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
       case grpc.status.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
       default: {
         // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a
         // driver bug, so it never leaves as INTERNAL.
         const kind = PASSED_THROUGH.has(err.code) ? kindOfGrpcCode(err.code) : 'failed-precondition';
-        return new SscError(kind, `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
+        return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
       }
     }
   }
