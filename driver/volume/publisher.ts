@@ -169,7 +169,7 @@ export class VolumePublisher {
         for (const hook of this.deps.hooks ?? []) await hook(published, limits);
       } catch (err) {
         if (published.changed) this.hooksOwed.add(req.targetPath);
-        seen.rotated = published.changed;
+        seen.rotated = published.changed && alreadyMounted; // a first mount is rolled back below
         throw err;
       }
       this.hooksOwed.delete(req.targetPath);
