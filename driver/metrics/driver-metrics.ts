@@ -21,7 +21,7 @@ export class DriverMetrics {
   private readonly syncTotal: Counter<'provider' | 'os_type'>;
   private readonly syncDuration: Histogram<'os_type'>;
   private readonly rotationTotal: Counter<'provider' | 'os_type' | 'rotated'>;
-  private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type'>;
+  private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type' | 'rotated'>;
   private readonly rotationDuration: Histogram<'os_type'>;
   private readonly apiRequests: Counter<'method' | 'code'>;
 
@@ -33,7 +33,7 @@ export class DriverMetrics {
     this.unpublishErrors = new Counter({ name: 'node_unpublish_error_total', help: 'Failed NodeUnpublishVolume calls', labelNames: ['error_type', 'os_type'], registers: [this.registry] });
     this.syncTotal = new Counter({ name: 'sync_k8s_secret_total', help: 'Kubernetes Secrets synced from mounted files', labelNames: ['provider', 'os_type'], registers: [this.registry] });
     this.rotationTotal = new Counter({ name: 'rotation_reconcile_total', help: 'Volumes refreshed by the rotation reconciler', labelNames: ['provider', 'os_type', 'rotated'], registers: [this.registry] });
-    this.rotationErrors = new Counter({ name: 'rotation_reconcile_error_total', help: 'Failed rotation refreshes', labelNames: ['provider', 'os_type', 'error_type'], registers: [this.registry] });
+    this.rotationErrors = new Counter({ name: 'rotation_reconcile_error_total', help: 'Failed rotation refreshes', labelNames: ['provider', 'os_type', 'error_type', 'rotated'], registers: [this.registry] });
     this.rotationDuration = new Histogram({ name: 'rotation_reconcile_duration_sec', help: 'Time to refresh one volume', labelNames: ['os_type'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
     // client-go's name, so API load dashboards cover this driver too (Kubernetes mode only).
     this.apiRequests = new Counter({ name: 'rest_client_requests_total', help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)', labelNames: ['method', 'code'], registers: [this.registry] });
@@ -46,9 +46,9 @@ export class DriverMetrics {
     this.rotationDuration.observe({ os_type: OS_TYPE }, seconds);
   }
 
-  /** Records one failed rotation refresh. */
-  reconcileFailed(provider: string, errorType: string): void {
-    this.rotationErrors.inc({ provider: providerLabel(provider), os_type: OS_TYPE, error_type: errorType });
+  /** Records one failed rotation refresh; `rotated`: new content was written before it failed. */
+  reconcileFailed(provider: string, errorType: string, rotated: boolean): void {
+    this.rotationErrors.inc({ provider: providerLabel(provider), os_type: OS_TYPE, error_type: errorType, rotated: String(rotated) });
   }
 
   /** Records one synced Secret and how long it took. */

@@ -7,6 +7,7 @@ import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionRe
 import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../proto/runtime/errors.js';
 import { loadProviderProto } from '../../proto/runtime/loader.js';
 import type { Logger } from '../../proto/runtime/logger.js';
+import { printable } from '../../proto/runtime/untrusted-text.js';
 import { candidateSocketPaths } from './socket-path.js';
 import { callWithRetry, type Sleep } from './retry.js';
 
@@ -33,6 +34,17 @@ export interface CallLimits {
  * FAILED_PRECONDITION: they are the provider's failures, not this driver's.
  */
 const PASSED_THROUGH: ReadonlySet<number> = new Set([grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED, grpc.status.UNAUTHENTICATED, grpc.status.ABORTED, grpc.status.ALREADY_EXISTS]);
+
+/** True when a channel is in TRANSIENT_FAILURE: its last connect failed and it waits out a backoff. */
+function isBackingOff(client: grpc.Client): boolean {
+  return client.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE;
+}
+
+/**
+ * Most of a provider's gRPC error message relayed to kubelet, events and the log: enough
+ * for any real explanation, while a provider dumping a whole document stays bounded.
+ */
+const MAX_DETAILS_SHOWN = 512;
 
 /** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
 const DEADLINE_MARGIN_MS = 250;
@@ -70,7 +82,6 @@ export class ProviderClient {
     invoke: (client: CSIDriverProviderClient, deadline: Date, done: (err: grpc.ServiceError | null, res?: T) => void) => grpc.ClientUnaryCall,
   ): Promise<T> {
     const socketPath = await this.findSocket(name);
-    const client = this.clientFor(socketPath);
     const deadline = this.deadline(limits.deadline);
     try {
       return await callWithRetry({
@@ -82,7 +93,7 @@ export class ProviderClient {
         attempt: () => new Promise<T>((resolve, reject) => {
           // The listener must go when the call ends: rotation passes one long-lived signal.
           const onAbort = () => call.cancel();
-          const call = invoke(client, deadline, (err, res) => {
+          const call = invoke(this.clientFor(socketPath), deadline, (err, res) => {
             limits.signal?.removeEventListener('abort', onAbort);
             if (err) reject(err); else resolve(res as T);
           });
@@ -112,17 +123,28 @@ export class ProviderClient {
     throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
   }
 
+  /**
+   * The cached channel for a socket, replaced by a fresh one when it sits in grpc-js's
+   * reconnect backoff (TRANSIENT_FAILURE): after a provider outage that backoff grows to
+   * many seconds, during which every call fails at once although the provider is back
+   * (issue 9). A fresh channel dials now; on a Unix socket that costs next to nothing.
+   * No call waits on a channel in TRANSIENT_FAILURE (none uses wait-for-ready), so
+   * closing it fails nothing in flight.
+   */
   private clientFor(socketPath: string): CSIDriverProviderClient {
-    let client = this.clients.get(socketPath);
-    if (!client) {
-      const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
-      client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
-        'grpc.default_authority': 'localhost',
-        'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
-        'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
-      });
-      this.clients.set(socketPath, client);
-    }
+    const cached = this.clients.get(socketPath);
+    if (cached && !isBackingOff(cached)) return cached;
+    cached?.close();
+    const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
+    const client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
+      'grpc.default_authority': 'localhost',
+      'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
+      'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
+      // grpc-js shares subchannels (and their backoff) between channels to one address
+      // unless each channel has its own pool: a fresh channel must not inherit the backoff.
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    this.clients.set(socketPath, client);
     return client;
   }
 
@@ -134,20 +156,20 @@ export class ProviderClient {
       case grpc.status.DEADLINE_EXCEEDED:
         return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
       case grpc.status.UNAVAILABLE:
-        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${err.details}`, { reason: 'ProviderUnavailable' });
+        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'ProviderUnavailable' });
       case grpc.status.RESOURCE_EXHAUSTED:
         // grpc-js reports an over-sized response as "Received message larger than max".
         if (/larger than max/i.test(err.details)) {
           return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
         }
-        return new SscError('resource-exhausted', `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
+        return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
       case grpc.status.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
       default: {
         // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a
         // driver bug, so it never leaves as INTERNAL.
         const kind = PASSED_THROUGH.has(err.code) ? kindOfGrpcCode(err.code) : 'failed-precondition';
-        return new SscError(kind, `${where} failed: ${err.details}`, { reason: 'GRPCProviderError' });
+        return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
       }
     }
   }

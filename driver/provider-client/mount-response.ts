@@ -1,12 +1,37 @@
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError } from '../../proto/runtime/errors.js';
-import { assertValidPaths } from '../volume/path-rules.js';
+import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { assertValidPaths, quotePath } from '../volume/path-rules.js';
 import type { ObjectVersion, PayloadFile } from '../volume/payload.js';
 
 /** A provider response that passed every check: files to write and object versions. */
 export interface ValidMount {
   readonly files: ReadonlyMap<string, PayloadFile>;
   readonly versions: readonly ObjectVersion[];
+}
+
+/**
+ * A provider error code fit to be a metric label and event reason: an identifier of at
+ * most 40 characters. Anything else (free text, a value that leaked in) would bring
+ * unbounded label values and could carry secrets, so it is never used.
+ */
+const LABEL_SAFE_CODE = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
+
+/**
+ * Reasons the driver acts on (a publish already running, a cancelled call): a provider
+ * returning one as its error code must not make the driver skip reporting its failure.
+ */
+const DRIVER_DECISION_REASONS: ReadonlySet<string> = new Set(['OperationInProgress', 'Cancelled']);
+
+/** Longest part of a provider's error code or object id quoted in a message. */
+const MAX_TEXT_SHOWN = 64;
+
+/**
+ * The `reason` (metric `error_type`) for a provider's `error.code` (SPEC 3.2): the code
+ * itself when it is a short identifier, else `ProviderError`.
+ */
+export function providerCodeReason(code: string): string {
+  return LABEL_SAFE_CODE.test(code) && !DRIVER_DECISION_REASONS.has(code) ? code : 'ProviderError';
 }
 
 function invalid(message: string): SscError {
@@ -22,20 +47,20 @@ function invalid(message: string): SscError {
 export function validateMountResponse(response: MountResponse__Output, defaultMode: number, targetPath?: string): ValidMount {
   const code = response.error?.code ?? '';
   if (code !== '') {
-    throw new SscError('failed-precondition', `provider reported error code ${JSON.stringify(code.slice(0, 100))}`, { reason: code.replace(/[^A-Za-z0-9_]/g, '').slice(0, 64) || 'ProviderError' });
+    throw new SscError('failed-precondition', `provider reported error code ${quoted(code, MAX_TEXT_SHOWN)}`, { reason: providerCodeReason(code) });
   }
   if (response.object_version.length === 0) throw invalid('provider returned no object versions');
   const ids = new Set<string>();
   for (const v of response.object_version) {
     if (v.id === '') throw invalid('provider returned an object version with an empty id');
-    if (ids.has(v.id)) throw invalid(`provider returned object ${JSON.stringify(v.id)} more than once`);
+    if (ids.has(v.id)) throw invalid(`provider returned object ${quoted(v.id, MAX_TEXT_SHOWN)} more than once`);
     ids.add(v.id);
   }
   assertValidPaths(response.files.map((f) => f.path), targetPath);
   const files = new Map<string, PayloadFile>();
   for (const f of response.files) {
     if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o777) {
-      throw invalid(`provider returned mode ${f.mode} for ${JSON.stringify(f.path)}: only permission bits 0000-0777 are allowed`);
+      throw invalid(`provider returned mode ${f.mode} for ${quotePath(f.path)}: only permission bits 0000-0777 are allowed`);
     }
     files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: Buffer.from(f.contents) });
   }

@@ -25,12 +25,10 @@ export interface VolumeSource {
   notePublished?(volume: PublishedVolume): void;
 }
 
-/** What one refresh did. */
-export interface RefreshReport {
-  readonly result: RefreshResult;
-  readonly provider: string;
-  readonly errorType?: string;
-}
+/** What one refresh did; a failure says why and whether new content got written first. */
+export type RefreshReport =
+  | { readonly result: Exclude<RefreshResult, 'failed'>; readonly provider: string }
+  | { readonly result: 'failed'; readonly provider: string; readonly errorType: string; readonly rotated: boolean };
 
 /** Re-runs the publish path for one volume and reports on it (events are its business). */
 export interface VolumeRefresher {
@@ -40,7 +38,7 @@ export interface VolumeRefresher {
 /** Metrics the reconciler records (upstream's rotation_reconcile_* names). */
 export interface RotationMetricsPort {
   reconciled(provider: string, rotated: boolean, seconds: number): void;
-  reconcileFailed(provider: string, errorType: string): void;
+  reconcileFailed(provider: string, errorType: string, rotated: boolean): void;
 }
 
 /** What one round did. */
@@ -116,12 +114,12 @@ export class RotationReconciler {
       const t0 = deps.now();
       const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
         deps.logger.error('rotation refresh failed unexpectedly', { targetPath: volume.targetPath, error: String(err) });
-        return { result: 'failed', provider: volume.provider, errorType: 'Internal' };
+        return { result: 'failed', provider: volume.provider, errorType: 'Internal', rotated: false };
       });
       deps.schedule.record(volume.targetPath, report.result, deps.now());
       if (report.result === 'failed') {
         failed++;
-        deps.metrics.reconcileFailed(report.provider, report.errorType ?? 'Unknown');
+        deps.metrics.reconcileFailed(report.provider, report.errorType, report.rotated);
       } else if (report.result !== 'skipped') {
         if (report.result === 'changed') changed++;
         deps.metrics.reconciled(report.provider, report.result === 'changed', (deps.now() - t0) / 1000);

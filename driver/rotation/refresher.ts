@@ -1,5 +1,6 @@
 import { toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
+import { printable } from '../../proto/runtime/untrusted-text.js';
 import type { PublishRequest } from '../csi/requests.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { VolumePublisher } from '../volume/publisher.js';
@@ -34,15 +35,16 @@ export class PublishingRefresher implements VolumeRefresher {
     } catch (err) {
       const e = toSscError(err);
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', `rotation for ${where} could not prepare the request: ${e.message}`);
-      return { result: 'failed', provider: volume.provider, errorType: e.reason };
+      return { result: 'failed', provider: volume.provider, errorType: e.reason, rotated: false };
     }
     if (!request) return { result: 'skipped', provider: volume.provider };
     try {
       const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
       if (published.skipped) return { result: 'skipped', provider: published.spc.provider };
       if (published.changed) {
-        const ids = published.versions.map((v) => v.id).join(', ');
-        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids.slice(0, 500)})`);
+        // Object ids are the provider's text: bounded and escaped like its messages.
+        const ids = printable(published.versions.map((v) => v.id).join(', '), 500);
+        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids})`);
         this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
         return { result: 'changed', provider: published.spc.provider };
       }
@@ -53,7 +55,8 @@ export class PublishingRefresher implements VolumeRefresher {
       // A driver shutting down cancels refreshes in flight: not a failure to report.
       if (e.reason === 'OperationInProgress' || signal.aborted) return { result: 'skipped', provider: volume.provider };
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
-      return { result: 'failed', provider: (err as { provider?: string }).provider || volume.provider, errorType: e.reason };
+      const { provider, rotated } = err as { provider?: string; rotated?: boolean };
+      return { result: 'failed', provider: provider || volume.provider, errorType: e.reason, rotated: rotated === true };
     }
   }
 }

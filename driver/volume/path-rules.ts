@@ -1,4 +1,5 @@
 import { SscError } from '../../proto/runtime/errors.js';
+import { quoted } from '../../proto/runtime/untrusted-text.js';
 
 /** Longest relative path accepted from a provider, in bytes (Linux PATH_MAX). */
 export const MAX_PATH_BYTES = 4096;
@@ -45,10 +46,14 @@ export function onDiskProblem(targetPath: string, path: string): string | undefi
   return undefined;
 }
 
-/** A printable, bounded rendering of a provider-supplied path for error messages. */
+
+/**
+ * A provider-supplied path for error messages: quoted, its first 64 characters at most
+ * (enough to find it; a rejected path may be megabytes or carry more than a name), with
+ * control and invisible characters escaped.
+ */
 export function quotePath(path: string): string {
-  const shown = path.length > 120 ? `${path.slice(0, 120)}…` : path;
-  return JSON.stringify(shown);
+  return quoted(path, 64);
 }
 
 function rejected(message: string): SscError {

@@ -82,11 +82,16 @@ const DEFAULT_FILE_MODE = 0o644;
 interface Seen {
   spc: SecretProviderClass | undefined;
   alreadyMounted: boolean;
+  /** New content is in the volume, but a hook (pod status, Secret sync) then failed. */
+  rotated: boolean;
 }
 
-/** A failed publish: the error, plus the provider when the class was resolved (for metrics). */
+/**
+ * A failed publish: the error, plus the provider when the class was resolved, and whether
+ * new content was written before the failure (upstream's `rotated` metric label).
+ */
 export class PublishError extends SscError {
-  constructor(error: SscError, readonly provider: string) {
+  constructor(error: SscError, readonly provider: string, readonly rotated = false) {
     super(error.kind, error.message, { reason: error.reason, cause: error.cause });
   }
 }
@@ -125,11 +130,11 @@ export class VolumePublisher {
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
   async publish(req: PublishRequest, limits: CallLimits = {}, origin: PublishOrigin = 'kubelet'): Promise<PublishedVolume> {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
-    const seen: Seen = { spc: undefined, alreadyMounted: false };
+    const seen: Seen = { spc: undefined, alreadyMounted: false, rotated: false };
     try {
       return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
     } catch (err) {
-      const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '');
+      const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated);
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
         for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin });
@@ -164,6 +169,7 @@ export class VolumePublisher {
         for (const hook of this.deps.hooks ?? []) await hook(published, limits);
       } catch (err) {
         if (published.changed) this.hooksOwed.add(req.targetPath);
+        seen.rotated = published.changed && alreadyMounted; // a first mount is rolled back below
         throw err;
       }
       this.hooksOwed.delete(req.targetPath);

@@ -47,7 +47,7 @@ describe('rotation reconciler in local mode (real driver, file provider)', funct
     const target = stack.targetPath('flaky');
     await stack.client.publish(stack.request(target, 'flaky', 'flaky'));
     scripted.script = async () => ({ ...responseWith([{ path: 'x', contents: 'bad' }]), error: { code: 'VaultSealed' } });
-    const failedMetric = /^rotation_reconcile_error_total\{provider="scripted",os_type="linux",error_type="VaultSealed"\} [1-9]\d*$/m;
+    const failedMetric = /^rotation_reconcile_error_total\{provider="scripted",os_type="linux",error_type="VaultSealed",rotated="false"\} [1-9]\d*$/m;
     while (!failedMetric.test(await stack.metrics())) {
       await logged(stack.driver, /"message":"rotation round done"/, (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length + 1);
     }

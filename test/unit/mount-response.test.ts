@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { validateMountResponse } from '../../driver/provider-client/mount-response.js';
+import { providerCodeReason, validateMountResponse } from '../../driver/provider-client/mount-response.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
@@ -36,11 +36,29 @@ describe('validateMountResponse', () => {
     expect(validateMountResponse(response({ files: [] }), 0o644).files.size).to.equal(0);
   });
 
-  const codes: [string, string][] = [['GRPCProviderError', 'GRPCProviderError'], ['Not Found!', 'NotFound'], ['???', 'ProviderError']];
-  for (const [code, reason] of codes) {
+  const codes: [string, string, string][] = [
+    ['GRPCProviderError', 'GRPCProviderError', '"GRPCProviderError"'],
+    ['AccessDenied', 'AccessDenied', '"AccessDenied"'],
+    ['vault_sealed_2', 'vault_sealed_2', '"vault_sealed_2"'],
+    ['X'.repeat(40), 'X'.repeat(40), `"${'X'.repeat(40)}"`],
+    // Not an identifier of at most 40 characters: the code never becomes a label.
+    ['X'.repeat(41), 'ProviderError', `"${'X'.repeat(41)}"`],
+    ['Not Found!', 'ProviderError', '"Not Found!"'],
+    ['password=hunter2', 'ProviderError', '"password=hunter2"'],
+    ['2fa', 'ProviderError', '"2fa"'],
+    ['???', 'ProviderError', '"???"'],
+    ['Denied\n', 'ProviderError', '"Denied\\n"'],
+    ['Denied\u001b[31m', 'ProviderError', '"Denied\\u001b[31m"'],
+    ['Ünïcode', 'ProviderError', '"Ünïcode"'],
+    // Reasons the driver acts on are not for providers to claim.
+    ['OperationInProgress', 'ProviderError', '"OperationInProgress"'],
+    ['Cancelled', 'ProviderError', '"Cancelled"'],
+  ];
+  for (const [code, reason, shown] of codes) {
     it(`error code ${JSON.stringify(code)} → failed-precondition, reason ${reason}`, () => {
       const err = failure(response({ error: { code } }));
-      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', reason, `provider reported error code ${JSON.stringify(code)}`]);
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['failed-precondition', reason, `provider reported error code ${shown}`]);
+      expect(providerCodeReason(code)).to.equal(reason);
     });
   }
 
@@ -50,10 +68,16 @@ describe('validateMountResponse', () => {
 
   it('an empty error code is no error', () => expect(() => validateMountResponse(response({ error: { code: '' } }), 0o644)).to.not.throw());
 
-  it('bounds reason and message of a huge error code', () => {
+  it('bounds the message of a huge error code and keeps it out of the reason', () => {
     const err = failure(response({ error: { code: 'A'.repeat(500) } }));
-    expect(err.reason).to.equal('A'.repeat(64));
-    expect(err.message).to.equal(`provider reported error code "${'A'.repeat(100)}"`);
+    expect(err.reason).to.equal('ProviderError');
+    expect(err.message).to.equal(`provider reported error code "${'A'.repeat(64)}…"`);
+  });
+
+  it('bounds and escapes a duplicate object id', () => {
+    const id = `a\n${'b'.repeat(100)}`;
+    expect(failure(response({ object_version: [{ id, version: '1' }, { id, version: '1' }] })).message)
+      .to.equal(`provider returned object "a\\n${'b'.repeat(62)}…" more than once`);
   });
 
   const invalid: [string, Partial<MountResponse__Output>, string][] = [

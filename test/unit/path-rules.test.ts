@@ -82,6 +82,6 @@ describe('assertValidPaths', () => {
 
   it('shortens very long paths in its message', () => {
     const err = failure([`/${long(5000)}`]);
-    expect(err.message).to.equal(`provider returned an invalid file path "/${long(119)}…": path is longer than 4096 bytes`);
+    expect(err.message).to.equal(`provider returned an invalid file path "/${long(63)}…": path is longer than 4096 bytes`);
   });
 });

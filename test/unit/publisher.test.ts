@@ -3,7 +3,7 @@ import { mkdtemp, readFile, readlink, rename, rm, symlink, unlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
-import { VolumePublisher, type PublishedVolume } from '../../driver/volume/publisher.js';
+import { PublishError, VolumePublisher, type PublishedVolume } from '../../driver/volume/publisher.js';
 import { TargetLocks } from '../../driver/volume/target-locks.js';
 import { createLogger } from '../../proto/runtime/logger.js';
 
@@ -57,6 +57,17 @@ describe('VolumePublisher', () => {
     await p.publisher.publish(req('owed'), {}, 'rotation');
     await p.publisher.publish(req('owed'), {}, 'rotation');
     expect(seen).to.deep.equal([true, true, true, false]);
+  });
+
+  it('a failure says whether new content was written before it (upstream\'s rotated label)', async () => {
+    let fail = false;
+    const p = publisherWith([async () => { if (fail) throw new Error('API down'); }]);
+    await p.publisher.publish(req('rotated'));
+    fail = true;
+    const unchanged = await p.publisher.publish(req('rotated'), {}, 'rotation').then(() => undefined, (e: unknown) => e);
+    p.set('v2');
+    const changed = await p.publisher.publish(req('rotated'), {}, 'rotation').then(() => undefined, (e: unknown) => e);
+    expect([unchanged, changed].map((e) => e instanceof PublishError && e.rotated)).to.deep.equal([false, true]);
   });
 
   it('sends the versions it wrote without reading .metadata/versions.json back, while ..data stays put', async () => {

@@ -15,7 +15,7 @@ function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => Refr
     source: { list: async () => volumes },
     refresher: { refresh: async (v) => { calls.push(v.targetPath); return outcome(v); } },
     schedule: new RotationSchedule(),
-    metrics: { reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`), reconcileFailed: (p, e) => metrics.push(`${p}:error:${e}`) },
+    metrics: { reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`), reconcileFailed: (p, e, rotated) => metrics.push(`${p}:error:${e}:${rotated}`) },
     logger: createLogger({ component: 'test', silent: true }),
     now: () => now, sleep: async () => undefined, defaultIntervalMs: 60_000, concurrencyPerProvider: 2,
   });
@@ -32,10 +32,11 @@ describe('RotationReconciler.runRound', () => {
     expect(h.calls).to.deep.equal(['/a', '/b', '/b']);
   });
 
-  it('counts changed and failed volumes and records upstream metrics', async () => {
-    const h = harness([volume('/a'), volume('/b', 'vault')], (v) => v.targetPath === '/a' ? { result: 'changed', provider: 'file' } : { result: 'failed', provider: 'vault', errorType: 'ProviderTimeout' });
-    expect(await h.reconciler.runRound()).to.include({ refreshed: 2, changed: 1, failed: 1 });
-    expect(h.metrics.sort()).to.deep.equal(['file:true', 'vault:error:ProviderTimeout']);
+  it('counts changed and failed volumes and records upstream metrics (rotated on errors too)', async () => {
+    const h = harness([volume('/a'), volume('/b', 'vault'), volume('/c', 'vault')], (v): RefreshReport => v.targetPath === '/a' ? { result: 'changed', provider: 'file' }
+      : { result: 'failed', provider: 'vault', errorType: v.targetPath === '/b' ? 'ProviderTimeout' : 'KubernetesAPIError', rotated: v.targetPath === '/c' });
+    expect(await h.reconciler.runRound()).to.include({ refreshed: 3, changed: 1, failed: 2 });
+    expect(h.metrics.sort()).to.deep.equal(['file:true', 'vault:error:KubernetesAPIError:true', 'vault:error:ProviderTimeout:false']);
   });
 
   it('runs a volume whose refresh was requested even when it is not due', async () => {

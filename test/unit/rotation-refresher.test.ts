@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { PodRef } from '../../driver/csi/requests.js';
 import type { EventReason } from '../../driver/k8s/event-recorder.js';
 import { PublishingRefresher } from '../../driver/rotation/refresher.js';
-import type { VolumePublisher } from '../../driver/volume/publisher.js';
+import { PublishError, type VolumePublisher } from '../../driver/volume/publisher.js';
 import { SscError } from '../../proto/runtime/errors.js';
 import { createLogger } from '../../proto/runtime/logger.js';
 
@@ -39,8 +39,19 @@ describe('PublishingRefresher', () => {
 
   it('turns a failed publish into MountRotationFailed with the error reason', async () => {
     const { r, events } = refresher(async () => { throw new SscError('deadline-exceeded', 'provider "file" Mount did not answer in time', { reason: 'ProviderTimeout' }); });
-    expect(await r.refresh(volume, new AbortController().signal)).to.include({ result: 'failed', errorType: 'ProviderTimeout' });
+    expect(await r.refresh(volume, new AbortController().signal)).to.deep.equal({ result: 'failed', provider: 'file', errorType: 'ProviderTimeout', rotated: false });
     expect(events).to.deep.equal(['Warning MountRotationFailed: provider "file" Mount did not answer in time']);
+  });
+
+  it('reports rotated when new content was written before the publish failed', async () => {
+    const { r } = refresher(async () => { throw new PublishError(new SscError('unavailable', 'API down', { reason: 'KubernetesAPIUnavailable' }), 'vault', true); });
+    expect(await r.refresh(volume, new AbortController().signal)).to.deep.equal({ result: 'failed', provider: 'vault', errorType: 'KubernetesAPIUnavailable', rotated: true });
+  });
+
+  it('escapes and bounds the object ids (provider text) in MountRotationComplete', async () => {
+    const changed = refresher(async () => ({ changed: true, versions: [{ id: 'a\n\u001b[2J', version: '2' }, { id: 'b'.repeat(600), version: '1' }], spc: { provider: 'file' } }));
+    await changed.r.refresh(volume, new AbortController().signal);
+    expect(changed.events).to.deep.equal([`Normal MountRotationComplete: rotated mounted content for SecretProviderClass s (objects: a\\n\\u001b[2J, ${'b'.repeat(492)}…)`]);
   });
 
   it('skips a volume whose pod is gone, and reports a request that cannot be rebuilt', async () => {

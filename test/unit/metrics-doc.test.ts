@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { SscError, type ErrorKind } from '../../proto/runtime/errors.js';
+
+// docs/metrics.md lists every `error_type` (an SscError's reason) the code can put into a
+// metric, and nothing else (issue 9 item 17). This reads the sources with the TypeScript
+// parser, so a new reason fails here until the doc names it.
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Reason-less errors that never reach a metric, by file: errors binding a socket at
+ * start-up, and UNIMPLEMENTED for CSI methods that record no metric.
+ */
+const NOT_METRICS: Readonly<Record<string, readonly string[]>> = {
+  'proto/runtime/unix-socket.ts': ['InvalidArgument', 'FailedPrecondition', 'Unavailable'],
+  'driver/csi/node-service.ts': ['Unimplemented'],
+};
+
+/**
+ * Errors whose kind is computed, without a reason: toSscError's grpc-js call errors. The
+ * driver's only gRPC client (the provider client) translates every error it gets first.
+ */
+const OPAQUE_ALLOWED = ['proto/runtime/errors.ts: new SscError(kindOfGrpcCode(err.code), err.details)'];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).sort().flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'gen' ? [] : sources(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function propertyName(p: ts.ObjectLiteralElementLike): string | undefined {
+  return p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? p.name.text : undefined;
+}
+
+/**
+ * Reasons a source file can emit: `reason:`/`errorType:` string literals, literals passed
+ * to a local function's `reason` parameter, CamelCase literals returned by a `…Reason`
+ * function, and the kind's default reason of `new SscError('<kind>', …)` without one.
+ */
+function reasonsOf(path: string, into: Set<string>, opaque: string[]): void {
+  const file = relative(REPO, path);
+  const sf = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+  const reasonParam = new Map<string, number>();
+  const collectFns = (node: ts.Node): void => {
+    if (ts.isFunctionDeclaration(node) && node.name) {
+      const i = node.parameters.findIndex((p) => ts.isIdentifier(p.name) && p.name.text === 'reason');
+      if (i >= 0) reasonParam.set(node.name.text, i);
+    }
+    ts.forEachChild(node, collectFns);
+  };
+  collectFns(sf);
+  const excluded = new Set(NOT_METRICS[file] ?? []);
+  const add = (reason: string) => { if (!excluded.has(reason)) into.add(reason); };
+  // In a `…Reason` function's return value, only CamelCase literals are reasons.
+  const literalsIn = (node: ts.Node): void => {
+    if (ts.isStringLiteral(node) && /^[A-Z][A-Za-z0-9]*$/.test(node.text)) add(node.text);
+    ts.forEachChild(node, literalsIn);
+  };
+  const visit = (node: ts.Node, inReasonFn: boolean): void => {
+    if (ts.isPropertyAssignment(node) && ['reason', 'errorType'].includes(propertyName(node) ?? '') && ts.isStringLiteral(node.initializer)) add(node.initializer.text);
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && reasonParam.has(node.expression.text)) {
+      const arg = node.arguments[reasonParam.get(node.expression.text) as number];
+      if (arg && ts.isStringLiteral(arg)) add(arg.text);
+    }
+    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'SscError') {
+      const [kind, , options] = node.arguments ?? [];
+      const hasReason = options !== undefined && (!ts.isObjectLiteralExpression(options) || options.properties.some((p) => propertyName(p) === 'reason'));
+      if (!hasReason) {
+        if (kind && ts.isStringLiteral(kind)) add(new SscError(kind.text as ErrorKind, '').reason);
+        else opaque.push(`${file}: ${node.getText(sf)}`);
+      }
+    }
+    if (inReasonFn && ts.isReturnStatement(node) && node.expression) literalsIn(node.expression);
+    const reasonFn = ts.isFunctionDeclaration(node) && node.name !== undefined && node.name.text.endsWith('Reason');
+    ts.forEachChild(node, (child) => visit(child, inReasonFn || reasonFn));
+  };
+  visit(sf, false);
+}
+
+/** The backquoted first cells of the table rows (header excluded) from `start` to the next `## ` heading. */
+function documented(doc: string, start: string): Set<string> {
+  const from = doc.indexOf(start);
+  expect(from, `docs/metrics.md has "${start}"`).to.be.greaterThan(-1);
+  const section = doc.slice(from).split(/\n## /)[0] ?? '';
+  return new Set([...section.matchAll(/^\| `([A-Za-z0-9_]+)` \|/gm)].map((m) => m[1] as string).filter((cell) => cell !== 'error_type'));
+}
+
+describe('docs/metrics.md lists every error_type the code emits', () => {
+  const doc = readFileSync(join(REPO, 'docs/metrics.md'), 'utf8');
+  const sides: [string, string[], string][] = [
+    ['driver', ['driver', 'proto/runtime'], '### `error_type` values (driver)'],
+    ['provider', ['providers', 'proto/runtime'], '`error_type` values a provider can produce'],
+  ];
+  for (const [side, dirs, heading] of sides) {
+    it(`${side}: every reason in the code is in the table, and every row is a reason`, () => {
+      const emitted = new Set<string>();
+      const opaque: string[] = [];
+      for (const dir of dirs) for (const path of sources(join(REPO, dir))) reasonsOf(path, emitted, opaque);
+      expect(emitted.size, 'reasons found in the sources').to.be.greaterThan(side === 'driver' ? 20 : 5);
+      expect(opaque, 'errors whose reason cannot be read from the source').to.deep.equal(OPAQUE_ALLOWED);
+      const listed = documented(doc, heading);
+      expect([...emitted].filter((r) => !listed.has(r)).sort(), 'emitted but not in docs/metrics.md').to.deep.equal([]);
+      expect([...listed].filter((r) => !emitted.has(r)).sort(), 'in docs/metrics.md but never emitted').to.deep.equal([]);
+    });
+  }
+});
