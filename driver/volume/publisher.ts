@@ -12,6 +12,7 @@ import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { AtomicWriter } from './atomic-writer.js';
 import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from './metadata.js';
 import type { Mounter } from './mounter.js';
+import { assertNoOverlap } from './nesting.js';
 import type { ObjectVersion } from './payload.js';
 import type { TargetLocks } from './target-locks.js';
 
@@ -154,7 +155,10 @@ export class VolumePublisher {
       this.forget(req.targetPath);
       return { request: req, spc, versions: [], changed: false, firstMount: false, origin, skipped: true };
     }
-    if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
+    if (!alreadyMounted) {
+      await assertNoOverlap(req.targetPath, this.deps.mounter, this.deps.locks.heldPaths());
+      await this.deps.mounter.mount(req.targetPath);
+    }
     try {
       const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
       // Content that changed while the hooks then failed still counts as changed until

@@ -24,6 +24,11 @@ export class TargetLocks {
     }
   }
 
+  /** The (clean) paths held now: publishes never nest a volume in one being set up (issue 9 item 6). */
+  heldPaths(): string[] {
+    return [...this.held];
+  }
+
   /** Number of locks held now (for tests and metrics). */
   get size(): number {
     return this.held.size;
