@@ -130,7 +130,10 @@ export class VolumePublisher {
     try {
       return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
     } catch (err) {
-      const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '');
+      // A call cancelled on purpose (the driver shutting down) fails for that reason,
+      // not with the symptom the cancellation caused (a cancelled provider call).
+      const cause = limits.signal?.aborted === true && limits.signal.reason instanceof SscError ? limits.signal.reason : toSscError(err);
+      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '');
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
         for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin });
