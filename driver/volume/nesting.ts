@@ -96,15 +96,16 @@ export interface VolumeFinder {
 /**
  * Refuses a first publish whose target overlaps a volume: one the mounter finds, or one
  * being published or unpublished right now (`inProgress`, clean paths; the target's own
- * lock is among them). Another spelling of the same directory through a symlink that is
- * in progress is refused like a second call for the same target: ABORTED.
+ * lock is among them). Those are compared as spelled, not resolved: one realpath per
+ * publish, not one per operation in flight, so a burst of first mounts stays linear.
+ * A symlink spelling of a directory in progress is refused like a second call: ABORTED.
  */
 export async function assertNoOverlap(target: string, finder: VolumeFinder, inProgress: readonly string[]): Promise<void> {
   const resolved = await resolveAsFarAsExists(target);
-  const busy = await Promise.all(inProgress.filter((p) => p !== target).map(resolveAsFarAsExists));
-  if (busy.includes(resolved)) {
+  const busy = inProgress.filter((p) => p !== target);
+  if (resolved !== target && busy.includes(resolved)) {
     throw new SscError('aborted', `an operation for target path ${target} (as ${resolved}) is already in progress`, { reason: 'OperationInProgress' });
   }
-  const overlap = findOverlap(resolved, [...busy, ...await finder.volumesNear(resolved)]);
+  const overlap = findOverlap(target, busy) ?? findOverlap(resolved, [...busy, ...await finder.volumesNear(resolved)]);
   if (overlap) throw overlapError(target, overlap);
 }

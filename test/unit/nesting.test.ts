@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
-import { ancestorsOf, findOverlap, isBelow, resolveAsFarAsExists, volumesBelow } from '../../driver/volume/nesting.js';
+import { ancestorsOf, assertNoOverlap, findOverlap, isBelow, resolveAsFarAsExists, volumesBelow } from '../../driver/volume/nesting.js';
 import { VolumePublisher } from '../../driver/volume/publisher.js';
 import { TargetLocks } from '../../driver/volume/target-locks.js';
 import { SscError } from '../../proto/runtime/errors.js';
@@ -58,6 +58,19 @@ describe('volume nesting (on disk)', () => {
     expect((await volumesBelow(dir)).sort()).to.deep.equal([join(dir, 'a/v1'), join(dir, 'b/c/v2'), join(dir, 'elsewhere/v3')]);
     expect(await volumesBelow(join(dir, 'a', 'v1'))).to.deep.equal([join(dir, 'a/v1/nested')]);
     expect(await volumesBelow(join(dir, 'none'))).to.deep.equal([]);
+  });
+
+  it('weighs operations in progress: an ancestor or descendant is an overlap, a symlink spelling of one is ABORTED', async () => {
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'link'));
+    const none = { volumesNear: async () => [] };
+    const refusal = (target: string, inProgress: string[]) => assertNoOverlap(target, none, [target, ...inProgress]).then(() => undefined, (e: SscError) => `${e.kind} ${e.reason}: ${e.message}`);
+    const t = join(dir, 't');
+    expect(await refusal(join(t, 'in'), [t])).to.equal(`failed-precondition NestedTargetPath: target path ${join(t, 'in')} is inside the volume at ${t}: a volume nested in another breaks the outer volume's unpublish and rotation`);
+    expect(await refusal(t, [join(t, 'a', 'b')])).to.match(/^failed-precondition NestedTargetPath: target path \S+ contains the volume at \S+\/t\/a\/b:/);
+    expect(await refusal(join(dir, 'link', 'v'), [join(dir, 'real', 'v')])).to.equal(`aborted OperationInProgress: an operation for target path ${join(dir, 'link', 'v')} (as ${join(dir, 'real', 'v')}) is already in progress`);
+    expect(await refusal(join(dir, 'link', 'v', 'in'), [join(dir, 'real', 'v')])).to.match(/^failed-precondition NestedTargetPath: .* is inside the volume at .*\/real\/v:/);
+    expect(await refusal(t, [join(dir, 'tt'), join(dir, 'other')])).to.equal(undefined);
   });
 
   it('a publisher over --mount-mode=dir refuses targets in or around a volume, creating nothing', async () => {
