@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadCsiProto } from '../proto/runtime/loader.js';
 import { createLogger, type Logger } from '../proto/runtime/logger.js';
 import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js';
+import { InFlightCalls } from '../proto/runtime/in-flight.js';
 import { startHealthServer, type HealthServer } from '../proto/runtime/http-server.js';
 import { onTerminationSignal } from '../proto/runtime/signals.js';
 import { packageVersion } from '../proto/runtime/version.js';
@@ -59,7 +60,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const ready = () => serving && (kube?.classes.ready ?? true);
   server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
   server.addService(csi.Controller.service, controllerHandlers(logger));
-  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, ...(rotation ? { onUnpublished: (t: string) => rotation.forget(t) } : {}) }));
+  const calls = new InFlightCalls('driver');
+  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, ...(rotation ? { onUnpublished: (t: string) => rotation.forget(t) } : {}) }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 
@@ -84,7 +86,9 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     async stop() {
       serving = false;
       await rotation?.stop();
-      await shutdownServer(server, 5000);
+      // Publishes in flight are cancelled and rolled back before the process exits: a
+      // first mount no kubelet knows about must not outlive it (issue 9 item 7).
+      await shutdownServer(server, 5000, calls);
       await kube?.stop();
       providers.close();
       await health?.close();

@@ -1,5 +1,6 @@
 import type { NodeHandlers } from '../../proto/gen/csi/v1/Node.js';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import type { InFlightCalls } from '../../proto/runtime/in-flight.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { unary } from '../../proto/runtime/unary.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
@@ -18,6 +19,8 @@ export interface NodeServiceDeps {
   readonly logger: Logger;
   /** Called after a successful NodeUnpublishVolume (rotation forgets the volume). */
   readonly onUnpublished?: (targetPath: string) => void;
+  /** Publishes and unpublishes in flight, for shutdown to cancel and wait for (issue 9 item 7). */
+  readonly calls?: InFlightCalls;
 }
 
 function unimplemented(method: string): () => Promise<never> {
@@ -53,7 +56,7 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
         logger.warn('NodePublishVolume failed', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
         throw e;
       }
-    }, logger),
+    }, logger, undefined, deps.calls),
     NodeUnpublishVolume: unary('NodeUnpublishVolume', async (raw) => {
       try {
         const req = parseUnpublishRequest(raw);
@@ -69,7 +72,7 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
         if (e.kind !== 'invalid-argument') logger.warn('NodeUnpublishVolume failed', { targetPath: raw.target_path, code: e.kind, error: e.message });
         throw e;
       }
-    }, logger),
+    }, logger, undefined, deps.calls),
     NodeGetInfo: unary('NodeGetInfo', async () => ({ node_id: deps.nodeId, max_volumes_per_node: 0 }), logger),
     NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({ capabilities: [] }), logger),
     NodeStageVolume: unary('NodeStageVolume', unimplemented('NodeStageVolume'), logger),

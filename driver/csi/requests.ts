@@ -1,6 +1,7 @@
 import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
 import { SscError } from '../../proto/runtime/errors.js';
+import { canonicalTargetPath } from '../volume/target-path.js';
 
 /** volume_context keys kubelet sets when the CSIDriver has podInfoOnMount: true. */
 export const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
@@ -19,7 +20,7 @@ export interface PodRef {
   readonly serviceAccountName: string;
 }
 
-/** A NodePublishVolume request after validation. */
+/** A NodePublishVolume request after validation; `targetPath` is canonical (target-path.ts). */
 export interface PublishRequest {
   readonly volumeId: string;
   readonly targetPath: string;
@@ -29,7 +30,7 @@ export interface PublishRequest {
   readonly secrets: Readonly<Record<string, string>>;
 }
 
-/** A NodeUnpublishVolume request after validation. */
+/** A NodeUnpublishVolume request after validation; `targetPath` is canonical, as on publish. */
 export interface UnpublishRequest {
   readonly volumeId: string;
   readonly targetPath: string;
@@ -37,12 +38,6 @@ export interface UnpublishRequest {
 
 function invalid(message: string): SscError {
   return new SscError('invalid-argument', message, { reason: 'InvalidRequest' });
-}
-
-function assertAbsolute(targetPath: string): void {
-  if (!targetPath.startsWith('/') || targetPath.split('/').includes('..')) {
-    throw invalid(`Target path ${JSON.stringify(targetPath)} must be an absolute path without ".." elements`);
-  }
 }
 
 /**
@@ -56,7 +51,7 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
   const ctx = req.volume_context ?? {};
   if (Object.keys(ctx).length === 0) throw invalid('Volume attributes missing in request');
   if (!req.readonly) throw invalid('Readonly is not true in request');
-  assertAbsolute(req.target_path);
+  const targetPath = canonicalTargetPath(req.target_path);
   const spcName = ctx[SECRET_PROVIDER_CLASS_KEY] ?? '';
   if (spcName === '') throw invalid(`volume attribute ${SECRET_PROVIDER_CLASS_KEY} is not set: name the SecretProviderClass in the pod's volume`);
   const namespace = ctx[POD_NAMESPACE_KEY] ?? '';
@@ -66,7 +61,7 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
   }
   return {
     volumeId: req.volume_id,
-    targetPath: req.target_path,
+    targetPath,
     spcName,
     pod: { name, namespace, uid: ctx[POD_UID_KEY] ?? '', serviceAccountName: ctx[SERVICE_ACCOUNT_NAME_KEY] ?? '' },
     volumeContext: ctx,
@@ -78,6 +73,5 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
 export function parseUnpublishRequest(req: NodeUnpublishVolumeRequest__Output): UnpublishRequest {
   if (req.volume_id === '') throw invalid('Volume ID missing in request');
   if (req.target_path === '') throw invalid('Target path missing in request');
-  assertAbsolute(req.target_path);
-  return { volumeId: req.volume_id, targetPath: req.target_path };
+  return { volumeId: req.volume_id, targetPath: canonicalTargetPath(req.target_path) };
 }

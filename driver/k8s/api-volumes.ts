@@ -6,6 +6,7 @@ import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
+import { cleanTargetPath } from '../volume/target-path.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { CsiVolumeSource, KubeList, KubeObject, OwnerReference, Pod, Secret } from './client/types.js';
@@ -84,7 +85,9 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     const items = await this.podStatusItems();
     const volumes: RotationVolume[] = [];
     for (const item of items) {
-      const { podName, secretProviderClassName: spcName, targetPath } = item.status ?? {};
+      const { podName, secretProviderClassName: spcName, targetPath: written } = item.status ?? {};
+      // Rotation keys its memory by the canonical spelling publishes use (issue 9 item 5).
+      const targetPath = written === undefined ? undefined : cleanTargetPath(written);
       if (!podName || !spcName || !targetPath || !await this.mounter.isMounted(targetPath)) continue;
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
       const pod = { name: podName, namespace: item.metadata.namespace ?? '', uid, serviceAccountName: '' };

@@ -1,10 +1,11 @@
 import { lstatSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, readFile, realpath, rm, rmdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { DATA_DIR_LINK } from './atomic-writer.js';
 import { mountPointSet } from './mountinfo.js';
 import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
+import { ancestorsOf, holdsDataLink, isBelow, volumesBelow } from './nesting.js';
 
 
 /** How long a mountinfo snapshot answers "is it mounted?" (see TmpfsMounter.mountPoints). */
@@ -23,6 +24,11 @@ export interface Mounter {
    * a write (a provider call may take seconds, and someone may unmount meanwhile).
    */
   assertWritable(targetPath: string): void;
+  /**
+   * The written volumes (resolved paths) that contain `resolvedTarget` or lie below it,
+   * so a publish never nests one volume in another (issue 9 item 6).
+   */
+  volumesNear(resolvedTarget: string): Promise<string[]>;
 }
 
 async function resolvedOrUndefined(path: string): Promise<string | undefined> {
@@ -112,6 +118,16 @@ export class TmpfsMounter implements Mounter {
     return points;
   }
 
+  /** Mount points (from mountinfo) around the target that hold `..data`: our volumes. */
+  async volumesNear(resolvedTarget: string): Promise<string[]> {
+    const points = await this.mountPoints();
+    const near = ancestorsOf(resolvedTarget).filter((p) => points.has(p));
+    for (const p of points) if (isBelow(p, resolvedTarget)) near.push(p);
+    const volumes: string[] = [];
+    for (const p of near) if (await holdsDataLink(p)) volumes.push(p);
+    return volumes;
+  }
+
   async mount(targetPath: string): Promise<void> {
     const created = await mkdir(targetPath, { recursive: true, mode: 0o750 });
     try {
@@ -157,7 +173,14 @@ export class TmpfsMounter implements Mounter {
  */
 export class DirMounter implements Mounter {
   async isMounted(targetPath: string): Promise<boolean> {
-    return (await lstat(join(targetPath, DATA_DIR_LINK)).catch(() => undefined))?.isSymbolicLink() === true;
+    return holdsDataLink(targetPath);
+  }
+
+  /** No mountinfo lists plain directories: ancestors holding `..data`, and a search below. */
+  async volumesNear(resolvedTarget: string): Promise<string[]> {
+    const above: string[] = [];
+    for (const a of ancestorsOf(resolvedTarget)) if (await holdsDataLink(a)) above.push(a);
+    return [...above, ...await volumesBelow(resolvedTarget)];
   }
 
   async mount(targetPath: string): Promise<void> {

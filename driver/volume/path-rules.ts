@@ -46,7 +46,6 @@ export function onDiskProblem(targetPath: string, path: string): string | undefi
   return undefined;
 }
 
-
 /**
  * A provider-supplied path for error messages: quoted, its first 64 characters at most
  * (enough to find it; a rejected path may be megabytes or carry more than a name), with

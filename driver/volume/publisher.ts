@@ -12,6 +12,7 @@ import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { AtomicWriter } from './atomic-writer.js';
 import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from './metadata.js';
 import type { Mounter } from './mounter.js';
+import { assertNoOverlap } from './nesting.js';
 import type { ObjectVersion } from './payload.js';
 import type { TargetLocks } from './target-locks.js';
 
@@ -134,7 +135,10 @@ export class VolumePublisher {
     try {
       return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
     } catch (err) {
-      const error = new PublishError(toSscError(err).withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated);
+      // A call cancelled on purpose (the driver shutting down) fails for that reason,
+      // not with the symptom the cancellation caused (a cancelled provider call).
+      const cause = limits.signal?.aborted === true && limits.signal.reason instanceof SscError ? limits.signal.reason : toSscError(err);
+      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated);
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
         for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin });
@@ -159,7 +163,10 @@ export class VolumePublisher {
       this.forget(req.targetPath);
       return { request: req, spc, versions: [], changed: false, firstMount: false, origin, skipped: true };
     }
-    if (!alreadyMounted) await this.deps.mounter.mount(req.targetPath);
+    if (!alreadyMounted) {
+      await assertNoOverlap(req.targetPath, this.deps.mounter, this.deps.locks.heldPaths());
+      await this.deps.mounter.mount(req.targetPath);
+    }
     try {
       const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
       // Content that changed while the hooks then failed still counts as changed until

@@ -1,4 +1,5 @@
 import { SscError } from '../../proto/runtime/errors.js';
+import { cleanTargetPath } from './target-path.js';
 
 /**
  * One operation at a time per target path (SPEC 5.1). A second caller is refused with
@@ -9,7 +10,9 @@ export class TargetLocks {
 
   /** Runs `fn` holding the lock for `targetPath`, or throws aborted if it is held. */
   async withLock<T>(targetPath: string, fn: () => Promise<T>): Promise<T> {
-    const key = targetPath.replace(/\/+$/, '');
+    // Every spelling of one directory takes one lock (issue 9 item 5: four spellings
+    // published at once stacked four tmpfs mounts).
+    const key = cleanTargetPath(targetPath);
     if (this.held.has(key)) {
       throw new SscError('aborted', `an operation for target path ${targetPath} is already in progress`, { reason: 'OperationInProgress' });
     }
@@ -19,6 +22,11 @@ export class TargetLocks {
     } finally {
       this.held.delete(key);
     }
+  }
+
+  /** The (clean) paths held now: publishes never nest a volume in one being set up (issue 9 item 6). */
+  heldPaths(): string[] {
+    return [...this.held];
   }
 
   /** Number of locks held now (for tests and metrics). */

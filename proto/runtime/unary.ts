@@ -1,11 +1,12 @@
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata } from '@grpc/grpc-js';
 import { grpcCodeOf, toSscError, type SscError } from './errors.js';
+import type { InFlightCalls } from './in-flight.js';
 import type { Logger } from './logger.js';
 
 /** What an async handler receives besides the request. */
 export interface CallContext {
-  /** Aborted when the client cancels or the call's deadline passes. */
+  /** Aborted when the client cancels, the call's deadline passes or the server shuts down. */
   readonly signal: AbortSignal;
   /** The client's deadline, if it set one. */
   readonly deadline: Date | undefined;
@@ -28,15 +29,23 @@ function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefi
  * Adapts an async handler to grpc-js. grpc-js ignores the promise a handler returns, so a
  * rejection would otherwise crash the process or leave the call hanging; here every
  * outcome ends in exactly one callback, and thrown errors become gRPC statuses by kind.
+ * With `calls`, shutdown can cancel the call and wait for it, and refuses calls once begun.
  */
 export function unary<Req, Res>(
   method: string,
   handler: AsyncUnaryHandler<Req, Res>,
   logger: Logger,
   observe?: CallObserver,
+  calls?: InFlightCalls,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const started = performance.now();
+    if (calls?.signal.aborted) {
+      const e = toSscError(calls.signal.reason);
+      observe?.(method, e, 0);
+      callback({ code: grpcCodeOf(e.kind), details: e.message, metadata: new Metadata() });
+      return;
+    }
     const controller = new AbortController();
     const deadline = deadlineOf(call as grpc.ServerUnaryCall<unknown, unknown>);
     let timer: NodeJS.Timeout | undefined;
@@ -46,7 +55,13 @@ export function unary<Req, Res>(
       timer.unref();
     }
     call.on('cancelled', () => controller.abort(new Error('cancelled by client')));
-    handler(call.request, { signal: controller.signal, deadline })
+    // A listener removed when the call ends, not AbortSignal.any: the shutdown signal lives
+    // as long as the process, and every call would leave something attached to it.
+    const onShutdown = () => controller.abort(calls?.signal.reason);
+    calls?.signal.addEventListener('abort', onShutdown, { once: true });
+    const handled = handler(call.request, { signal: controller.signal, deadline });
+    calls?.track(handled);
+    handled
       .then((response) => {
         observe?.(method, undefined, performance.now() - started);
         callback(null, response);
@@ -56,6 +71,9 @@ export function unary<Req, Res>(
         observe?.(method, e, performance.now() - started);
         callback({ code: grpcCodeOf(e.kind), details: e.message, metadata: new Metadata() });
       })
-      .finally(() => { if (timer) clearTimeout(timer); });
+      .finally(() => {
+        if (timer) clearTimeout(timer);
+        calls?.signal.removeEventListener('abort', onShutdown);
+      });
   };
 }

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdir, rm, lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SscError } from './errors.js';
+import type { InFlightCalls } from './in-flight.js';
 
 /**
  * Parses an endpoint flag value into a socket path. Accepts `unix:///abs/path`,
@@ -42,11 +43,17 @@ export async function bindUnixSocket(server: grpc.Server, socketPath: string): P
   });
 }
 
-/** Stops `server`: waits up to `graceMs` for calls in flight, then forces shutdown. */
-export async function shutdownServer(server: grpc.Server, graceMs: number): Promise<void> {
-  await new Promise<void>((resolve) => {
+/**
+ * Stops `server`: no new calls; with `calls`, the running ones are cancelled and their
+ * handlers' cleanup (a first publish's rollback) awaited, instead of letting them run on
+ * until the grace period ends and the process exits under them. Forces shutdown after `graceMs`.
+ */
+export async function shutdownServer(server: grpc.Server, graceMs: number, calls?: InFlightCalls): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
     const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
     timer.unref();
     server.tryShutdown(() => { clearTimeout(timer); resolve(); });
   });
+  await calls?.cancelAll(graceMs);
+  await closed;
 }

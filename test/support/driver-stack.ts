@@ -99,12 +99,17 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   return [...mountPointSet(await readFile('/proc/self/mountinfo', 'utf8'))].filter((p) => p === dir || p.startsWith(`${dir}/`));
 }
 
-/** Unmounts whatever a failed test left under `dir`, deepest first, so cleanup never leaks mounts. */
+/**
+ * Unmounts whatever a failed test left under `dir`, deepest first, so cleanup never leaks
+ * mounts; repeated while some remain, since mounts stacked on one path go one at a time.
+ */
 export async function unmountAllUnder(dir: string): Promise<void> {
   if (!CAN_MOUNT) return;
   const { execFile } = await import('node:child_process');
-  for (const mp of (await mountsUnder(dir)).sort().reverse()) {
-    await new Promise<void>((resolve) => execFile('umount', [mp], () => resolve()));
+  for (let pass = 0; pass < 10; pass++) {
+    const left = (await mountsUnder(dir)).sort().reverse();
+    if (left.length === 0) return;
+    for (const mp of left) await new Promise<void>((resolve) => execFile('umount', [mp], () => resolve()));
   }
 }
 

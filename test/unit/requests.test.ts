@@ -74,6 +74,15 @@ describe('parsePublishRequest', () => {
     it(`${name} → "${message}"`, () => expect(messageOf(() => parsePublishRequest(request(overrides)))).to.equal(message));
   }
 
+  // One directory, one key: locks, rotation and the writer's memory all use this spelling.
+  const KUBELET_PATH = '/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/v/mount';
+  const spellings = [KUBELET_PATH, `${KUBELET_PATH}/`, KUBELET_PATH.replace('/pods/', '//pods/'), KUBELET_PATH.replace('/pods/', '/./pods/'), `/.//${KUBELET_PATH.slice(1)}/./`];
+  for (const spelling of spellings) {
+    it(`canonicalises target path ${JSON.stringify(spelling)} to kubelet's spelling`, () => {
+      expect(parsePublishRequest(request({ target_path: spelling })).targetPath).to.equal(KUBELET_PATH);
+    });
+  }
+
   it('never puts secrets into a message', () => {
     expect(messageOf(() => parsePublishRequest(request({ readonly: false, secrets: { password: 'hunter2' } })))).to.not.include('hunter2');
   });
@@ -83,12 +92,17 @@ describe('parseUnpublishRequest', () => {
   it('returns volume id and target path', () => {
     expect(parseUnpublishRequest({ volume_id: 'v', target_path: '/t' })).to.deep.equal({ volumeId: 'v', targetPath: '/t' });
   });
+  it('canonicalises the target path as publish does', () => {
+    expect(parseUnpublishRequest({ volume_id: 'v', target_path: '/t//a/./b/' }).targetPath).to.equal('/t/a/b');
+  });
   const invalid: [string, string, string][] = [
     ['', '', 'Volume ID missing in request'],
     ['', '/t', 'Volume ID missing in request'],
     ['v', '', 'Target path missing in request'],
     ['v', 'rel', 'Target path "rel" must be an absolute path without ".." elements'],
     ['v', '/a/../b', 'Target path "/a/../b" must be an absolute path without ".." elements'],
+    ['v', '//', 'Target path "//" is the root directory: name a directory for the volume'],
+    ['v', '/a\0b', 'Target path "/a\\u0000b" must not contain a NUL byte'],
   ];
   for (const [volume_id, target_path, message] of invalid) {
     it(`${JSON.stringify({ volume_id, target_path })} → "${message}"`, () => expect(messageOf(() => parseUnpublishRequest({ volume_id, target_path }))).to.equal(message));

@@ -14,7 +14,7 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe('TargetLocks', () => {
-  const same: [string, string][] = [['/t/a', '/t/a'], ['/t/a/', '/t/a'], ['/t/a', '/t/a//']];
+  const same: [string, string][] = [['/t/a', '/t/a'], ['/t/a/', '/t/a'], ['/t/a', '/t/a//'], ['/t/a', '/t//a'], ['/t/a', '/t/./a'], ['/t//a/', '/./t/a/.']];
   for (const [first, second] of same) {
     it(`refuses ${second} while ${first} is held, with aborted`, async () => {
       const locks = new TargetLocks();
