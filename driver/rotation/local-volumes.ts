@@ -52,7 +52,8 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
     const target = request.targetPath;
     this.volumes.set(target, { request, provider: spc.provider, rotatable: true });
     const text = serializeVolumeRecord(volumeRecordOf(request, spc.provider, this.options.owner));
-    if (this.written.get(target) === text) return;
+    // A first mount is a fresh, empty volume: whatever was recorded before went with the old one.
+    if (!volume.firstMount && this.written.get(target) === text) return;
     await this.queue.run(target, async () => {
       try {
         // A target someone unmounted behind our back is a directory on the node's disk: no record there.
@@ -81,7 +82,11 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
     await (this.recovered ??= this.recover());
     const out: RotationVolume[] = [];
     for (const [targetPath, { request, provider, rotatable }] of this.volumes) {
-      if (!await this.options.mounter.isMounted(targetPath)) { this.volumes.delete(targetPath); continue; }
+      if (!await this.options.mounter.isMounted(targetPath)) {
+        this.volumes.delete(targetPath);
+        this.written.delete(targetPath);
+        continue;
+      }
       if (rotatable) out.push({ targetPath, pod: request.pod, spcName: request.spcName, provider, intervalMs: this.options.intervalMs });
     }
     return out;

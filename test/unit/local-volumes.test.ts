@@ -33,9 +33,9 @@ function request(targetPath: string, pod: string, secrets: Record<string, string
   };
 }
 
-function published(req: PublishRequest): PublishedVolume {
+function published(req: PublishRequest, firstMount = true): PublishedVolume {
   const spc: SecretProviderClass = { namespace: 'default', name: 'app', provider: 'file', parameters: {}, secretObjects: [], annotations: {} };
-  return { request: req, spc, versions: [], changed: true, firstMount: true, origin: 'kubelet', skipped: false };
+  return { request: req, spc, versions: [], changed: firstMount, firstMount, origin: 'kubelet', skipped: false };
 }
 
 describe('LocalVolumes: local mode finds its volumes again after a restart', () => {
@@ -67,11 +67,20 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     const first = await stat(join(a, VOLUME_RECORD_FILE));
     expect(first.mode & 0o777).to.equal(0o600);
     expect(await readFile(join(a, VOLUME_RECORD_FILE), 'utf8')).not.to.contain('p4ss');
-    await volumes.notePublished(published(request(a, 'a', { password: 'p4ss' })));
+    await volumes.notePublished(published(request(a, 'a', { password: 'p4ss' }), false));
     expect((await stat(join(a, VOLUME_RECORD_FILE))).ino, 'an unchanged record was rewritten').to.equal(first.ino);
-    await volumes.notePublished(published({ ...request(a, 'a'), volumeId: 'vol-new' }));
+    await volumes.notePublished(published({ ...request(a, 'a'), volumeId: 'vol-new' }, false));
     expect(JSON.parse(await readFile(join(a, VOLUME_RECORD_FILE), 'utf8'))).to.include({ volumeId: 'vol-new', withheld: false });
     expect((await readdir(a)).sort()).to.deep.equal([VOLUME_RECORD_FILE]);
+  });
+
+  it('records a volume mounted again after it was unmounted behind the driver\'s back', async () => {
+    const a = await target('a');
+    const volumes = new LocalVolumes(options());
+    await volumes.notePublished(published(request(a, 'a')));
+    await rm(join(a, VOLUME_RECORD_FILE)); // unmounted and mounted again by a first publish: the record went with the old tmpfs
+    await volumes.notePublished(published(request(a, 'a'), true));
+    expect(JSON.parse(await readFile(join(a, VOLUME_RECORD_FILE), 'utf8'))).to.include({ targetPath: a });
   });
 
   it('a new instance lists the recorded, still mounted volumes and rebuilds their requests', async () => {
@@ -92,7 +101,7 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     await new LocalVolumes(options()).notePublished(published(request(a, 'a', { password: 'p4ss' })));
     const after = new LocalVolumes(options());
     expect(await after.list()).to.deep.equal([]);
-    await after.notePublished(published(request(a, 'a', { password: 'p4ss' })));
+    await after.notePublished(published(request(a, 'a', { password: 'p4ss' }), false));
     expect((await after.list()).map((v) => v.targetPath)).to.deep.equal([a]);
   });
 
