@@ -41,10 +41,11 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
   const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
+  const classes = kube ? kube.classes : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
   const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
-    classes: kube?.classes ?? new LocalSecretProviderClassSource(config.spcDir, logger.child({ component: 'spc' })),
+    classes,
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
     failureHooks: kube ? [kube.failureHook] : [],
     ...(rotation ? { isFresh: (t: string) => rotation.isFresh(t) } : {}),

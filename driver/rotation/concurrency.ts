@@ -24,3 +24,19 @@ export async function forEachLimited<T>(items: readonly T[], groupOf: (item: T) 
   }
   await Promise.all(runners);
 }
+
+/**
+ * Runs operations one after another per key, in the order they were queued, and lets
+ * different keys run in parallel. A key's chain is dropped once it is idle.
+ */
+export class KeyedQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /** Queues `op` after the operations already queued for `key`; resolves when it has run (never rejects). */
+  run(key: string, op: () => Promise<void>): Promise<void> {
+    const next = (this.tails.get(key) ?? Promise.resolve()).then(op).catch(() => undefined);
+    this.tails.set(key, next);
+    void next.then(() => { if (this.tails.get(key) === next) this.tails.delete(key); });
+    return next;
+  }
+}

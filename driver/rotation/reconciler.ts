@@ -18,11 +18,13 @@ export interface RotationVolume {
   readonly refreshRequested?: boolean;
 }
 
-/** Lists the volumes mounted on this node (API objects cross-checked with mountinfo, or memory). */
+/** Lists the volumes mounted on this node (API objects cross-checked with mountinfo, or local records). */
 export interface VolumeSource {
   list(): Promise<RotationVolume[]>;
   /** A kubelet publish of this volume succeeded (`skipped`: rotation made it a no-op). */
-  notePublished?(volume: PublishedVolume): void;
+  notePublished?(volume: PublishedVolume): void | Promise<void>;
+  /** NodeUnpublishVolume removed this target. */
+  forget?(targetPath: string): void;
 }
 
 /** What one refresh did; a failure says why and whether new content got written first. */

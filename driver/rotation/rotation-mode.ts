@@ -6,7 +6,9 @@ import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../provider-client/retry.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume, PublishHook, VolumePublisher } from '../volume/publisher.js';
-import { MemoryVolumes } from './memory-volumes.js';
+import { LocalVolumes } from './local-volumes.js';
+import { readTmpfsMountPoints, RecordIndex } from './record-store.js';
+import { recordOwner } from './volume-record.js';
 import { RotationReconciler, type VolumeSource } from './reconciler.js';
 import { PublishingRefresher, type RequestRebuilder } from './refresher.js';
 import { RotationSchedule } from './schedule.js';
@@ -30,21 +32,33 @@ export interface Rotation {
   stop(): Promise<void>;
 }
 
+/** Where a dir-mode driver keeps its index of recorded targets: next to its CSI socket, so per driver. */
+export function recordIndexDir(socketPath: string): string {
+  return `${socketPath}.volumes`;
+}
+
+/** Local mode's volume source: records in the volumes, found in tmpfs mounts or the dir-mode index. */
+function localVolumes(config: DriverConfig, mounter: Mounter, logger: Logger): LocalVolumes {
+  return new LocalVolumes({
+    mounter, intervalMs: config.rotationPollIntervalMs, owner: recordOwner(config.driverName, config.socketPath), logger,
+    ...(config.mountMode === 'dir' ? { index: new RecordIndex(recordIndexDir(config.socketPath)) } : { mountPoints: () => readTmpfsMountPoints() }),
+  });
+}
+
 /**
  * Builds the rotation reconciler for --enable-secret-rotation. Volumes and requests come
- * from `api` in Kubernetes mode (pod status objects, so a restarted driver resumes), or
- * from memory in local mode.
+ * from `api` in Kubernetes mode (pod status objects), or from records kept in the volumes
+ * in local mode; either way a restarted driver resumes.
  */
 export function createRotation(config: DriverConfig, mounter: Mounter, metrics: DriverMetrics, logger: Logger, api?: VolumeSource & RequestRebuilder): Rotation {
   const interval = config.rotationPollIntervalMs;
   const schedule = new RotationSchedule();
-  const memory = new MemoryVolumes(mounter, interval);
-  const source: VolumeSource & RequestRebuilder = api ?? memory;
   const log = logger.child({ component: 'rotation' });
+  const source: VolumeSource & RequestRebuilder = api ?? localVolumes(config, mounter, log);
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
     if (volume.origin !== 'kubelet') return;
-    source.notePublished?.(volume);
+    await source.notePublished?.(volume);
     if (!volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
     // A new volume of a class with its own (maybe shorter) interval than the loop is
     // sleeping for. Other new volumes are simply due one interval later: no extra round.
@@ -53,7 +67,7 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   return {
     hooks: [recordPublish],
     isFresh: (targetPath) => schedule.isFresh(targetPath, interval, Date.now()),
-    forget: (targetPath) => memory.forget(targetPath),
+    forget: (targetPath) => source.forget?.(targetPath),
     wake: () => reconciler?.wake(),
     start(publisher, events) {
       reconciler = new RotationReconciler({
@@ -62,7 +76,7 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
         refresher: new PublishingRefresher(publisher, source, events, log, config.providerTimeoutMs),
       });
       reconciler.start();
-      log.info('rotation reconciler started', { interval: formatGoDuration(interval), source: api ? 'pod status objects' : 'memory (local mode)' });
+      log.info('rotation reconciler started', { interval: formatGoDuration(interval), source: api ? 'pod status objects' : 'volume records (local mode)' });
     },
     async stop() {
       await reconciler?.stop();

@@ -117,8 +117,9 @@ describe('kubeconfig: the API endpoint of the current context', () => {
     expect(endpoint.credentials).to.have.nested.property('plugin.baseDir', join(process.cwd(), 'cfg'));
   });
 
-  it('names a CA file that cannot be read', () => {
-    expect(() => endpointFromKubeconfig([{ path: '/k', content: config('server: https://h\ncertificate-authority: /nope/ca.crt', 'token: t') }], files({}).read)).to.throw("ENOENT: no such file or directory, open '/nope/ca.crt'");
+  it('names a CA file that cannot be read, and the entry that names it', () => {
+    expect(() => endpointFromKubeconfig([{ path: '/k', content: config('server: https://h\ncertificate-authority: /nope/ca.crt', 'token: t') }], files({}).read))
+      .to.throw('kubeconfig: clusters[c].certificate-authority /nope/ca.crt cannot be read (ENOENT)');
   });
 });
 
@@ -154,7 +155,8 @@ describe('resolveEndpoint: where the driver finds its cluster', () => {
     expect(() => resolveEndpoint('', {}, dir)).to.throw(`no Kubernetes cluster configured (${join(dir, '.kube', 'config')} does not exist`);
   });
 
-  it('reads --kubeconfig even in a pod, and names it when it cannot be read', () => {
-    expect(() => resolveEndpoint(join(dir, 'absent'), { KUBERNETES_SERVICE_HOST: '10.96.0.1' })).to.throw(`ENOENT: no such file or directory, open '${join(dir, 'absent')}'`);
+  it('reads --kubeconfig even in a pod, and names the flag and the file when it cannot be read', () => {
+    expect(() => resolveEndpoint(join(dir, 'absent'), { KUBERNETES_SERVICE_HOST: '10.96.0.1' })).to.throw(`--kubeconfig ${join(dir, 'absent')} does not exist`);
+    expect(() => resolveEndpoint(dir, {})).to.throw(`cannot read --kubeconfig ${dir} (EISDIR)`);
   });
 });

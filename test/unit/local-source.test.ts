@@ -54,4 +54,47 @@ describe('LocalSecretProviderClassSource', () => {
     await writeFile(join(dir, 'c.yaml'), `${spc('fine', 'file')}---\nkind: [unclosed\n`);
     expect((await source.get('team-a', 'fine')).provider).to.equal('file');
   });
+
+  it('names a file that does not parse, and its YAML error, when a class is not found', async () => {
+    // The class may be in the broken document: "not found" alone sends users to the wrong place.
+    await writeFile(join(dir, 'c.yaml'), `${spc('fine', 'file')}---\nmetadata:\n  name: lost\n  bad: [unclosed\n`);
+    const err = await source.get('team-a', 'lost').catch((e: SscError) => e);
+    expect((err as SscError).kind).to.equal('not-found');
+    expect((err as SscError).message).to.match(new RegExp(`^SecretProviderClass team-a/lost not found in ${dir}; c\\.yaml does not parse: Flow sequence .+ at line \\d+, column \\d+$`));
+  });
+
+  it('reports an alias that does not resolve as a parse error of its file, not an internal error', async () => {
+    await writeFile(join(dir, 'c.yaml'), 'kind: SecretProviderClass\nmetadata: *nowhere\n');
+    const err = await source.get('team-a', 'other').catch((e: SscError) => e);
+    expect((err as SscError).kind).to.equal('not-found');
+    expect((err as SscError).message).to.match(/; c\.yaml does not parse: Unresolved alias/);
+  });
+
+  it('forgets a parse error once the file is fixed or removed', async () => {
+    await rm(join(dir, 'c.yaml'));
+    const err = await source.get('team-a', 'other').catch((e: SscError) => e);
+    expect((err as SscError).message).to.equal(`SecretProviderClass team-a/other not found in ${dir}`);
+  });
+});
+
+describe('LocalSecretProviderClassSource.open: checks --spc-dir at startup', () => {
+  const logger = createLogger({ component: 'test', silent: true });
+  let dir: string;
+  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-spc-')); });
+  after(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  it('refuses a directory that does not exist, naming the flag and the path', async () => {
+    const err = await LocalSecretProviderClassSource.open(join(dir, 'absent'), logger).catch((e: Error) => e);
+    expect((err as Error).message).to.equal(`--spc-dir ${join(dir, 'absent')} does not exist`);
+  });
+
+  it('refuses a path that is not a directory', async () => {
+    await writeFile(join(dir, 'file.yaml'), '');
+    const err = await LocalSecretProviderClassSource.open(join(dir, 'file.yaml'), logger).catch((e: Error) => e);
+    expect((err as Error).message).to.equal(`--spc-dir ${join(dir, 'file.yaml')} is not a directory`);
+  });
+
+  it('opens an existing directory, empty or not', async () => {
+    expect(await LocalSecretProviderClassSource.open(dir, logger)).to.be.instanceOf(LocalSecretProviderClassSource);
+  });
 });

@@ -74,7 +74,14 @@ function dataOrFile(entry: Entry, key: string, where: string, baseDir: string, r
   const data = str(entry, `${key}-data`, where);
   if (data !== undefined) return Buffer.from(data, 'base64');
   const path = str(entry, key, where);
-  return path === undefined ? undefined : read(isAbsolute(path) ? path : join(baseDir, path));
+  if (path === undefined) return undefined;
+  const full = isAbsolute(path) ? path : join(baseDir, path);
+  try {
+    return read(full);
+  } catch (err) {
+    // Node's own text ("ENOENT: no such file…") names no kubeconfig entry to fix.
+    throw new Error(`kubeconfig: ${where}.${key} ${full} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
 }
 
 function execPlugin(exec: Entry, where: string, baseDir: string): ExecPlugin {
