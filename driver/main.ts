@@ -14,6 +14,7 @@ import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
+import { loadMountSyscalls } from './volume/mount-syscalls.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { TargetLocks } from './volume/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
@@ -32,7 +33,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   const metrics = new DriverMetrics();
   const locks = new TargetLocks();
-  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter() : new DirMounter();
+  const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
+  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback)) : new DirMounter();
   const providers = new ProviderClient({
     providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
