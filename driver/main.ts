@@ -15,6 +15,7 @@ import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
 import { loadMountSyscalls } from './volume/mount-syscalls.js';
+import { assertMountRights } from './volume/mount-rights.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { TargetLocks } from './volume/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
@@ -93,6 +94,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 /** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */
 export async function runDriver(argv: readonly string[]): Promise<void> {
   const config = parseDriverConfig(argv, process.env);
+  // Before anything connects or binds: a driver that may not mount must not look ready.
+  assertMountRights(config);
   const logger = createLogger({ level: config.logLevel, component: 'driver' });
   const driver = await startDriver(config, logger);
   onTerminationSignal(async (signal) => {
