@@ -17,11 +17,20 @@ export interface Child {
   stop(graceMs?: number): Promise<number | null>;
 }
 
+/** Options of startProcess and startCli. */
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  /** Aborting before `ready` stops the child (SIGTERM, SIGKILL after 5 s); the promise rejects once it exited. */
+  signal?: AbortSignal;
+}
+
 /**
  * Starts a process and resolves once a stderr line matches `ready` — an event, not a
  * sleep. Rejects with the output so far if it exits first or `timeoutMs` passes.
  */
-export function startProcess(command: string, args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
+export function startProcess(command: string, args: readonly string[], ready: RegExp, options: StartOptions = {}): Promise<Child> {
+  if (options.signal?.aborted) return Promise.reject(new Error(`${command} not started: aborted`));
   const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   let out = '';
@@ -47,13 +56,24 @@ export function startProcess(command: string, args: readonly string[], ready: Re
       err = (err + d.toString()).slice(-STDERR_TAIL_BYTES);
       if (!isReady && ready.test(err)) { isReady = true; clearTimeout(timer); resolve(handle); }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${command} exited with ${code} before it was ready:\n${err}${out}`)); });
+    // A caller stopped while we wait (the demo on Ctrl-C): the child must not outlive it.
+    const onAbort = () => {
+      if (isReady) return;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      reject(new Error(`${command} exited with ${code} before it was ready:\n${err}${out}`));
+    });
     child.once('error', (e) => { clearTimeout(timer); reject(e); });
   });
 }
 
 /** Starts `secrets-store-csi <args>` (our CLI, with the images' NODE_FLAGS) and waits for `ready` on stderr. */
-export function startCli(args: readonly string[], ready: RegExp, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Child> {
+export function startCli(args: readonly string[], ready: RegExp, options: StartOptions = {}): Promise<Child> {
   return startProcess(process.execPath, [...NODE_FLAGS, CLI_PATH, ...args], ready, options);
 }
 

@@ -18,11 +18,27 @@ commands:
   unpublish           call NodeUnpublishVolume like kubelet (debugging)
   demo                driver + file provider + publish/unpublish, end to end
 
-Run a command with --help for its flags.
+Run a command with --help (or -h) for its flags.
 `;
 
+const PROVIDER_USAGE = `usage: secrets-store-csi provider <name> [flags]
+
+providers: ${Object.keys(PROVIDERS).join(', ')}
+Run \`secrets-store-csi provider <name> --help\` for a provider's flags.
+`;
+
+/**
+ * Whether the arguments ask for help: --help, -help, -h or --h, as Go's flag package
+ * accepts them (before a \`--\`). Each command then gets the one spelling it knows: --help.
+ */
+function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => /^--?h(elp)?$/.test(a));
+}
+
 async function main(argv: readonly string[]): Promise<void> {
-  const [command, ...rest] = argv;
+  const [command, ...given] = argv;
+  const rest = wantsHelp(given) ? ['--help'] : given;
   switch (command) {
     case 'driver':
       if (rest.includes('--version')) return main(['--version']);
@@ -34,9 +50,11 @@ async function main(argv: readonly string[]): Promise<void> {
       }
       return (await import('../driver/main.js')).runDriver(rest);
     case 'provider': {
-      const [name, ...flags] = rest;
+      if (wantsHelp(given.slice(0, 1))) { process.stdout.write(PROVIDER_USAGE); return; }
+      const [name, ...provided] = given;
+      const flags = wantsHelp(provided) ? ['--help'] : provided;
       const load = name === undefined ? undefined : PROVIDERS[name];
-      if (!load) throw Object.assign(new Error(`unknown provider ${JSON.stringify(name ?? '')}; available: ${Object.keys(PROVIDERS).join(', ')}`), { exitCode: 2 });
+      if (!load) throw Object.assign(new Error(`${name === undefined ? 'missing provider name' : `unknown provider ${JSON.stringify(name)}`}\n\n${PROVIDER_USAGE}`), { exitCode: 2 });
       const { runProvider } = await import('../providers/framework/run-provider.js');
       await runProvider(await load(), flags);
       return;
@@ -49,7 +67,7 @@ async function main(argv: readonly string[]): Promise<void> {
       process.stdout.write(`secrets-store-csi ${packageVersion()}\n`);
       return;
     }
-    case undefined: case '--help': case 'help':
+    case undefined: case '--help': case '-help': case '-h': case '--h': case 'help':
       process.stdout.write(USAGE);
       return;
     default:

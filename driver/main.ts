@@ -15,6 +15,8 @@ import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import { DirMounter, TmpfsMounter } from './volume/mounter.js';
+import { loadMountSyscalls } from './volume/mount-syscalls.js';
+import { assertMountRights } from './volume/mount-rights.js';
 import { VolumePublisher } from './volume/publisher.js';
 import { repairMountedVolumes } from './volume/startup-repair.js';
 import { TargetLocks } from './volume/target-locks.js';
@@ -34,7 +36,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   const metrics = new DriverMetrics();
   const locks = new TargetLocks();
-  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter() : new DirMounter();
+  const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
+  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback)) : new DirMounter();
   const providers = new ProviderClient({
     providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
@@ -101,6 +104,8 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 /** Entry point of `secrets-store-csi driver`: parse flags, start, stop on SIGTERM. */
 export async function runDriver(argv: readonly string[]): Promise<void> {
   const config = parseDriverConfig(argv, process.env);
+  // Before anything connects or binds: a driver that may not mount must not look ready.
+  assertMountRights(config);
   const logger = createLogger({ level: config.logLevel, component: 'driver' });
   const driver = await startDriver(config, logger);
   onTerminationSignal(async (signal) => {

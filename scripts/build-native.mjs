@@ -1,15 +1,37 @@
 // Builds the optional mount(2)/umount2(2) addon (native/mount-syscalls.c) with the
-// node-gyp that npm bundles. Skipped when the addon is newer than its source. A failed
-// build is not fatal: the driver then runs the mount program instead (slower).
+// node-gyp that npm bundles. Skipped when the addon is newer than its source. Never
+// fatal (issue 9 item 12): without make or a C compiler, or when the build fails, it
+// says so and exits 0, and the driver runs the mount program instead (slower).
+// `npm ci` does not build it: package.json sets "gypfile": false, because npm would
+// otherwise run `node-gyp rebuild` at install for the root binding.gyp and fail there.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 
 const ADDON = 'build/Release/mount_syscalls.node';
 const SOURCES = ['native/mount-syscalls.c', 'binding.gyp'];
+const FALLBACK = 'the driver will use the mount program';
 
 if (process.platform !== 'linux') process.exit(0);
 if (existsSync(ADDON) && SOURCES.every((s) => statSync(s).mtimeMs <= statSync(ADDON).mtimeMs)) process.exit(0);
+
+function executable(path) {
+  try { accessSync(path, constants.X_OK); return statSync(path).isFile(); } catch { return false; }
+}
+
+/** Whether `command` (a path, or a name looked up in PATH) can be run. */
+function runnable(command) {
+  if (command.includes('/')) return executable(isAbsolute(command) ? command : join(process.cwd(), command));
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && executable(join(dir, command)));
+}
+
+// What gyp's Makefile runs: make, and $CC (default cc) for a C source.
+const compiler = (process.env.CC ?? '').trim().split(/\s+/)[0] || 'cc';
+const missing = ['make', compiler].filter((c) => !runnable(c));
+if (missing.length > 0) {
+  console.warn(`build-native: skipped the optional mount addon (${missing.join(' and ')} not found); ${FALLBACK}`);
+  process.exit(0);
+}
 
 const candidates = [
   process.env.npm_config_node_gyp,
@@ -19,14 +41,22 @@ const candidates = [
 ].filter(Boolean);
 const nodeGyp = candidates.find((c) => existsSync(c));
 if (!nodeGyp) {
-  console.warn('build-native: node-gyp not found; the driver will use the mount program');
+  console.warn(`build-native: skipped the optional mount addon (node-gyp not found); ${FALLBACK}`);
   process.exit(0);
 }
+
+/** The lines of node-gyp's stderr that say what went wrong, without its banner. */
+function reason(stderr) {
+  const noise = /^gyp (info|http)|^gyp ERR! (System|command|cwd|node -v|node-gyp -v|\$npm_|not ok|stack\s+at )|^\s*at /;
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !noise.test(l));
+  return lines.slice(-3).join(' | ') || 'node-gyp failed';
+}
+
 // Headers for the running Node: the distribution's own (no download) when present.
 const nodedir = process.env.npm_config_nodedir || (existsSync('/usr/include/node/node_api.h') ? '/usr' : undefined);
 try {
   execFileSync(process.execPath, [nodeGyp, 'rebuild', ...(nodedir ? [`--nodedir=${nodedir}`] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
   console.log(`build-native: built ${ADDON}`);
 } catch (err) {
-  console.warn(`build-native: could not build the mount addon (${String(err.stderr ?? err).split('\n').filter(Boolean).slice(-3).join(' | ')}); the driver will use the mount program`);
+  console.warn(`build-native: could not build the optional mount addon (${reason(String(err.stderr ?? err))}); ${FALLBACK}`);
 }

@@ -50,12 +50,23 @@ export const mountProgram: MountSyscalls = {
 
 /**
  * The fastest available implementation: the N-API addon (mount(2)/umount2(2), no fork)
- * when it was built, otherwise the mount program.
+ * when it was built and loads, otherwise the mount program. The addon is optional
+ * (issue 9 item 12): `onFallback` hears once why it is not used.
  */
-export function loadMountSyscalls(): MountSyscalls {
+export function loadMountSyscalls(onFallback: (reason: string, addon: string) => void = () => undefined): MountSyscalls {
   const path = addonPath();
-  if (!existsSync(path)) return mountProgram;
-  const addon = createRequire(import.meta.url)(path) as Addon;
+  if (!existsSync(path)) {
+    onFallback('not built (npm run build builds it when make and a C compiler are installed)', path);
+    return mountProgram;
+  }
+  let addon: Addon;
+  try {
+    addon = createRequire(import.meta.url)(path) as Addon;
+  } catch (err) {
+    // Built for another Node.js version or architecture, or a damaged file: still mount.
+    onFallback(`cannot be loaded: ${(err as Error).message.split('\n')[0]}`, path);
+    return mountProgram;
+  }
   return {
     kind: 'syscall',
     async mountTmpfs(target, options) {

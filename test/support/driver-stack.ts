@@ -17,6 +17,8 @@ export interface StackOptions {
   /** Start a new driver in an existing stack's directories (a driver restart); stop() then stops both. */
   readonly reuse?: DriverStack;
   readonly mountMode?: 'tmpfs' | 'dir';
+  /** An existing empty directory to work in instead of a fresh temp dir (its paths known before the driver starts); stop() removes it. */
+  readonly work?: string;
 }
 
 /** A running driver in a temp dir, with a CSI client and helpers to publish like kubelet. */
@@ -50,7 +52,7 @@ async function writeTree(root: string, files: Readonly<Record<string, string>>):
 
 /** Starts the real driver process (and the file provider when asked) on sockets in a temp dir. */
 export async function startDriverStack(options: StackOptions = {}): Promise<DriverStack> {
-  const work = options.reuse?.work ?? await mkdtemp(join(tmpdir(), 'ssc-it-'));
+  const work = options.reuse?.work ?? options.work ?? await mkdtemp(join(tmpdir(), 'ssc-it-'));
   const providersDir = join(work, 'providers');
   const spcDir = join(work, 'spc');
   const providerRoot = join(work, 'provider-root');

@@ -1,0 +1,124 @@
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mountPointSet } from '../driver/volume/mountinfo.js';
+import { mountProgram } from '../driver/volume/mount-syscalls.js';
+import { startCli, type Child } from './child-process.js';
+
+/** The signals the demo turns into a clean stop, with the shell's exit code for each (128 + number). */
+const STOP_SIGNALS: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });
+
+/** How long close() waits for a stopped step's work to settle before it deletes the dir anyway. */
+const INFLIGHT_GRACE_MS = 10_000;
+
+/** The demo was stopped by a signal, after cleaning up; cli.ts prints it and exits with `exitCode`. */
+export class DemoInterrupted extends Error {
+  constructor(readonly signal: string, readonly exitCode: number) {
+    super(`demo stopped by ${signal}; cleaned up`);
+  }
+}
+
+/** Mount points at or below `dir` in mountinfo text, deepest first (the order to unmount them). */
+export function mountsToRemove(mountInfoText: string, dir: string): string[] {
+  return [...mountPointSet(mountInfoText)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort().reverse();
+}
+
+/**
+ * What the demo sets up (a temp dir, child processes, a volume), torn down in reverse
+ * after success, a failure, or SIGINT/SIGTERM at any moment (issue 9 item 14): nothing
+ * stays mounted, running or on disk. A terminal's Ctrl-C also reaches the children
+ * (one process group), so the driver may be gone before it can unpublish: close()
+ * unmounts what is left under the temp dir itself.
+ */
+export class DemoSession {
+  private readonly abort = new AbortController();
+  private readonly children: Child[] = [];
+  private readonly starting = new Set<Promise<Child>>();
+  /** Work a step started and a signal stopped waiting for (a copy, a call): settled before the dir goes. */
+  private readonly inflight = new Set<Promise<unknown>>();
+  private stoppedBy: string | undefined;
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    if (this.stoppedBy !== undefined) return; // already cleaning up: finish that rather than leave a mount
+    this.stoppedBy = signal;
+    process.stderr.write(`secrets-store-csi: demo: ${signal}: stopping and cleaning up\n`);
+    this.abort.abort(new Error(`stopped by ${signal}`));
+  };
+
+  private constructor(readonly work: string) {}
+
+  /** Installs the signal handlers, then makes the temp dir (a signal in between is handled too). */
+  static async open(): Promise<DemoSession> {
+    let pending: NodeJS.Signals | undefined;
+    const early = (signal: NodeJS.Signals) => { pending ??= signal; };
+    for (const s of Object.keys(STOP_SIGNALS)) process.on(s, early);
+    const session = new DemoSession(await mkdtemp(join(tmpdir(), 'ssc-demo-')));
+    for (const s of Object.keys(STOP_SIGNALS)) { process.off(s, early); process.on(s, session.onSignal); }
+    if (pending) session.onSignal(pending);
+    return session;
+  }
+
+  /** True once a stop signal arrived. */
+  get stopping(): boolean {
+    return this.stoppedBy !== undefined;
+  }
+
+  /** Resolves like `promise`, or rejects as soon as a stop signal arrives (the promise may settle later, unobserved). */
+  step<T>(promise: Promise<T>): Promise<T> {
+    const settled = promise.then(() => undefined, () => undefined);
+    this.inflight.add(settled);
+    void settled.then(() => this.inflight.delete(settled));
+    const signal = this.abort.signal;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then((v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
+        (e: unknown) => { signal.removeEventListener('abort', onAbort); reject(e); });
+    });
+  }
+
+  /** Starts `secrets-store-csi <args>` as a child that close() stops, also while it is still starting. */
+  async start(args: readonly string[], ready: RegExp): Promise<Child> {
+    const started = startCli(args, ready, { signal: this.abort.signal });
+    this.starting.add(started);
+    try {
+      const child = await this.step(started);
+      this.children.push(child);
+      return child;
+    } finally {
+      // Ready after a signal: stopped by close() all the same.
+      void started.then((child) => { if (!this.children.includes(child)) this.children.push(child); }, () => undefined)
+        .finally(() => this.starting.delete(started));
+    }
+  }
+
+  /**
+   * Tears down: `beforeStop` (unpublish through the driver, if it still runs), then the
+   * children, then any mount left under the temp dir, then the dir. Throws
+   * DemoInterrupted when a signal ended the demo.
+   */
+  async close(beforeStop: () => Promise<void>): Promise<void> {
+    if (!this.abort.signal.aborted) this.abort.abort(new Error('demo finished'));
+    await Promise.allSettled([...this.starting]);
+    await beforeStop().catch(() => undefined);
+    for (const child of this.children.splice(0).reverse()) await child.stop();
+    // With the driver gone, calls and log waits end; a copy into the dir must end before rm.
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => setTimeout(resolve, INFLIGHT_GRACE_MS).unref())]);
+    await this.unmountLeftovers();
+    await rm(this.work, { recursive: true, force: true }).catch((err: unknown) => {
+      process.stderr.write(`secrets-store-csi: demo: could not delete ${this.work}: ${(err as Error).message}\n`);
+    });
+    for (const s of Object.keys(STOP_SIGNALS)) process.off(s, this.onSignal);
+    if (this.stoppedBy !== undefined) throw new DemoInterrupted(this.stoppedBy, STOP_SIGNALS[this.stoppedBy] ?? 1);
+  }
+
+  private async unmountLeftovers(): Promise<void> {
+    const real = await realpath(this.work).catch(() => this.work);
+    const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+    for (const mountPoint of mountsToRemove(text, real)) {
+      await mountProgram.unmount(mountPoint).catch((err: unknown) => {
+        process.stderr.write(`secrets-store-csi: demo: could not unmount ${mountPoint}: ${(err as Error).message}\n`);
+      });
+    }
+  }
+}

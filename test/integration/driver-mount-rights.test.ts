@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnCli, type CliRun } from '../support/cli-run.js';
+import { fileClass } from '../support/driver-stack.js';
+
+const NOBODY = 65534;
+
+/** Starts the driver as `nobody` and resolves with its exit code, or 'started' (then stops it). */
+async function driverAsNobody(args: readonly string[], cwd: string): Promise<{ outcome: number | string; run: CliRun }> {
+  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd });
+  const started = run.until('stderr', /"message":"driver started"/).then(() => 'started', () => 'exited');
+  const outcome = await Promise.race([run.exited, started]);
+  if (outcome === 'started') { run.process.kill('SIGTERM'); await run.exited; }
+  return { outcome, run };
+}
+
+// Issue 9 item 13: as non-root without --mount-mode=dir the driver started silently and
+// every publish failed EPERM. It must refuse to start, before it reads a kubeconfig.
+describe('driver without mount rights (run as uid 65534)', function () {
+  let work: string;
+  before(async function () {
+    if (process.getuid?.() !== 0) this.skip(); // only root can start a process as another uid
+    work = await mkdtemp(join(tmpdir(), 'ssc-nobody-'));
+    await chmod(work, 0o755); // mkdtemp's 0700 would stop nobody at the door
+    await mkdir(join(work, 'spc'));
+    await writeFile(join(work, 'spc', 'app.yaml'), fileClass('app', [{ objectName: 'a' }]));
+    await mkdir(join(work, 'run'));
+    await chown(join(work, 'run'), NOBODY, NOBODY);
+  });
+  after(async () => { if (work) await rm(work, { recursive: true, force: true }); });
+
+  it('Kubernetes mode exits 1 at once, saying it needs root in a privileged container (no kubeconfig read)', async () => {
+    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/k.sock')}`, `--kubeconfig=${join(work, 'no-such-kubeconfig')}`], work);
+    expect(outcome, run.stderr()).to.equal(1);
+    expect(run.stderr()).to.equal(`secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root in a privileged container, as deploy/driver-daemonset.yaml does\n`);
+  });
+
+  it('local mode exits 1 at once, pointing at --mount-mode=dir', async () => {
+    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/l.sock')}`, `--spc-dir=${join(work, 'spc')}`, `--provider-volume=${join(work, 'run')}`, '--additional-provider-volume-paths='], work);
+    expect(outcome, run.stderr()).to.equal(1);
+    expect(run.stderr()).to.equal(`secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root, or add --mount-mode=dir (local mode: volumes become plain directories on disk)\n`);
+  });
+
+  it('local mode with --mount-mode=dir starts as the same user', async () => {
+    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/d.sock')}`, `--spc-dir=${join(work, 'spc')}`, `--provider-volume=${join(work, 'run')}`,
+      '--additional-provider-volume-paths=', '--mount-mode=dir'], work);
+    expect(outcome, run.stderr()).to.equal('started');
+  });
+});

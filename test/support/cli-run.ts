@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { CLI_PATH } from '../../bin/child-process.js';
+import { NODE_FLAGS } from '../../proto/runtime/node-flags.js';
+
+/** A `secrets-store-csi <args>` process whose output a test reads as it comes. */
+export interface CliRun {
+  readonly process: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Exit code, or the signal's name when a signal ended it. */
+  readonly exited: Promise<number | string>;
+  /** Resolves once stdout (or stderr) so far matches `pattern`; rejects if the process exits first. */
+  until(stream: 'stdout' | 'stderr', pattern: RegExp): Promise<void>;
+}
+
+/** Starts our CLI (with the images' NODE_FLAGS) as a child; `options` go to spawn (uid, detached, cwd, env). */
+export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliRun {
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI_PATH, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  const text = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (d: Buffer) => { text.stdout += d.toString(); });
+  child.stderr?.on('data', (d: Buffer) => { text.stderr += d.toString(); });
+  const exited = new Promise<number | string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve(code ?? signal ?? -1));
+  });
+  return {
+    process: child,
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    exited,
+    async until(stream, pattern) {
+      while (!pattern.test(text[stream])) {
+        const more = new Promise<boolean>((resolve) => child[stream]?.once('data', () => resolve(true)));
+        if (!await Promise.race([more, exited.then(() => false)]) && !pattern.test(text[stream])) {
+          throw new Error(`exited before ${stream} matched ${pattern}:\n${text.stdout}\n${text.stderr}`);
+        }
+      }
+    },
+  };
+}
+
+/** Runs our CLI to the end: exit code (or signal name), stdout and stderr. */
+export async function runCli(args: readonly string[], options: SpawnOptions = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const run = spawnCli(args, options);
+  const code = await run.exited;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
