@@ -56,10 +56,9 @@ export interface TemplateMetadata {
 }
 
 /**
- * The JSON patch that restarts a workload whose pod-template metadata was read as
- * `metadata`. It first tests that the annotations (or, without any, the whole metadata)
- * are unchanged, so of two nodes deciding at once only one restarts: the API server
- * refuses the other's patch with HTTP 422 and that node decides again.
+ * The JSON patch restarting a workload whose template metadata was read as `metadata`. It
+ * tests that they are unchanged (two nodes deciding at once: the API server refuses the
+ * second patch with HTTP 422, and that node decides again).
  */
 export function restartPatch(metadata: TemplateMetadata | undefined, at: Date): object[] {
   const value = formatRestartedAt(at);

@@ -9,8 +9,6 @@ import type { OwnerReference, Workload } from './client/types.js';
 import { appsPath } from './resource-paths.js';
 import { decideRestart, formatRestartedAt, RESTARTED_AT_ANNOTATION, restartPatch, type RestartDecision } from './restart-decision.js';
 
-export { RESTARTED_AT_ANNOTATION } from './restart-decision.js';
-
 type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
 /** The apps/v1 resource of each workload kind. */
@@ -51,12 +49,9 @@ interface RestartRequest {
 }
 
 /**
- * Restarts a pod's owning workload the way `kubectl rollout restart` does: a new
- * `kubectl.kubernetes.io/restartedAt` pod-template annotation, at most once per
- * --workload-restart-min-interval (measured from that annotation, so across nodes and
- * driver restarts). A restart that comes too soon is deferred, not dropped: a Warning
- * `WorkloadRestartDeferred`, then the restart when the spacing has passed (in memory: a
- * driver restart forgets it).
+ * Restarts a pod's owning workload as `kubectl rollout restart` does, at most once per
+ * --workload-restart-min-interval (from its restartedAt annotation). One that comes too
+ * soon is deferred in memory (Warning `WorkloadRestartDeferred`), not dropped.
  */
 export class WorkloadRestarter {
   /** Workloads with a deferred restart pending on this node; more requests for them wait for it. */
@@ -97,6 +92,8 @@ export class WorkloadRestarter {
     const { pod, spcName } = request;
     const key = `${pod.namespace}/${workload.kind}/${workload.name}`;
     const path = appsPath(RESOURCE[workload.kind], pod.namespace, workload.name);
+    // A request queued behind the one that deferred: that deferred restart covers it.
+    if (this.pending.has(key)) return;
     for (let attempt = 1; ; attempt++) {
       const metadata = (await this.deps.api.get<Workload>(path)).spec?.template?.metadata;
       const now = this.deps.now();
