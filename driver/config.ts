@@ -17,6 +17,8 @@ export interface DriverConfig {
   readonly metricsAddr: string;
   readonly enableSecretRotation: boolean;
   readonly rotationPollIntervalMs: number;
+  /** Least time between two restarts of one workload by restart-on-rotation (issue 9: restart loops). */
+  readonly workloadRestartMinIntervalMs: number;
   readonly spcDir: string;
   /** Kubernetes mode: path of a kubeconfig ("" = in-cluster or the default kubeconfig). */
   readonly kubeconfig: string;
@@ -39,6 +41,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
   'enable-secret-rotation': { type: 'boolean', default: false, help: 'run the rotation reconciler: re-fetch mounted secrets every --rotation-poll-interval (docs/rotation.md)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
+  'workload-restart-min-interval': { type: 'string', default: '10m', help: 'least time between two restarts of one workload by restart-on-rotation, as a Go duration; minimum 1s (docs/rotation.md)' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
   'kubeconfig': { type: 'string', default: '', help: 'kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config); ignored in local mode' },
   'enable-secret-sync': { type: 'boolean', default: false, help: 'create and update Kubernetes Secrets from secretObjects (needs the secret-sync RBAC role)' },
@@ -98,6 +101,7 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     metricsAddr: stringFlag(flags, 'metrics-addr'),
     enableSecretRotation: booleanFlag(flags, 'enable-secret-rotation'),
     rotationPollIntervalMs: duration('rotation-poll-interval', stringFlag(flags, 'rotation-poll-interval'), MIN_ROTATION_MS),
+    workloadRestartMinIntervalMs: duration('workload-restart-min-interval', stringFlag(flags, 'workload-restart-min-interval'), 1000),
     spcDir,
     kubeconfig: stringFlag(flags, 'kubeconfig'),
     enableSecretSync: booleanFlag(flags, 'enable-secret-sync'),

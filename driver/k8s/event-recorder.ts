@@ -10,7 +10,7 @@ export type EventReason =
   | 'SecretOwnershipConflict' | 'FailedToCreateSecret' | 'SecretCreated' | 'SecretUpdated'
   | 'SecretSyncDisabled' | 'MountFailed' | 'MountRotationComplete' | 'MountRotationFailed'
   | 'SecretRotationComplete' | 'SecretRotationFailed'
-  | 'WorkloadRestarted' | 'WorkloadRestartFailed' | 'WorkloadRestartSkipped';
+  | 'WorkloadRestarted' | 'WorkloadRestartFailed' | 'WorkloadRestartSkipped' | 'WorkloadRestartDeferred';
 
 /** Records Kubernetes Events on a Pod. Messages must never contain secret data. */
 export interface EventRecorder {

@@ -69,11 +69,13 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
   }, k8sLogger, realSleep) : undefined;
   podStatuses?.start();
+  const restarter = config.enableSecretRotation
+    ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
   const hook = kubernetesPublishHook({
     api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored, pods,
     podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
     secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
-    restarter: config.enableSecretRotation ? new WorkloadRestarter(api, events, k8sLogger, now, config.rotationPollIntervalMs) : undefined,
+    restarter,
   });
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
   const usedSecrets = config.enableSecretRotation ? new WatchedCache<Secret>(api, {
@@ -85,6 +87,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   return {
     classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
     async stop() {
+      restarter?.stop();
       await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
       api.close();
     },

@@ -6,14 +6,20 @@ function invalid(message: string): SscError {
   return new SscError('invalid-argument', message, { reason: 'InvalidMountRequest' });
 }
 
-function jsonStringMap(field: string, raw: string, required: boolean): Record<string, string> {
-  if (raw === '' && !required) return {};
+/**
+ * `optional` fields may be absent: `""` (our driver before it sent `{}`) or `null`, which
+ * the Go driver v1.6.0 sends for a pod without nodePublishSecretRef (json.Marshal of a
+ * nil map), so every such mount fails unless `null` means "none", as in Go providers.
+ */
+function jsonStringMap(field: string, raw: string, optional: boolean): Record<string, string> {
+  if (raw === '' && optional) return {};
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     throw invalid(`${field} is not valid JSON`);
   }
+  if (value === null && optional) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field} must be a JSON object`);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
@@ -28,8 +34,10 @@ function jsonStringMap(field: string, raw: string, required: boolean): Record<st
  * and never echo values (`secrets` holds credentials).
  */
 export function parseMountRequest(raw: MountRequest__Output): ProviderMountRequest {
-  const attributes = jsonStringMap('attributes', raw.attributes, true);
-  const secrets = jsonStringMap('secrets', raw.secrets, false);
+  // attributes stay required: the Go driver refuses a class without parameters before
+  // calling, so it never sends `null` there, and a provider cannot work without them.
+  const attributes = jsonStringMap('attributes', raw.attributes, false);
+  const secrets = jsonStringMap('secrets', raw.secrets, true);
   if (raw.target_path === '') throw invalid('targetPath is required');
   let permission: unknown;
   try {

@@ -12,6 +12,12 @@ import { createLogger } from '../../proto/runtime/logger.js';
 
 const OBJECTS = (entries: string) => JSON.stringify({ objects: entries });
 
+/** Go's json.Marshal of a map[string]string: keys sorted, <, >, & and U+2028/9 escaped. */
+function goJsonMap(map: Record<string, string>): string {
+  const sorted = Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return JSON.stringify(sorted).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 describe('file provider process (v1alpha1 server, health, signals)', function () {
   let work: string;
   let provider: Child;
@@ -104,6 +110,29 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
     expect(metrics).to.match(/^provider_mount_total\{provider="file",result="success",error_type=""\} 3$/m);
     expect(metrics).to.match(/^provider_mount_total\{provider="file",result="error",error_type="OutsideRoot"\} 2$/m);
+  });
+
+  it('serves the MountRequest the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', async () => {
+    // nodeserver.go: parameters = spec.parameters overlaid with kubelet's volume context,
+    // secrets = json.Marshal(nil map) = "null", permission = json.Marshal(0644) = "420",
+    // no current_object_version.
+    const attributes = goJsonMap({
+      objects: '- objectName: db/password\n  mode: "0440"\n# a&b <c>\n',
+      secretProviderClass: 'app-secrets',
+      'csi.storage.k8s.io/pod.name': 'web-0',
+      'csi.storage.k8s.io/pod.namespace': 'default',
+      'csi.storage.k8s.io/pod.uid': '6f1c2a9e-0d7b-4c1e-9a55-3b2f0c8d7e11',
+      'csi.storage.k8s.io/serviceAccount.name': 'default',
+      'csi.storage.k8s.io/ephemeral': 'true',
+    });
+    expect(attributes).to.include('\\u0026').and.to.include('\\u003c');
+    const res = await client.mount('file', {
+      attributes, secrets: 'null', permission: '420', current_object_version: [],
+      target_path: '/var/lib/kubelet/pods/6f1c2a9e-0d7b-4c1e-9a55-3b2f0c8d7e11/volumes/kubernetes.io~csi/secrets-store/mount',
+    });
+    expect(res.error?.code ?? '').to.equal('');
+    expect(res.files.map((f) => [f.path, f.mode, Buffer.from(f.contents).toString()])).to.deep.equal([['db/password', 0o440, 's3cret']]);
+    expect(res.object_version.map((v) => v.id)).to.deep.equal(['db/password']);
   });
 
   it('refuses to start when the endpoint is a regular file, naming it', () => {

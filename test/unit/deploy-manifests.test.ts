@@ -419,7 +419,14 @@ const DOCKERIGNORE = readFileSync(join(REPO, '.dockerignore'), 'utf8').split(/\r
 /** Produced inside the builder by `npm ci` / `npm run build`, never in the build context. */
 const BUILT = ['dist', 'build', 'node_modules'];
 
+/** The Node.js version .ci/install-node pins for CI: the images must use the same. */
+const CI_NODE_VERSION = /^NODE_VERSION=(\S+)$/m.exec(readFileSync(join(REPO, '.ci/install-node'), 'utf8'))?.[1] ?? 'missing';
+
 describe('deploy Dockerfiles (static: no Docker engine here)', () => {
+  it('CI and the images pin an exact Node.js 24 LTS version (Node 20 is past end of life)', () => {
+    expect(CI_NODE_VERSION).to.match(/^24\.\d+\.\d+$/);
+  });
+
   it('.dockerignore keeps local builds and dependencies out of the context', () => {
     for (const p of ['node_modules', 'dist', 'build', '.git', 'driver/node_modules']) expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(true);
     for (const p of ['package.json', 'driver/config.ts', 'proto/csi/csi.proto']) expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(false);
@@ -472,9 +479,9 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
         expect(runs).to.match(/npm prune --omit=dev\b/);
       });
 
-      it(`runs \`node ${NODE_FLAGS.join(' ')} /app/dist/bin/cli.js ${command}\` from node:20-bookworm-slim`, () => {
+      it(`runs \`node ${NODE_FLAGS.join(' ')} /app/dist/bin/cli.js ${command}\` from node:${CI_NODE_VERSION}-bookworm-slim, the Node.js CI runs on`, () => {
         const froms = instructions.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0]);
-        expect(froms).to.deep.equal(['node:20-bookworm', 'node:20-bookworm-slim']);
+        expect(froms).to.deep.equal([`node:${CI_NODE_VERSION}-bookworm`, `node:${CI_NODE_VERSION}-bookworm-slim`]);
         const entrypoint = instructions.filter((i) => i.op === 'ENTRYPOINT').pop();
         expect(JSON.parse(entrypoint?.args ?? 'null')).to.deep.equal(['node', ...NODE_FLAGS, '/app/dist/bin/cli.js', command]);
         expect(existsSync(join(REPO, 'bin/cli.ts'))).to.equal(true);

@@ -15,6 +15,7 @@ describe('parseDriverConfig', () => {
       metricsAddr: ':8095',
       enableSecretRotation: false,
       rotationPollIntervalMs: 120_000,
+      workloadRestartMinIntervalMs: 600_000,
       spcDir: '',
       kubeconfig: '',
       enableSecretSync: false,
@@ -52,6 +53,11 @@ describe('parseDriverConfig', () => {
     });
   });
 
+  it('parses --workload-restart-min-interval as a Go duration of at least 1s', () => {
+    expect(parseDriverConfig([...NODE, '--workload-restart-min-interval=1h30m'], {}).workloadRestartMinIntervalMs).to.equal(5_400_000);
+    expect(parseDriverConfig([...NODE, '--workload-restart-min-interval', '1s'], {}).workloadRestartMinIntervalMs).to.equal(1000);
+  });
+
   it('accepts the minimum rotation interval of 1s', () => {
     expect(parseDriverConfig([...NODE, '--rotation-poll-interval=1s'], {}).rotationPollIntervalMs).to.equal(1000);
   });
@@ -68,6 +74,9 @@ describe('parseDriverConfig', () => {
     ['rotation 500ms', [...NODE, '--rotation-poll-interval=500ms'], {}, '--rotation-poll-interval must be at least 1s, got "500ms"'],
     ['rotation abc', [...NODE, '--rotation-poll-interval=abc'], {}, '--rotation-poll-interval: invalid duration "abc" (use Go duration syntax such as 2m or 1h30m)'],
     ['rotation 1x', [...NODE, '--rotation-poll-interval=1x'], {}, '--rotation-poll-interval: unknown unit "x" in duration "1x" (use Go duration syntax such as 2m or 1h30m)'],
+    ['restart spacing 0', [...NODE, '--workload-restart-min-interval=0'], {}, '--workload-restart-min-interval must be greater than zero, got "0"'],
+    ['restart spacing 500ms', [...NODE, '--workload-restart-min-interval=500ms'], {}, '--workload-restart-min-interval must be at least 1s, got "500ms"'],
+    ['restart spacing 10', [...NODE, '--workload-restart-min-interval=10'], {}, '--workload-restart-min-interval: missing unit in duration "10" (use Go duration syntax such as 2m or 1h30m)'],
     ['provider timeout 0', [...NODE, '--provider-timeout=0'], {}, '--provider-timeout must be greater than zero, got "0"'],
     ['dir mode without --spc-dir', [...NODE, '--mount-mode=dir'], {}, '--mount-mode=dir is for local mode only: set --spc-dir as well'],
     ['bad mount mode', [...NODE, '--mount-mode=bind'], {}, '--mount-mode must be tmpfs or dir, got "bind"'],

@@ -31,10 +31,25 @@ describe('parseMountRequest', () => {
     expect([...req.currentObjectVersions]).to.deep.equal([['a', '1'], ['b', '2']]);
   });
 
-  const okSecrets: [string, Record<string, string>][] = [['', {}], ['{}', {}]];
+  // 'null' is what the Go driver v1.6.0 sends for a pod without nodePublishSecretRef.
+  const okSecrets: [string, Record<string, string>][] = [['', {}], ['{}', {}], ['null', {}], [' null\n', {}]];
   for (const [secrets, expected] of okSecrets) {
     it(`secrets ${JSON.stringify(secrets)} → {}`, () => expect(parseMountRequest(raw({ secrets })).secrets).to.deep.equal(expected));
   }
+
+  it('parses the request the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', () => {
+    // json.Marshal output: keys sorted, <, > and & escaped as \u003c, \u003e, \u0026; no versions.
+    const req = parseMountRequest({
+      attributes: '{"csi.storage.k8s.io/ephemeral":"true","csi.storage.k8s.io/pod.name":"web-0","csi.storage.k8s.io/pod.namespace":"default",'
+        + '"csi.storage.k8s.io/pod.uid":"0c3b","csi.storage.k8s.io/serviceAccount.name":"default","objects":"- objectName: a\\u0026b\\n","secretProviderClass":"app"}',
+      secrets: 'null', target_path: '/var/lib/kubelet/pods/0c3b/volumes/kubernetes.io~csi/secrets/mount', permission: '420', current_object_version: [],
+    });
+    expect(req.secrets).to.deep.equal({});
+    expect(req.attributes.objects).to.equal('- objectName: a&b\n');
+    expect(req.attributes.secretProviderClass).to.equal('app');
+    expect(req.permission).to.equal(0o644);
+    expect(req.currentObjectVersions.size).to.equal(0);
+  });
 
   const okPermission: [string, number][] = [['420', 420], ['0', 0], ['511', 511], ['384', 384]];
   for (const [permission, mode] of okPermission) {
@@ -53,11 +68,15 @@ describe('parseMountRequest', () => {
     ['attribute not a string', { attributes: '{"a":"b","n":1}' }, 'attributes.n must be a string'],
     ['attribute an object', { attributes: '{"o":{}}' }, 'attributes.o must be a string'],
     ['secrets not JSON', { secrets: `{"password":"${SECRET}"` }, 'secrets is not valid JSON'],
+    ['secrets a string', { secrets: '"null"' }, 'secrets must be a JSON object'],
+    ['secrets false', { secrets: 'false' }, 'secrets must be a JSON object'],
     ['secrets a list', { secrets: `["${SECRET}"]` }, 'secrets must be a JSON object'],
     ['secret not a string', { secrets: `{"password":["${SECRET}"]}` }, 'secrets.password must be a string'],
     ['secret a number', { secrets: '{"pin":987654}' }, 'secrets.pin must be a string'],
     ['empty target path', { target_path: '' }, 'targetPath is required'],
     ['permission empty', { permission: '' }, NUMBER],
+    // Go providers read null as mode 0000; no driver sends it, so it stays an error.
+    ['permission null', { permission: 'null' }, NUMBER],
     ['permission octal text', { permission: '0644' }, NUMBER],
     ['permission a JSON string', { permission: '"0644"' }, RANGE],
     ['permission a JSON string of digits', { permission: '"420"' }, RANGE],

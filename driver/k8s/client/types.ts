@@ -73,7 +73,7 @@ export interface TokenRequest extends KubeObject {
 
 /** apps/v1 Deployment, StatefulSet, DaemonSet or ReplicaSet: the pod template's metadata */
 export interface Workload extends KubeObject {
-  spec?: { template?: { metadata?: { annotations?: Record<string, string> } } };
+  spec?: { template?: { metadata?: { annotations?: Record<string, string>; [field: string]: unknown } } };
 }
 
 /** A watch event (`type` ERROR carries a Status as `object`). */
