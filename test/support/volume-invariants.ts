@@ -1,5 +1,6 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { VOLUME_RECORD_FILE } from '../../driver/rotation/volume-record.js';
 import { metadataFileName } from '../../driver/volume/metadata.js';
 
 /** What checkVolume found in a consistent volume. */
@@ -14,7 +15,8 @@ export interface VolumeView {
 
 /**
  * Asserts the invariant a pod relies on and returns what the volume holds: `..data` names
- * one payload directory and no other payload directory or `..data_tmp` is left; every
+ * one payload directory and no other payload directory or `..data_tmp` is left (the
+ * driver's volume record may sit beside them); every
  * top-level name is a link `name -> ..data/name` that resolves; every top-level name of
  * the payload has its link; `.metadata/versions.json` lists exactly the objects that have
  * `.metadata/<id>` files, with the same versions. Throws an Error saying what is wrong.
@@ -22,7 +24,7 @@ export interface VolumeView {
 export async function checkVolume(target: string): Promise<VolumeView> {
   const dataDir = await readlink(join(target, '..data'));
   const entries = (await readdir(target)).sort();
-  const strays = entries.filter((e) => e.startsWith('..') && e !== '..data' && e !== dataDir);
+  const strays = entries.filter((e) => e.startsWith('..') && e !== '..data' && e !== dataDir && e !== VOLUME_RECORD_FILE);
   if (strays.length > 0) throw new Error(`leftover entries in ${target}: ${strays.join(', ')}`);
   const names = entries.filter((e) => !e.startsWith('..'));
   for (const name of names) {

@@ -22,6 +22,7 @@ function fakeMounter(mounted: Set<string>): Mounter {
     mount: async (t) => { mounted.add(t); },
     unmount: async (t) => { mounted.delete(t); },
     assertWritable: () => undefined,
+    volumesNear: async () => [],
   };
 }
 
