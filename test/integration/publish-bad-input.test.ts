@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
@@ -92,7 +92,8 @@ describe('NodePublishVolume bad input (real driver process)', function () {
   });
 
   describe('provider responses that are rejected whole', () => {
-    const bad: [string, () => ReturnType<typeof responseWith>, RegExp][] = [
+    const longPath = Array(16).fill('a'.repeat(255)).join('/'); // 4,095 bytes: within the 4,096-byte rule, too long under any target
+    const bad: [string, () => ReturnType<typeof responseWith>, RegExp, string?][] = [
       ['an absolute path', () => responseWith([{ path: '/etc/passwd' }]), /path is absolute/],
       ['a ".." element', () => responseWith([{ path: 'a/../../b' }]), /has a "\.\." element/],
       ['"..data"', () => responseWith([{ path: '..data' }]), /starts with "\.\."/],
@@ -100,15 +101,17 @@ describe('NodePublishVolume bad input (real driver process)', function () {
       ['a duplicate path', () => responseWith([{ path: 'a' }, { path: 'a' }], [{ id: 'a', version: '1' }]), /more than once/],
       ['a non-clean path a//b', () => responseWith([{ path: 'a//b' }]), /not clean/],
       ['a non-clean path ./a', () => responseWith([{ path: './a' }]), /not clean/],
-      ['an error code', () => ({ ...responseWith([{ path: 'a' }]), error: { code: 'VaultUnreachable' } }), /error code "VaultUnreachable"/],
+      ['an error code', () => ({ ...responseWith([{ path: 'a' }]), error: { code: 'VaultUnreachable' } }), /error code "VaultUnreachable"/, 'FAILED_PRECONDITION'],
+      ['a path 2,000 levels deep (within 4096 bytes)', () => responseWith([{ path: Array(2000).fill('a').join('/') }]), /path is nested deeper than 128 levels/],
+      ['a path too long on disk under the target', () => responseWith([{ path: longPath }]), /path would be \d+ bytes long on disk \(target path, payload directory and path\), more than 4095/],
       ['no object versions', () => responseWith([{ path: 'a' }], []), /no object versions/],
     ];
-    for (const [name, response, message] of bad) {
+    for (const [name, response, message, code] of bad) {
       it(`rejects ${name} and leaves no partial content`, async () => {
         provider.script = async () => response();
         const target = stack.targetPath('bad');
         const f = await failure(stack.client.publish(stack.request(target, 'scripted', 'bad')));
-        expect(f.code).to.equal('FAILED_PRECONDITION');
+        expect(f.code).to.equal(code ?? 'INVALID_ARGUMENT');
         expect(f.message).to.match(message);
         expect(await gone(target)).to.equal(true);
         expect(await mountsUnder(target)).to.deep.equal([]);
@@ -145,8 +148,19 @@ describe('NodePublishVolume bad input (real driver process)', function () {
     const target = stack.targetPath('keep');
     await stack.client.publish(stack.request(target, 'scripted', 'keep'));
     provider.script = async () => responseWith([{ path: '../escape' }]);
-    expect((await failure(stack.client.publish(stack.request(target, 'scripted', 'keep')))).code).to.equal('FAILED_PRECONDITION');
+    expect((await failure(stack.client.publish(stack.request(target, 'scripted', 'keep')))).code).to.equal('INVALID_ARGUMENT');
     expect(await readFile(join(target, 'x'), 'utf8')).to.equal('good');
+    // A path 2,000 levels deep used to overflow the stack and poison the volume: every
+    // later write failed INTERNAL and left another payload directory behind.
+    provider.script = async () => responseWith([{ path: Array(2000).fill('d').join('/') }]);
+    for (let i = 0; i < 2; i++) {
+      const f = await failure(stack.client.publish(stack.request(target, 'scripted', 'keep')));
+      expect([f.code, f.message]).to.satisfy(([code, message]: string[]) => code === 'INVALID_ARGUMENT' && message?.includes('nested deeper than 128 levels'));
+    }
+    expect((await readdir(target)).filter((e) => /^\.\.\d{4}_/.test(e))).to.have.length(1);
+    provider.script = async () => responseWith([{ path: 'x', contents: 'better' }]);
+    await stack.client.publish(stack.request(target, 'scripted', 'keep'));
+    expect(await readFile(join(target, 'x'), 'utf8')).to.equal('better');
     await stack.client.unpublish('vol-keep', target);
   });
 
