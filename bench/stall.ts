@@ -81,7 +81,7 @@ async function runShape(work: string, shape: BulkShape, mountMode: 'tmpfs' | 'di
   const target = join(work, 'pods', shape, 'volume');
   try {
     provider = await startProcess(process.execPath, [BULK_PROVIDER, join(providers, 'bulk.sock'), shape], /bulk provider started/);
-    driver = await startDriver(work, join(work, `csi-${shape}.sock`), spcDir, mountMode);
+    driver = await startDriver(work, join(work, `csi-${shape}.sock`), spcDir, mountMode, process.env['BENCH_CPU_PROF']);
     const port = Number(/"metricsPort":(\d+)/.exec(driver.stderrTail(50))?.[1]);
     const request = inlinePublishRequest(`vol-${shape}`, target, inlineVolumeContext({ name: shape, namespace: 'default', uid: `uid-${shape}`, serviceAccountName: 'default' }, 'bulk'));
     const rows = [await measure(client, port, shape, 'first publish', () => client.publish(request, 120_000))];

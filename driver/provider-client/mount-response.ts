@@ -1,12 +1,14 @@
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { assertValidPaths, quotePath } from '../volume/path-rules.js';
+import type { Pacer } from '../../proto/runtime/pacer.js';
+import { PathSetChecker, quotePath } from '../volume/path-rules.js';
 import type { ObjectVersion, PayloadFile } from '../volume/payload.js';
 
 /** A provider response that passed every check: files to write and object versions. */
 export interface ValidMount {
-  readonly files: ReadonlyMap<string, PayloadFile>;
+  /** A new map, the caller's to extend (the publisher adds `.metadata`). */
+  readonly files: Map<string, PayloadFile>;
   readonly versions: readonly ObjectVersion[];
 }
 
@@ -42,9 +44,10 @@ function invalid(message: string): SscError {
  * Checks a MountResponse and turns it into files to write (SPEC 3.2, 5.5). Rejects the
  * whole response on a provider error code, no object versions, an object without id,
  * a bad path (too long for `targetPath` too), a duplicate path or a mode outside 0..0777.
- * Mode 0 means `defaultMode`.
+ * Mode 0 means `defaultMode`. With a pacer, a response of many files gives the event
+ * loop back every few milliseconds.
  */
-export function validateMountResponse(response: MountResponse__Output, defaultMode: number, targetPath?: string): ValidMount {
+export async function validateMountResponse(response: MountResponse__Output, defaultMode: number, targetPath?: string, pacer?: Pacer): Promise<ValidMount> {
   const code = response.error?.code ?? '';
   if (code !== '') {
     throw new SscError('failed-precondition', `provider reported error code ${quoted(code, MAX_TEXT_SHOWN)}`, { reason: providerCodeReason(code) });
@@ -56,13 +59,18 @@ export function validateMountResponse(response: MountResponse__Output, defaultMo
     if (ids.has(v.id)) throw invalid(`provider returned object ${quoted(v.id, MAX_TEXT_SHOWN)} more than once`);
     ids.add(v.id);
   }
-  assertValidPaths(response.files.map((f) => f.path), targetPath);
+  const paths = new PathSetChecker(targetPath);
+  for (const f of response.files) {
+    paths.add(f.path);
+    if (pacer?.due()) await pacer.pause();
+  }
   const files = new Map<string, PayloadFile>();
   for (const f of response.files) {
     if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o777) {
       throw invalid(`provider returned mode ${f.mode} for ${quotePath(f.path)}: only permission bits 0000-0777 are allowed`);
     }
-    files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: Buffer.from(f.contents) });
+    files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: Buffer.isBuffer(f.contents) ? f.contents : Buffer.from(f.contents) });
+    if (pacer?.due()) await pacer.pause();
   }
   return { files, versions: response.object_version.map((v) => ({ id: v.id, version: v.version })) };
 }

@@ -64,21 +64,23 @@ type Tree = Map<string, Tree | typeof FILE>;
 const FILE = 0;
 
 /**
- * Checks a whole set of provider paths: each must pass pathProblem (and onDiskProblem
- * under `targetPath`), none may repeat, and none may be both a file and a directory
- * (`a` and `a/b`). Throws invalid-argument naming the first bad path and the rule, so
- * the whole response is rejected before anything is written. Linear in the total length
- * of the paths: each path walks a tree of the elements seen so far.
+ * Checks provider paths one at a time as a set: each must pass pathProblem (and
+ * onDiskProblem under `targetPath`), none may repeat, and none may be both a file and a
+ * directory (`a` and `a/b`). `add` throws invalid-argument naming the bad path and the
+ * rule, so the whole response is rejected before anything is written. Linear in the total
+ * length of the paths: each path walks a tree of the elements seen so far. One path per
+ * call lets a caller pace a response of hundreds of thousands of paths.
  */
-export function assertValidPaths(paths: readonly string[], targetPath?: string): void {
-  for (const path of paths) {
-    const problem = pathProblem(path) ?? (targetPath === undefined ? undefined : onDiskProblem(targetPath, path));
+export class PathSetChecker {
+  private readonly root: Tree = new Map();
+
+  constructor(private readonly targetPath?: string) {}
+
+  add(path: string): void {
+    const problem = pathProblem(path) ?? (this.targetPath === undefined ? undefined : onDiskProblem(this.targetPath, path));
     if (problem) throw rejected(`provider returned an invalid file path ${quotePath(path)}: ${problem}`);
-  }
-  const root: Tree = new Map();
-  for (const path of paths) {
     const elements = path.split('/');
-    let dir = root;
+    let dir = this.root;
     for (let i = 0; i < elements.length - 1; i++) {
       const name = elements[i] as string;
       const next = dir.get(name);
@@ -91,4 +93,10 @@ export function assertValidPaths(paths: readonly string[], targetPath?: string):
     if (existing !== undefined) throw rejected(`provider returned ${quotePath(path)} both as a file and as a directory`);
     dir.set(last, FILE);
   }
+}
+
+/** Checks a whole set of provider paths at once (see PathSetChecker); throws on the first bad one. */
+export function assertValidPaths(paths: readonly string[], targetPath?: string): void {
+  const checker = new PathSetChecker(targetPath);
+  for (const path of paths) checker.add(path);
 }

@@ -2,6 +2,7 @@ import { lstat } from 'node:fs/promises';
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
+import { Pacer } from '../../proto/runtime/pacer.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PublishRequest } from '../csi/requests.js';
 import type { CallLimits } from '../provider-client/client.js';
@@ -199,8 +200,8 @@ export class VolumePublisher {
       currentVersions: mounted,
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
-    const { files, versions } = validateMountResponse(response, defaultMode, req.targetPath);
-    const payload = new Map([...files, ...metadataFiles(versions)]);
+    const { files: payload, versions } = await validateMountResponse(response, defaultMode, req.targetPath, new Pacer());
+    for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
     this.deps.mounter.assertWritable(req.targetPath);
     const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions));
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };

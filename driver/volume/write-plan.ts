@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Pacer } from '../../proto/runtime/pacer.js';
 
 /** What is on disk for one file: its mode and the SHA-256 of its bytes (never the bytes). */
 export interface FileState {
@@ -14,6 +15,8 @@ export interface WritePlan {
   readonly linksToAdd: readonly string[];
   /** Top-level links that no longer have a file behind them. */
   readonly linksToRemove: readonly string[];
+  /** Every top-level name of the desired payload (what the links will be after the write). */
+  readonly wantedLinks: readonly string[];
 }
 
 /** SHA-256 of a file's bytes, hex. */
@@ -21,34 +24,53 @@ export function sha256(contents: Buffer): string {
   return createHash('sha256').update(contents).digest('hex');
 }
 
-/** The first element of each path, deduplicated, sorted. */
+/** The first element of each path, deduplicated, in order of first appearance (not sorted: a volume may have 250,000). */
 export function topLevelNames(paths: Iterable<string>): string[] {
   const names = new Set<string>();
   for (const p of paths) {
     const slash = p.indexOf('/');
     names.add(slash < 0 ? p : p.slice(0, slash));
   }
-  return [...names].sort();
+  return [...names];
 }
 
 /**
  * Compares what is on disk with what should be there, in time linear in the number of
- * files (a volume may hold hundreds of thousands). `current` is undefined when the target
- * has never been written. Only compared paths count: volatile files (such as
- * `.metadata/versions.json` with its write time) are left out by the caller.
+ * files (a volume may hold hundreds of thousands; with a pacer the event loop gets a turn
+ * every few milliseconds). `current` is undefined when the target has never been written.
+ * Only compared paths count: volatile files (such as `.metadata/versions.json` with its
+ * write time) are left out by the caller. Links come in the order of `desired` and
+ * `currentLinks`.
  */
-export function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: ReadonlyMap<string, FileState>, currentLinks: readonly string[]): WritePlan {
-  const wantedLinks = topLevelNames(desired.keys());
-  const wanted = new Set(wantedLinks);
-  const present = new Set(currentLinks);
-  const linksToAdd = wantedLinks.filter((n) => !present.has(n));
-  const linksToRemove = currentLinks.filter((n) => !wanted.has(n));
+export async function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: ReadonlyMap<string, FileState>, currentLinks: readonly string[], pacer?: Pacer): Promise<WritePlan> {
+  const present = new Set<string>();
+  for (const name of currentLinks) {
+    present.add(name);
+    if (pacer?.due()) await pacer.pause();
+  }
+  const wanted = new Set<string>();
+  const linksToAdd: string[] = [];
+  for (const path of desired.keys()) {
+    const slash = path.indexOf('/');
+    const name = slash < 0 ? path : path.slice(0, slash);
+    if (!wanted.has(name)) {
+      wanted.add(name);
+      if (!present.has(name)) linksToAdd.push(name);
+    }
+    if (pacer?.due()) await pacer.pause();
+  }
+  const linksToRemove: string[] = [];
+  for (const name of currentLinks) {
+    if (!wanted.has(name)) linksToRemove.push(name);
+    if (pacer?.due()) await pacer.pause();
+  }
   let changed = current === undefined || current.size !== desired.size || linksToAdd.length > 0 || linksToRemove.length > 0;
   if (!changed && current) {
     for (const [path, file] of desired) {
       const now = current.get(path);
       if (!now || now.mode !== file.mode || now.sha256 !== file.sha256) { changed = true; break; }
+      if (pacer?.due()) await pacer.pause();
     }
   }
-  return { changed, linksToAdd, linksToRemove };
+  return { changed, linksToAdd, linksToRemove, wantedLinks: [...wanted] };
 }
