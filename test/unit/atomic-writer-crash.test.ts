@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AtomicWriter, type WriteStep } from '../../driver/volume/atomic-writer.js';
-import { repairTarget } from '../../driver/volume/payload-repair.js';
+import { isPayloadDirName, repairTarget } from '../../driver/volume/payload-repair.js';
+import type { Logger } from '../../proto/runtime/logger.js';
 import { generation } from '../support/crash-writer.js';
 import { checkVolume } from '../support/volume-invariants.js';
 
@@ -93,6 +94,28 @@ describe('atomic writer: a SIGKILL at each step of a write', function () {
     expect(result.removedLinks).to.deep.equal(['f3']);
     expect(result.removedDirs).to.have.length(1);
     expect((await readdir(target)).sort()).to.include.members(['foreign', 'elsewhere']);
+  });
+
+  it('a cleanup that fails after the swap is a success, logged, and finished by the next write', async () => {
+    const target = join(root, `t${n++}`);
+    await mkdir(target);
+    const warnings: string[] = [];
+    const logger = { info: () => undefined, warn: (message: string) => { warnings.push(message); } } as unknown as Logger;
+    let failCleanup = false;
+    const writer = new AtomicWriter({ logger, onStep: (step) => { if (step === 'links-removed' && failCleanup) throw new Error('EBUSY (injected)'); } });
+    const one = generation(1);
+    await writer.write(target, one.payload, one.volatile, new Date());
+    failCleanup = true;
+    const two = generation(2);
+    const result = await writer.write(target, two.payload, two.volatile, new Date());
+    expect(result.changed).to.equal(true);
+    expect(warnings).to.deep.equal(['new payload is live, but removing the old one failed; retrying on the next write']);
+    expect((await readdir(target)).filter(isPayloadDirName)).to.have.length(2);
+    failCleanup = false;
+    const again = await writer.write(target, two.payload, two.volatile, new Date());
+    expect(again.changed).to.equal(false);
+    expect((await readdir(target)).filter(isPayloadDirName)).to.deep.equal([result.dataDir]);
+    expect(await generationOf(target, (await checkVolume(target)).names)).to.equal(2);
   });
 
   it('repair of a target whose first write never swapped: no ..data, nothing left', async () => {
