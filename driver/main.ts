@@ -107,9 +107,13 @@ export async function runDriver(argv: readonly string[]): Promise<void> {
   // Before anything connects or binds: a driver that may not mount must not look ready.
   assertMountRights(config);
   const logger = createLogger({ level: config.logLevel, component: 'driver' });
-  const driver = await startDriver(config, logger);
+  // Installed before startDriver logs "driver started": a supervisor may send SIGTERM the
+  // moment it reads that line, and a signal that arrives before any handler exists kills
+  // the process outright (mounts of in-flight publishes left behind).
+  const driver = startDriver(config, logger);
   onTerminationSignal(async (signal) => {
     logger.info('shutting down', { signal });
-    await driver.stop();
+    await (await driver).stop();
   });
+  await driver;
 }

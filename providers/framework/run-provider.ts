@@ -55,8 +55,6 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   const healthAddr = stringFlag(flags, 'health-addr');
   let health: HealthServer | undefined;
   if (healthAddr !== '') health = await startHealthServer(healthAddr, metrics.registry, () => serving);
-  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port });
-  warnMissingNodeFlags(logger);
   const running: RunningProvider = {
     socketPath,
     healthPort: health?.port,
@@ -67,9 +65,13 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
       logger.info('provider stopped');
     },
   };
+  // Before the "started" line: a supervisor may send SIGTERM the moment it reads it, and
+  // a signal that arrives before the handler exists kills the process outright.
   onTerminationSignal(async (signal) => {
     logger.info('shutting down', { signal });
     await running.stop();
   });
+  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port });
+  warnMissingNodeFlags(logger);
   return running;
 }

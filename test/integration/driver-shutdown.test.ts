@@ -1,26 +1,16 @@
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderClient } from '../../driver/provider-client/client.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { isGrpcCallError, SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../proto/runtime/errors.js';
 import { createLogger } from '../../proto/runtime/logger.js';
 import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { outcome } from '../support/call-outcome.js';
 
 /** The gRPC code name a call ended with ("OK" on success) and its message. */
-async function outcome(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-    return { code: 'OK', message: '' };
-  } catch (err) {
-    if (isGrpcCallError(err)) return { code: grpc.status[err.code] ?? String(err.code), message: err.details };
-    throw err;
-  }
-}
-
 /** Before the fix the driver waited out a 5 s grace period; a prompt exit takes well under this. */
 const PROMPT_EXIT_MS = 4000;
 

@@ -1,8 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { failure } from '../support/call-outcome.js';
 
 // Issue 9 item 8: what a provider writes in its error code or error message reaches
 // kubelet (and from there events), the driver's log and its metrics. A hostile or broken
@@ -13,16 +13,6 @@ const SECRET = 'hunter2-TOPSECRET';
 const HOSTILE = `AccessDenied\n\u001b[31m{"level":"error","message":"forged"}\u001b[0m\r\n${'x'.repeat(5000)} password=${SECRET}`;
 
 /** Runs `call` and returns its gRPC status code name and message. */
-async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-  } catch (err) {
-    if (isGrpcCallError(err)) return { code: grpc.status[err.code] ?? String(err.code), message: err.details };
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-
 /** True when `text` holds a control character (escaped ones are plain backslash text). */
 function hasControl(text: string): boolean {
   return /[\u0000-\u001f\u007f-\u009f]/.test(text);

@@ -1,11 +1,10 @@
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { outcome } from '../support/call-outcome.js';
 
 // Issue 9 item 4: the driver caches one channel per provider. A provider that crashed and
 // came back must be usable by the very next publish, whatever grpc-js's reconnect backoff
@@ -15,16 +14,6 @@ import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../s
 const KUBELET_FIRST_RETRY_MS = 500;
 
 /** The call's outcome as kubelet sees it: a gRPC code name and message ("OK" on success). */
-async function outcome(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-    return { code: 'OK', message: '' };
-  } catch (err) {
-    if (isGrpcCallError(err)) return { code: grpc.status[err.code] ?? String(err.code), message: err.details };
-    throw err;
-  }
-}
-
 describe('provider outage (real file provider killed and restarted)', function () {
   let stack: DriverStack;
   let provider: Child | undefined;

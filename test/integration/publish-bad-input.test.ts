@@ -1,23 +1,12 @@
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { failure } from '../support/call-outcome.js';
 
 /** Runs `call` and returns its gRPC status code name and message. */
-async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-  } catch (err) {
-    if (isGrpcCallError(err)) return { code: grpc.status[err.code] ?? String(err.code), message: err.details };
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-
 async function gone(path: string): Promise<boolean> {
   return lstat(path).then(() => false, () => true);
 }

@@ -1,23 +1,12 @@
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseMountInfo } from '../../driver/volume/mountinfo.js';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { outcome } from '../support/call-outcome.js';
 
 /** The gRPC code name a call ended with ("OK" on success) and its message. */
-async function outcome(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-    return { code: 'OK', message: '' };
-  } catch (err) {
-    if (isGrpcCallError(err)) return { code: grpc.status[err.code] ?? String(err.code), message: err.details };
-    throw err;
-  }
-}
-
 /** How many mounts sit exactly at `path` (stacked mounts count one each). */
 async function mountCount(path: string): Promise<number> {
   return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8')).filter((e) => e.mountPoint === path).length;
