@@ -1,15 +1,17 @@
 import { expect } from 'chai';
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnCli, type CliRun } from '../support/cli-run.js';
 import { fileClass } from '../support/driver-stack.js';
 
 const NOBODY = 65534;
+/** A path to this node binary that `nobody` can reach (CI's pinned node lives under /root, mode 0700). */
+let nodeForNobody = process.execPath;
 
 /** Starts the driver as `nobody` and resolves with its exit code, or 'started' (then stops it). */
 async function driverAsNobody(args: readonly string[], cwd: string): Promise<{ outcome: number | string; run: CliRun }> {
-  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd });
+  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd, node: nodeForNobody });
   const started = run.until('stderr', /"message":"driver started"/).then(() => 'started', () => 'exited');
   const outcome = await Promise.race([run.exited, started]);
   if (outcome === 'started') { run.process.kill('SIGTERM'); await run.exited; }
@@ -28,6 +30,9 @@ describe('driver without mount rights (run as uid 65534)', function () {
     await writeFile(join(work, 'spc', 'app.yaml'), fileClass('app', [{ objectName: 'a' }]));
     await mkdir(join(work, 'run'));
     await chown(join(work, 'run'), NOBODY, NOBODY);
+    nodeForNobody = join(work, 'node');
+    await link(process.execPath, nodeForNobody).catch(() => copyFile(process.execPath, nodeForNobody));
+    await chmod(nodeForNobody, 0o755);
   });
   after(async () => { if (work) await rm(work, { recursive: true, force: true }); });
 

@@ -14,8 +14,9 @@ export interface CliRun {
 }
 
 /** Starts our CLI (with the images' NODE_FLAGS) as a child; `options` go to spawn (uid, detached, cwd, env). */
-export function spawnCli(args: readonly string[], options: SpawnOptions = {}): CliRun {
-  const child = spawn(process.execPath, [...NODE_FLAGS, CLI_PATH, ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnCli(args: readonly string[], options: SpawnOptions & { node?: string } = {}): CliRun {
+  const { node = process.execPath, ...spawnOptions } = options;
+  const child = spawn(node, [...NODE_FLAGS, CLI_PATH, ...args], { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
   const text = { stdout: '', stderr: '' };
   child.stdout?.on('data', (d: Buffer) => { text.stdout += d.toString(); });
   child.stderr?.on('data', (d: Buffer) => { text.stderr += d.toString(); });
