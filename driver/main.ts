@@ -14,7 +14,7 @@ import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
-import { DirMounter, TmpfsMounter } from './volume/mounter.js';
+import { DirMounter, TmpfsMounter, volumeMountSource } from './volume/mounter.js';
 import { loadMountSyscalls } from './volume/mount-syscalls.js';
 import { assertMountRights } from './volume/mount-rights.js';
 import { VolumePublisher } from './volume/publisher.js';
@@ -37,7 +37,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const metrics = new DriverMetrics();
   const locks = new TargetLocks();
   const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
-  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback)) : new DirMounter();
+  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback), undefined, undefined, volumeMountSource(config.socketPath)) : new DirMounter();
   const providers = new ProviderClient({
     providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
@@ -56,7 +56,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;
   // a --mount-mode=dir target is repaired by its next write).
-  if (config.mountMode === 'tmpfs') await repairMountedVolumes(logger.child({ component: 'volume' }));
+  if (config.mountMode === 'tmpfs') await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });

@@ -1,10 +1,11 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { Pacer } from '../../proto/runtime/pacer.js';
 import type { Payload } from './payload.js';
 import { DATA_DIR_LINK, DATA_DIR_TMP_LINK, readDataLink, repairCounts, repaired, repairTarget } from './payload-repair.js';
+import { dirEntries } from './dir-entries.js';
 import { removeTree } from './remove-tree.js';
 import { planWrite, sha256, type FileState, type WritePlan } from './write-plan.js';
 
@@ -46,14 +47,13 @@ async function readState(dir: string, skip: ReadonlySet<string>, pacer: Pacer): 
   const pending = [''];
   while (pending.length > 0) {
     const rel = pending.pop() as string;
-    for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+    for await (const entry of dirEntries(join(dir, rel), pacer)) {
       const path = rel ? `${rel}/${entry.name}` : entry.name;
       if (entry.isDirectory()) pending.push(path);
       else if (!skip.has(path)) {
         const full = join(dir, path);
         state.set(path, { mode: lstatSync(full).mode & 0o7777, sha256: sha256(readFileSync(full)) });
       }
-      if (pacer.due()) await pacer.pause();
     }
   }
   return state;
@@ -148,7 +148,9 @@ export class AtomicWriter<Tag = never> {
     const pacer = new Pacer(this.options.sliceMs);
     const cached = this.known.get(targetDir);
     let oldDirName = readDataLink(targetDir);
-    const trusted = cached !== undefined && oldDirName === cached.dataDir && !this.cleanupOwed.has(targetDir) ? cached : undefined;
+    // Trusted only while `..data` still leads where this writer put it (one lstat).
+    const trusted = cached !== undefined && oldDirName === cached.dataDir && !this.cleanupOwed.has(targetDir)
+      && lstatSync(join(targetDir, cached.dataDir), { throwIfNoEntry: false })?.isDirectory() === true ? cached : undefined;
     let links = trusted?.links;
     if (trusted === undefined) {
       // Not written by this process (a restart) or not cleaned up: mend leftovers first.
@@ -211,7 +213,7 @@ export class AtomicWriter<Tag = never> {
       symlinkSync(basename(newDir), tmpLink);
       renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
     } catch (err) {
-      await this.undo(targetDir, newDir, added);
+      await this.undo(targetDir, newDir, added, pacer);
       throw err;
     }
     this.step('data-swapped', targetDir);
@@ -232,10 +234,13 @@ export class AtomicWriter<Tag = never> {
   }
 
   /** Takes back a write that failed before the swap: its links and its directory. */
-  private async undo(targetDir: string, newDir: string, added: readonly string[]): Promise<void> {
+  private async undo(targetDir: string, newDir: string, added: readonly string[], pacer: Pacer): Promise<void> {
     try {
-      for (const name of added) unlinkSync(join(targetDir, name));
-      await removeTree(newDir);
+      for (const name of added) {
+        unlinkSync(join(targetDir, name));
+        if (pacer.due()) await pacer.pause();
+      }
+      await removeTree(newDir, pacer);
     } catch (err) {
       // Whatever is left is repaired by the next write (the target is no longer trusted).
       this.cleanupOwed.add(targetDir);

@@ -10,7 +10,8 @@ const execFileAsync = promisify(execFile);
 export interface MountSyscalls {
   /** "syscall" or "mount-program", for the startup log. */
   readonly kind: string;
-  mountTmpfs(target: string, options: string): Promise<void>;
+  /** Mounts a tmpfs at `target`; `source` is the name mountinfo shows for it (default "tmpfs"). */
+  mountTmpfs(target: string, options: string, source?: string): Promise<void>;
   unmount(target: string): Promise<void>;
 }
 
@@ -40,8 +41,8 @@ function programError(err: unknown): Error {
 /** The mount program (util-linux), one fork+exec per call. */
 export const mountProgram: MountSyscalls = {
   kind: 'mount-program',
-  async mountTmpfs(target, options) {
-    await execFileAsync('mount', ['-t', 'tmpfs', '-o', `${options},nosuid,nodev`, 'tmpfs', target]).catch((err: unknown) => { throw programError(err); });
+  async mountTmpfs(target, options, source = 'tmpfs') {
+    await execFileAsync('mount', ['-t', 'tmpfs', '-o', `${options},nosuid,nodev`, source, target]).catch((err: unknown) => { throw programError(err); });
   },
   async unmount(target) {
     await execFileAsync('umount', [target]).catch((err: unknown) => { throw programError(err); });
@@ -69,8 +70,8 @@ export function loadMountSyscalls(onFallback: (reason: string, addon: string) =>
   }
   return {
     kind: 'syscall',
-    async mountTmpfs(target, options) {
-      addon.mount('tmpfs', target, 'tmpfs', MS_NOSUID | MS_NODEV, options);
+    async mountTmpfs(target, options, source = 'tmpfs') {
+      addon.mount(source, target, 'tmpfs', MS_NOSUID | MS_NODEV, options);
     },
     async unmount(target) {
       await addon.umountAsync(target, 0);

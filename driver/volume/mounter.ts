@@ -47,6 +47,16 @@ function commandError(what: string, reason: string, err: unknown): SscError {
 }
 
 /**
+ * The source name a driver gives its tmpfs mounts: `secrets-store-csi:<CSI socket path>`.
+ * It marks a mount as this driver instance's in mountinfo (and in `df`), so work done on
+ * mounts found there at start (crash repair) never touches kubelet's Secret volumes, a
+ * pod's memory-backed emptyDir or another driver instance's volumes.
+ */
+export function volumeMountSource(socketPath: string): string {
+  return `secrets-store-csi:${socketPath}`;
+}
+
+/**
  * Mounts a tmpfs at each target path (SPEC 5.3), so secrets never touch the node's disk.
  * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
  */
@@ -74,6 +84,8 @@ export class TmpfsMounter implements Mounter {
     private readonly syscalls: MountSyscalls = loadMountSyscalls(),
     private readonly mountInfoPath = '/proc/self/mountinfo',
     private readonly now: () => number = Date.now,
+    /** The source name of this driver's mounts in mountinfo (see volumeMountSource). */
+    private readonly source = 'tmpfs',
   ) {}
 
   /**
@@ -132,7 +144,7 @@ export class TmpfsMounter implements Mounter {
     const created = await mkdir(targetPath, { recursive: true, mode: 0o750 });
     try {
       // mode=0755: pods running as non-root must read the files but never write.
-      await this.syscalls.mountTmpfs(targetPath, 'mode=0755');
+      await this.syscalls.mountTmpfs(targetPath, 'mode=0755', this.source);
       this.recordMount(await resolvedOrUndefined(targetPath).catch(() => undefined));
     } catch (err) {
       // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.

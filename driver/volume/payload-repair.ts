@@ -1,7 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Pacer } from '../../proto/runtime/pacer.js';
+import { dirEntries } from './dir-entries.js';
 import { removeTree } from './remove-tree.js';
 
 /** The symlink that points at the current payload directory (as kubelet names it). */
@@ -72,6 +73,10 @@ function linkTarget(path: string): string | undefined {
  */
 export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<RepairResult> {
   let dataDir = readDataLink(targetDir);
+  if (dataDir !== undefined && !isPayloadDirName(dataDir)) {
+    // Only the writer makes `..data`, always naming a sibling payload directory.
+    throw new SscError('failed-precondition', `${join(targetDir, DATA_DIR_LINK)} points at ${JSON.stringify(dataDir.slice(0, 64))}, not at a payload directory; refusing to touch the volume`);
+  }
   if (dataDir !== undefined && lstatSync(join(targetDir, dataDir), { throwIfNoEntry: false })?.isDirectory() !== true) {
     // `..data` leads nowhere: only tampering does that (the writer removes a payload
     // directory only after `..data` left it). The volume is empty; the next write refills it.
@@ -81,7 +86,7 @@ export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<Re
   const removedDirs: string[] = [];
   const removedLinks: string[] = [];
   const links: string[] = [];
-  for (const entry of readdirSync(targetDir, { withFileTypes: true })) {
+  for await (const entry of dirEntries(targetDir, pacer)) {
     const name = entry.name;
     if (name === DATA_DIR_TMP_LINK || (entry.isDirectory() && isPayloadDirName(name) && name !== dataDir)) {
       await removeTree(join(targetDir, name), pacer);
@@ -91,17 +96,15 @@ export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<Re
       if (resolves) links.push(name);
       else { unlinkSync(join(targetDir, name)); removedLinks.push(name); }
     }
-    if (pacer?.due()) await pacer.pause();
   }
   const addedLinks: string[] = [];
   if (dataDir !== undefined) {
     const present = new Set(links);
-    for (const name of readdirSync(join(targetDir, dataDir))) {
+    for await (const { name } of dirEntries(join(targetDir, dataDir), pacer)) {
       if (present.has(name) || lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined) continue;
       symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
       addedLinks.push(name);
       links.push(name);
-      if (pacer?.due()) await pacer.pause();
     }
   }
   return { dataDir, links: links.sort(), removedDirs: removedDirs.sort(), removedLinks: removedLinks.sort(), addedLinks: addedLinks.sort() };

@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
+import { lstatSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pacer } from '../../proto/runtime/pacer.js';
+import { dirEntries } from './dir-entries.js';
 
 /**
  * Removes `path` and everything below it, like `rm -rf`, without recursion: a tree of any
@@ -19,11 +20,10 @@ export async function removeTree(path: string, pacer?: Pacer): Promise<void> {
     const top = stack.pop() as { dir: string; listed: boolean };
     if (top.listed) { rmdirSync(top.dir); continue; }
     stack.push({ dir: top.dir, listed: true });
-    for (const entry of readdirSync(top.dir, { withFileTypes: true })) {
+    for await (const entry of dirEntries(top.dir, pacer)) {
       const child = join(top.dir, entry.name);
       if (entry.isDirectory()) stack.push({ dir: child, listed: false });
       else unlinkSync(child);
-      if (pacer?.due()) await pacer.pause();
     }
   }
 }

@@ -9,9 +9,8 @@ import { DATA_DIR_LINK, isPayloadDirName, repairCounts, repaired, repairTarget }
 import { VERSIONS_FILE } from './metadata.js';
 
 /**
- * True when `mountPoint` holds a volume this driver wrote: a payload directory with
- * `.metadata/versions.json` (kubelet's Secret volumes have the same `..data` layout but
- * no `.metadata`: a Secret key cannot contain `/`).
+ * True when `mountPoint` holds a payload this driver wrote: `..data` or a payload
+ * directory with `.metadata/versions.json` (checked on top of the mount's source name).
  */
 export function isDriverVolume(mountPoint: string): boolean {
   let entries: string[];
@@ -24,23 +23,24 @@ export function isDriverVolume(mountPoint: string): boolean {
     && lstatSync(join(mountPoint, name, VERSIONS_FILE), { throwIfNoEntry: false })?.isFile() === true);
 }
 
-/** The tmpfs mount points listed in mountinfo text, deduplicated, in order. */
-export function tmpfsMountPoints(mountInfo: string): string[] {
-  return [...new Set(parseMountInfo(mountInfo).filter((e) => e.fsType === 'tmpfs').map((e) => e.mountPoint))];
+/** The mount points of tmpfs mounts named `source` in mountinfo text, deduplicated, in order. */
+export function ownTmpfsMountPoints(mountInfo: string, source: string): string[] {
+  return [...new Set(parseMountInfo(mountInfo).filter((e) => e.fsType === 'tmpfs' && e.source === source).map((e) => e.mountPoint))];
 }
 
 /**
- * At start, before kubelet's first call: mends every mounted volume of this driver that a
- * crash (SIGKILL, OOM kill, node power loss of the container) left mid-write, so pods
+ * At start, before kubelet's first call: mends every volume this driver instance mounted
+ * (tmpfs named `source`, see volumeMountSource) with its payload layout, that a
+ * crash (SIGKILL, OOM kill) left mid-write, so pods
  * never keep seeing dangling links or a half-written payload until the next rotation.
  * Returns how many volumes were repaired; a volume that cannot be repaired is logged and
  * left for its next write.
  */
-export async function repairMountedVolumes(logger: Logger, mountInfoPath = '/proc/self/mountinfo'): Promise<number> {
+export async function repairMountedVolumes(source: string, logger: Logger, mountInfoPath = '/proc/self/mountinfo'): Promise<number> {
   const text = await readFile(mountInfoPath, 'utf8').catch(() => '');
   const pacer = new Pacer();
   let count = 0;
-  for (const mountPoint of tmpfsMountPoints(text)) {
+  for (const mountPoint of ownTmpfsMountPoints(text, source)) {
     if (!isDriverVolume(mountPoint)) continue;
     try {
       const result = await repairTarget(mountPoint, pacer);
