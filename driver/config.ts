@@ -14,6 +14,8 @@ export interface DriverConfig {
   /** Provider socket directories in search order. */
   readonly providerDirs: readonly string[];
   readonly maxCallRecvMsgSize: number;
+  /** Most object versions one Mount response may carry (each becomes a `.metadata` file). */
+  readonly maxObjectsPerVolume: number;
   readonly metricsAddr: string;
   readonly enableSecretRotation: boolean;
   readonly rotationPollIntervalMs: number;
@@ -38,6 +40,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'provider-volume': { type: 'string', default: '/var/run/secrets-store-csi-providers', help: 'directory holding provider sockets <provider>.sock' },
   'additional-provider-volume-paths': { type: 'string', default: '/etc/kubernetes/secrets-store-csi-providers', help: 'comma-separated directories searched for provider sockets before --provider-volume' },
   'max-call-recv-msg-size': { type: 'string', default: String(4 * 1024 * 1024), help: 'largest provider Mount response accepted, in bytes' },
+  'max-objects-per-volume': { type: 'string', default: '10000', help: 'most objects (object versions) one Mount response may carry' },
   'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
   'enable-secret-rotation': { type: 'boolean', default: false, help: 'run the rotation reconciler: re-fetch mounted secrets every --rotation-poll-interval (docs/rotation.md)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
@@ -98,6 +101,7 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     driverName: stringFlag(flags, 'drivername') || 'secrets-store.csi.k8s.io',
     providerDirs: Object.freeze(providerDirs),
     maxCallRecvMsgSize: positiveInteger('max-call-recv-msg-size', stringFlag(flags, 'max-call-recv-msg-size')),
+    maxObjectsPerVolume: positiveInteger('max-objects-per-volume', stringFlag(flags, 'max-objects-per-volume')),
     metricsAddr: stringFlag(flags, 'metrics-addr'),
     enableSecretRotation: booleanFlag(flags, 'enable-secret-rotation'),
     rotationPollIntervalMs: duration('rotation-poll-interval', stringFlag(flags, 'rotation-poll-interval'), MIN_ROTATION_MS),

@@ -39,7 +39,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
   const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback), undefined, undefined, volumeMountSource(config.socketPath)) : new DirMounter();
   const providers = new ProviderClient({
-    providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize,
+    providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize, maxObjectsPerVolume: config.maxObjectsPerVolume,
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.

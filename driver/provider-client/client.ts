@@ -17,6 +17,8 @@ import { callWithRetry, type Sleep } from './retry.js';
 export interface ProviderClientOptions {
   readonly providerDirs: readonly string[];
   readonly maxCallRecvMsgSize: number;
+  /** Most object versions a Mount response may carry (--max-objects-per-volume); unlimited when absent. */
+  readonly maxObjectsPerVolume?: number;
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly sleep: Sleep;
@@ -68,7 +70,11 @@ export class ProviderClient {
     const method = loadProviderProto().v1alpha1.CSIDriverProvider.service.Mount;
     const raw = await this.call<Buffer>(name, 'Mount', limits, (client, deadline, done) =>
       client.makeUnaryRequest(method.path, method.requestSerialize, (bytes: Buffer) => bytes, request, { deadline }, done));
-    return decodeMountResponse(raw, new Pacer());
+    try {
+      return await decodeMountResponse(raw, new Pacer(), this.options.maxObjectsPerVolume);
+    } catch (err) {
+      throw err instanceof SscError ? err.withContext(`provider "${name}" Mount`) : err;
+    }
   }
 
   /** Calls Version on provider `name`. */

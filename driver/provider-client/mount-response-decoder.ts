@@ -8,20 +8,28 @@ import type { Pacer } from '../../proto/runtime/pacer.js';
  * call: a 4 MiB response of 250,000 tiny files held the driver's event loop 300-650 ms,
  * during which Probe and every other pod's publish waited (issue 9). The message is small
  * enough to decode by hand; unknown fields are skipped as protobuf requires, so a newer
- * provider's additions are ignored, never an error.
+ * provider's additions are ignored, never an error. More than `maxObjects` object
+ * versions is RESOURCE_EXHAUSTED (`TooManyObjects`), found before they are all decoded.
  *
  *   MountResponse { repeated ObjectVersion object_version = 1; Error error = 2; repeated File files = 3; }
  *   ObjectVersion { string id = 1; string version = 2; }   Error { string code = 1; }
  *   File { string path = 1; int32 mode = 2; bytes contents = 3; }
  */
-export async function decodeMountResponse(buf: Buffer, pacer?: Pacer): Promise<MountResponse__Output> {
+export async function decodeMountResponse(buf: Buffer, pacer?: Pacer, maxObjects = Infinity): Promise<MountResponse__Output> {
   const out: MountResponse__Output = { object_version: [], error: null, files: [] };
   const r = new WireReader(buf, 0, buf.length);
   while (r.more()) {
     const [field, wireType] = r.tag();
     if (wireType !== LEN || field < 1 || field > 3) { r.skip(wireType); continue; }
     const body = r.sub();
-    if (field === 1) out.object_version.push(decodeObjectVersion(body));
+    if (field === 1) {
+      // Checked while decoding: each object becomes a `.metadata` file, and 4 MiB holds
+      // ~400,000 short ids, whose files and sorting would cost seconds.
+      if (out.object_version.length >= maxObjects) {
+        throw new SscError('resource-exhausted', `response has more than ${maxObjects} objects (--max-objects-per-volume)`, { reason: 'TooManyObjects' });
+      }
+      out.object_version.push(decodeObjectVersion(body));
+    }
     else if (field === 2) out.error = { code: decodeErrorCode(body, out.error?.code ?? '') };
     else out.files.push(decodeFile(body));
     if (pacer?.due()) await pacer.pause();

@@ -58,6 +58,7 @@ export async function validateMountResponse(response: MountResponse__Output, def
     if (v.id === '') throw invalid('provider returned an object version with an empty id');
     if (ids.has(v.id)) throw invalid(`provider returned object ${quoted(v.id, MAX_TEXT_SHOWN)} more than once`);
     ids.add(v.id);
+    if (pacer?.due()) await pacer.pause();
   }
   const paths = new PathSetChecker(targetPath);
   for (const f of response.files) {

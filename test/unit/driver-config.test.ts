@@ -12,6 +12,7 @@ describe('parseDriverConfig', () => {
       driverName: 'secrets-store.csi.k8s.io',
       providerDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'],
       maxCallRecvMsgSize: 4194304,
+      maxObjectsPerVolume: 10000,
       metricsAddr: ':8095',
       enableSecretRotation: false,
       rotationPollIntervalMs: 120_000,
@@ -51,6 +52,12 @@ describe('parseDriverConfig', () => {
       providerDirs: ['/a', '/b', '/p'], maxCallRecvMsgSize: 100, metricsAddr: '', enableSecretRotation: true,
       rotationPollIntervalMs: 5_400_000, providerTimeoutMs: 5000, logLevel: 'debug', spcDir: '/spc', mountMode: 'dir',
     });
+  });
+
+  it('parses --max-objects-per-volume (default 10000)', () => {
+    expect(parseDriverConfig([...NODE], {}).maxObjectsPerVolume).to.equal(10000);
+    expect(parseDriverConfig([...NODE, '--max-objects-per-volume=50'], {}).maxObjectsPerVolume).to.equal(50);
+    expect(() => parseDriverConfig([...NODE, '--max-objects-per-volume=0'], {})).to.throw('--max-objects-per-volume must be a positive integer, got "0"');
   });
 
   it('parses --workload-restart-min-interval as a Go duration of at least 1s', () => {

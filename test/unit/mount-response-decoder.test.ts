@@ -50,6 +50,15 @@ describe('decodeMountResponse', () => {
     expect(decoded.object_version).to.deep.equal([{ id: 'a', version: '1' }, { id: 'b', version: '2' }]);
   });
 
+  it('refuses more object versions than allowed as RESOURCE_EXHAUSTED, and allows exactly that many', async () => {
+    const bytes = encode({ object_version: Array.from({ length: 4 }, (_, i) => ({ id: `o${i}`, version: '1' })) });
+    expect((await decodeMountResponse(bytes, undefined, 4)).object_version).to.have.length(4);
+    const err = await decodeMountResponse(bytes, undefined, 3).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(SscError);
+    expect([(err as SscError).kind, (err as SscError).reason, (err as SscError).message])
+      .to.deep.equal(['resource-exhausted', 'TooManyObjects', 'response has more than 3 objects (--max-objects-per-volume)']);
+  });
+
   const broken: [string, Buffer][] = [
     ['a length past the end', Buffer.concat([Buffer.from([(3 << 3) | 2, 50]), Buffer.from('short')])],
     ['a truncated varint', Buffer.from([(3 << 3) | 2])],
