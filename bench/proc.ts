@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
-import { mountPointSet } from '../driver/volume/mountinfo.js';
+import { mountPointsUnder } from '../driver/volume/mountinfo.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -53,7 +53,7 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
-  return [...mountPointSet(text)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+  return mountPointsUnder(text, dir);
 }
 
 /** Unmounts everything left below `dir` (a crashed run must not leave tmpfs mounts behind). */

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mountPointSet } from '../driver/volume/mountinfo.js';
+import { mountPointsUnder } from '../driver/volume/mountinfo.js';
 import { mountProgram } from '../driver/volume/mount-syscalls.js';
 import { startCli, type Child } from './child-process.js';
 
@@ -16,11 +16,6 @@ export class DemoInterrupted extends Error {
   constructor(readonly signal: string, readonly exitCode: number) {
     super(`demo stopped by ${signal}; cleaned up`);
   }
-}
-
-/** Mount points at or below `dir` in mountinfo text, deepest first (the order to unmount them). */
-export function mountsToRemove(mountInfoText: string, dir: string): string[] {
-  return [...mountPointSet(mountInfoText)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort().reverse();
 }
 
 /**
@@ -55,11 +50,6 @@ export class DemoSession {
     for (const s of Object.keys(STOP_SIGNALS)) { process.off(s, early); process.on(s, session.onSignal); }
     if (pending) session.onSignal(pending);
     return session;
-  }
-
-  /** True once a stop signal arrived. */
-  get stopping(): boolean {
-    return this.stoppedBy !== undefined;
   }
 
   /** Resolves like `promise`, or rejects as soon as a stop signal arrives (the promise may settle later, unobserved). */
@@ -115,7 +105,7 @@ export class DemoSession {
   private async unmountLeftovers(): Promise<void> {
     const real = await realpath(this.work).catch(() => this.work);
     const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
-    for (const mountPoint of mountsToRemove(text, real)) {
+    for (const mountPoint of mountPointsUnder(text, real)) {
       await mountProgram.unmount(mountPoint).catch((err: unknown) => {
         process.stderr.write(`secrets-store-csi: demo: could not unmount ${mountPoint}: ${(err as Error).message}\n`);
       });

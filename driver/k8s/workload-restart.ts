@@ -7,6 +7,7 @@ import type { EventRecorder } from './event-recorder.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { OwnerReference, Workload } from './client/types.js';
 import { appsPath } from './resource-paths.js';
+import { KeyedQueue } from '../rotation/concurrency.js';
 import { decideRestart, formatRestartedAt, RESTARTED_AT_ANNOTATION, restartPatch, type RestartDecision } from './restart-decision.js';
 
 type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
@@ -56,8 +57,8 @@ interface RestartRequest {
 export class WorkloadRestarter {
   /** Workloads with a deferred restart pending on this node; more requests for them wait for it. */
   private readonly pending = new Set<string>();
-  /** Per workload, the restart being decided: one node decides one workload at a time. */
-  private readonly running = new Map<string, Promise<void>>();
+  /** Per workload, the restart decisions in order: one node decides one workload at a time. */
+  private readonly decisions = new KeyedQueue();
   private readonly stopping = new AbortController();
 
   constructor(private readonly deps: WorkloadRestarterDeps) {}
@@ -73,11 +74,8 @@ export class WorkloadRestarter {
       }
       const key = `${pod.namespace}/${workload.kind}/${workload.name}`;
       if (this.pending.has(key)) return;
-      // Chained after the previous decision for this workload (its outcome was reported there).
-      const before = this.running.get(key)?.catch(() => undefined) ?? Promise.resolve();
-      const turn = before.then(() => this.decideAndAct(request, workload));
-      this.running.set(key, turn);
-      await turn.finally(() => { if (this.running.get(key) === turn) this.running.delete(key); });
+      // After the previous decision for this workload; each reports its own outcome.
+      await this.decisions.run(key, () => this.decideAndAct(request, workload).catch((err: unknown) => this.failed(request, err)));
     } catch (err) {
       await this.failed(request, err);
     }

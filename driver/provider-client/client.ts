@@ -111,8 +111,6 @@ export class ProviderClient {
             if (err) reject(err); else resolve(res as T);
           });
           limits.signal?.addEventListener('abort', onAbort, { once: true });
-          // A signal that aborted before this attempt started sends no event.
-          if (limits.signal?.aborted) call.cancel();
         }),
       });
     } catch (err) {

@@ -61,16 +61,13 @@ export async function validateMountResponse(response: MountResponse__Output, def
     if (pacer?.due()) await pacer.pause();
   }
   const paths = new PathSetChecker(targetPath);
-  for (const f of response.files) {
-    paths.add(f.path);
-    if (pacer?.due()) await pacer.pause();
-  }
   const files = new Map<string, PayloadFile>();
   for (const f of response.files) {
+    paths.add(f.path);
     if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o777) {
       throw invalid(`provider returned mode ${f.mode} for ${quotePath(f.path)}: only permission bits 0000-0777 are allowed`);
     }
-    files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: Buffer.isBuffer(f.contents) ? f.contents : Buffer.from(f.contents) });
+    files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: f.contents });
     if (pacer?.due()) await pacer.pause();
   }
   return { files, versions: response.object_version.map((v) => ({ id: v.id, version: v.version })) };

@@ -28,6 +28,8 @@ export interface RetryPlan<T> {
 export async function callWithRetry<T>(plan: RetryPlan<T>): Promise<T> {
   let delay = plan.baseDelayMs ?? 100;
   for (let i = 1; ; i++) {
+    // A caller that went away before this attempt (or during the backoff) sends nothing more.
+    if (plan.signal?.aborted) throw plan.signal.reason;
     try {
       return await plan.attempt();
     } catch (err) {

@@ -5,7 +5,7 @@ import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { KeyedQueue } from './concurrency.js';
 import type { RotationVolume, VolumeSource } from './reconciler.js';
-import { readTmpfsMountPoints, readVolumeRecord, writeVolumeRecord, type RecordIndex } from './record-store.js';
+import { readVolumeRecord, writeVolumeRecord, type RecordIndex } from './record-store.js';
 import type { RequestRebuilder } from './refresher.js';
 import { requestOfRecord, serializeVolumeRecord, volumeRecordOf, type VolumeRecord } from './volume-record.js';
 

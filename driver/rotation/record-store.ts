@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseMountInfo } from '../volume/mountinfo.js';
 import { parseVolumeRecord, VOLUME_RECORD_FILE, type VolumeRecord } from './volume-record.js';
 
 /** A record is a few hundred bytes; anything much larger is not one of ours. */
@@ -49,16 +48,6 @@ export async function readVolumeRecord(targetPath: string): Promise<VolumeRecord
   } finally {
     await handle.close();
   }
-}
-
-/** The tmpfs mount points in mountinfo text: where a tmpfs-mode driver's volumes may be. */
-export function tmpfsMountPoints(mountInfoText: string): string[] {
-  return [...new Set(parseMountInfo(mountInfoText).filter((e) => e.fsType === 'tmpfs').map((e) => e.mountPoint))];
-}
-
-/** The tmpfs mount points of this process's mount namespace. */
-export async function readTmpfsMountPoints(mountInfoPath = '/proc/self/mountinfo'): Promise<string[]> {
-  return tmpfsMountPoints(await readFile(mountInfoPath, 'utf8'));
 }
 
 /**

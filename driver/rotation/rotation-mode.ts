@@ -7,7 +7,9 @@ import { realSleep } from '../provider-client/retry.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume, PublishHook, VolumePublisher } from '../volume/publisher.js';
 import { LocalVolumes } from './local-volumes.js';
-import { readTmpfsMountPoints, RecordIndex } from './record-store.js';
+import { RecordIndex } from './record-store.js';
+import { volumeMountSource } from '../volume/mounter.js';
+import { readOwnTmpfsMountPoints } from '../volume/startup-repair.js';
 import { recordOwner } from './volume-record.js';
 import { RotationReconciler, type VolumeSource } from './reconciler.js';
 import { PublishingRefresher, type RequestRebuilder } from './refresher.js';
@@ -41,7 +43,7 @@ export function recordIndexDir(socketPath: string): string {
 function localVolumes(config: DriverConfig, mounter: Mounter, logger: Logger): LocalVolumes {
   return new LocalVolumes({
     mounter, intervalMs: config.rotationPollIntervalMs, owner: recordOwner(config.driverName, config.socketPath), logger,
-    ...(config.mountMode === 'dir' ? { index: new RecordIndex(recordIndexDir(config.socketPath)) } : { mountPoints: () => readTmpfsMountPoints() }),
+    ...(config.mountMode === 'dir' ? { index: new RecordIndex(recordIndexDir(config.socketPath)) } : { mountPoints: () => readOwnTmpfsMountPoints(volumeMountSource(config.socketPath)) }),
   });
 }
 

@@ -34,3 +34,8 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
 export function mountPointSet(text: string): Set<string> {
   return new Set(parseMountInfo(text).map((e) => e.mountPoint));
 }
+
+/** Mount points at or below `dir` in mountinfo text, deepest first (the order to unmount them in). */
+export function mountPointsUnder(text: string, dir: string): string[] {
+  return [...mountPointSet(text)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length || (a < b ? 1 : -1));
+}

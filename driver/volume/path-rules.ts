@@ -94,9 +94,3 @@ export class PathSetChecker {
     dir.set(last, FILE);
   }
 }
-
-/** Checks a whole set of provider paths at once (see PathSetChecker); throws on the first bad one. */
-export function assertValidPaths(paths: readonly string[], targetPath?: string): void {
-  const checker = new PathSetChecker(targetPath);
-  for (const path of paths) checker.add(path);
-}

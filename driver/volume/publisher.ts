@@ -177,7 +177,8 @@ export class VolumePublisher {
         for (const hook of this.deps.hooks ?? []) await hook(published, limits);
       } catch (err) {
         if (published.changed) this.hooksOwed.add(req.targetPath);
-        seen.rotated = published.changed && alreadyMounted; // a first mount is rolled back below
+        // This round's own write (not one owed from an earlier round); a first mount is rolled back below.
+        seen.rotated = written.changed && alreadyMounted;
         throw err;
       }
       this.hooksOwed.delete(req.targetPath);

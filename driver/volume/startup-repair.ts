@@ -1,47 +1,33 @@
-import { lstatSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { Pacer } from '../../proto/runtime/pacer.js';
 import { parseMountInfo } from './mountinfo.js';
-import { DATA_DIR_LINK, isPayloadDirName, repairCounts, repaired, repairTarget } from './payload-repair.js';
-import { VERSIONS_FILE } from './metadata.js';
-
-/**
- * True when `mountPoint` holds a payload this driver wrote: `..data` or a payload
- * directory with `.metadata/versions.json` (checked on top of the mount's source name).
- */
-export function isDriverVolume(mountPoint: string): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync(mountPoint);
-  } catch {
-    return false;
-  }
-  return entries.some((name) => (name === DATA_DIR_LINK || isPayloadDirName(name))
-    && lstatSync(join(mountPoint, name, VERSIONS_FILE), { throwIfNoEntry: false })?.isFile() === true);
-}
+import { repairCounts, repaired, repairTarget } from './payload-repair.js';
 
 /** The mount points of tmpfs mounts named `source` in mountinfo text, deduplicated, in order. */
 export function ownTmpfsMountPoints(mountInfo: string, source: string): string[] {
   return [...new Set(parseMountInfo(mountInfo).filter((e) => e.fsType === 'tmpfs' && e.source === source).map((e) => e.mountPoint))];
 }
 
+/** The mount points of this driver instance's volumes (tmpfs named `source`) in this mount namespace. */
+export async function readOwnTmpfsMountPoints(source: string, mountInfoPath = '/proc/self/mountinfo'): Promise<string[]> {
+  return ownTmpfsMountPoints(await readFile(mountInfoPath, 'utf8'), source);
+}
+
 /**
  * At start, before kubelet's first call: mends every volume this driver instance mounted
- * (tmpfs named `source`, see volumeMountSource) with its payload layout, that a
+ * (tmpfs named `source`, see volumeMountSource; the name alone says it is ours) that a
  * crash (SIGKILL, OOM kill) left mid-write, so pods
  * never keep seeing dangling links or a half-written payload until the next rotation.
  * Returns how many volumes were repaired; a volume that cannot be repaired is logged and
  * left for its next write.
  */
 export async function repairMountedVolumes(source: string, logger: Logger, mountInfoPath = '/proc/self/mountinfo'): Promise<number> {
-  const text = await readFile(mountInfoPath, 'utf8').catch(() => '');
+  const mountPoints = await readOwnTmpfsMountPoints(source, mountInfoPath).catch(() => []);
   const pacer = new Pacer();
   let count = 0;
-  for (const mountPoint of ownTmpfsMountPoints(text, source)) {
-    if (!isDriverVolume(mountPoint)) continue;
+  for (const mountPoint of mountPoints) {
     try {
       const result = await repairTarget(mountPoint, pacer);
       if (!repaired(result)) continue;

@@ -24,14 +24,10 @@ export function sha256(contents: Buffer): string {
   return createHash('sha256').update(contents).digest('hex');
 }
 
-/** The first element of each path, deduplicated, in order of first appearance (not sorted: a volume may have 250,000). */
-export function topLevelNames(paths: Iterable<string>): string[] {
-  const names = new Set<string>();
-  for (const p of paths) {
-    const slash = p.indexOf('/');
-    names.add(slash < 0 ? p : p.slice(0, slash));
-  }
-  return [...names];
+/** The first element of a path: the top-level name its link has. */
+export function topLevelName(path: string): string {
+  const slash = path.indexOf('/');
+  return slash < 0 ? path : path.slice(0, slash);
 }
 
 /**
@@ -51,8 +47,7 @@ export async function planWrite(current: ReadonlyMap<string, FileState> | undefi
   const wanted = new Set<string>();
   const linksToAdd: string[] = [];
   for (const path of desired.keys()) {
-    const slash = path.indexOf('/');
-    const name = slash < 0 ? path : path.slice(0, slash);
+    const name = topLevelName(path);
     if (!wanted.has(name)) {
       wanted.add(name);
       if (!present.has(name)) linksToAdd.push(name);

@@ -10,7 +10,6 @@ import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack }
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { outcome } from '../support/call-outcome.js';
 
-/** The gRPC code name a call ended with ("OK" on success) and its message. */
 /** Before the fix the driver waited out a 5 s grace period; a prompt exit takes well under this. */
 const PROMPT_EXIT_MS = 4000;
 

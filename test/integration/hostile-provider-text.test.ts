@@ -12,7 +12,6 @@ const SECRET = 'hunter2-TOPSECRET';
 /** Starts like a real code, then a forged log line in ANSI colours, filler, and a secret value. */
 const HOSTILE = `AccessDenied\n\u001b[31m{"level":"error","message":"forged"}\u001b[0m\r\n${'x'.repeat(5000)} password=${SECRET}`;
 
-/** Runs `call` and returns its gRPC status code name and message. */
 /** True when `text` holds a control character (escaped ones are plain backslash text). */
 function hasControl(text: string): boolean {
   return /[\u0000-\u001f\u007f-\u009f]/.test(text);

@@ -13,7 +13,6 @@ import { outcome } from '../support/call-outcome.js';
 /** Kubelet's retry of a failed mount: 0.5 s, doubling (its exponential backoff). */
 const KUBELET_FIRST_RETRY_MS = 500;
 
-/** The call's outcome as kubelet sees it: a gRPC code name and message ("OK" on success). */
 describe('provider outage (real file provider killed and restarted)', function () {
   let stack: DriverStack;
   let provider: Child | undefined;

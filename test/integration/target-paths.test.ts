@@ -6,7 +6,6 @@ import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack }
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { outcome } from '../support/call-outcome.js';
 
-/** The gRPC code name a call ended with ("OK" on success) and its message. */
 /** How many mounts sit exactly at `path` (stacked mounts count one each). */
 async function mountCount(path: string): Promise<number> {
   return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8')).filter((e) => e.mountPoint === path).length;

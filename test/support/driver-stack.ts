@@ -97,8 +97,8 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
 
 /** Mount points at or below `dir` in /proc/self/mountinfo (tests assert none are left). */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const { mountPointSet } = await import('../../driver/volume/mountinfo.js');
-  return [...mountPointSet(await readFile('/proc/self/mountinfo', 'utf8'))].filter((p) => p === dir || p.startsWith(`${dir}/`));
+  const { mountPointsUnder } = await import('../../driver/volume/mountinfo.js');
+  return mountPointsUnder(await readFile('/proc/self/mountinfo', 'utf8'), dir);
 }
 
 /**
@@ -109,7 +109,7 @@ export async function unmountAllUnder(dir: string): Promise<void> {
   if (!CAN_MOUNT) return;
   const { execFile } = await import('node:child_process');
   for (let pass = 0; pass < 10; pass++) {
-    const left = (await mountsUnder(dir)).sort().reverse();
+    const left = await mountsUnder(dir);
     if (left.length === 0) return;
     for (const mp of left) await new Promise<void>((resolve) => execFile('umount', [mp], () => resolve()));
   }

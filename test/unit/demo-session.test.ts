@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { mountsToRemove } from '../../bin/demo-session.js';
+import { mountPointsUnder } from '../../driver/volume/mountinfo.js';
 
 const line = (id: number, mountPoint: string, fs = 'tmpfs') => `${id} 1 0:${id} / ${mountPoint} rw,nosuid,nodev - ${fs} ${fs} rw`;
 
-describe('mountsToRemove (what the demo unmounts before deleting its temp dir)', () => {
+describe('mountPointsUnder (what the demo and test cleanup unmount)', () => {
   const text = [
     line(20, '/'), line(21, '/tmp', 'tmpfs'), line(30, '/tmp/ssc-demo-a/pods/p/volumes/secrets-store'),
     line(31, '/tmp/ssc-demo-a/pods/p/volumes/secrets-store/inner'), line(32, '/tmp/ssc-demo-ab/vol'), line(33, '/tmp/ssc-demo-a\\040x/vol'),
@@ -14,6 +14,6 @@ describe('mountsToRemove (what the demo unmounts before deleting its temp dir)',
     ['/tmp/ssc-demo-none', []],
   ];
   for (const [dir, mounts] of cases) {
-    it(`${dir}: only mounts inside it, deepest first`, () => expect(mountsToRemove(text, dir)).to.deep.equal(mounts));
+    it(`${dir}: only mounts inside it, deepest first`, () => expect(mountPointsUnder(text, dir)).to.deep.equal(mounts));
   }
 });

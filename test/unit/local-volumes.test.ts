@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { PublishRequest } from '../../driver/csi/requests.js';
 import { KeyedQueue } from '../../driver/rotation/concurrency.js';
 import { LocalVolumes, type LocalVolumesOptions } from '../../driver/rotation/local-volumes.js';
-import { RecordIndex, tmpfsMountPoints } from '../../driver/rotation/record-store.js';
+import { RecordIndex } from '../../driver/rotation/record-store.js';
 import { recordOwner, serializeVolumeRecord, VOLUME_RECORD_FILE, volumeRecordOf } from '../../driver/rotation/volume-record.js';
 import type { Mounter } from '../../driver/volume/mounter.js';
 import type { PublishedVolume } from '../../driver/volume/publisher.js';
@@ -143,18 +143,6 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     expect(await index.list()).to.deep.equal([a]);
     await volumes.forget(a);
     expect(await index.list()).to.deep.equal([]);
-  });
-});
-
-describe('tmpfsMountPoints', () => {
-  it('lists each tmpfs mount point once, unescaped, and nothing else', () => {
-    const text = [
-      '22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw',
-      '30 22 0:40 / /var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/s/mount rw - tmpfs tmpfs rw,mode=755',
-      '31 30 0:41 / /var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/s/mount rw - tmpfs tmpfs rw,mode=755',
-      '32 22 0:42 / /tmp/with\\040space rw - tmpfs tmpfs rw',
-    ].join('\n');
-    expect(tmpfsMountPoints(text)).to.deep.equal(['/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/s/mount', '/tmp/with space']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
@@ -95,7 +95,10 @@ describe('volume nesting (on disk)', () => {
       expect((err as SscError).reason).to.equal('NestedTargetPath');
       expect((err as SscError).message).to.include(message);
     }
+    // Nothing was created for the refused targets, and the outer volume is untouched.
+    for (const target of [join(outer, 'inner'), join(outer, '..data', 'x')]) expect(await lstat(target).then(() => 'created', () => 'absent'), target).to.equal('absent');
     expect(await new DirMounter().isMounted(dir)).to.equal(false);
+    expect(await new DirMounter().isMounted(outer)).to.equal(true);
     await new DirMounter().unmount(outer);
   });
 });

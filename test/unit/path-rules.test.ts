@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { assertValidPaths, pathProblem, quotePath } from '../../driver/volume/path-rules.js';
+import { PathSetChecker, pathProblem, quotePath } from '../../driver/volume/path-rules.js';
+
+/** Checks a whole set of paths as validateMountResponse does, one at a time. */
+function assertValidPaths(paths: readonly string[]): void {
+  const checker = new PathSetChecker();
+  for (const path of paths) checker.add(path);
+}
 import { SscError } from '../../proto/runtime/errors.js';
 
 const long = (n: number, c = 'a') => c.repeat(n);
@@ -50,7 +56,7 @@ describe('pathProblem', () => {
   }
 });
 
-describe('assertValidPaths', () => {
+describe('PathSetChecker', () => {
   function failure(paths: string[]): SscError {
     try {
       assertValidPaths(paths);

@@ -74,6 +74,18 @@ describe('callWithRetry', () => {
     expect((result as SscError).kind).to.equal('unavailable');
   });
 
+  it('never starts an attempt once the signal aborted (a Mount carries secrets)', async () => {
+    const controller = new AbortController();
+    const reason = new Error('caller gone');
+    controller.abort(reason);
+    let calls = 0;
+    const result = await callWithRetry<string>({
+      attempts: 3, deadline: new Date(Date.now() + 3_600_000), isRetryable, signal: controller.signal,
+      sleep: async () => undefined, attempt: async () => { calls++; return 'sent'; },
+    }).catch((err: unknown) => err);
+    expect([calls, result]).to.deep.equal([0, reason]);
+  });
+
   it('propagates a rejection of sleep (abort while waiting)', async () => {
     const reason = new Error('aborted');
     const r = await run([], { sleep: async () => { throw reason; } });
