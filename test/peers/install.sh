@@ -3,9 +3,11 @@
 # per-user cache keyed by version. Nothing is written into the work tree.
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
-#                         [e2eprovider] [etcd] [kube-apiserver]
+#                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager]
+#                         [helm]
 #
-# No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver);
+# No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
+# kube-controller-manager helm);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -68,10 +70,18 @@ KUBE_VERSION=v1.36.3
 KUBE_STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
 KUBE_MODULE=k8s.io/kubernetes
 KUBE_APISERVER_PKG=$KUBE_MODULE/cmd/kube-apiserver
+# kube-controller-manager, same module, same recipe: the real garbage collector for
+# the Secret owner-reference tests (the apiserver alone never deletes dependents).
+KUBE_CONTROLLER_MANAGER_PKG=$KUBE_MODULE/cmd/kube-controller-manager
 KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver)
+# helm, for the chart tests. Its go.mod has no replace directives, so a plain
+# `go install` at the pinned version builds it.
+HELM_VERSION=v3.22.0
+HELM_PKG=helm.sh/helm/v3/cmd/helm
+
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm)
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -85,7 +95,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -112,6 +122,8 @@ csi_sanity_bin() { echo "$CACHE/csi-sanity-$CSI_SANITY_VERSION/csi-sanity"; }
 e2eprovider_bin() { echo "$CACHE/e2eprovider-${E2E_COMMIT:0:12}/e2eprovider"; }
 etcd_bin() { echo "$CACHE/etcd-$ETCD_VERSION/etcd"; }
 kube_apiserver_bin() { echo "$CACHE/kube-apiserver-$KUBE_VERSION/kube-apiserver"; }
+kube_controller_manager_bin() { echo "$CACHE/kube-controller-manager-$KUBE_VERSION/kube-controller-manager"; }
+helm_bin() { echo "$CACHE/helm-$HELM_VERSION/helm"; }
 
 sha256_file() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
@@ -279,10 +291,10 @@ install_etcd() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
-install_kube_apiserver() {
-  local label="kube-apiserver $KUBE_VERSION" bin work log start gomod info list
+# install_kube_binary NAME PKG BIN: one command of k8s.io/kubernetes at KUBE_VERSION.
+install_kube_binary() {
+  local name="$1" pkg="$2" label="$1 $KUBE_VERSION" bin="$3" work log start gomod info list
   local kind a b c d edits=() staging=() bad="" want got build_date ldflags key
-  bin="$(kube_apiserver_bin)"
   if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
   start=$SECONDS
   work="$(mktemp -d)"; TMPDIRS+=("$work")
@@ -327,9 +339,9 @@ install_kube_apiserver() {
   fi
   edits+=("-require=$KUBE_MODULE@$KUBE_VERSION")
   if ! (cd "$work/src" \
-        && go mod init ssc-test-peers/kube-apiserver >>"$log" 2>&1 \
+        && go mod init "ssc-test-peers/$name" >>"$log" 2>&1 \
         && go mod edit "${edits[@]}" >>"$log" 2>&1 \
-        && go get "$KUBE_APISERVER_PKG@$KUBE_VERSION" >>"$log" 2>&1); then
+        && go get "$pkg@$KUBE_VERSION" >>"$log" 2>&1); then
     fail "$label" "$log" "module setup failed"; return 1
   fi
   # The build list must hold upstream's pins exactly: its other requirements at
@@ -359,16 +371,40 @@ install_kube_apiserver() {
     ldflags+=" -X k8s.io/client-go/pkg/version.$key -X k8s.io/component-base/version.$key"
   done
   if ! (cd "$work/src" && go build -tags "$KUBE_BUILD_TAGS" -ldflags "$ldflags" \
-          -o "$work/kube-apiserver" "$KUBE_APISERVER_PKG" >>"$log" 2>&1); then
+          -o "$work/$name" "$pkg" >>"$log" 2>&1); then
     fail "$label" "$log" "go build failed"; return 1
   fi
-  "$work/kube-apiserver" --version >"$work/version.txt" 2>&1 || true
+  "$work/$name" --version >"$work/version.txt" 2>&1 || true
   cat "$work/version.txt" >>"$log"
   if ! grep -qx "Kubernetes $KUBE_VERSION" "$work/version.txt"; then
     fail "$label" "$log" "built binary does not report version $KUBE_VERSION"; return 1
   fi
-  copy_bin "$work/kube-apiserver" "$bin"
+  copy_bin "$work/$name" "$bin"
   echo "$label: built in $((SECONDS - start))s (${#staging[@]} staging modules at $KUBE_STAGING_VERSION)"
+}
+
+install_kube_apiserver() { install_kube_binary kube-apiserver "$KUBE_APISERVER_PKG" "$(kube_apiserver_bin)"; }
+install_kube_controller_manager() { install_kube_binary kube-controller-manager "$KUBE_CONTROLLER_MANAGER_PKG" "$(kube_controller_manager_bin)"; }
+
+install_helm() {
+  local label="helm $HELM_VERSION" bin stage log start
+  bin="$(helm_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  stage="$(mktemp -d "$CACHE/.stage.XXXXXX")"; TMPDIRS+=("$stage")
+  log="$stage/build.log"
+  # Version stamping as helm's Makefile does, so `helm version` reports the pin.
+  if ! (cd "$stage" && GOBIN="$stage" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+          "$HELM_PKG@$HELM_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "go install failed"; return 1
+  fi
+  "$stage/helm" version --template '{{.Version}}' >"$stage/version.txt" 2>>"$log" || true
+  if [ "$(cat "$stage/version.txt")" != "$HELM_VERSION" ]; then
+    cat "$stage/version.txt" >>"$log"
+    fail "$label" "$log" "built binary does not report version $HELM_VERSION"; return 1
+  fi
+  copy_bin "$stage/helm" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
 }
 
 failed=0
@@ -379,6 +415,8 @@ for peer in "${peers[@]}"; do
     e2eprovider) install_e2eprovider || failed=1 ;;
     etcd) install_etcd || failed=1 ;;
     kube-apiserver) install_kube_apiserver || failed=1 ;;
+    kube-controller-manager) install_kube_controller_manager || failed=1 ;;
+    helm) install_helm || failed=1 ;;
   esac
 done
 
@@ -390,6 +428,8 @@ env_lines=()
 [ -x "$(e2eprovider_bin)" ] && env_lines+=("E2E_PROVIDER=$(e2eprovider_bin)")
 [ -x "$(etcd_bin)" ] && env_lines+=("ETCD=$(etcd_bin)")
 [ -x "$(kube_apiserver_bin)" ] && env_lines+=("KUBE_APISERVER=$(kube_apiserver_bin)")
+[ -x "$(kube_controller_manager_bin)" ] && env_lines+=("KUBE_CONTROLLER_MANAGER=$(kube_controller_manager_bin)")
+[ -x "$(helm_bin)" ] && env_lines+=("HELM=$(helm_bin)")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"
