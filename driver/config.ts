@@ -6,6 +6,12 @@ import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
 /** How the driver puts a volume in place at the target path. */
 export type MountMode = 'tmpfs' | 'dir';
 
+/**
+ * How rotation refreshes mounted volumes (docs/rotation.md): the driver's own reconciler
+ * loop (needs token-request rights), or kubelet's requiresRepublish calls (upstream's RBAC).
+ */
+export type RotationMode = 'reconciler' | 'republish';
+
 /** The driver's configuration, parsed once from flags and environment, then frozen. */
 export interface DriverConfig {
   readonly socketPath: string;
@@ -19,6 +25,7 @@ export interface DriverConfig {
   readonly metricsAddr: string;
   readonly enableSecretRotation: boolean;
   readonly rotationPollIntervalMs: number;
+  readonly rotationMode: RotationMode;
   /** Least time between two restarts of one workload by restart-on-rotation (issue 9: restart loops). */
   readonly workloadRestartMinIntervalMs: number;
   readonly spcDir: string;
@@ -44,6 +51,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'metrics-addr': { type: 'string', default: ':8095', help: 'address of the HTTP server for /metrics and /healthz ("" disables it)' },
   'enable-secret-rotation': { type: 'boolean', default: false, help: 'run the rotation reconciler: re-fetch mounted secrets every --rotation-poll-interval (docs/rotation.md)' },
   'rotation-poll-interval': { type: 'string', default: '2m', help: 'rotation interval as a Go duration (e.g. 2m, 1h30m); minimum 1s' },
+  'rotation-mode': { type: 'string', default: 'reconciler', help: 'reconciler (the driver refreshes volumes itself, needs deploy/rbac-rotation.yaml) or republish (refresh on kubelet\'s requiresRepublish calls, upstream\'s RBAC)' },
   'workload-restart-min-interval': { type: 'string', default: '10m', help: 'least time between two restarts of one workload by restart-on-rotation, as a Go duration; minimum 1s (docs/rotation.md)' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
   'kubeconfig': { type: 'string', default: '', help: 'kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config); ignored in local mode' },
@@ -84,6 +92,8 @@ function duration(name: string, raw: string, minMs: number): number {
 export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): DriverConfig {
   const flags = parseFlags(argv, DRIVER_FLAGS);
   if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
+  const rotationMode = stringFlag(flags, 'rotation-mode');
+  if (rotationMode !== 'reconciler' && rotationMode !== 'republish') throw new Error(`--rotation-mode must be reconciler or republish, got "${rotationMode}"`);
   const mountMode = stringFlag(flags, 'mount-mode');
   if (mountMode !== 'tmpfs' && mountMode !== 'dir') throw new Error(`--mount-mode must be tmpfs or dir, got "${mountMode}"`);
   const spcDir = stringFlag(flags, 'spc-dir');
@@ -105,6 +115,7 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     metricsAddr: stringFlag(flags, 'metrics-addr'),
     enableSecretRotation: booleanFlag(flags, 'enable-secret-rotation'),
     rotationPollIntervalMs: duration('rotation-poll-interval', stringFlag(flags, 'rotation-poll-interval'), MIN_ROTATION_MS),
+    rotationMode,
     workloadRestartMinIntervalMs: duration('workload-restart-min-interval', stringFlag(flags, 'workload-restart-min-interval'), 1000),
     spcDir,
     kubeconfig: stringFlag(flags, 'kubeconfig'),

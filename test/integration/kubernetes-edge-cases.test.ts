@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { inlinePublishRequest, inlineVolumeContext } from '../../bin/csi-client.js';
-import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createNamespace, kustomizationRbacFiles, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
@@ -45,7 +45,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   });
 
   it('accepts every deploy/ manifest in a server-side dry run', async () => {
-    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'rbac.yaml', 'rbac-secret-sync.yaml', 'rbac-rotation.yaml',
+    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
       ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
     for (const file of files) {
       for (const obj of await readManifests(join(REPO, 'deploy', file))) {

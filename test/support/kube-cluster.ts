@@ -25,7 +25,7 @@ export interface KubeCluster {
   readonly caFile: string;
   /** Admin (system:masters) clients for test setup and assertions. */
   readonly admin: { config: KubeConfig; core: CoreV1Api; custom: CustomObjectsApi; objects: KubernetesObjectApi };
-  /** Kubeconfig for the driver: token of DRIVER_USER, authorised only by deploy/ RBAC. */
+  /** Kubeconfig for the driver: token of DRIVER_USER, authorised only by the RBAC of deploy/kustomization.yaml. */
   readonly driverKubeconfig: string;
   stop(): Promise<void>;
 }
@@ -44,11 +44,20 @@ export async function readManifests(path: string): Promise<KubernetesObject[]> {
   return parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o && typeof o === 'object');
 }
 
-/** The deploy/ manifests the driver needs in a cluster: CRDs and RBAC (not the DaemonSets). */
+/** The RBAC files deploy/kustomization.yaml applies (rbac*.yaml, role-*.yaml), in its order. */
+export async function kustomizationRbacFiles(): Promise<string[]> {
+  const kustomization = parseAllDocuments(await readFile(join(REPO, 'deploy/kustomization.yaml'), 'utf8'))[0]?.toJS() as { resources?: string[] } | undefined;
+  return (kustomization?.resources ?? []).filter((f) => /^(rbac|role-)[^/]*\.yaml$/.test(f));
+}
+
+/**
+ * The deploy/ manifests the driver needs in a cluster: CRDs and the RBAC the default
+ * kustomization applies (not the DaemonSets, not the opt-in workload-restart role).
+ */
 async function clusterManifests(): Promise<KubernetesObject[]> {
   const objects: KubernetesObject[] = [];
   for (const f of (await readdir(join(REPO, 'deploy/crds'))).sort()) objects.push(...await readManifests(join(REPO, 'deploy/crds', f)));
-  for (const f of ['rbac.yaml', 'rbac-secret-sync.yaml', 'rbac-rotation.yaml']) objects.push(...await readManifests(join(REPO, 'deploy', f)));
+  for (const f of await kustomizationRbacFiles()) objects.push(...await readManifests(join(REPO, 'deploy', f)));
   return objects;
 }
 

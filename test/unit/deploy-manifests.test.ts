@@ -4,6 +4,7 @@ import { basename, dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { DRIVER_FLAGS, parseDriverConfig } from '../../driver/config.js';
+import { covers, FEATURE_CALLS, featuresOf, GRANTED_BEYOND_CALLS, SHIPPED_ROLES, type ApiRight } from '../../driver/k8s/api-rights.js';
 import { parseSecretProviderClass } from '../../driver/spc/secret-provider-class.js';
 import { parseFlags, stringFlag } from '../../proto/runtime/flags.js';
 import { NODE_FLAGS } from '../../proto/runtime/node-flags.js';
@@ -73,38 +74,31 @@ function hostPathOf(ds: Obj, c: Obj, containerPath: string): string {
   return posix.normalize(posix.join(String(volume?.['hostPath'].path), rest)).replace(/\/$/, '');
 }
 
-/** `group/resource` -> sorted verbs, from a ClusterRole's rules. */
-function grants(role: Obj): Map<string, string[]> {
-  const out = new Map<string, Set<string>>();
+/** A ClusterRole's rules as rights, one per verb, resource and name (sorted, comparable). */
+function grants(role: Obj): string[] {
+  const out = new Set<string>();
   for (const rule of role['rules'] as Obj[]) {
-    expect(rule['resourceNames'], 'rules are not narrowed by resourceNames').to.equal(undefined);
     for (const group of rule['apiGroups'] as string[]) {
       for (const resource of rule['resources'] as string[]) {
-        const key = `${group}/${resource}`;
-        const set = out.get(key) ?? new Set<string>();
-        for (const verb of rule['verbs'] as string[]) set.add(verb);
-        out.set(key, set);
+        for (const verb of rule['verbs'] as string[]) {
+          for (const name of (rule['resourceNames'] as string[] | undefined) ?? [undefined]) out.add(rightKey({ verb, group, resource, ...(name !== undefined ? { name } : {}) }));
+        }
       }
     }
   }
-  return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
+  return [...out].sort();
+}
+
+function rightKey(r: ApiRight): string {
+  return `${r.verb} ${r.group}/${r.resource}${r.name !== undefined ? ` "${r.name}"` : ''}`;
 }
 
 const CSI_DRIVER_NAME = 'secrets-store.csi.k8s.io';
+/** Manifests the default kustomization leaves out on purpose (listed there, commented). */
+const OPT_IN = ['rbac-workload-restart.yaml'];
 const SA = { kind: 'ServiceAccount', name: 'secrets-store-csi-driver', namespace: 'kube-system' };
 const DRIVER_DS = () => find('DaemonSet', 'csi-secrets-store').obj;
 const PROVIDER_DS = () => find('DaemonSet', 'csi-secrets-store-provider-file').obj;
-const DRIVER_ROLE = 'secretproviderclasses-role';
-const SYNC_ROLE = 'secretprovidersyncing-role';
-const ROTATION_ROLE = 'secretproviderrotation-role';
-const BASE_GRANTS: Record<string, string[]> = {
-  '/events': ['create', 'patch'],
-  '/pods': ['get', 'list', 'watch'],
-  'secrets-store.csi.x-k8s.io/secretproviderclasses': ['get', 'list', 'watch'],
-  'secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses': ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-};
-const SYNC_GRANTS: Record<string, string[]> = { '/secrets': ['create', 'get', 'patch', 'update'] };
-
 describe('deploy manifests', () => {
   it('every deploy/**/*.yaml parses, and every object has apiVersion, kind and a name', () => {
     expect(FILES.length).to.be.greaterThan(8);
@@ -115,12 +109,12 @@ describe('deploy manifests', () => {
     }
   });
 
-  it('kustomization.yaml lists every manifest that exists, and all of them except examples', () => {
+  it('kustomization.yaml lists every manifest that exists, and all of them except examples and opt-ins', () => {
     const kustomization = parseFile(join(DEPLOY, 'kustomization.yaml'))[0] as Obj;
     const resources = kustomization['resources'] as string[];
     for (const r of resources) expect(existsSync(join(DEPLOY, r)), `deploy/${r}`).to.equal(true);
     const expected = FILES.map((f) => relative(DEPLOY, f))
-      .filter((f) => f !== 'kustomization.yaml' && !f.startsWith('examples/'));
+      .filter((f) => f !== 'kustomization.yaml' && !f.startsWith('examples/') && !OPT_IN.includes(f));
     expect([...resources].sort()).to.deep.equal(expected.sort());
     expect(resources.some((r) => r.startsWith('examples/'))).to.equal(false);
   });
@@ -143,45 +137,75 @@ describe('deploy manifests', () => {
   });
 
   describe('RBAC', () => {
+    const kustomized = () => (parseFile(join(DEPLOY, 'kustomization.yaml'))[0] as Obj)['resources'] as string[];
+    const roles = () => MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRole' || m.obj['kind'] === 'Role');
+
     it('the driver ServiceAccount lives in kube-system and the DaemonSet uses it', () => {
       expect(find('ServiceAccount', SA.name).obj['metadata'].namespace).to.equal(SA.namespace);
       expect(DRIVER_DS()['spec'].template.spec.serviceAccountName).to.equal(SA.name);
     });
 
-    it('the base ClusterRole grants exactly what the driver calls', () => {
-      const role = find('ClusterRole', DRIVER_ROLE);
-      expect(role.file).to.equal('rbac.yaml');
-      expect(Object.fromEntries(grants(role.obj))).to.deep.equal(BASE_GRANTS);
-    });
-
-    it('Secrets are granted only by the separate sync and rotation roles', () => {
-      const role = find('ClusterRole', SYNC_ROLE);
-      expect(role.file).to.equal('rbac-secret-sync.yaml');
-      expect(Object.fromEntries(grants(role.obj))).to.deep.equal(SYNC_GRANTS);
-      const withSecrets = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRole' || m.obj['kind'] === 'Role')
-        .filter((m) => [...grants(m.obj).keys()].some((k) => k === '/secrets' || k === '/*' || k.endsWith('/*')));
-      expect(withSecrets.map((m) => m.obj['metadata'].name).sort()).to.deep.equal([ROTATION_ROLE, SYNC_ROLE].sort());
-    });
-
-    it('the rotation role grants exactly what rebuilding a publish needs: tokens, the CSIDriver, nodePublishSecretRef reads', () => {
-      const role = find('ClusterRole', ROTATION_ROLE);
-      expect(role.file).to.equal('rbac-rotation.yaml');
-      expect(Object.fromEntries(grants(role.obj))).to.deep.equal({
-        '/serviceaccounts/token': ['create'], 'storage.k8s.io/csidrivers': ['get'], '/secrets': ['get', 'list', 'watch'],
-        'apps/replicasets': ['get'], 'apps/deployments': ['get', 'patch'], 'apps/statefulsets': ['get', 'patch'], 'apps/daemonsets': ['get', 'patch'],
+    for (const shipped of SHIPPED_ROLES) {
+      it(`${shipped.role} in ${shipped.file} grants exactly the rights driver/k8s/api-rights.ts lists for it (one role per file)`, () => {
+        const role = find('ClusterRole', shipped.role);
+        expect(`deploy/${role.file}`).to.equal(shipped.file);
+        expect(roles().filter((m) => m.file === role.file)).to.have.lengthOf(1);
+        expect(grants(role.obj)).to.deep.equal([...new Set(shipped.rights.map(rightKey))].sort());
       });
-    });
 
-    for (const [role, file] of [[DRIVER_ROLE, 'rbac.yaml'], [SYNC_ROLE, 'rbac-secret-sync.yaml'], [ROTATION_ROLE, 'rbac-rotation.yaml']]) {
-      it(`${role} is bound to the driver ServiceAccount in ${file}, and nothing else is`, () => {
-        const bindings = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRoleBinding' && m.obj['roleRef']?.name === role);
+      it(`${shipped.role} is bound to the driver ServiceAccount in ${shipped.file}, and nothing else is`, () => {
+        const bindings = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRoleBinding' && m.obj['roleRef']?.name === shipped.role);
         expect(bindings).to.have.lengthOf(1);
         const binding = bindings[0] as Manifest;
-        expect(binding.file).to.equal(file);
-        expect(binding.obj['roleRef']).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role });
+        expect(`deploy/${binding.file}`).to.equal(shipped.file);
+        expect(binding.obj['roleRef']).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: shipped.role });
         expect(binding.obj['subjects']).to.deep.equal([SA]);
       });
     }
+
+    it('the driver\'s roles are all listed in api-rights.ts, and no other binding names the driver', () => {
+      const driverBound = MANIFESTS.filter((m) => m.obj['kind'] === 'ClusterRoleBinding' || m.obj['kind'] === 'RoleBinding')
+        .filter((m) => (m.obj['subjects'] as Obj[] | undefined)?.some((s) => s['kind'] === 'ServiceAccount' && s['name'] === SA.name));
+      expect(driverBound.map((m) => m.obj['roleRef'].name).sort()).to.deep.equal(SHIPPED_ROLES.map((r) => r.role).sort());
+    });
+
+    it('Secrets are granted only by the sync and rotation reconciler roles', () => {
+      const withSecrets = roles().filter((m) => grants(m.obj).some((k) => / \/(secrets|\*)$/.test(k) || k.includes(' */')));
+      expect(withSecrets.map((m) => m.file).sort()).to.deep.equal(['rbac-rotation.yaml', 'rbac-secret-sync.yaml']);
+    });
+
+    it('the default kustomization grants what the DaemonSet\'s flags need: no workload restarts, the rest as upstream\'s aggregated roles', () => {
+      const config = parseDriverConfig(expandArgs(container(DRIVER_DS(), 'secrets-store'), { KUBE_NODE_NAME: 'n' }), {});
+      const applied = SHIPPED_ROLES.filter((r) => kustomized().includes(r.file.replace(/^deploy\//, '')));
+      expect(applied.map((r) => r.feature)).to.deep.equal(featuresOf(config));
+      expect(kustomized()).to.not.include('rbac-workload-restart.yaml');
+      expect(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')).to.match(/^\s*#\s*- rbac-workload-restart\.yaml$/m);
+      const granted = applied.flatMap((r) => r.rights);
+      const needed = featuresOf(config).flatMap((f) => FEATURE_CALLS[f]);
+      for (const right of needed) expect(granted.some((g) => covers(g, right)), `${rightKey(right)} is granted`).to.equal(true);
+      const extra = granted.filter((g) => !needed.some((n) => covers(g, n) && covers(n, g)));
+      expect(extra.map(rightKey).sort(), 'granted beyond the calls, each with a reason').to.deep.equal(
+        GRANTED_BEYOND_CALLS.map((x) => rightKey(x.right)).filter((k) => extra.map(rightKey).includes(k)).sort());
+    });
+
+    it('ships upstream\'s aggregated roles for namespace users, with upstream\'s names and labels', () => {
+      const aggregated: Record<string, { file: string; labels: string[]; rights: string[] }> = {
+        'secretproviderclasses-admin-role': { file: 'role-secretproviderclasses-admin.yaml', labels: ['aggregate-to-admin', 'aggregate-to-edit'],
+          rights: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'].map((v) => `${v} secrets-store.csi.x-k8s.io/secretproviderclasses`) },
+        'secretproviderclasses-viewer-role': { file: 'role-secretproviderclasses-viewer.yaml', labels: ['aggregate-to-view'],
+          rights: ['get', 'list', 'watch'].map((v) => `${v} secrets-store.csi.x-k8s.io/secretproviderclasses`) },
+        'secretproviderclasspodstatuses-viewer-role': { file: 'role-secretproviderclasspodstatuses-viewer.yaml', labels: ['aggregate-to-view'],
+          rights: ['get', 'list', 'watch'].map((v) => `${v} secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses`) },
+      };
+      for (const [name, want] of Object.entries(aggregated)) {
+        const role = find('ClusterRole', name);
+        expect(role.file, name).to.equal(want.file);
+        expect(kustomized(), name).to.include(want.file);
+        const labels = Object.entries(role.obj['metadata'].labels as Record<string, string>).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/')).map(([k, v]) => `${k.split('/')[1]}=${v}`);
+        expect(labels.sort(), name).to.deep.equal(want.labels.map((l) => `${l}=true`).sort());
+        expect(grants(role.obj), name).to.deep.equal(want.rights.sort());
+      }
+    });
   });
 
   describe('driver DaemonSet', () => {

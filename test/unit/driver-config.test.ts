@@ -16,6 +16,7 @@ describe('parseDriverConfig', () => {
       metricsAddr: ':8095',
       enableSecretRotation: false,
       rotationPollIntervalMs: 120_000,
+      rotationMode: 'reconciler',
       workloadRestartMinIntervalMs: 600_000,
       spcDir: '',
       kubeconfig: '',
@@ -65,6 +66,11 @@ describe('parseDriverConfig', () => {
     expect(parseDriverConfig([...NODE, '--workload-restart-min-interval', '1s'], {}).workloadRestartMinIntervalMs).to.equal(1000);
   });
 
+  it('parses --rotation-mode: reconciler (default) or republish', () => {
+    expect(parseDriverConfig([...NODE, '--rotation-mode=republish'], {}).rotationMode).to.equal('republish');
+    expect(parseDriverConfig([...NODE, '--rotation-mode', 'reconciler'], {}).rotationMode).to.equal('reconciler');
+  });
+
   it('accepts the minimum rotation interval of 1s', () => {
     expect(parseDriverConfig([...NODE, '--rotation-poll-interval=1s'], {}).rotationPollIntervalMs).to.equal(1000);
   });
@@ -86,6 +92,7 @@ describe('parseDriverConfig', () => {
     ['restart spacing 10', [...NODE, '--workload-restart-min-interval=10'], {}, '--workload-restart-min-interval: missing unit in duration "10" (use Go duration syntax such as 2m or 1h30m)'],
     ['provider timeout 0', [...NODE, '--provider-timeout=0'], {}, '--provider-timeout must be greater than zero, got "0"'],
     ['dir mode without --spc-dir', [...NODE, '--mount-mode=dir'], {}, '--mount-mode=dir is for local mode only: set --spc-dir as well'],
+    ['bad rotation mode', [...NODE, '--rotation-mode=kubelet'], {}, '--rotation-mode must be reconciler or republish, got "kubelet"'],
     ['bad mount mode', [...NODE, '--mount-mode=bind'], {}, '--mount-mode must be tmpfs or dir, got "bind"'],
     ['missing node id', [], {}, '--nodeid is required (or set KUBE_NODE_NAME)'],
     ['empty KUBE_NODE_NAME', [], { KUBE_NODE_NAME: '' }, '--nodeid is required (or set KUBE_NODE_NAME)'],

@@ -11,10 +11,13 @@ export const API_REQUEST_TIMEOUT_MS = 15_000;
 /** A watch the server has not ended this long after its timeoutSeconds is dead. */
 const WATCH_GRACE_MS = 30_000;
 
-/** An API response with a status outside 2xx. `code` is the HTTP status. */
+/**
+ * An API response with a status outside 2xx. `code` is the HTTP status; method, path
+ * (without query) and `watch` say which request, so a 403 can name the RBAC right it needed.
+ */
 export class KubeApiError extends Error {
-  constructor(readonly code: number, readonly body: string, method: string, path: string) {
-    super(`HTTP ${code} from ${method} ${path}`);
+  constructor(readonly code: number, readonly body: string, readonly method: string, readonly path: string, readonly watch = false) {
+    super(`HTTP ${code} from ${watch ? 'WATCH' : method} ${path}`);
     this.name = 'KubeApiError';
   }
 }
@@ -111,7 +114,7 @@ export class KubeApi {
     if (answer.statusCode !== 200) {
       const body = await readBody(answer);
       if (answer.statusCode === 401) this.credentials.invalidate(auth);
-      throw new KubeApiError(answer.statusCode, body, 'GET', path);
+      throw new KubeApiError(answer.statusCode, body, 'GET', path, true);
     }
     const { message, closedBy } = answer;
     await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,153 @@
+// The driver's Kubernetes API calls as RBAC rights: which calls each feature makes, and
+// which role in deploy/ grants each right. One table serves two purposes: a 403 names
+// the missing right and the file that grants it (api-errors.ts), and tests check that
+// the roles in deploy/ grant exactly what the enabled features call.
+
+/** An RBAC right: a verb on a resource (`serviceaccounts/token` for a subresource) of an API group ("" = core). */
+export interface ApiRight {
+  readonly verb: string;
+  readonly group: string;
+  readonly resource: string;
+  /** Only this object (RBAC resourceNames), for rights granted on one named object. */
+  readonly name?: string;
+}
+
+/** A driver feature that makes API calls of its own. */
+export type DriverFeature = 'publish' | 'secret-sync' | 'rotation-reconciler' | 'workload-restart';
+
+/** A ClusterRole shipped in deploy/: the feature it serves, its file and the rights it grants. */
+export interface ShippedRole {
+  readonly feature: DriverFeature;
+  readonly file: string;
+  readonly role: string;
+  readonly rights: readonly ApiRight[];
+}
+
+const SECRETS_STORE = 'secrets-store.csi.x-k8s.io';
+
+function rights(group: string, resources: readonly string[], verbs: readonly string[], name?: string): ApiRight[] {
+  return resources.flatMap((resource) => verbs.map((verb) => ({ verb, group, resource, ...(name !== undefined ? { name } : {}) })));
+}
+
+/**
+ * The calls each feature makes, as rights (the KubeApi calls in driver/k8s/). The
+ * audit-log test checks that a driver running each feature makes no other call.
+ */
+export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>> = Object.freeze({
+  // NodePublishVolume in Kubernetes mode, whatever the flags: the class (list+watch
+  // cache, GET on a miss), the pod (owner references), the pod status object (create,
+  // or replace after 409, JSON patch on republish, delete after a failed first mount),
+  // and events on the pod.
+  'publish': [
+    ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
+    ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['get', 'create', 'update', 'patch', 'delete']),
+    ...rights('', ['pods'], ['get']),
+    ...rights('', ['events'], ['create']),
+  ],
+  // --enable-secret-sync: a Secret read by name, created, updated (replace or patch).
+  'secret-sync': rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+  // --enable-secret-rotation with --rotation-mode=reconciler: this node's pod statuses and
+  // pods (list+watch), tokens for the CSIDriver's tokenRequests, nodePublishSecretRef data.
+  'rotation-reconciler': [
+    ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list', 'watch']),
+    ...rights('', ['pods'], ['list', 'watch']),
+    ...rights('', ['serviceaccounts/token'], ['create']),
+    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
+    ...rights('', ['secrets'], ['get', 'list', 'watch']),
+  ],
+  // The restart-on-rotation class annotation (rotation on, either mode).
+  'workload-restart': [
+    ...rights('apps', ['replicasets'], ['get']),
+    ...rights('apps', ['deployments', 'statefulsets', 'daemonsets'], ['get', 'patch']),
+  ],
+});
+
+/** The ClusterRoles in deploy/ that the driver's ServiceAccount is bound to (a unit test compares them with the files). */
+export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
+  { feature: 'publish', file: 'deploy/rbac.yaml', role: 'secretproviderclasses-role', rights: [
+    ...rights('', ['events'], ['create', 'patch']),
+    ...rights('', ['pods'], ['get', 'list', 'watch']),
+    ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
+    ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  ] },
+  { feature: 'secret-sync', file: 'deploy/rbac-secret-sync.yaml', role: 'secretprovidersyncing-role', rights: rights('', ['secrets'], ['get', 'create', 'update', 'patch']) },
+  { feature: 'rotation-reconciler', file: 'deploy/rbac-rotation.yaml', role: 'secretproviderrotation-role', rights: [
+    ...rights('', ['serviceaccounts/token'], ['create']),
+    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
+    ...rights('', ['secrets'], ['get', 'list', 'watch']),
+  ] },
+  { feature: 'workload-restart', file: 'deploy/rbac-workload-restart.yaml', role: 'secretproviderrestart-role', rights: FEATURE_CALLS['workload-restart'] },
+]);
+
+/**
+ * Rights the shipped roles grant although no feature calls them, each with its reason
+ * (the base role keeps upstream's rules where they match, SPEC 4).
+ */
+export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly reason: string }[] = Object.freeze([
+  { right: { verb: 'patch', group: '', resource: 'events' }, reason: 'upstream\'s secretproviderclasses-role grants it (its event broadcaster patches repeated events); the driver creates a new event each time' },
+  { right: { verb: 'list', group: '', resource: 'pods' }, reason: 'in the base role as upstream\'s; only the rotation reconciler lists pods' },
+  { right: { verb: 'watch', group: '', resource: 'pods' }, reason: 'in the base role as upstream\'s; only the rotation reconciler watches pods' },
+  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, reason: 'in the base role as upstream\'s; only the rotation reconciler lists pod statuses' },
+  { right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, reason: 'in the base role as upstream\'s; only the rotation reconciler watches pod statuses' },
+]);
+
+/** The settings that decide which features run (a subset of DriverConfig). */
+export interface FeatureSettings {
+  readonly enableSecretSync: boolean;
+  readonly enableSecretRotation: boolean;
+  readonly rotationMode: 'reconciler' | 'republish';
+}
+
+/** The features a Kubernetes-mode driver with these settings runs (workload restart is a per-class opt-in, not a flag). */
+export function featuresOf(settings: FeatureSettings): DriverFeature[] {
+  const features: DriverFeature[] = ['publish'];
+  if (settings.enableSecretSync) features.push('secret-sync');
+  if (settings.enableSecretRotation && settings.rotationMode === 'reconciler') features.push('rotation-reconciler');
+  return features;
+}
+
+/** A right as RBAC and kubectl write it: `create serviceaccounts/token` (with `in API group "apps"` unless core). */
+export function describeRight(right: ApiRight): string {
+  return `${right.verb} ${right.resource}${right.name !== undefined ? ` "${right.name}"` : ''}${right.group === '' ? '' : ` in API group "${right.group}"`}`;
+}
+
+/** True when `granted` covers `wanted` (same verb, group and resource; a named grant covers that object only). */
+export function covers(granted: ApiRight, wanted: ApiRight): boolean {
+  return granted.verb === wanted.verb && granted.group === wanted.group && granted.resource === wanted.resource
+    && (granted.name === undefined || granted.name === wanted.name);
+}
+
+/** The shipped roles that grant `right`; the role of `preferred` first when it is one of them. */
+export function rolesGranting(right: ApiRight, preferred?: DriverFeature): ShippedRole[] {
+  const found = SHIPPED_ROLES.filter((r) => r.rights.some((g) => covers(g, right)));
+  const first = found.filter((r) => r.feature === preferred);
+  return first.length > 0 ? first : found;
+}
+
+const VERB_OF_METHOD: Readonly<Record<string, string>> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
+
+/**
+ * The right a request needs, from its method and REST path (query ignored), as the API
+ * server's authorizer derives it: GET of an object is get, of a collection list (watch
+ * with `watch`), DELETE of a collection deletecollection. Undefined for a path that is
+ * not a resource path.
+ */
+export function rightOfRequest(method: string, path: string, watch = false): ApiRight | undefined {
+  const parts = (path.split('?')[0] ?? '').split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+  let group: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) { group = ''; rest = parts.slice(2); }
+  else if (parts[0] === 'apis' && parts.length >= 4) { group = parts[1] ?? ''; rest = parts.slice(3); }
+  else return undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [resource, name, subresource] = rest;
+  if (resource === undefined || rest.length > 3) return undefined;
+  const full = subresource !== undefined ? `${resource}/${subresource}` : resource;
+  const m = method.toUpperCase();
+  let verb: string | undefined;
+  if (m === 'GET' || m === 'WATCH') verb = watch || m === 'WATCH' ? 'watch' : name === undefined ? 'list' : 'get';
+  else if (m === 'DELETE') verb = name === undefined ? 'deletecollection' : 'delete';
+  else verb = VERB_OF_METHOD[m];
+  if (verb === undefined) return undefined;
+  return { verb, group, resource: full, ...(name !== undefined ? { name } : {}) };
+}

@@ -1,0 +1,106 @@
+// Identities for RBAC tests against the real kube-apiserver: clients that act as a named
+// user (impersonated by the test admin), and driver identities bound to exactly a chosen
+// set of ClusterRoles (ours from deploy/, upstream's, or a reduced set), so a test sees
+// what the driver can do with that set and nothing more.
+import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createNamespace, readManifests, type KubeCluster } from './kube-cluster.js';
+
+/** API clients acting as one user. */
+export interface UserClients {
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly objects: KubernetesObjectApi;
+}
+
+/** Clients that act as `user` (Impersonate-User from the system:masters admin; groups: system:authenticated). */
+export function clientsAs(cluster: KubeCluster, user: string): UserClients {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'test', server: cluster.url, caFile: cluster.caFile, skipTLSVerify: false }],
+    users: [{ name: 'as', token: cluster.adminToken, impersonateUser: user }],
+    contexts: [{ name: 'as', cluster: 'test', user: 'as' }],
+    currentContext: 'as',
+  });
+  return { core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
+}
+
+/** A ClusterRole as read from a manifest. */
+export interface ClusterRoleManifest extends KubernetesObject {
+  rules?: unknown[];
+}
+
+/** The ClusterRoles in YAML files (other kinds are skipped). */
+export async function clusterRolesIn(files: readonly string[]): Promise<ClusterRoleManifest[]> {
+  const roles: ClusterRoleManifest[] = [];
+  for (const f of files) roles.push(...(await readManifests(f)).filter((o) => o.kind === 'ClusterRole') as ClusterRoleManifest[]);
+  return roles;
+}
+
+/** A driver identity: a ServiceAccount bound to copies of the given ClusterRoles. */
+export interface BoundIdentity {
+  /** Kubeconfig with the ServiceAccount's token, for the driver's --kubeconfig. */
+  readonly kubeconfig: string;
+  /** system:serviceaccount:<namespace>:<name>, as SubjectAccessReviews and audit events name it. */
+  readonly user: string;
+  /** Deletes the role copies and their bindings (the namespace stays, like every test namespace). */
+  remove(): Promise<void>;
+}
+
+/**
+ * Creates a ServiceAccount and binds it to copies of `roles`, renamed with a random
+ * suffix (their own names may already exist in the shared cluster, bound to the driver
+ * of other tests), with no aggregation labels. The token comes from the TokenRequest API.
+ */
+export async function boundIdentity(cluster: KubeCluster, prefix: string, roles: readonly ClusterRoleManifest[]): Promise<BoundIdentity> {
+  const namespace = await createNamespace(cluster, prefix);
+  const name = 'driver';
+  await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  const rbac = cluster.admin.config.makeApiClient(RbacAuthorizationV1Api);
+  const suffix = randomBytes(3).toString('hex');
+  const created: string[] = [];
+  for (const role of roles) {
+    const copy = `${role.metadata?.name ?? 'role'}-${suffix}`;
+    await rbac.createClusterRole({ body: { metadata: { name: copy }, rules: role.rules as never } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name: copy }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: copy },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }] } });
+    created.push(copy);
+  }
+  const token = await cluster.admin.core.createNamespacedServiceAccountToken({ name, namespace, body: { spec: { audiences: [], expirationSeconds: 4 * 3600 } } });
+  const kubeconfig = join(cluster.dir, `kubeconfig-${prefix}-${suffix}`);
+  await writeFile(kubeconfig, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
+    'users:', '- name: driver', '  user:', `    token: ${token.status?.token ?? ''}`,
+    'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
+  ].join('\n'), { mode: 0o600 });
+  return {
+    kubeconfig, user: `system:serviceaccount:${namespace}:${name}`,
+    async remove() {
+      for (const copy of created) {
+        await rbac.deleteClusterRoleBinding({ name: copy }).catch(() => undefined);
+        await rbac.deleteClusterRole({ name: copy }).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/** One authorization question: may `user` do `verb` on group/resource[/subresource] (in `namespace`)? */
+export interface AccessQuestion {
+  readonly verb: string;
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource?: string | undefined;
+  readonly namespace?: string | undefined;
+  readonly name?: string | undefined;
+}
+
+/** Asks the API server's authorizer (a SubjectAccessReview, as the admin) whether `user` may do it. */
+export async function allowed(cluster: KubeCluster, user: string, q: AccessQuestion, groups: readonly string[] = ['system:authenticated']): Promise<boolean> {
+  const review = await cluster.admin.config.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: {
+    spec: { user, groups: [...groups], resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, subresource: q.subresource ?? '', namespace: q.namespace ?? '', name: q.name ?? '' } },
+  } });
+  return review.status?.allowed === true;
+}
