@@ -14,6 +14,7 @@ import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
+import type { SecretProviderClass } from './spc/secret-provider-class.js';
 import { DirMounter, TmpfsMounter, volumeMountSource } from './volume/mounter.js';
 import { loadMountSyscalls } from './volume/mount-syscalls.js';
 import { assertMountRights } from './volume/mount-rights.js';
@@ -45,13 +46,13 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
   const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
   const classes = kube ? kube.classes : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
-  const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes) : undefined;
+  const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes, kube?.readCsiDriver) : undefined;
   const publisher = new VolumePublisher({
     locks, mounter, providers, logger, now: () => new Date(),
     classes,
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
-    failureHooks: kube ? [kube.failureHook] : [],
-    ...(rotation ? { isFresh: (t: string) => rotation.isFresh(t) } : {}),
+    failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
+    ...(rotation ? { republish: (t: string, spc: SecretProviderClass) => rotation.republish(t, spc) } : {}),
   });
 
   // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;

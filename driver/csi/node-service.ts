@@ -53,6 +53,14 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
       } catch (err) {
         const e = toSscError(err);
         metrics.publishFailed(err instanceof PublishError ? err.provider : '', e.reason);
+        if (err instanceof PublishError && err.origin === 'rotation') {
+          // A republish that rotation (--rotation-mode=republish) ran as a refresh: the old
+          // content stays mounted and MountRotationFailed says why. Kubelet is told OK, as
+          // upstream does: before kubernetes#121271 was fixed, kubelet deleted the target
+          // directory of a republish that failed, leaving the pod nothing.
+          logger.warn('rotation on kubelet republish failed; the old content stays mounted', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, reason: e.reason, error: e.message });
+          return {};
+        }
         logger.warn('NodePublishVolume failed', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
         throw e;
       }

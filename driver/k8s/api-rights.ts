@@ -13,7 +13,7 @@ export interface ApiRight {
 }
 
 /** A driver feature that makes API calls of its own. */
-export type DriverFeature = 'publish' | 'secret-sync' | 'rotation-reconciler' | 'workload-restart';
+export type DriverFeature = 'publish' | 'secret-sync' | 'rotation-reconciler' | 'rotation-republish' | 'workload-restart';
 
 /** A ClusterRole shipped in deploy/: the feature it serves, its file and the rights it grants. */
 export interface ShippedRole {
@@ -55,6 +55,9 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
     ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
     ...rights('', ['secrets'], ['get', 'list', 'watch']),
   ],
+  // --enable-secret-rotation with --rotation-mode=republish: the CSIDriver, read once at
+  // start to check requiresRepublish. Tokens and Secret data come from kubelet.
+  'rotation-republish': rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
   // The restart-on-rotation class annotation (rotation on, either mode).
   'workload-restart': [
     ...rights('apps', ['replicasets'], ['get']),
@@ -69,11 +72,11 @@ export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
     ...rights('', ['pods'], ['get', 'list', 'watch']),
     ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
   ] },
   { feature: 'secret-sync', file: 'deploy/rbac-secret-sync.yaml', role: 'secretprovidersyncing-role', rights: rights('', ['secrets'], ['get', 'create', 'update', 'patch']) },
   { feature: 'rotation-reconciler', file: 'deploy/rbac-rotation.yaml', role: 'secretproviderrotation-role', rights: [
     ...rights('', ['serviceaccounts/token'], ['create']),
-    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
     ...rights('', ['secrets'], ['get', 'list', 'watch']),
   ] },
   { feature: 'workload-restart', file: 'deploy/rbac-workload-restart.yaml', role: 'secretproviderrestart-role', rights: FEATURE_CALLS['workload-restart'] },
@@ -83,12 +86,13 @@ export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
  * Rights the shipped roles grant although no feature calls them, each with its reason
  * (the base role keeps upstream's rules where they match, SPEC 4).
  */
-export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly reason: string }[] = Object.freeze([
-  { right: { verb: 'patch', group: '', resource: 'events' }, reason: 'upstream\'s secretproviderclasses-role grants it (its event broadcaster patches repeated events); the driver creates a new event each time' },
-  { right: { verb: 'list', group: '', resource: 'pods' }, reason: 'in the base role as upstream\'s; only the rotation reconciler lists pods' },
-  { right: { verb: 'watch', group: '', resource: 'pods' }, reason: 'in the base role as upstream\'s; only the rotation reconciler watches pods' },
-  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, reason: 'in the base role as upstream\'s; only the rotation reconciler lists pod statuses' },
-  { right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, reason: 'in the base role as upstream\'s; only the rotation reconciler watches pod statuses' },
+export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly why: string }[] = Object.freeze([
+  { right: { verb: 'patch', group: '', resource: 'events' }, why: 'upstream\'s secretproviderclasses-role grants it (its event broadcaster patches repeated events); the driver creates a new event each time' },
+  { right: { verb: 'get', group: 'storage.k8s.io', resource: 'csidrivers', name: 'secrets-store.csi.k8s.io' }, why: 'in the base role as upstream\'s (get only); only rotation reads the CSIDriver' },
+  { right: { verb: 'list', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler lists pods' },
+  { right: { verb: 'watch', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pods' },
+  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler lists pod statuses' },
+  { right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pod statuses' },
 ]);
 
 /** The settings that decide which features run (a subset of DriverConfig). */
@@ -102,7 +106,7 @@ export interface FeatureSettings {
 export function featuresOf(settings: FeatureSettings): DriverFeature[] {
   const features: DriverFeature[] = ['publish'];
   if (settings.enableSecretSync) features.push('secret-sync');
-  if (settings.enableSecretRotation && settings.rotationMode === 'reconciler') features.push('rotation-reconciler');
+  if (settings.enableSecretRotation) features.push(settings.rotationMode === 'reconciler' ? 'rotation-reconciler' : 'rotation-republish');
   return features;
 }
 

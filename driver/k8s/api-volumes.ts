@@ -1,9 +1,9 @@
-import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../csi/requests.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../provider-client/mount-request.js';
 import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
+import { annotatedInterval } from '../rotation/schedule.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { cleanTargetPath } from '../volume/target-path.js';
@@ -143,13 +143,9 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
 
   private intervalOf(annotations: Readonly<Record<string, string>> | undefined, namespace: string, spcName: string): number {
     const raw = annotations?.[ROTATION_INTERVAL_ANNOTATION];
-    if (raw === undefined) return this.options.defaultIntervalMs;
-    try {
-      const ms = parseGoDuration(raw);
-      if (ms >= 1000) return ms;
-    } catch { /* reported below */ }
-    this.logger.warn('ignoring an invalid rotation interval annotation', { spc: `${namespace}/${spcName}`, value: raw.slice(0, 40) });
-    return this.options.defaultIntervalMs;
+    const { ms, invalid } = annotatedInterval(raw, this.options.defaultIntervalMs);
+    if (invalid) this.logger.warn('ignoring an invalid rotation interval annotation', { spc: `${namespace}/${spcName}`, value: (raw ?? '').slice(0, 40) });
+    return ms;
   }
 
   private async readPod(namespace: string, name: string): Promise<Pod | undefined> {
@@ -176,7 +172,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       }
       return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     } catch (err) {
-      throw fromKubeError(err, `get nodePublishSecretRef Secret ${namespace}/${name}`);
+      throw fromKubeError(err, `get nodePublishSecretRef Secret ${namespace}/${name}`, 'rotation-reconciler');
     }
   }
 }

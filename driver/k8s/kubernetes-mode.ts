@@ -9,11 +9,11 @@ import type { Mounter } from '../volume/mounter.js';
 import { ApiVolumes, slimPodStatus, type PodStatusItem } from './api-volumes.js';
 import { NODE_NAME_LABEL, USED_SECRET_LABEL } from './constants.js';
 import { ApiEventRecorder, type EventRecorder } from './event-recorder.js';
-import { ServiceAccountTokens } from './service-account-tokens.js';
+import { readCsiDriver, ServiceAccountTokens } from './service-account-tokens.js';
 import { WatchedCache, withoutManagedFields } from './watched-cache.js';
 import { WorkloadRestarter } from './workload-restart.js';
 import { connectKubeApi } from './client/connect.js';
-import type { Pod, Secret } from './client/types.js';
+import type { CsiDriver, Pod, Secret } from './client/types.js';
 import { corePath, podStatusPath } from './resource-paths.js';
 import { PodStatusWriter } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
@@ -30,6 +30,8 @@ export interface KubernetesMode {
   readonly events: EventRecorder;
   /** Rotation's view of this node's volumes: pod status objects, pods, tokens. */
   readonly volumes: VolumeSource & RequestRebuilder;
+  /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
+  readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
   /** Stops the watches and closes the API connections. */
   stop(): Promise<void>;
 }
@@ -58,14 +60,16 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
   const errored = new Set<string>();
+  // The reconciler's watches; republish mode rotates with what kubelet sends and needs none.
+  const reconciler = config.enableSecretRotation && config.rotationMode === 'reconciler';
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
   // and the publish hook their owner references.
-  const pods = config.enableSecretRotation ? new WatchedCache<Pod>(api, {
+  const pods = reconciler ? new WatchedCache<Pod>(api, {
     what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
   }, k8sLogger, realSleep) : undefined;
   pods?.start();
   // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
-  const podStatuses = config.enableSecretRotation ? new WatchedCache<PodStatusItem>(api, {
+  const podStatuses = reconciler ? new WatchedCache<PodStatusItem>(api, {
     what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
   }, k8sLogger, realSleep) : undefined;
   podStatuses?.start();
@@ -78,7 +82,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     restarter,
   });
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
-  const usedSecrets = config.enableSecretRotation ? new WatchedCache<Secret>(api, {
+  const usedSecrets = reconciler ? new WatchedCache<Secret>(api, {
     what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
   }, k8sLogger, realSleep) : undefined;
   usedSecrets?.start();
@@ -86,6 +90,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
   return {
     classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
+    readCsiDriver: () => readCsiDriver(api, config.driverName),
     async stop() {
       restarter?.stop();
       await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);

@@ -1,8 +1,18 @@
 import type { PodRef } from '../csi/requests.js';
-import { fromKubeError } from './api-errors.js';
+import { fromKubeError, httpStatusOf } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { CsiDriver, TokenRequest } from './client/types.js';
 import { corePath, csiDriverPath } from './resource-paths.js';
+
+/** This driver's CSIDriver object, or undefined when it does not exist. */
+export async function readCsiDriver(api: KubeApi, driverName: string): Promise<CsiDriver | undefined> {
+  try {
+    return await api.get<CsiDriver>(csiDriverPath(driverName));
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return undefined;
+    throw fromKubeError(err, `get CSIDriver ${driverName}`);
+  }
+}
 
 /** A cached token and when to stop using it. */
 interface CachedToken {
@@ -46,13 +56,7 @@ export class ServiceAccountTokens {
 
   private async csiDriver(): Promise<CsiDriver | undefined> {
     if (this.driver && this.now() - this.driver.readAt < CSIDRIVER_TTL_MS) return this.driver.value;
-    try {
-      const value = await this.api.get<CsiDriver>(csiDriverPath(this.driverName));
-      this.driver = { value, readAt: this.now() };
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== 404) throw fromKubeError(err, `get CSIDriver ${this.driverName}`);
-      this.driver = { value: undefined, readAt: this.now() };
-    }
+    this.driver = { value: await readCsiDriver(this.api, this.driverName), readAt: this.now() };
     return this.driver.value;
   }
 

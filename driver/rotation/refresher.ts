@@ -6,6 +6,11 @@ import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { VolumePublisher } from '../volume/publisher.js';
 import type { RefreshReport, RotationVolume, VolumeRefresher } from './reconciler.js';
 
+/** The MountRotationComplete message: the class and the object ids (provider text: bounded and escaped like its messages). */
+export function rotationCompleteMessage(spcName: string, versions: readonly { readonly id: string }[]): string {
+  return `rotated mounted content for SecretProviderClass ${spcName} (objects: ${printable(versions.map((v) => v.id).join(', '), 500)})`;
+}
+
 /** Rebuilds what kubelet sent for a mounted volume (volume context, fresh tokens, secrets). */
 export interface RequestRebuilder {
   /** The publish request for `volume`, or undefined when its pod is gone (skip it). */
@@ -34,7 +39,9 @@ export class PublishingRefresher implements VolumeRefresher {
       request = await this.requests.rebuild(volume);
     } catch (err) {
       const e = toSscError(err);
-      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', `rotation for ${where} could not prepare the request: ${e.message}`);
+      const message = `rotation for ${where} could not prepare the request: ${e.message}`;
+      this.logger.warn('rotation refresh failed', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath, reason: e.reason, error: message });
+      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', message);
       return { result: 'failed', provider: volume.provider, errorType: e.reason, rotated: false };
     }
     if (!request) return { result: 'skipped', provider: volume.provider };
@@ -42,9 +49,7 @@ export class PublishingRefresher implements VolumeRefresher {
       const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
       if (published.skipped) return { result: 'skipped', provider: published.spc.provider };
       if (published.changed) {
-        // Object ids are the provider's text: bounded and escaped like its messages.
-        const ids = printable(published.versions.map((v) => v.id).join(', '), 500);
-        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', `rotated mounted content for SecretProviderClass ${volume.spcName} (objects: ${ids})`);
+        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', rotationCompleteMessage(volume.spcName, published.versions));
         this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
         return { result: 'changed', provider: published.spc.provider };
       }
@@ -54,6 +59,7 @@ export class PublishingRefresher implements VolumeRefresher {
       // Another operation holds the target (a kubelet publish or unpublish): try next round.
       // A driver shutting down cancels refreshes in flight: not a failure to report.
       if (e.reason === 'OperationInProgress' || signal.aborted) return { result: 'skipped', provider: volume.provider };
+      this.logger.warn('rotation refresh failed', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath, reason: e.reason, error: e.message });
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
       const { provider, rotated } = err as { provider?: string; rotated?: boolean };
       return { result: 'failed', provider: provider || volume.provider, errorType: e.reason, rotated: rotated === true };

@@ -5,7 +5,9 @@ import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../provider-client/retry.js';
 import type { Mounter } from '../volume/mounter.js';
-import type { PublishedVolume, PublishHook, VolumePublisher } from '../volume/publisher.js';
+import type { PublishedVolume, PublishFailureHook, PublishHook, RepublishDecision, VolumePublisher } from '../volume/publisher.js';
+import type { SecretProviderClass } from '../spc/secret-provider-class.js';
+import { RepublishRotation, type CsiDriverReader } from './republish-mode.js';
 import { LocalVolumes } from './local-volumes.js';
 import { RecordIndex } from './record-store.js';
 import { volumeMountSource } from '../volume/mounter.js';
@@ -23,8 +25,10 @@ const CONCURRENCY_PER_PROVIDER = 4;
 export interface Rotation {
   /** Publish hooks: record every publish as a refresh (and remember local volumes). */
   readonly hooks: readonly PublishHook[];
+  /** Failure hooks (republish mode reports failed rotations through them). */
+  readonly failureHooks: readonly PublishFailureHook[];
   /** The publisher's republish gate. */
-  isFresh(targetPath: string): boolean;
+  republish(targetPath: string, spc: SecretProviderClass): RepublishDecision;
   /** Ends the reconciler's wait early (an on-demand refresh was requested). */
   wake(): void;
   /** NodeUnpublishVolume happened. */
@@ -47,12 +51,28 @@ function localVolumes(config: DriverConfig, mounter: Mounter, logger: Logger): L
   });
 }
 
+/** Republish mode's Rotation: no loop, kubelet's republishes are the rounds. */
+function republishRotation(config: DriverConfig, metrics: DriverMetrics, logger: Logger, csiDriver: CsiDriverReader | undefined): Rotation {
+  const rotation = new RepublishRotation({ config, metrics, logger: logger.child({ component: 'rotation' }), now: Date.now, csiDriver });
+  return {
+    hooks: rotation.hooks,
+    failureHooks: rotation.failureHooks,
+    republish: (targetPath, spc) => rotation.republish(targetPath, spc),
+    forget: (targetPath) => rotation.forget(targetPath),
+    wake: () => undefined,
+    start: (_publisher, events) => { void rotation.start(events); },
+    stop: async () => undefined,
+  };
+}
+
 /**
- * Builds the rotation reconciler for --enable-secret-rotation. Volumes and requests come
- * from `api` in Kubernetes mode (pod status objects), or from records kept in the volumes
- * in local mode; either way a restarted driver resumes.
+ * Builds rotation for --enable-secret-rotation. In reconciler mode (the default): the
+ * reconciler loop; volumes and requests come from `api` in Kubernetes mode (pod status
+ * objects), or from records kept in the volumes in local mode; either way a restarted
+ * driver resumes. In republish mode: kubelet's republishes (republish-mode.ts).
  */
-export function createRotation(config: DriverConfig, mounter: Mounter, metrics: DriverMetrics, logger: Logger, api?: VolumeSource & RequestRebuilder): Rotation {
+export function createRotation(config: DriverConfig, mounter: Mounter, metrics: DriverMetrics, logger: Logger, api?: VolumeSource & RequestRebuilder, csiDriver?: CsiDriverReader): Rotation {
+  if (config.rotationMode === 'republish') return republishRotation(config, metrics, logger, csiDriver);
   const interval = config.rotationPollIntervalMs;
   const schedule = new RotationSchedule();
   const log = logger.child({ component: 'rotation' });
@@ -68,7 +88,9 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   };
   return {
     hooks: [recordPublish],
-    isFresh: (targetPath) => schedule.isFresh(targetPath, interval, Date.now()),
+    failureHooks: [],
+    // A kubelet republish (requiresRepublish) of a volume refreshed within the interval is a no-op.
+    republish: (targetPath) => (schedule.isFresh(targetPath, interval, Date.now()) ? 'skip' : 'refresh'),
     forget: (targetPath) => source.forget?.(targetPath),
     wake: () => reconciler?.wake(),
     start(publisher, events) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseGoDuration } from '../../proto/runtime/duration.js';
 
 /** The result of one refresh of a volume, as the schedule needs it. */
 export type RefreshResult = 'unchanged' | 'changed' | 'failed' | 'skipped';
@@ -60,6 +61,11 @@ export class RotationSchedule {
     this.volumes.set(key, s);
   }
 
+  /** Forgets one volume (it was unpublished). */
+  forget(key: string): void {
+    this.volumes.delete(key);
+  }
+
   /** Forgets volumes that are no longer mounted, so the map does not grow without bound. */
   retain(keys: ReadonlySet<string>): void {
     for (const key of this.volumes.keys()) if (!keys.has(key)) this.volumes.delete(key);
@@ -69,4 +75,17 @@ export class RotationSchedule {
   get size(): number {
     return this.volumes.size;
   }
+}
+
+/**
+ * A class's own interval from its rotation-poll-interval annotation (Go duration, at
+ * least 1 s), else `defaultMs`; `invalid` says the annotation was there but unusable.
+ */
+export function annotatedInterval(raw: string | undefined, defaultMs: number): { readonly ms: number; readonly invalid: boolean } {
+  if (raw === undefined) return { ms: defaultMs, invalid: false };
+  try {
+    const ms = parseGoDuration(raw);
+    if (ms >= 1000) return { ms, invalid: false };
+  } catch { /* invalid below */ }
+  return { ms: defaultMs, invalid: true };
 }

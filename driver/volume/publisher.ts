@@ -37,8 +37,20 @@ export interface PublishedVolume {
   readonly skipped: boolean;
 }
 
-/** Who asked for a publish. */
+/**
+ * Why a publish runs: a kubelet NodePublishVolume, or a rotation refresh of a mounted
+ * volume (by the reconciler, or a kubelet republish that rotation mode `republish` turned
+ * into one).
+ */
 export type PublishOrigin = 'kubelet' | 'rotation';
+
+/**
+ * What to do with a kubelet NodePublishVolume of a volume that is already mounted:
+ * `skip` (refreshed recently: no provider call, nothing written), `refresh` (fetch again
+ * as a kubelet publish) or `rotate` (fetch again as a rotation refresh: rotation's events,
+ * and a failure keeps the old content).
+ */
+export type RepublishDecision = 'skip' | 'refresh' | 'rotate';
 
 /** Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the publish. */
 export type PublishHook = (volume: PublishedVolume, limits: CallLimits) => Promise<void>;
@@ -70,10 +82,10 @@ export interface PublisherDeps {
   readonly hooks?: readonly PublishHook[];
   readonly failureHooks?: readonly PublishFailureHook[];
   /**
-   * With rotation on: true when a mounted volume was refreshed recently enough that a
-   * kubelet republish (requiresRepublish) is a no-op. Without it, republishes re-fetch.
+   * With rotation on: decides what a kubelet republish (requiresRepublish) of a mounted
+   * volume does. Without it, republishes re-fetch as kubelet publishes.
    */
-  readonly isFresh?: (targetPath: string) => boolean;
+  readonly republish?: (targetPath: string, spc: SecretProviderClass) => RepublishDecision;
   /** The atomic writer (shared so it remembers digests of what it wrote). */
   readonly writer?: AtomicWriter<readonly ObjectVersion[]>;
 }
@@ -83,6 +95,8 @@ const DEFAULT_FILE_MODE = 0o644;
 /** What publishLocked learned before it failed (for metrics and failure hooks). */
 interface Seen {
   spc: SecretProviderClass | undefined;
+  /** Why it ran, once decided (a kubelet republish may run as a rotation). */
+  origin: PublishOrigin;
   alreadyMounted: boolean;
   /** New content is in the volume, but a hook (pod status, Secret sync) then failed. */
   rotated: boolean;
@@ -93,7 +107,7 @@ interface Seen {
  * new content was written before the failure (upstream's `rotated` metric label).
  */
 export class PublishError extends SscError {
-  constructor(error: SscError, readonly provider: string, readonly rotated = false) {
+  constructor(error: SscError, readonly provider: string, readonly rotated = false, readonly origin: PublishOrigin = 'kubelet') {
     super(error.kind, error.message, { reason: error.reason, cause: error.cause });
   }
 }
@@ -132,17 +146,17 @@ export class VolumePublisher {
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
   async publish(req: PublishRequest, limits: CallLimits = {}, origin: PublishOrigin = 'kubelet'): Promise<PublishedVolume> {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
-    const seen: Seen = { spc: undefined, alreadyMounted: false, rotated: false };
+    const seen: Seen = { spc: undefined, origin, alreadyMounted: false, rotated: false };
     try {
       return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
     } catch (err) {
       // A call cancelled on purpose (the driver shutting down) fails for that reason,
       // not with the symptom the cancellation caused (a cancelled provider call).
       const cause = limits.signal?.aborted === true && limits.signal.reason instanceof SscError ? limits.signal.reason : toSscError(err);
-      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated);
+      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated, seen.origin);
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
-        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin });
+        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin: seen.origin });
       }
       throw error;
     }
@@ -154,9 +168,14 @@ export class VolumePublisher {
     await assertTargetIsDirectoryOrMissing(req.targetPath);
     const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
     seen.alreadyMounted = alreadyMounted;
-    if (alreadyMounted && origin === 'kubelet' && this.deps.isFresh?.(req.targetPath)) {
+    const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
+    if (decision === 'skip') {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
       return { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+    }
+    if (decision === 'rotate') {
+      origin = 'rotation';
+      seen.origin = origin;
     }
     if (!alreadyMounted && origin === 'rotation') {
       // Kubelet unpublished it since the round listed it: rotation never mounts anything,

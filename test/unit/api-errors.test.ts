@@ -49,7 +49,7 @@ describe('fromKubeError: Kubernetes client failures as SscErrors', () => {
       ['an event', denied('POST', '/api/v1/namespaces/ns/events'), undefined,
         '(the driver\'s RBAC lacks: create events; granted by ClusterRole secretproviderclasses-role in deploy/rbac.yaml)'],
       ['the CSIDriver (granted by name)', denied('GET', '/apis/storage.k8s.io/v1/csidrivers/secrets-store.csi.k8s.io'), undefined,
-        '(the driver\'s RBAC lacks: get csidrivers "secrets-store.csi.k8s.io" in API group "storage.k8s.io"; granted by ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)'],
+        '(the driver\'s RBAC lacks: get csidrivers "secrets-store.csi.k8s.io" in API group "storage.k8s.io"; granted by ClusterRole secretproviderclasses-role in deploy/rbac.yaml)'],
       ['a right no shipped role grants', denied('DELETE', '/api/v1/namespaces/ns/secrets/db'), 'secret-sync',
         '(the driver\'s RBAC lacks: delete secrets; no role in deploy/ grants it)'],
     ];

@@ -43,7 +43,7 @@ describe('api-rights: the RBAC right of each API request', () => {
 
   it('runs the reconciler only in reconciler mode, and sync only when enabled', () => {
     expect(featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'reconciler' })).to.deep.equal(['publish', 'secret-sync', 'rotation-reconciler']);
-    expect(featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'republish' })).to.deep.equal(['publish', 'secret-sync']);
+    expect(featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'republish' })).to.deep.equal(['publish', 'secret-sync', 'rotation-republish']);
     expect(featuresOf({ enableSecretSync: false, enableSecretRotation: false, rotationMode: 'reconciler' })).to.deep.equal(['publish']);
   });
 

@@ -63,7 +63,7 @@ export interface Secret extends KubeObject {
 
 /** storage.k8s.io/v1 CSIDriver */
 export interface CsiDriver extends KubeObject {
-  spec?: { tokenRequests?: { audience: string; expirationSeconds?: number }[] };
+  spec?: { tokenRequests?: { audience: string; expirationSeconds?: number }[]; requiresRepublish?: boolean };
 }
 
 /** authentication.k8s.io/v1 TokenRequest as returned */
