@@ -48,6 +48,8 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
         logger.info('volume published', {
           pod: `${req.pod.namespace}/${req.pod.name}`, spc: req.spcName, provider: published.spc.provider,
           targetPath: req.targetPath, objects: published.versions.length, changed: published.changed,
+          // A republish that rotation found fresh: no provider call. Else why it ran (a republish may run as a rotation).
+          ...(published.skipped ? { skipped: true } : { origin: published.origin }),
         });
         return {};
       } catch (err) {

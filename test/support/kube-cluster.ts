@@ -27,6 +27,8 @@ export interface KubeCluster {
   readonly admin: { config: KubeConfig; core: CoreV1Api; custom: CustomObjectsApi; objects: KubernetesObjectApi };
   /** Kubeconfig for the driver: token of DRIVER_USER, authorised only by the RBAC of deploy/kustomization.yaml. */
   readonly driverKubeconfig: string;
+  /** The API server's audit log: JSON lines, one per request of a service account (start-cluster.sh). */
+  readonly auditLog: string;
   stop(): Promise<void>;
 }
 
@@ -97,7 +99,7 @@ export async function startKubeCluster(): Promise<KubeCluster> {
       'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
     ].join('\n'), { mode: 0o600 });
     return {
-      dir, url: env['KUBE_URL'] ?? '', adminToken: env['ADMIN_TOKEN'] ?? '', caFile: env['CA_FILE'] ?? '', admin, driverKubeconfig,
+      dir, url: env['KUBE_URL'] ?? '', adminToken: env['ADMIN_TOKEN'] ?? '', caFile: env['CA_FILE'] ?? '', admin, driverKubeconfig, auditLog: env['AUDIT_LOG'] ?? join(dir, 'audit.log'),
       async stop() {
         await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
         await rm(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 // what the driver can do with that set and nothing more.
 import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createNamespace, readManifests, type KubeCluster } from './kube-cluster.js';
 
@@ -103,4 +103,32 @@ export async function allowed(cluster: KubeCluster, user: string, q: AccessQuest
     spec: { user, groups: [...groups], resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, subresource: q.subresource ?? '', namespace: q.namespace ?? '', name: q.name ?? '' } },
   } });
   return review.status?.allowed === true;
+}
+
+/** One request as the API server's audit log records it, reduced to the RBAC right it used. */
+export interface AuditedCall {
+  readonly verb: string;
+  readonly group: string;
+  /** With its subresource: `serviceaccounts/token`. */
+  readonly resource: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly code: number;
+}
+
+/** The requests `user` made, from the cluster's audit log (see start-cluster.sh), in order. */
+export async function auditedCalls(cluster: KubeCluster, user: string): Promise<AuditedCall[]> {
+  const text = await readFile(cluster.auditLog, 'utf8').catch(() => '');
+  const calls: AuditedCall[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.includes(user)) continue;
+    const event = JSON.parse(line) as { user?: { username?: string }; verb?: string; objectRef?: { apiGroup?: string; resource?: string; subresource?: string; name?: string; namespace?: string }; responseStatus?: { code?: number } };
+    if (event.user?.username !== user || !event.objectRef?.resource) continue;
+    const ref = event.objectRef;
+    calls.push({
+      verb: event.verb ?? '', group: ref.apiGroup ?? '', resource: ref.subresource ? `${ref.resource}/${ref.subresource}` : ref.resource ?? '',
+      ...(ref.name !== undefined ? { name: ref.name } : {}), ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), code: event.responseStatus?.code ?? 0,
+    });
+  }
+  return calls;
 }

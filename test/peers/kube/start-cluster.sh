@@ -10,6 +10,8 @@
 #   KUBE_URL=https://127.0.0.1:<port>   ADMIN_TOKEN=<system:masters token>
 #   CA_FILE=DIR/pki/ca.crt              KUBECONFIG=DIR/kubeconfig
 #   ETCD_URL=http://127.0.0.1:<port>    SA_ISSUER=  SA_SIGNING_KEY=  SA_PUBLIC_KEY=
+#   AUDIT_LOG=DIR/audit.log  (JSON lines, Metadata level, requests of service accounts
+#                             only: which API calls a driver identity made)
 # Client certificates signed by DIR/pki/ca.crt (key: DIR/pki/ca.key) are accepted too
 # (CN = user, O = group).
 # Stop it with test/peers/kube/stop-cluster.sh DIR.
@@ -105,6 +107,18 @@ ADMIN_TOKEN="$(cat "$DIR/admin-token")"
 } >"$DIR/tokens.csv"
 chmod 600 "$DIR/tokens.csv"
 
+# Audit policy: every request by a service account (the drivers under test) at Metadata
+# level (who, verb, resource, status; no bodies), nothing else.
+cat >"$DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+EOF
+
 # --- processes ------------------------------------------------------------------------
 ETCD_PID="" APISERVER_PID=""
 # alive PID: running and not a zombie (our children stay zombies until reaped).
@@ -192,6 +206,10 @@ for _attempt in 1 2 3; do
     --allow-privileged=true \
     --enable-priority-and-fairness=false \
     --profiling=false \
+    --audit-policy-file="$DIR/audit-policy.yaml" \
+    --audit-log-path="$DIR/audit.log" \
+    --audit-log-format=json \
+    --audit-log-maxsize=200 \
     </dev/null >"$DIR/kube-apiserver.log" 2>&1 &
   APISERVER_PID=$!
   echo "$APISERVER_PID" >"$DIR/kube-apiserver.pid"
@@ -233,6 +251,7 @@ ETCD_URL=http://127.0.0.1:$ETCD_PORT
 SA_ISSUER=$KUBE_URL
 SA_SIGNING_KEY=$PKI/sa.key
 SA_PUBLIC_KEY=$PKI/sa.pub
+AUDIT_LOG=$DIR/audit.log
 EOF
 chmod 600 "$DIR/cluster.env"
 cat "$DIR/cluster.env"

@@ -1,0 +1,70 @@
+// Shared set-up of the RBAC integration tests: the CSIDriver object with upstream's Helm
+// values, pods with inline volumes, events and API request counts as the driver sees them.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { parseDriverConfig, type DriverConfig } from '../../driver/config.js';
+import type { KubeCluster } from './kube-cluster.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** A path in our deploy/ directory. */
+export function deployFile(relative: string): string {
+  return join(REPO, 'deploy', relative);
+}
+
+/** The token audience the shared test CSIDriver requests (other tests rely on exactly this one). */
+export const TEST_AUDIENCE = 'vault-test';
+
+/**
+ * Makes the shared CSIDriver look like upstream's Helm chart renders it with
+ * `enableSecretRotation: true` and `tokenRequests`: requiresRepublish true, one token
+ * audience. Other test files create it with the same audience; an existing one is
+ * only switched to requiresRepublish (which the driver ignores in reconciler mode).
+ */
+export async function ensureCsiDriverLikeUpstreamHelm(cluster: KubeCluster): Promise<void> {
+  const ref = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' } };
+  const existing = await cluster.admin.objects.read(ref as never).then((o) => o as unknown as { spec: Record<string, unknown>; metadata: Record<string, unknown> }, () => undefined);
+  if (!existing) {
+    await cluster.admin.objects.create({ ...ref, spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], requiresRepublish: true, tokenRequests: [{ audience: TEST_AUDIENCE }] } } as never);
+  } else if (existing.spec['requiresRepublish'] !== true) {
+    await cluster.admin.objects.replace({ ...existing, spec: { ...existing.spec, requiresRepublish: true } } as never);
+  }
+}
+
+/** Events on one pod, as `Type Reason: message`. */
+export async function podEvents(cluster: KubeCluster, namespace: string, pod: string): Promise<string[]> {
+  return (await cluster.admin.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === pod).map((e) => `${e.type} ${e.reason}: ${e.message}`);
+}
+
+/** A pod on the driver's node (test-node) with one inline volume of our driver per class. */
+export async function createPodWithVolumes(cluster: KubeCluster, namespace: string, name: string, classes: readonly string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const pod = await cluster.admin.core.createNamespacedPod({ namespace, body: {
+    metadata: { name, ...extra },
+    spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
+      volumes: classes.map((spc) => ({ name: spc, csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } })) },
+  } });
+  return pod.metadata?.uid ?? '';
+}
+
+/** The driver's API requests by method so far (rest_client_requests_total, all codes). */
+export function requestsByMethod(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^rest_client_requests_total\{([^}]*)\} (\d+)$/gm)) {
+    const method = /method="([^"]*)"/.exec(m[1] ?? '')?.[1] ?? '?';
+    out[method] = (out[method] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+/** The driver container's flags in deploy/driver-daemonset.yaml, parsed as the driver would (node name filled in). */
+export async function daemonSetConfig(): Promise<{ args: string[]; config: DriverConfig }> {
+  const docs = parseAllDocuments(await readFile(deployFile('driver-daemonset.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);
+  const ds = docs.find((d) => d?.['kind'] === 'DaemonSet');
+  const container = (ds?.['spec'].template.spec.containers as Record<string, any>[]).find((c) => c['name'] === 'secrets-store');
+  const env: Record<string, string> = { KUBE_NODE_NAME: 'test-node' };
+  for (const e of (container?.['env'] ?? []) as Record<string, string>[]) if (typeof e['value'] === 'string') env[e['name'] ?? ''] = e['value'];
+  const args = (container?.['args'] as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+  return { args, config: parseDriverConfig(args, {}) };
+}
