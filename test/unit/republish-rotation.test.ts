@@ -136,3 +136,30 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     expect(s.rotation.republish(s.req.targetPath, { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} })).to.equal('rotate');
   });
 });
+
+describe('RepublishRotation.start: checks that kubelet republishes at all', () => {
+  async function warningsWith(csiDriver: () => Promise<unknown>): Promise<string[]> {
+    const warnings: string[] = [];
+    const logger = createLogger({ component: 'test', silent: true });
+    logger.warn = ((message: string, meta?: { error?: string }) => { warnings.push(meta?.error ? `${message}: ${meta.error}` : message); return logger; }) as typeof logger.warn;
+    const rotation = new RepublishRotation({ config: { rotationPollIntervalMs: INTERVAL, driverName: 'secrets-store.csi.k8s.io' }, now: () => 0, logger,
+      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined }, csiDriver: csiDriver as never });
+    await rotation.start(undefined);
+    return warnings;
+  }
+
+  it('is quiet when the CSIDriver has requiresRepublish: true', async () => {
+    expect(await warningsWith(async () => ({ spec: { requiresRepublish: true } }))).to.deep.equal([]);
+  });
+
+  it('warns when requiresRepublish is false or the CSIDriver is missing: nothing would rotate', async () => {
+    expect(await warningsWith(async () => ({ spec: { requiresRepublish: false } }))).to.deep.equal([
+      '--rotation-mode=republish: CSIDriver secrets-store.csi.k8s.io has requiresRepublish: false, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler']);
+    expect((await warningsWith(async () => undefined))[0]).to.include('CSIDriver secrets-store.csi.k8s.io does not exist');
+  });
+
+  it('warns, and carries on, when the CSIDriver cannot be read', async () => {
+    expect(await warningsWith(async () => { throw new Error('Kubernetes API refused to get CSIDriver: HTTP 403'); })).to.deep.equal([
+      '--rotation-mode=republish: could not read the CSIDriver to check requiresRepublish: Kubernetes API refused to get CSIDriver: HTTP 403']);
+  });
+});
