@@ -125,7 +125,7 @@ describe('deploy manifests', () => {
       expect(spec['podInfoOnMount']).to.equal(true);
       expect(spec['attachRequired']).to.equal(false);
       expect(spec['volumeLifecycleModes']).to.deep.equal(['Ephemeral']);
-      // No rotation reconciler in this build: kubelet publishes once (see the file's comment).
+      // The rotation reconciler refreshes volumes itself; republish mode sets it (examples/republish).
       expect(spec['requiresRepublish']).to.equal(false);
       // Left to the API server default, like upstream.
       expect(spec['fsGroupPolicy']).to.equal(undefined);
@@ -205,6 +205,53 @@ describe('deploy manifests', () => {
         expect(labels.sort(), name).to.deep.equal(want.labels.map((l) => `${l}=true`).sort());
         expect(grants(role.obj), name).to.deep.equal(want.rights.sort());
       }
+    });
+  });
+
+  describe('examples/republish overlay (--rotation-mode=republish)', () => {
+    /** Applies the overlay's patches to the base objects, for the patch forms it uses (JSON patch replace/test/add, $patch: delete). */
+    function applyOverlay(): Obj[] {
+      const overlay = parseFile(join(DEPLOY, 'examples/republish/kustomization.yaml'))[0] as Obj;
+      expect(overlay['resources']).to.deep.equal(['../..']);
+      const kustomized = (parseFile(join(DEPLOY, 'kustomization.yaml'))[0] as Obj)['resources'] as string[];
+      let objects: Obj[] = structuredClone(kustomized.flatMap((f) => parseFile(join(DEPLOY, f))));
+      for (const { target, patch } of overlay['patches'] as { target?: Obj; patch: string }[]) {
+        const doc = parseAllDocuments(patch)[0]?.toJS() as Obj | Obj[];
+        if (!Array.isArray(doc)) {
+          expect(doc['$patch']).to.equal('delete');
+          const before = objects.length;
+          objects = objects.filter((o) => !(o['kind'] === doc['kind'] && o['metadata']?.name === doc['metadata'].name));
+          expect(objects.length, `${doc['kind']} ${doc['metadata'].name} exists to delete`).to.equal(before - 1);
+          continue;
+        }
+        const matches = objects.filter((o) => o['kind'] === target?.['kind'] && o['metadata']?.name === target?.['name']);
+        expect(matches, JSON.stringify(target)).to.have.lengthOf(1);
+        for (const op of doc) {
+          const parts = String(op['path']).split('/').slice(1);
+          const last = parts.pop() as string;
+          let at: any = matches[0];
+          for (const p of parts) { at = at[p]; expect(at, `${op['path']} resolves`).to.not.equal(undefined); }
+          if (op['op'] === 'test') expect(at[last]).to.deep.equal(op['value']);
+          else if (op['op'] === 'replace') { expect(at, `${op['path']} exists`).to.have.property(last); at[last] = op['value']; }
+          else if (op['op'] === 'add' && last === '-') (at as unknown[]).push(op['value']);
+          else expect.fail(`unsupported op ${op['op']} ${op['path']}`);
+        }
+      }
+      return objects;
+    }
+
+    it('sets requiresRepublish, runs the driver in republish mode and leaves out the reconciler\'s role', () => {
+      const objects = applyOverlay();
+      expect(objects.find((o) => o['kind'] === 'CSIDriver')?.['spec'].requiresRepublish).to.equal(true);
+      const ds = objects.find((o) => o['kind'] === 'DaemonSet' && o['metadata'].name === 'csi-secrets-store') as Obj;
+      const config = parseDriverConfig(expandArgs(container(ds, 'secrets-store'), { KUBE_NODE_NAME: 'n' }), {});
+      expect([config.enableSecretRotation, config.rotationMode]).to.deep.equal([true, 'republish']);
+      const roles = objects.filter((o) => o['kind'] === 'ClusterRole').map((o) => o['metadata'].name as string);
+      const driverRoles = SHIPPED_ROLES.filter((r) => roles.includes(r.role));
+      const granted = driverRoles.flatMap((r) => r.rights);
+      for (const right of featuresOf(config).flatMap((f) => FEATURE_CALLS[f])) expect(granted.some((g) => covers(g, right)), rightKey(right)).to.equal(true);
+      expect(driverRoles.map((r) => r.file)).to.deep.equal(['deploy/rbac.yaml', 'deploy/rbac-secret-sync.yaml']);
+      expect(granted.filter((g) => g.resource === 'serviceaccounts/token')).to.deep.equal([]);
     });
   });
 
