@@ -420,6 +420,8 @@ UPSTREAM_DRIVER_COMMIT=4960f9637c51ad9cb9ef264481bc6d9a98bf1f1c
 UPSTREAM_DRIVER_PKG=$UPSTREAM_DRIVER_MODULE/cmd/secrets-store-csi-driver
 UPSTREAM_DRIVER_STANDIN="$HERE/upstream-driver/mlog"
 UPSTREAM_DRIVER_STANDIN_MODULE=monis.app/mlog
+# Upstream's RBAC manifests (deploy/ in the module), installed beside the binary.
+UPSTREAM_DRIVER_RBAC="rbac-secretproviderclass.yaml rbac-secretprovidersyncing.yaml"
 
 # upstream_driver_standin_hash: first 12 hex of a sha256 over the stand-in's files.
 upstream_driver_standin_hash() {
@@ -436,7 +438,7 @@ upstream_driver_bin() {
 
 install_upstream_driver() {
   local label="upstream-driver $UPSTREAM_DRIVER_VERSION ($UPSTREAM_DRIVER_STANDIN_HASH)" bin work log start
-  local gomod info list kind a b c d bad="" upstream_go got build_time ldflags var
+  local gomod info list kind a b c d bad="" upstream_go got build_time ldflags var moddir
   if [ -z "$UPSTREAM_DRIVER_STANDIN_HASH" ]; then
     echo "upstream-driver: FAILED (missing stand-in $UPSTREAM_DRIVER_STANDIN)"; return 1
   fi
@@ -505,6 +507,15 @@ install_upstream_driver() {
   if ! grep -q "\"BuildVersion\":\"$UPSTREAM_DRIVER_VERSION\"" "$work/version.txt"; then
     fail "$label" "$log" "built binary does not report version $UPSTREAM_DRIVER_VERSION"; return 1
   fi
+  # Upstream's RBAC manifests beside the binary, so tests bind the driver by them
+  # (copied before the binary: a cached binary implies they are there).
+  moddir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  mkdir -p "$(dirname "$bin")/deploy"
+  for a in $UPSTREAM_DRIVER_RBAC; do
+    if ! cp "$moddir/deploy/$a" "$(dirname "$bin")/deploy/$a" 2>>"$log"; then
+      fail "$label" "$log" "upstream's deploy/$a is missing"; return 1
+    fi
+  done
   copy_bin "$work/secrets-store-csi-driver" "$bin"
   echo "$label: built in $((SECONDS - start))s"
 }
