@@ -6,6 +6,7 @@ import { chmod, lstat, mkdir, readFile, readlink, writeFile } from 'node:fs/prom
 import { dirname, join } from 'node:path';
 import { untilLogged as logged } from '../../bin/child-process.js';
 import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
+import { runCli } from '../support/cli-run.js';
 import { CAN_MOUNT, fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 // fsGroup ownership (issue 10 item 13): a kubelet-like client passes the pod's fsGroup as
@@ -132,6 +133,17 @@ const providerFiles = { 'db/password': 'hunter2\n', shared: 'for the group', 'ap
     expect(walk(target).find((e) => e.path === '.')?.mode).to.equal(0o755);
     expect((await readAs(join(target, 'db-password'), POD_USER, FS_GROUP)).code).to.not.equal(0);
     await stack.client.unpublish('vol-plain', target);
+  });
+
+  it('the publish CLI sends --volume-mount-group as volume_mount_group', async () => {
+    const target = stack.targetPath('cli');
+    const endpoint = `--endpoint=unix://${stack.socketPath}`;
+    const bad = await runCli(['publish', endpoint, `--target-path=${target}`, '--secret-provider-class=app', '--volume-mount-group=staff']);
+    expect([bad.code, bad.stderr]).to.deep.equal([2, 'secrets-store-csi: NodePublishVolume failed: INVALID_ARGUMENT: volume_capability.mount.volume_mount_group "staff" is not a group id: send the pod\'s fsGroup as a decimal number from 0 to 2147483647\n']);
+    const ok = await runCli(['publish', endpoint, `--target-path=${target}`, '--secret-provider-class=app', `--volume-mount-group=${FS_GROUP}`]);
+    expect([ok.code, ok.stdout]).to.deep.equal([0, `published ${target}\n`]);
+    expect(walk(target).filter((e) => e.gid !== FS_GROUP).map((e) => e.path)).to.deep.equal([]);
+    expect((await runCli(['unpublish', endpoint, `--target-path=${target}`])).code).to.equal(0);
   });
 
   const refused: [string, string][] = [['not a number', 'staff'], ['negative', '-1'], ['past int32', '2147483648'], ['hexadecimal', '0x10']];
