@@ -31,6 +31,13 @@ export class CsiClient {
     });
   }
 
+  /** NodeGetCapabilities: the node capability types the driver advertises. */
+  nodeCapabilities(): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.node.NodeGetCapabilities({}, { deadline: Date.now() + 10_000 }, (err, res) => (err || !res ? reject(err) : resolve(res.capabilities.map((c) => c.rpc?.type ?? ''))));
+    });
+  }
+
   /** GetPluginInfo: name and vendor version. */
   pluginInfo(): Promise<{ name: string; vendor_version: string }> {
     return new Promise((resolve, reject) => {
@@ -63,13 +70,16 @@ export function inlineVolumeContext(pod: { name: string; namespace: string; uid:
   };
 }
 
-/** A complete NodePublishVolumeRequest for a CSI inline volume, as kubelet sends it. */
-export function inlinePublishRequest(volumeId: string, targetPath: string, volumeContext: Record<string, string>, secrets: Record<string, string> = {}): NodePublishVolumeRequest {
+/**
+ * A complete NodePublishVolumeRequest for a CSI inline volume, as kubelet sends it.
+ * `volumeMountGroup` is the pod's fsGroup as kubelet formats it (decimal), '' for none.
+ */
+export function inlinePublishRequest(volumeId: string, targetPath: string, volumeContext: Record<string, string>, secrets: Record<string, string> = {}, volumeMountGroup = ''): NodePublishVolumeRequest {
   return {
     volume_id: volumeId,
     target_path: targetPath,
     readonly: true,
-    volume_capability: { mount: { fs_type: '', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' } },
+    volume_capability: { mount: { fs_type: '', mount_flags: [], volume_mount_group: volumeMountGroup }, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' } },
     volume_context: volumeContext,
     secrets,
   };

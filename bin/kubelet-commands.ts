@@ -24,6 +24,7 @@ const PUBLISH_FLAGS: Record<string, FlagSpec> = {
   'pod-uid': { type: 'string', default: '', help: 'pod uid (default: random)' },
   'service-account': { type: 'string', default: 'default', help: 'service account name sent in volume_context' },
   'secrets-file': { type: 'string', default: '', help: 'JSON file of nodePublishSecretRef data sent as `secrets`' },
+  'volume-mount-group': { type: 'string', default: '', help: 'the pod\'s fsGroup, sent as volume_mount_group (files get that group)' },
 };
 
 function fail(message: string): never {
@@ -109,7 +110,7 @@ export async function publishCommand(argv: readonly string[]): Promise<void> {
     name: stringFlag(flags, 'pod-name'), namespace: stringFlag(flags, 'pod-namespace'),
     uid: stringFlag(flags, 'pod-uid') || randomUUID(), serviceAccountName: stringFlag(flags, 'service-account'),
   }, spc);
-  const request = inlinePublishRequest(stringFlag(flags, 'volume-id') || volumeIdFor(abs), abs, ctx, secrets);
+  const request = inlinePublishRequest(stringFlag(flags, 'volume-id') || volumeIdFor(abs), abs, ctx, secrets, stringFlag(flags, 'volume-mount-group'));
   await callDriver(flags, timeoutMs, 'NodePublishVolume', (client, timeoutMs) => client.publish(request, timeoutMs));
   process.stdout.write(`published ${abs}\n`);
 }

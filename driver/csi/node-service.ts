@@ -28,8 +28,8 @@ function unimplemented(method: string): () => Promise<never> {
 }
 
 /**
- * CSI Node service: NodePublishVolume / NodeUnpublishVolume plus info and capabilities.
- * Stage/unstage, stats and expansion are UNIMPLEMENTED and not advertised.
+ * CSI Node service: NodePublishVolume / NodeUnpublishVolume plus info and capabilities
+ * (VOLUME_MOUNT_GROUP only). Stage/unstage, stats and expansion are UNIMPLEMENTED and not advertised.
  */
 export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
   const { logger, metrics } = deps;
@@ -84,7 +84,9 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
       }
     }, logger, undefined, deps.calls),
     NodeGetInfo: unary('NodeGetInfo', async () => ({ node_id: deps.nodeId, max_volumes_per_node: 0 }), logger),
-    NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({ capabilities: [] }), logger),
+    // VOLUME_MOUNT_GROUP: kubelet then passes the pod's fsGroup as volume_mount_group and
+    // leaves ownership to the driver, which writes the files for that group (ownership.ts).
+    NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'VOLUME_MOUNT_GROUP' } }] }), logger),
     NodeStageVolume: unary('NodeStageVolume', unimplemented('NodeStageVolume'), logger),
     NodeUnstageVolume: unary('NodeUnstageVolume', unimplemented('NodeUnstageVolume'), logger),
     NodeGetVolumeStats: unary('NodeGetVolumeStats', unimplemented('NodeGetVolumeStats'), logger),

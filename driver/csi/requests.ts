@@ -1,6 +1,8 @@
 import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
 import { SscError } from '../../proto/runtime/errors.js';
+import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 import { canonicalTargetPath } from '../volume/target-path.js';
 
 /** volume_context keys kubelet sets when the CSIDriver has podInfoOnMount: true. */
@@ -28,6 +30,11 @@ export interface PublishRequest {
   readonly pod: PodRef;
   readonly volumeContext: Readonly<Record<string, string>>;
   readonly secrets: Readonly<Record<string, string>>;
+  /**
+   * The group the volume is written for: kubelet's volume_mount_group, the pod's
+   * securityContext.fsGroup (we advertise VOLUME_MOUNT_GROUP). Undefined when none was sent.
+   */
+  readonly mountGroup?: number;
 }
 
 /** A NodeUnpublishVolume request after validation; `targetPath` is canonical, as on publish. */
@@ -38,6 +45,23 @@ export interface UnpublishRequest {
 
 function invalid(message: string): SscError {
   return new SscError('invalid-argument', message, { reason: 'InvalidRequest' });
+}
+
+/** Where kubelet puts the pod's fsGroup in NodePublishVolume (CSI spec field name). */
+export const VOLUME_MOUNT_GROUP_FIELD = 'volume_capability.mount.volume_mount_group';
+
+/**
+ * The mount group of a request: undefined when empty (no fsGroup, or a kubelet that does
+ * not delegate it), else a decimal gid in Kubernetes's fsGroup range 0..2147483647, as
+ * kubelet formats it (strconv.FormatInt). Anything else is INVALID_ARGUMENT naming the field.
+ */
+export function parseVolumeMountGroup(raw: string): number | undefined {
+  if (raw === '') return undefined;
+  const gid = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  if (!(gid <= MAX_MOUNT_GROUP)) {
+    throw invalid(`${VOLUME_MOUNT_GROUP_FIELD} ${quoted(raw, 32)} is not a group id: send the pod's fsGroup as a decimal number from 0 to ${MAX_MOUNT_GROUP}`);
+  }
+  return gid;
 }
 
 /**
@@ -52,6 +76,7 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
   if (Object.keys(ctx).length === 0) throw invalid('Volume attributes missing in request');
   if (!req.readonly) throw invalid('Readonly is not true in request');
   const targetPath = canonicalTargetPath(req.target_path);
+  const mountGroup = parseVolumeMountGroup(req.volume_capability.mount?.volume_mount_group ?? '');
   const spcName = ctx[SECRET_PROVIDER_CLASS_KEY] ?? '';
   if (spcName === '') throw invalid(`volume attribute ${SECRET_PROVIDER_CLASS_KEY} is not set: name the SecretProviderClass in the pod's volume`);
   const namespace = ctx[POD_NAMESPACE_KEY] ?? '';
@@ -66,6 +91,7 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
     pod: { name, namespace, uid: ctx[POD_UID_KEY] ?? '', serviceAccountName: ctx[SERVICE_ACCOUNT_NAME_KEY] ?? '' },
     volumeContext: ctx,
     secrets: req.secrets ?? {},
+    ...(mountGroup === undefined ? {} : { mountGroup }),
   };
 }
 

@@ -5,6 +5,7 @@ import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import { annotatedInterval } from '../rotation/schedule.js';
 import type { Mounter } from '../volume/mounter.js';
+import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 import type { PublishedVolume } from '../volume/publisher.js';
 import { cleanTargetPath } from '../volume/target-path.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
@@ -42,6 +43,16 @@ export function csiVolumeOf(pod: Pod, targetPath: string, driverName: string, sp
   const named = volumes.find((v) => v.name === byName)?.csi;
   if (named) return named;
   return volumes.map((v) => v.csi).find((c) => c?.driver === driverName && c.volumeAttributes?.[SECRET_PROVIDER_CLASS_KEY] === spcName);
+}
+
+/**
+ * The mount group kubelet sends for `pod` (it passes pod.spec.securityContext.fsGroup as
+ * volume_mount_group to a driver advertising VOLUME_MOUNT_GROUP, whatever the CSIDriver's
+ * fsGroupPolicy or the pod's fsGroupChangePolicy), so a refresh writes for the same group.
+ */
+export function mountGroupOf(pod: Pod): number | undefined {
+  const fsGroup = pod.spec?.securityContext?.fsGroup;
+  return Number.isInteger(fsGroup) && (fsGroup as number) >= 0 && (fsGroup as number) <= MAX_MOUNT_GROUP ? fsGroup : undefined;
 }
 
 /**
@@ -135,9 +146,11 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     };
     const tokens = await this.tokens.tokensFor(podRef, serviceAccountName);
     if (tokens) volumeContext[SERVICE_ACCOUNT_TOKENS_KEY] = tokens;
+    const mountGroup = mountGroupOf(pod);
     return {
       volumeId: `rotation-${volume.pod.uid}`, targetPath: volume.targetPath, spcName: volume.spcName, pod: podRef,
       volumeContext, secrets: csi.nodePublishSecretRef?.name ? await this.readSecretData(podRef.namespace, csi.nodePublishSecretRef.name) : {},
+      ...(mountGroup === undefined ? {} : { mountGroup }),
     };
   }
 

@@ -36,12 +36,14 @@ export interface KubernetesMode {
   stop(): Promise<void>;
 }
 
-/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, phase. */
+/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, fsGroup, phase. */
 export function slimPod(pod: Pod): Pod {
+  const fsGroup = pod.spec?.securityContext?.fsGroup;
   return {
     metadata: withoutManagedFields(pod).metadata ?? {},
     spec: {
       ...(pod.spec?.serviceAccountName !== undefined ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+      ...(fsGroup !== undefined ? { securityContext: { fsGroup } } : {}),
       volumes: (pod.spec?.volumes ?? []).filter((v) => v.csi).map((v) => ({ name: v.name, csi: v.csi })),
     },
     ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),

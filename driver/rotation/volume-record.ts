@@ -1,5 +1,6 @@
 import type { PodRef, PublishRequest } from '../csi/requests.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../provider-client/mount-request.js';
+import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 
 /**
  * The file in a local-mode target directory that lets a restarted driver rotate the
@@ -30,6 +31,8 @@ export interface VolumeRecord {
   readonly volumeContext: Readonly<Record<string, string>>;
   /** True when the publish carried secrets or tokens (not recorded). */
   readonly withheld: boolean;
+  /** The publish's volume_mount_group (the pod's fsGroup), so rotation writes for the same group. */
+  readonly mountGroup?: number;
 }
 
 /** The owner string of a driver: its name and CSI socket path, stable across restarts. */
@@ -44,14 +47,18 @@ export function volumeRecordOf(request: PublishRequest, provider: string, owner:
     owner, targetPath: request.targetPath, volumeId: request.volumeId, spcName: request.spcName, provider,
     pod: { name: request.pod.name, namespace: request.pod.namespace, uid: request.pod.uid, serviceAccountName: request.pod.serviceAccountName },
     volumeContext, withheld: tokens !== undefined || Object.keys(request.secrets).length > 0,
+    ...(request.mountGroup === undefined ? {} : { mountGroup: request.mountGroup }),
   };
 }
 
-/** The record as written: stable JSON (sorted volume context), so equal records compare equal as text. */
+/**
+ * The record as written: stable JSON (sorted volume context), so equal records compare
+ * equal as text. `mountGroup` only when set: a record without one reads as before.
+ */
 export function serializeVolumeRecord(record: VolumeRecord): string {
   const volumeContext = Object.fromEntries(Object.entries(record.volumeContext).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const { owner, targetPath, volumeId, spcName, provider, pod, withheld } = record;
-  return `${JSON.stringify({ version: RECORD_VERSION, owner, targetPath, volumeId, spcName, provider, pod, volumeContext, withheld }, null, 2)}\n`;
+  const { owner, targetPath, volumeId, spcName, provider, pod, withheld, mountGroup } = record;
+  return `${JSON.stringify({ version: RECORD_VERSION, owner, targetPath, volumeId, spcName, provider, pod, volumeContext, withheld, mountGroup }, null, 2)}\n`;
 }
 
 function stringField(obj: Record<string, unknown>, key: string): string {
@@ -79,11 +86,16 @@ export function parseVolumeRecord(text: string): VolumeRecord {
   for (const key of Object.keys(context)) volumeContext[key] = stringField(context, key);
   if (SERVICE_ACCOUNT_TOKENS_KEY in volumeContext) throw new Error(`volumeContext holds ${SERVICE_ACCOUNT_TOKENS_KEY}`);
   if (typeof obj['withheld'] !== 'boolean') throw new Error('withheld is not a boolean');
+  const mountGroup = obj['mountGroup'];
+  if (mountGroup !== undefined && !(Number.isInteger(mountGroup) && (mountGroup as number) >= 0 && (mountGroup as number) <= MAX_MOUNT_GROUP)) {
+    throw new Error(`mountGroup is not a group id from 0 to ${MAX_MOUNT_GROUP}`);
+  }
   const record: VolumeRecord = {
     owner: stringField(obj, 'owner'), targetPath: stringField(obj, 'targetPath'), volumeId: stringField(obj, 'volumeId'),
     spcName: stringField(obj, 'spcName'), provider: stringField(obj, 'provider'),
     pod: { name: stringField(pod, 'name'), namespace: stringField(pod, 'namespace'), uid: stringField(pod, 'uid'), serviceAccountName: stringField(pod, 'serviceAccountName') },
     volumeContext, withheld: obj['withheld'],
+    ...(mountGroup === undefined ? {} : { mountGroup: mountGroup as number }),
   };
   if (!record.targetPath.startsWith('/') || record.spcName === '' || record.pod.name === '' || record.pod.namespace === '') {
     throw new Error('targetPath, spcName, pod.name or pod.namespace is empty or relative');
@@ -96,5 +108,6 @@ export function requestOfRecord(record: VolumeRecord): PublishRequest {
   return {
     volumeId: record.volumeId, targetPath: record.targetPath, spcName: record.spcName,
     pod: record.pod, volumeContext: record.volumeContext, secrets: {},
+    ...(record.mountGroup === undefined ? {} : { mountGroup: record.mountGroup }),
   };
 }

@@ -1,13 +1,14 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { Pacer } from '../../proto/runtime/pacer.js';
 import type { Payload } from './payload.js';
 import { DATA_DIR_LINK, DATA_DIR_TMP_LINK, readDataLink, repairCounts, repaired, repairTarget } from './payload-repair.js';
-import { dirEntries } from './dir-entries.js';
+import { dirModeFor, ownLink, ownTopLevel } from './ownership.js';
+import { readState, setDirGroup, stateOf, writeFiles } from './payload-files.js';
 import { removeTree } from './remove-tree.js';
-import { planWrite, sha256, type FileState, type WritePlan } from './write-plan.js';
+import { planWrite, type FileState, type WritePlan } from './write-plan.js';
 
 export { DATA_DIR_LINK } from './payload-repair.js';
 
@@ -41,66 +42,6 @@ function timestampedPrefix(now: Date): string {
   return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.`;
 }
 
-/** Reads mode and digest of every file under `dir`, skipping paths in `skip`; no recursion. */
-async function readState(dir: string, skip: ReadonlySet<string>, pacer: Pacer): Promise<Map<string, FileState>> {
-  const state = new Map<string, FileState>();
-  const pending = [''];
-  while (pending.length > 0) {
-    const rel = pending.pop() as string;
-    for await (const entry of dirEntries(join(dir, rel), pacer)) {
-      const path = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) pending.push(path);
-      else if (!skip.has(path)) {
-        const full = join(dir, path);
-        state.set(path, { mode: lstatSync(full).mode & 0o7777, sha256: sha256(readFileSync(full)) });
-      }
-    }
-  }
-  return state;
-}
-
-/** Mode and digest of every file of a payload (what the writer remembers instead of bytes). */
-async function stateOf(payload: Payload, pacer: Pacer): Promise<Map<string, FileState>> {
-  const state = new Map<string, FileState>();
-  for (const [path, f] of payload) {
-    state.set(path, { mode: f.mode, sha256: sha256(f.contents) });
-    if (pacer.due()) await pacer.pause();
-  }
-  return state;
-}
-
-/** chmod `path` to `mode` unless creating it with `mode` under `umask` already gave exactly that. */
-function ensureMode(path: string, mode: number, umask: number): void {
-  if ((mode & ~umask) !== mode) chmodSync(path, mode);
-}
-
-async function writeFiles(dir: string, payloads: readonly Payload[], pacer: Pacer): Promise<void> {
-  // Read per write: chmod is only needed where the umask would narrow a requested mode.
-  const umask = process.umask();
-  // Each path's parents in order of length, so a directory always comes before its
-  // children without sorting (sorting 120,000 long, shared-prefix names took ~100 ms).
-  const dirs = new Set<string>();
-  for (const files of payloads) {
-    for (const path of files.keys()) {
-      for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) dirs.add(path.slice(0, slash));
-      if (pacer.due()) await pacer.pause();
-    }
-  }
-  for (const d of dirs) {
-    mkdirSync(join(dir, d), { mode: 0o755 });
-    ensureMode(join(dir, d), 0o755, umask); // not narrowed by the umask: non-root pods must traverse it
-    if (pacer.due()) await pacer.pause();
-  }
-  for (const files of payloads) {
-    for (const [path, file] of files) {
-      const full = join(dir, path);
-      writeFileSync(full, file.contents, { mode: file.mode, flag: 'wx' });
-      ensureMode(full, file.mode, umask); // the process umask must not narrow what the provider asked for
-      if (pacer.due()) await pacer.pause();
-    }
-  }
-}
-
 /** What the writer knows of a target it wrote: the payload directory and digests, never contents. */
 interface KnownTarget<Tag> {
   readonly dataDir: string;
@@ -108,6 +49,8 @@ interface KnownTarget<Tag> {
   readonly links: readonly string[];
   /** The caller's note on the last write (the publisher: the object versions). */
   readonly tag: Tag | undefined;
+  /** The mount group the last write was made for (undefined: none was named). */
+  readonly gid: number | undefined;
 }
 
 /**
@@ -129,6 +72,11 @@ interface KnownTarget<Tag> {
  * nothing changed costs one readlink instead of reading every file back; a target it did
  * not write (or whose `..data` moved) is repaired and read from disk. Each write may carry
  * a `tag` (what the caller wants to recall about it) that `tagOf` returns on the same terms.
+ *
+ * With a mount group (the pod's fsGroup, CSI volume_mount_group) every file, directory and
+ * link it writes, and the target directory itself, get that group and the modes of
+ * ownership.ts, all before the swap: the pod never sees a file of the wrong group, and a
+ * write for another group rewrites the volume as a change of content would.
  */
 export class AtomicWriter<Tag = never> {
   private readonly known = new Map<string, KnownTarget<Tag>>();
@@ -143,8 +91,20 @@ export class AtomicWriter<Tag = never> {
     return known !== undefined && readDataLink(targetDir) === known.dataDir ? known.tag : undefined;
   }
 
-  /** Writes `payload` into `targetDir` unless every byte and mode already matches. */
-  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag): Promise<WriteResult> {
+  /**
+   * True when this writer's last write to `targetDir` was for mount group `gid` (undefined:
+   * none), while `..data` still points where it went.
+   */
+  wroteFor(targetDir: string, gid: number | undefined): boolean {
+    const known = this.known.get(targetDir);
+    return known !== undefined && known.gid === gid && readDataLink(targetDir) === known.dataDir;
+  }
+
+  /**
+   * Writes `payload` into `targetDir` unless every byte and mode (and with mount group
+   * `gid`, every file's group) already matches.
+   */
+  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag, gid?: number): Promise<WriteResult> {
     const pacer = new Pacer(this.options.sliceMs);
     const cached = this.known.get(targetDir);
     let oldDirName = readDataLink(targetDir);
@@ -161,16 +121,16 @@ export class AtomicWriter<Tag = never> {
       links = repair.links;
     }
     const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()), pacer));
-    const desired = await stateOf(payload, pacer);
+    const desired = await stateOf(payload, gid, pacer);
     const plan = await planWrite(current, desired, links ?? [], pacer);
     // planWrite reports a change whenever nothing is on disk yet, so oldDirName is set here.
     if (!plan.changed && oldDirName !== undefined && current) {
-      this.known.set(targetDir, { dataDir: oldDirName, files: current, links: links ?? [], tag });
+      this.known.set(targetDir, { dataDir: oldDirName, files: current, links: links ?? [], tag, gid });
       return { changed: false, dataDir: oldDirName };
     }
     this.known.delete(targetDir);
-    const dataDir = await this.swapIn(targetDir, [payload, volatile], now, plan, oldDirName, pacer);
-    this.known.set(targetDir, { dataDir, files: desired, links: plan.wantedLinks, tag });
+    const dataDir = await this.swapIn(targetDir, [payload, volatile], now, plan, oldDirName, gid, pacer);
+    this.known.set(targetDir, { dataDir, files: desired, links: plan.wantedLinks, tag, gid });
     return { changed: true, dataDir };
   }
 
@@ -185,7 +145,7 @@ export class AtomicWriter<Tag = never> {
   }
 
   /** Writes the new payload directory, adds links, swaps `..data`, cleans up; returns the new directory's name. */
-  private async swapIn(targetDir: string, files: readonly Payload[], now: Date, plan: WritePlan, oldDirName: string | undefined, pacer: Pacer): Promise<string> {
+  private async swapIn(targetDir: string, files: readonly Payload[], now: Date, plan: WritePlan, oldDirName: string | undefined, gid: number | undefined, pacer: Pacer): Promise<string> {
     // Checked before anything is written, so a refused write leaves the old payload intact.
     for (const name of plan.linksToAdd) {
       if (lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined) {
@@ -196,9 +156,10 @@ export class AtomicWriter<Tag = never> {
     const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
     const added: string[] = [];
     try {
-      chmodSync(newDir, 0o755);
+      if (gid === undefined) chmodSync(newDir, 0o755);
+      else setDirGroup(newDir, gid, dirModeFor(0o755, gid));
       this.step('payload-dir-created', targetDir);
-      await writeFiles(newDir, files, pacer);
+      await writeFiles(newDir, files, gid, pacer);
       this.step('payload-written', targetDir);
       // Links for new names first, as kubelet does: until the swap they lead nowhere (the
       // old payload has no such name), and after it every name resolves at once.
@@ -208,9 +169,11 @@ export class AtomicWriter<Tag = never> {
         if (pacer.due()) await pacer.pause();
       }
       this.step('links-added', targetDir);
+      if (gid !== undefined) await ownTopLevel(targetDir, plan.wantedLinks, gid, pacer);
       const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
       rmSync(tmpLink, { force: true });
       symlinkSync(basename(newDir), tmpLink);
+      if (gid !== undefined) ownLink(tmpLink, gid);
       renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
     } catch (err) {
       await this.undo(targetDir, newDir, added, pacer);
@@ -250,6 +213,6 @@ export class AtomicWriter<Tag = never> {
 }
 
 /** Writes atomically without remembering anything (tests, one-off writes). */
-export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date): Promise<WriteResult> {
-  return new AtomicWriter().write(targetDir, payload, volatile, now);
+export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date, gid?: number): Promise<WriteResult> {
+  return new AtomicWriter().write(targetDir, payload, volatile, now, undefined, gid);
 }

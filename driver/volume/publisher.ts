@@ -138,6 +138,15 @@ export class VolumePublisher {
     this.hooksOwed.delete(targetPath);
   }
 
+  /**
+   * False when a request names a mount group the volume was not last written for: such a
+   * republish rewrites ownership instead of being skipped as fresh. A request naming none
+   * leaves ownership as it is, as before volume_mount_group existed.
+   */
+  private groupUnchanged(req: PublishRequest): boolean {
+    return req.mountGroup === undefined || this.writer.wroteFor(req.targetPath, req.mountGroup);
+  }
+
   /** The versions mounted at a target: those it wrote, or `.metadata/versions.json`. */
   private async mountedVersions(targetPath: string): Promise<readonly ObjectVersion[]> {
     return this.writer.tagOf(targetPath) ?? await readMountedVersions(targetPath);
@@ -169,7 +178,8 @@ export class VolumePublisher {
     const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
     seen.alreadyMounted = alreadyMounted;
     const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
-    if (decision === 'skip') {
+    // A republish naming another group than the files have rewrites ownership, fresh or not.
+    if (decision === 'skip' && this.groupUnchanged(req)) {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
       return { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
     }
@@ -223,7 +233,7 @@ export class VolumePublisher {
     const { files: payload, versions } = await validateMountResponse(response, defaultMode, req.targetPath, new Pacer());
     for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
     this.deps.mounter.assertWritable(req.targetPath);
-    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions));
+    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions), req.mountGroup);
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 

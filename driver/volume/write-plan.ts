@@ -1,15 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { Pacer } from '../../proto/runtime/pacer.js';
 
-/** What is on disk for one file: its mode and the SHA-256 of its bytes (never the bytes). */
+/** What is on disk for one file: its mode, group and the SHA-256 of its bytes (never the bytes). */
 export interface FileState {
   readonly mode: number;
   readonly sha256: string;
+  /**
+   * The file's group. In a desired state: the mount group, or undefined when the request
+   * named none (then the group is not compared, as before volume_mount_group existed).
+   */
+  readonly gid?: number;
 }
 
 /** The decision of the atomic writer, made without touching the disk. */
 export interface WritePlan {
-  /** False when every file, byte and mode already matches: nothing is written. */
+  /** False when every file, byte, mode and (with a mount group) group already matches: nothing is written. */
   readonly changed: boolean;
   /** Top-level names that need a new `name -> ..data/name` link. */
   readonly linksToAdd: readonly string[];
@@ -35,8 +40,8 @@ export function topLevelName(path: string): string {
  * files (a volume may hold hundreds of thousands; with a pacer the event loop gets a turn
  * every few milliseconds). `current` is undefined when the target has never been written.
  * Only compared paths count: volatile files (such as `.metadata/versions.json` with its
- * write time) are left out by the caller. Links come in the order of `desired` and
- * `currentLinks`.
+ * write time) are left out by the caller. A file's group counts only where `desired`
+ * names one (a mount group). Links come in the order of `desired` and `currentLinks`.
  */
 export async function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: ReadonlyMap<string, FileState>, currentLinks: readonly string[], pacer?: Pacer): Promise<WritePlan> {
   const present = new Set<string>();
@@ -63,7 +68,7 @@ export async function planWrite(current: ReadonlyMap<string, FileState> | undefi
   if (!changed && current) {
     for (const [path, file] of desired) {
       const now = current.get(path);
-      if (!now || now.mode !== file.mode || now.sha256 !== file.sha256) { changed = true; break; }
+      if (!now || now.mode !== file.mode || now.sha256 !== file.sha256 || (file.gid !== undefined && now.gid !== file.gid)) { changed = true; break; }
       if (pacer?.due()) await pacer.pause();
     }
   }

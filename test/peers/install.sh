@@ -4,10 +4,10 @@
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
 #                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager]
-#                         [helm]
+#                         [helm] [upstream-driver]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager helm);
+# kube-controller-manager helm upstream-driver);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -80,8 +80,8 @@ KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
 HELM_VERSION=v3.22.0
 HELM_PKG=helm.sh/helm/v3/cmd/helm
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm)
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver)
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -95,7 +95,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -407,6 +407,119 @@ install_helm() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
+# --- upstream-driver ------------------------------------------------------------
+# Upstream's Go driver v1.6.0, to run our providers under it. `go install mod/cmd@v1.6.0`
+# fails (the module proxy refuses the version list), so a throwaway module requires the
+# release and builds its command. Its dependency monis.app/mlog (log setup only) is
+# refused by the proxy too: the throwaway module replaces it with our stand-in in
+# upstream-driver/mlog/. Every other module comes from the proxy at upstream's pins.
+# The cache key includes the hash of the stand-in sources.
+UPSTREAM_DRIVER_MODULE=sigs.k8s.io/secrets-store-csi-driver
+UPSTREAM_DRIVER_VERSION=v1.6.0
+UPSTREAM_DRIVER_COMMIT=4960f9637c51ad9cb9ef264481bc6d9a98bf1f1c
+UPSTREAM_DRIVER_PKG=$UPSTREAM_DRIVER_MODULE/cmd/secrets-store-csi-driver
+UPSTREAM_DRIVER_STANDIN="$HERE/upstream-driver/mlog"
+UPSTREAM_DRIVER_STANDIN_MODULE=monis.app/mlog
+# Upstream's RBAC manifests (deploy/ in the module), installed beside the binary.
+UPSTREAM_DRIVER_RBAC="rbac-secretproviderclass.yaml rbac-secretprovidersyncing.yaml"
+
+# upstream_driver_standin_hash: first 12 hex of a sha256 over the stand-in's files.
+upstream_driver_standin_hash() {
+  local f
+  [ -d "$UPSTREAM_DRIVER_STANDIN" ] || return 0
+  (cd "$UPSTREAM_DRIVER_STANDIN" && find . -type f | LC_ALL=C sort | while read -r f; do
+    echo "$f $(sha256_file "$f")"
+  done) | sha256_file - | cut -c1-12
+}
+UPSTREAM_DRIVER_STANDIN_HASH="$(upstream_driver_standin_hash)"
+upstream_driver_bin() {
+  echo "$CACHE/upstream-driver-$UPSTREAM_DRIVER_VERSION-$UPSTREAM_DRIVER_STANDIN_HASH/secrets-store-csi-driver"
+}
+
+install_upstream_driver() {
+  local label="upstream-driver $UPSTREAM_DRIVER_VERSION ($UPSTREAM_DRIVER_STANDIN_HASH)" bin work log start
+  local gomod info list kind a b c d bad="" upstream_go got build_time ldflags var moddir
+  if [ -z "$UPSTREAM_DRIVER_STANDIN_HASH" ]; then
+    echo "upstream-driver: FAILED (missing stand-in $UPSTREAM_DRIVER_STANDIN)"; return 1
+  fi
+  bin="$(upstream_driver_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  mkdir "$work/src"
+  cp -R "$UPSTREAM_DRIVER_STANDIN" "$work/mlog"
+  if ! (cd "$work" && go mod download -json "$UPSTREAM_DRIVER_MODULE@$UPSTREAM_DRIVER_VERSION" >"$work/download.json" 2>>"$log"); then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  info="$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  list="$work/upstream-gomod.txt"
+  if [ ! -f "$gomod" ] || ! go_mod_json_list "$gomod" >"$list" 2>>"$log"; then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "could not read the module's go.mod"; return 1
+  fi
+  # Upstream's go.mod replaces nothing today; a replace would need pinning here.
+  if grep -q '^replace ' "$list"; then
+    grep '^replace ' "$list" >>"$log"
+    fail "$label" "$log" "its go.mod has replaces this script does not pin"; return 1
+  fi
+  # The main module's go version sets the default GODEBUG values: use upstream's.
+  upstream_go="$(awk '$1 == "go" { print $2 }' "$list")"
+  if ! (cd "$work/src" \
+        && go mod init ssc-test-peers/upstream-driver >>"$log" 2>&1 \
+        && go mod edit -go="$upstream_go" -require="$UPSTREAM_DRIVER_MODULE@$UPSTREAM_DRIVER_VERSION" \
+             -replace="$UPSTREAM_DRIVER_STANDIN_MODULE=../mlog" >>"$log" 2>&1 \
+        && go get "$UPSTREAM_DRIVER_PKG@$UPSTREAM_DRIVER_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  # The build list must hold upstream's pins exactly (our stand-in must not move klog
+  # or anything else), and the stand-in must be what monis.app/mlog resolves to.
+  if ! (cd "$work/src" && go list -m -f '{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}}{{end}}' all \
+          >"$work/buildlist.txt" 2>>"$log"); then
+    fail "$label" "$log" "go list -m all failed"; return 1
+  fi
+  while read -r kind a b c d; do
+    [ "$kind" = require ] || continue
+    got="$(awk -v p="$a" '$1 == p { print $2 }' "$work/buildlist.txt")"
+    # Modules absent from the (pruned) build list are not built into the binary.
+    if [ -n "$got" ] && [ "$got" != "$b" ]; then bad+=" $a@$got(want $b)"; fi
+  done <"$list"
+  if ! grep -qx "$UPSTREAM_DRIVER_STANDIN_MODULE [^ ]* => ../mlog" "$work/buildlist.txt"; then
+    bad+=" $UPSTREAM_DRIVER_STANDIN_MODULE(not replaced by the stand-in)"
+  fi
+  if [ -n "$bad" ]; then
+    echo "build list differs from upstream's pins:$bad" >>"$log"
+    fail "$label" "$log" "build list differs from $UPSTREAM_DRIVER_MODULE $UPSTREAM_DRIVER_VERSION go.mod"; return 1
+  fi
+  # Version stamping as upstream's Makefile does (BuildTime: the release time the
+  # module proxy reports, for reproducibility).
+  build_time="$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)"
+  var="$UPSTREAM_DRIVER_MODULE/pkg/version"
+  ldflags="-s -w -X $var.BuildVersion=$UPSTREAM_DRIVER_VERSION -X $var.Vcs=$UPSTREAM_DRIVER_COMMIT"
+  [ -n "$build_time" ] && ldflags+=" -X $var.BuildTime=$build_time"
+  if ! (cd "$work/src" && go build -ldflags "$ldflags" -o "$work/secrets-store-csi-driver" "$UPSTREAM_DRIVER_PKG" >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  "$work/secrets-store-csi-driver" -version >"$work/version.txt" 2>&1 || true
+  cat "$work/version.txt" >>"$log"
+  if ! grep -q "\"BuildVersion\":\"$UPSTREAM_DRIVER_VERSION\"" "$work/version.txt"; then
+    fail "$label" "$log" "built binary does not report version $UPSTREAM_DRIVER_VERSION"; return 1
+  fi
+  # Upstream's RBAC manifests beside the binary, so tests bind the driver by them
+  # (copied before the binary: a cached binary implies they are there).
+  moddir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  mkdir -p "$(dirname "$bin")/deploy"
+  for a in $UPSTREAM_DRIVER_RBAC; do
+    if ! cp "$moddir/deploy/$a" "$(dirname "$bin")/deploy/$a" 2>>"$log"; then
+      fail "$label" "$log" "upstream's deploy/$a is missing"; return 1
+    fi
+  done
+  copy_bin "$work/secrets-store-csi-driver" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
 failed=0
 for peer in "${peers[@]}"; do
   case "$peer" in
@@ -417,6 +530,7 @@ for peer in "${peers[@]}"; do
     kube-apiserver) install_kube_apiserver || failed=1 ;;
     kube-controller-manager) install_kube_controller_manager || failed=1 ;;
     helm) install_helm || failed=1 ;;
+    upstream-driver) install_upstream_driver || failed=1 ;;
   esac
 done
 
@@ -430,6 +544,8 @@ env_lines=()
 [ -x "$(kube_apiserver_bin)" ] && env_lines+=("KUBE_APISERVER=$(kube_apiserver_bin)")
 [ -x "$(kube_controller_manager_bin)" ] && env_lines+=("KUBE_CONTROLLER_MANAGER=$(kube_controller_manager_bin)")
 [ -x "$(helm_bin)" ] && env_lines+=("HELM=$(helm_bin)")
+[ -n "$UPSTREAM_DRIVER_STANDIN_HASH" ] && [ -x "$(upstream_driver_bin)" ] \
+  && env_lines+=("UPSTREAM_DRIVER=$(upstream_driver_bin)")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"

@@ -127,8 +127,8 @@ describe('deploy manifests', () => {
       expect(spec['volumeLifecycleModes']).to.deep.equal(['Ephemeral']);
       // The rotation reconciler refreshes volumes itself; republish mode sets it (examples/republish).
       expect(spec['requiresRepublish']).to.equal(false);
-      // Left to the API server default, like upstream.
-      expect(spec['fsGroupPolicy']).to.equal(undefined);
+      // The pod's fsGroup reaches the driver as volume_mount_group (VOLUME_MOUNT_GROUP), upstream issue #858.
+      expect(spec['fsGroupPolicy']).to.equal('File');
     });
 
     it('has a commented tokenRequests example', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parsePublishRequest, parseUnpublishRequest } from '../../driver/csi/requests.js';
+import { parsePublishRequest, parseUnpublishRequest, parseVolumeMountGroup } from '../../driver/csi/requests.js';
 import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
@@ -83,9 +83,38 @@ describe('parsePublishRequest', () => {
     });
   }
 
+  it('takes volume_mount_group (the pod\'s fsGroup) as the mount group; none when empty', () => {
+    const withGroup = request({ volume_capability: { ...CAPABILITY, mount: { ...CAPABILITY.mount, volume_mount_group: '2000' } } });
+    expect(parsePublishRequest(withGroup).mountGroup).to.equal(2000);
+    expect(parsePublishRequest(request())).not.to.have.property('mountGroup');
+  });
+
+  it('checks volume_mount_group after upstream\'s checks', () => {
+    const bad = { volume_capability: { ...CAPABILITY, mount: { ...CAPABILITY.mount, volume_mount_group: 'x' } } };
+    expect(messageOf(() => parsePublishRequest(request({ ...bad, readonly: false })))).to.equal(RO);
+    expect(messageOf(() => parsePublishRequest(request(bad)))).to.match(/^volume_capability\.mount\.volume_mount_group "x" is not a group id/);
+  });
+
   it('never puts secrets into a message', () => {
     expect(messageOf(() => parsePublishRequest(request({ readonly: false, secrets: { password: 'hunter2' } })))).to.not.include('hunter2');
   });
+});
+
+describe('parseVolumeMountGroup', () => {
+  const valid: [string, number | undefined][] = [
+    ['', undefined], ['0', 0], ['1000', 1000], ['65534', 65534], ['2147483647', 2147483647], ['007', 7],
+  ];
+  for (const [raw, gid] of valid) it(`${JSON.stringify(raw)} → ${gid}`, () => expect(parseVolumeMountGroup(raw)).to.equal(gid));
+
+  const MESSAGE = (shown: string) => `volume_capability.mount.volume_mount_group ${shown} is not a group id: send the pod's fsGroup as a decimal number from 0 to 2147483647`;
+  const invalid: [string, string][] = [
+    ['abc', '"abc"'], ['-1', '"-1"'], ['2147483648', '"2147483648"'], ['4294967295', '"4294967295"'], ['99999999999', '"99999999999"'],
+    ['1e3', '"1e3"'], ['0x10', '"0x10"'], [' 1000', '" 1000"'], ['1000 ', '"1000 "'], ['+5', '"+5"'], ['1.5', '"1.5"'],
+    ['1000\n', '"1000\\n"'], ['x'.repeat(100), `"${'x'.repeat(32)}…"`],
+  ];
+  for (const [raw, shown] of invalid) {
+    it(`${JSON.stringify(raw.slice(0, 20))} is INVALID_ARGUMENT naming the field`, () => expect(messageOf(() => parseVolumeMountGroup(raw))).to.equal(MESSAGE(shown)));
+  }
 });
 
 describe('parseUnpublishRequest', () => {

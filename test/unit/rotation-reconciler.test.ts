@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { csiVolumeOf, volumeNameOf } from '../../driver/k8s/api-volumes.js';
+import { csiVolumeOf, mountGroupOf, volumeNameOf } from '../../driver/k8s/api-volumes.js';
+import { slimPod } from '../../driver/k8s/kubernetes-mode.js';
 import { RotationReconciler, type RefreshReport, type RotationVolume } from '../../driver/rotation/reconciler.js';
 import { RotationSchedule } from '../../driver/rotation/schedule.js';
 import { createLogger } from '../../proto/runtime/logger.js';
@@ -79,5 +80,28 @@ describe('finding a pod\'s CSI volume for a target path', () => {
     expect(csiVolumeOf(podObj, '/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount', 'secrets-store.csi.k8s.io', 'zzz')?.volumeAttributes?.['secretProviderClass']).to.equal('b');
     expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'a')?.volumeAttributes?.['secretProviderClass']).to.equal('a');
     expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'none')).to.equal(undefined);
+  });
+});
+
+describe('the mount group a refresh rebuilds from the pod (what kubelet sends as volume_mount_group)', () => {
+  const cases: [string, { fsGroup?: unknown } | undefined, number | undefined][] = [
+    ['fsGroup set', { fsGroup: 2000 }, 2000],
+    ['fsGroup 0', { fsGroup: 0 }, 0],
+    ['no fsGroup', {}, undefined],
+    ['no securityContext', undefined, undefined],
+    ['an fsGroup the API server would refuse', { fsGroup: -1 }, undefined],
+  ];
+  for (const [name, securityContext, gid] of cases) {
+    it(`${name} → ${gid}`, () => {
+      const pod = { spec: { ...(securityContext ? { securityContext } : {}), volumes: [] } } as never;
+      expect(mountGroupOf(pod)).to.equal(gid);
+      // The node's pod cache keeps fsGroup (and nothing else of the security context).
+      expect(mountGroupOf(slimPod(pod))).to.equal(gid);
+    });
+  }
+
+  it('the pod cache drops the rest of the security context', () => {
+    const slim = slimPod({ spec: { securityContext: { fsGroup: 5, runAsUser: 1000 } as never, volumes: [] } });
+    expect(slim.spec?.securityContext).to.deep.equal({ fsGroup: 5 });
   });
 });

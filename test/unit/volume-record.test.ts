@@ -44,6 +44,19 @@ describe('volume record: what a restarted local-mode driver needs, never a secre
     expect(rebuilt).to.deep.equal(request());
   });
 
+  it('keeps the mount group (the pod\'s fsGroup), so rotation after a restart writes for the same group', () => {
+    const record = volumeRecordOf(request({ mountGroup: 2000 }), 'vault', owner);
+    expect(record.mountGroup).to.equal(2000);
+    expect(parseVolumeRecord(serializeVolumeRecord(record))).to.deep.equal(record);
+    expect(requestOfRecord(record)).to.deep.equal(request({ mountGroup: 2000 }));
+  });
+
+  it('writes no mountGroup key without a mount group, so records read as before', () => {
+    const text = serializeVolumeRecord(volumeRecordOf(request(), 'vault', owner));
+    expect(text).not.to.contain('mountGroup');
+    expect(requestOfRecord(parseVolumeRecord(text))).not.to.have.property('mountGroup');
+  });
+
   const good = JSON.parse(serializeVolumeRecord(volumeRecordOf(request(), 'vault', owner))) as Record<string, unknown>;
   const badCases: [string, unknown, string][] = [
     ['text that is not JSON', '{', 'not JSON'],
@@ -56,6 +69,10 @@ describe('volume record: what a restarted local-mode driver needs, never a secre
     ['a withheld that is not a boolean', { ...good, withheld: 'no' }, 'withheld is not a boolean'],
     ['a relative target path', { ...good, targetPath: 'rel' }, 'empty or relative'],
     ['an empty class name', { ...good, spcName: '' }, 'empty or relative'],
+    ['a mount group that is a string', { ...good, mountGroup: '2000' }, 'mountGroup is not a group id'],
+    ['a negative mount group', { ...good, mountGroup: -1 }, 'mountGroup is not a group id'],
+    ['a mount group past int32', { ...good, mountGroup: 2 ** 31 }, 'mountGroup is not a group id'],
+    ['a fractional mount group', { ...good, mountGroup: 1.5 }, 'mountGroup is not a group id'],
   ];
   for (const [name, doc, message] of badCases) {
     it(`refuses ${name}`, () => {

@@ -65,3 +65,19 @@ describe('planWrite', () => {
     });
   }
 });
+
+describe('planWrite with a mount group', () => {
+  const state = (gid: number | undefined, mode = 0o440): Map<string, FileState> =>
+    new Map([['pass', { mode, sha256: sha256(Buffer.from('pw')), ...(gid === undefined ? {} : { gid }) }]]);
+  const cases: [string, Map<string, FileState>, Map<string, FileState>, boolean][] = [
+    ['same group, content and modes: nothing written', state(2000), state(2000), false],
+    ['another group: rewritten', state(2000), state(3000), true],
+    ['on disk with the driver\'s group, now a mount group: rewritten', state(0), state(2000), true],
+    ['written before without a known group, now a mount group: rewritten', state(undefined), state(2000), true],
+    ['no mount group asked: the group on disk is not compared', state(2000), state(undefined), false],
+    ['same group, mode changed: rewritten', state(2000, 0o440), state(2000, 0o640), true],
+  ];
+  for (const [name, current, desired, changed] of cases) {
+    it(name, async () => expect((await planWrite(current, desired, ['pass'])).changed).to.equal(changed));
+  }
+});

@@ -50,6 +50,8 @@ export interface Pod extends KubeObject {
   spec?: {
     serviceAccountName?: string;
     nodeName?: string;
+    /** fsGroup: what kubelet sends as volume_mount_group (rotation rebuilds it from here). */
+    securityContext?: { fsGroup?: number };
     volumes?: { name: string; csi?: CsiVolumeSource }[];
   };
   status?: { phase?: string };
