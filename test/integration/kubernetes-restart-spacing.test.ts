@@ -6,7 +6,7 @@ import { countLogged as count, untilLogged as logged } from '../../bin/child-pro
 import { httpStatusOf } from '../../driver/k8s/api-errors.js';
 import { connectKubeApi } from '../../driver/k8s/client/connect.js';
 import { formatRestartedAt, restartPatch } from '../../driver/k8s/restart-decision.js';
-import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
@@ -66,6 +66,8 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'spacing');
+    // Restarts are an opt-in grant, left out of deploy/kustomization.yaml: applied here as a user would.
+    await applyOptInRbac(cluster, 'rbac-workload-restart.yaml');
     stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, providerFiles: { conf: 'c1' },
       driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', `--workload-restart-min-interval=${SPACING_MS / 1000}s`] });
     // Like vault-csi-provider with a whole-secret JSON: a new request_id on every read.

@@ -1,15 +1,13 @@
 import { expect } from 'chai';
 import { readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { countLogged as count, startProcess, untilLogged as logged, type Child } from '../../bin/child-process.js';
 import { requirePeer } from '../support/peers.js';
-import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', function () {
   this.timeout(300_000);
@@ -215,9 +213,7 @@ describe('restart of the owning workload on rotation (opt-in, real kube-apiserve
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'restart');
     // Restarts are an opt-in grant, left out of deploy/kustomization.yaml: applied here as a user would.
-    for (const obj of await readManifests(join(REPO, 'deploy/rbac-workload-restart.yaml'))) {
-      await cluster.admin.objects.create(obj).catch((err: { code?: number }) => { if (err.code !== 409) throw err; });
-    }
+    await applyOptInRbac(cluster, 'rbac-workload-restart.yaml');
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
       apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass',
       metadata: { name: 'cfg', annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },

@@ -63,6 +63,16 @@ async function clusterManifests(): Promise<KubernetesObject[]> {
   return objects;
 }
 
+/**
+ * Applies a deploy/ RBAC file the default kustomization leaves out (rbac-workload-restart.yaml),
+ * as a user who opts in would; objects that already exist are kept.
+ */
+export async function applyOptInRbac(cluster: KubeCluster, file: string): Promise<void> {
+  for (const obj of await readManifests(join(REPO, 'deploy', file))) {
+    await cluster.admin.objects.create(obj).catch((err: { code?: number }) => { if (err.code !== 409) throw err; });
+  }
+}
+
 async function waitForCrds(admin: KubeCluster['admin']): Promise<void> {
   // CRDs are served a moment after creation: poll discovery (an API condition, not a timer).
   for (let i = 0; i < 200; i++) {
