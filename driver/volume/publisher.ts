@@ -31,7 +31,7 @@ export interface PublishedVolume {
   readonly changed: boolean;
   /** True when this call mounted the volume (first publish). */
   readonly firstMount: boolean;
-  /** Who asked: kubelet (NodePublishVolume) or the rotation reconciler. */
+  /** Why it ran: a kubelet NodePublishVolume, or rotation (the reconciler, or a due kubelet republish in republish mode). */
   readonly origin: PublishOrigin;
   /** True when a kubelet republish found the volume fresh and did not call the provider. */
   readonly skipped: boolean;
