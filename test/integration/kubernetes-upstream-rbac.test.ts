@@ -6,8 +6,8 @@ import { covers, FEATURE_CALLS, featuresOf } from '../../driver/k8s/api-rights.j
 import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
-import { createPodWithVolumes, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE } from '../support/rbac-scenario.js';
+import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
+import { createPodWithVolumes, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { upstreamFile } from '../support/upstream-module.js';
 
@@ -18,6 +18,41 @@ const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 async function upstreamRoles() {
   return clusterRolesIn([upstreamFile('deploy/rbac-secretproviderclass.yaml'), upstreamFile('deploy/rbac-secretprovidersyncing.yaml')]);
 }
+
+/** A ClusterRole's rules as `verb group/resource[ "name"]` keys. */
+function ruleKeys(role: ClusterRoleManifest | undefined): string[] {
+  const keys = new Set<string>();
+  for (const r of (role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]) {
+    for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) for (const n of r.resourceNames ?? [undefined]) keys.add(`${v} ${g}/${res}${n ? ` "${n}"` : ''}`);
+  }
+  return [...keys].sort();
+}
+
+describe('our roles compared with upstream v1.6.0\'s, rule by rule (its release files)', () => {
+  const pairs: [string, string, string, string[], string[]][] = [
+    // role, our file, upstream's file, rights upstream grants that we leave out (docs/upgrading-from-upstream.md), rights we add
+    ['secretproviderclasses-role', 'rbac.yaml', 'deploy/rbac-secretproviderclass.yaml',
+      ['get secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status', 'list storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"', 'patch secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status',
+        'update secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status', 'watch storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"'], []],
+    ['secretprovidersyncing-role', 'rbac-secret-sync.yaml', 'deploy/rbac-secretprovidersyncing.yaml', ['delete /secrets', 'list /secrets', 'watch /secrets'], []],
+    ['secretproviderclasses-admin-role', 'role-secretproviderclasses-admin.yaml', 'deploy/role-secretproviderclasses-admin.yaml', [], []],
+    ['secretproviderclasses-viewer-role', 'role-secretproviderclasses-viewer.yaml', 'deploy/role-secretproviderclasses-viewer.yaml', [], []],
+    ['secretproviderclasspodstatuses-viewer-role', 'role-secretproviderclasspodstatuses-viewer.yaml', 'deploy/role-secretproviderclasspodstatuses-viewer.yaml', [], []],
+  ];
+  for (const [name, ours, theirs, leftOut, added] of pairs) {
+    it(`${name}: same name; differs only where documented`, async () => {
+      const our = (await clusterRolesIn([deployFile(ours)])).find((r) => r.metadata?.name === name);
+      const their = (await clusterRolesIn([upstreamFile(theirs)])).find((r) => r.metadata?.name === name);
+      expect(our, `ours in deploy/${ours}`).to.not.equal(undefined);
+      expect(their, `upstream's in ${theirs}`).to.not.equal(undefined);
+      const [o, t] = [ruleKeys(our), ruleKeys(their)];
+      expect(t.filter((k) => !o.includes(k)), 'upstream grants, we leave out').to.deep.equal(leftOut);
+      expect(o.filter((k) => !t.includes(k)), 'we grant, upstream does not').to.deep.equal(added);
+      const labels = (r: ClusterRoleManifest | undefined) => Object.entries(r?.metadata?.labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/')).sort();
+      expect(labels(our), 'aggregation labels').to.deep.equal(labels(their));
+    });
+  }
+});
 
 describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenRequests, requiresRepublish) (real kube-apiserver)', function () {
   this.timeout(180_000);
