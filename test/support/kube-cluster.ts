@@ -66,8 +66,14 @@ async function waitForCrds(admin: KubeCluster['admin']): Promise<void> {
   throw new Error('CRDs were not served within 10s');
 }
 
-/** Starts a cluster, installs our CRDs and RBAC, and writes the driver's kubeconfig. */
-export async function startKubeCluster(): Promise<KubeCluster> {
+/** Options of startKubeCluster. */
+export interface KubeClusterOptions {
+  /** Install deploy/'s CRDs and RBAC (default true); false leaves the cluster bare, e.g. for a Helm install. */
+  readonly installManifests?: boolean;
+}
+
+/** Starts a cluster, installs our CRDs and RBAC (unless told not to), and writes the driver's kubeconfig. */
+export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
   const driverToken = randomBytes(24).toString('hex');
   await writeFile(join(dir, 'extra-tokens.csv'), `${driverToken},${DRIVER_USER},driver-uid,"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n`);
@@ -78,8 +84,10 @@ export async function startKubeCluster(): Promise<KubeCluster> {
     const config = new KubeConfig();
     config.loadFromFile(join(dir, 'kubeconfig'));
     const admin = { config, core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
-    for (const obj of await clusterManifests()) await admin.objects.create(obj);
-    await waitForCrds(admin);
+    if (options.installManifests !== false) {
+      for (const obj of await clusterManifests()) await admin.objects.create(obj);
+      await waitForCrds(admin);
+    }
     const driverKubeconfig = join(dir, 'driver-kubeconfig');
     await writeFile(driverKubeconfig, [
       'apiVersion: v1', 'kind: Config',
