@@ -5,7 +5,7 @@ import { parseFlags, stringFlag } from '../../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
-import { CHART_VALUE_SETS } from '../support/helm-value-sets.js';
+import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';
 import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
 
 // The chart rendered by the real helm (test/peers/install.sh helm) for each value set, read
@@ -81,13 +81,14 @@ describe('Helm chart: lint and render (real helm)', function () {
       });
 
       it('renders the ClusterRoles the features need, each bound to the driver ServiceAccount in the release namespace', () => {
+        const rbacInstall = want.clusterRoles.includes('secretproviderclasses-role');
         const roles = objects.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata?.name ?? '').sort();
-        expect(roles).to.deep.equal(want.clusterRoles);
+        expect(roles).to.deep.equal([...want.clusterRoles, ...(rbacInstall ? AGGREGATED_ROLES : [])].sort());
         const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding');
         expect(bindings.map((b) => b['roleRef'].name).sort()).to.deep.equal(want.clusterRoles);
         for (const b of bindings) expect(b['subjects'], b.metadata?.name).to.deep.equal([{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }]);
         const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
-        expect(accounts.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`)).to.deep.equal(want.clusterRoles.includes('secretproviderclasses-role') ? [`${NAMESPACE}/${SERVICE_ACCOUNT}`] : []);
+        expect(accounts.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`)).to.deep.equal(rbacInstall ? [`${NAMESPACE}/${SERVICE_ACCOUNT}`] : []);
         expect(findManifest(objects, 'DaemonSet', DRIVER_DS)['spec'].template.spec.serviceAccountName).to.equal(SERVICE_ACCOUNT);
       });
 

@@ -9,7 +9,7 @@ export interface ChartExpectation {
   readonly rotation: boolean;
   readonly rotationMode: 'reconciler' | 'republish';
   readonly rotationPollIntervalMs: number;
-  /** ClusterRoles rendered, sorted. */
+  /** ClusterRoles bound to the driver, sorted. */
   readonly clusterRoles: readonly string[];
   readonly providerFile: boolean;
   readonly kubeletRootDir: string;
@@ -29,9 +29,11 @@ export interface ChartValueSet {
 }
 
 const BASE_ROLE = 'secretproviderclasses-role';
+/** Upstream's roles aggregated into admin/edit/view (bound to nobody), rendered with rbac.install. */
+export const AGGREGATED_ROLES = ['secretproviderclasses-admin-role', 'secretproviderclasses-viewer-role', 'secretproviderclasspodstatuses-viewer-role'];
 const SYNC_ROLE = 'secretprovidersyncing-role';
 const ROTATION_ROLE = 'secretproviderrotation-role';
-const RESTART_ROLE = 'secretproviderworkloadrestart-role';
+const RESTART_ROLE = 'secretproviderrestart-role';
 const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'];
 
 const DEFAULTS: ChartExpectation = {
