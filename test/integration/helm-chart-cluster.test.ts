@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { createNamespace, readManifests, startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { CHART_VALUE_SETS } from '../support/helm-value-sets.js';
-import { CHART_DIR, createHelm, parseManifests, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
+import { parseDriverConfig } from '../../driver/config.js';
+import { CHART_DIR, createHelm, expandArgs, parseManifests, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
+import { requirePeer } from '../support/peers.js';
 
 // The chart against a real kube-apiserver: every value set's objects through a server-side
 // dry run, then helm install, upgrade and uninstall. A cluster of its own, without deploy/'s
@@ -18,6 +20,8 @@ const crdRef = (name: string): ObjectRef => ({ apiVersion: 'apiextensions.k8s.io
 const clusterRoleRef = (name: string): ObjectRef => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name } });
 const CSI_DRIVER: ObjectRef = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' } };
 const driverDsRef = (namespace: string): ObjectRef => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: DRIVER_DS, namespace } });
+const podContainerOf = (ds: Manifest | undefined, name: string): Record<string, any> =>
+  (ds?.['spec'].template.spec.containers as Record<string, any>[]).find((c) => c['name'] === name) ?? {};
 const refOf = (obj: Manifest): ObjectRef => ({ apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', metadata: { name: obj.metadata?.name ?? '', ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) } });
 
 /** What an upstream user's values file typically holds: upstream v1.6.0 key names, our image. */
@@ -160,7 +164,47 @@ describe('Helm chart against a real kube-apiserver', function () {
         expect(live?.metadata?.annotations?.['helm.sh/resource-policy']).to.equal('keep');
       }
     });
+    it("upgrades a release of upstream v1.6.0's own chart in place: same DaemonSet, our image and flags, upstream's CRDs left alone", async () => {
+      const upstreamChart = requirePeer('UPSTREAM_CHART');
+      await deleteCrds();
+      const ns = await createNamespace(cluster, 'helm-from-upstream');
+      const values = { syncSecret: { enabled: true }, enableSecretRotation: true, rotationPollInterval: '120s', tokenRequests: [{ audience: 'vault' }] };
+      // --no-hooks: upstream's CRD hook Jobs need a kubelet, and this cluster has none.
+      await helm.run(['install', 'csi-secrets-store', upstreamChart, '-n', ns, '--no-hooks', '-f', helm.valuesFile(values)]);
+      const before = await get(driverDsRef(ns));
+      expect(podContainerOf(before, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
+      for (const crd of CRDS) expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a('string');
+
+      const upgrade = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '-f', helm.valuesFile(values),
+        '--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0']);
+      const after = await get(driverDsRef(ns));
+      expect(after?.metadata?.uid, 'the same DaemonSet, updated in place').to.equal(before?.metadata?.uid);
+      expect(after?.['spec'].selector).to.deep.equal(before?.['spec'].selector);
+      const driver = podContainerOf(after, 'secrets-store');
+      expect(driver.image).to.equal('secrets-store-csi/driver:0.1.0');
+      const config = parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'node-1' }), {});
+      expect(config.ignoredFlags).to.deep.equal([]);
+      expect([config.enableSecretSync, config.enableSecretRotation, config.rotationPollIntervalMs]).to.deep.equal([true, true, 120_000]);
+      expect((await get(CSI_DRIVER))?.['spec']).to.deep.include({ requiresRepublish: false, tokenRequests: [{ audience: 'vault' }] });
+      expect(await get(clusterRoleRef('secretproviderrotation-role')), 'the reconciler gets its rights').to.not.equal(undefined);
+      expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] }]);
+      for (const crd of CRDS) {
+        expect(upgrade.stdout).to.include(`kubectl label crd ${crd} app.kubernetes.io/managed-by=Helm`);
+        expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], `${crd} is still upstream's`).to.be.a('string');
+      }
+    });
   });
+
+  /** Deletes our CRDs (they have no instances here) and waits until the API server has removed them. */
+  async function deleteCrds(): Promise<void> {
+    for (const crd of CRDS) await cluster.admin.objects.delete(crdRef(crd)).catch((err: { code?: number }) => { if (err.code !== 404) throw err; });
+    // The apiextensions finaliser runs in the API server: poll the object, as waitForCrds does.
+    for (let i = 0; i < 200; i++) {
+      if ((await Promise.all(CRDS.map((crd) => get(crdRef(crd))))).every((o) => o === undefined)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('CRDs were not deleted within 10s');
+  }
 
   /** Our CRDs as upstream's chart leaves them: present, without Helm's ownership metadata. */
   async function makeCrdsUnowned(): Promise<void> {
