@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { createNamespace, readManifests, startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { CHART_VALUE_SETS } from '../support/helm-value-sets.js';
+import { CHART_VALUE_SETS, UPSTREAM_DEFAULT_VALUES } from '../support/helm-value-sets.js';
 import { parseDriverConfig } from '../../driver/config.js';
 import { CHART_DIR, createHelm, expandArgs, parseManifests, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
 import { requirePeer } from '../support/peers.js';
@@ -164,6 +164,12 @@ describe('Helm chart against a real kube-apiserver', function () {
         expect(live?.metadata?.annotations?.['helm.sh/resource-policy']).to.equal('keep');
       }
     });
+    it("warns when upstream's values file still points linux.image at upstream's Go image (dry run)", async () => {
+      const ns = await createNamespace(cluster, 'helm-image');
+      const { stdout } = await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns, '--dry-run=server', '-f', helm.valuesFile(UPSTREAM_DEFAULT_VALUES)]);
+      expect(stdout).to.match(/WARNING: linux\.image\.repository is upstream's Go driver image \(registry\.k8s\.io\/csi-secrets-store\/driver\)/);
+    });
+
     it("upgrades a release of upstream v1.6.0's own chart in place: same DaemonSet, our image and flags, upstream's CRDs left alone", async () => {
       const upstreamChart = requirePeer('UPSTREAM_CHART');
       await deleteCrds();

@@ -92,6 +92,12 @@ describe('Helm chart: lint and render (real helm)', function () {
         expect(findManifest(objects, 'DaemonSet', DRIVER_DS)['spec'].template.spec.serviceAccountName).to.equal(SERVICE_ACCOUNT);
       });
 
+      it(want.crds ? 'renders both CRDs, kept on uninstall' : 'renders no CRDs', () => {
+        const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+        expect(crds.map((c) => c.metadata?.name).sort()).to.deep.equal(want.crds ? ['secretproviderclasses.secrets-store.csi.x-k8s.io', 'secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io'] : []);
+        for (const crd of crds) expect(crd.metadata?.annotations?.['helm.sh/resource-policy']).to.equal('keep');
+      });
+
       it("puts kubelet's paths under kubeletRootDir, and the registrar registers the socket the driver serves", () => {
         const ds = findManifest(objects, 'DaemonSet', DRIVER_DS);
         const driver = podContainer(ds, 'secrets-store');

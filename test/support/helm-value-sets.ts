@@ -12,6 +12,8 @@ export interface ChartExpectation {
   /** ClusterRoles bound to the driver, sorted. */
   readonly clusterRoles: readonly string[];
   readonly providerFile: boolean;
+  /** The two CRDs rendered (linux.crds.enabled). */
+  readonly crds: boolean;
   readonly kubeletRootDir: string;
   /** Provider socket directories in the driver's search order. */
   readonly providerDirs: readonly string[];
@@ -39,7 +41,7 @@ const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/
 const DEFAULTS: ChartExpectation = {
   sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-  providerFile: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
+  providerFile: true, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
   logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
 };
 
@@ -136,6 +138,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       maxCallRecvMsgSize: 8388608,
       workloadRestart: { enabled: true },
       linux: {
+        crds: { enabled: false },
         image: { repository: 'registry.example.com/ssc/driver', tag: 'ignored', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
         providersDir: '/run/providers',
         additionalProvidersDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers'],
@@ -157,7 +160,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       ...DEFAULTS,
       clusterRoles: [BASE_ROLE, RESTART_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
       providerDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers', '/run/providers'],
-      logLevel: 'debug', maxCallRecvMsgSize: 8388608,
+      crds: false, logLevel: 'debug', maxCallRecvMsgSize: 8388608,
       driverImage: 'registry.example.com/ssc/driver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
     },
   },
