@@ -178,6 +178,7 @@ describe('Helm chart against a real kube-apiserver', function () {
       // --no-hooks: upstream's CRD hook Jobs need a kubelet, and this cluster has none.
       await helm.run(['install', 'csi-secrets-store', upstreamChart, '-n', ns, '--no-hooks', '-f', helm.valuesFile(values)]);
       const before = await get(driverDsRef(ns));
+      const csiDriverBefore = await get(CSI_DRIVER);
       expect(podContainerOf(before, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
       for (const crd of CRDS) expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a('string');
 
@@ -191,7 +192,9 @@ describe('Helm chart against a real kube-apiserver', function () {
       const config = parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'node-1' }), {});
       expect(config.ignoredFlags).to.deep.equal([]);
       expect([config.enableSecretSync, config.enableSecretRotation, config.rotationPollIntervalMs]).to.deep.equal([true, true, 120_000]);
-      expect((await get(CSI_DRIVER))?.['spec']).to.deep.include({ requiresRepublish: false, tokenRequests: [{ audience: 'vault' }] });
+      const csiDriver = await get(CSI_DRIVER);
+      expect(csiDriver?.metadata?.uid, 'the same CSIDriver, updated in place').to.equal(csiDriverBefore?.metadata?.uid);
+      expect(csiDriver?.['spec']).to.deep.include({ requiresRepublish: false, tokenRequests: [{ audience: 'vault' }], fsGroupPolicy: 'File' });
       expect(await get(clusterRoleRef('secretproviderrotation-role')), 'the reconciler gets its rights').to.not.equal(undefined);
       expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] }]);
       for (const crd of CRDS) {

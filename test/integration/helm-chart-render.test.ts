@@ -73,7 +73,7 @@ describe('Helm chart: lint and render (real helm)', function () {
 
       it('renders the CSIDriver with requiresRepublish only in republish mode, and the tokenRequests asked for', () => {
         const spec = findManifest(objects, 'CSIDriver', 'secrets-store.csi.k8s.io')['spec'];
-        expect(spec).to.deep.include({ podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] });
+        expect(spec).to.deep.include({ podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], fsGroupPolicy: 'File' });
         expect(spec.requiresRepublish).to.equal(want.rotation && want.rotationMode === 'republish');
         expect(((spec.tokenRequests ?? []) as { audience: string }[]).map((t) => t.audience)).to.deep.equal(want.tokenAudiences);
         // Kubernetes 1.35+: tokens in the request's secrets, as upstream's chart sets it.
@@ -144,6 +144,7 @@ describe('Helm chart: lint and render (real helm)', function () {
       ['windows.enabled=true (no Windows image)', { windows: { enabled: true } }, /windows\.enabled: secrets-store-csi has no Windows image/],
       ['an unknown rotationMode', { rotationMode: 'poll' }, /rotationMode must be reconciler or republish, got "poll"/],
       ['a rotationPollInterval that is not a Go duration', { rotationPollInterval: '2 minutes' }, /rotationPollInterval must be a Go duration/],
+      ['an unknown fsGroupPolicy', { fsGroupPolicy: 'Group' }, /fsGroupPolicy must be File, ReadWriteOnceWithFSType, None or empty, got "Group"/],
       ['an unknown logLevel', { logLevel: 'verbose' }, /logLevel must be error, warn, info or debug/],
       ['a relative kubeletRootDir', { linux: { kubeletRootDir: 'var/lib/kubelet' } }, /linux\.kubeletRootDir must be an absolute path/],
       ['a provider this chart does not have', { providers: { vault: { enabled: true } } }, /providers\.vault: this chart has no "vault" provider/],
