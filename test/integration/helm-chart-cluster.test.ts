@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { createNamespace, readManifests, startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createNamespace, readManifests, startKubeCluster, stopOnExit, type KubeCluster } from '../support/kube-cluster.js';
 import { CHART_VALUE_SETS, UPSTREAM_DEFAULT_VALUES } from '../support/helm-value-sets.js';
 import { parseDriverConfig } from '../../driver/config.js';
-import { CHART_DIR, createHelm, expandArgs, parseManifests, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
+import { CHART_DIR, createHelm, expandArgs, parseManifests, podContainer, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
 import { requirePeer } from '../support/peers.js';
 
 // The chart against a real kube-apiserver: every value set's objects through a server-side
@@ -20,8 +20,6 @@ const crdRef = (name: string): ObjectRef => ({ apiVersion: 'apiextensions.k8s.io
 const clusterRoleRef = (name: string): ObjectRef => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name } });
 const CSI_DRIVER: ObjectRef = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' } };
 const driverDsRef = (namespace: string): ObjectRef => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: DRIVER_DS, namespace } });
-const podContainerOf = (ds: Manifest | undefined, name: string): Record<string, any> =>
-  (ds?.['spec'].template.spec.containers as Record<string, any>[]).find((c) => c['name'] === name) ?? {};
 const refOf = (obj: Manifest): ObjectRef => ({ apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', metadata: { name: obj.metadata?.name ?? '', ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) } });
 
 /** What an upstream user's values file typically holds: upstream v1.6.0 key names, our image. */
@@ -65,6 +63,7 @@ describe('Helm chart against a real kube-apiserver', function () {
 
   before(async () => {
     cluster = await startKubeCluster({ installManifests: false });
+    stopOnExit(cluster);
     helm = createHelm(join(cluster.dir, 'kubeconfig'));
   });
 
@@ -179,7 +178,7 @@ describe('Helm chart against a real kube-apiserver', function () {
       await helm.run(['install', 'csi-secrets-store', upstreamChart, '-n', ns, '--no-hooks', '-f', helm.valuesFile(values)]);
       const before = await get(driverDsRef(ns));
       const csiDriverBefore = await get(CSI_DRIVER);
-      expect(podContainerOf(before, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
+      expect(podContainer(before as Manifest, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
       for (const crd of CRDS) expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a('string');
 
       const upgrade = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '-f', helm.valuesFile(values),
@@ -187,7 +186,7 @@ describe('Helm chart against a real kube-apiserver', function () {
       const after = await get(driverDsRef(ns));
       expect(after?.metadata?.uid, 'the same DaemonSet, updated in place').to.equal(before?.metadata?.uid);
       expect(after?.['spec'].selector).to.deep.equal(before?.['spec'].selector);
-      const driver = podContainerOf(after, 'secrets-store');
+      const driver = podContainer(after as Manifest, 'secrets-store');
       expect(driver.image).to.equal('secrets-store-csi/driver:0.1.0');
       const config = parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'node-1' }), {});
       expect(config.ignoredFlags).to.deep.equal([]);

@@ -109,6 +109,13 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
   }
 }
 
+/** Stops the cluster when the test process exits, even when an aborted run skips the after hooks. */
+export function stopOnExit(cluster: KubeCluster): void {
+  process.once('exit', () => {
+    try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+  });
+}
+
 let shared: Promise<KubeCluster> | undefined;
 
 /** One cluster for the whole test run, started on first use (stopped by stopSharedCluster). */
@@ -116,9 +123,7 @@ export function sharedKubeCluster(): Promise<KubeCluster> {
   if (!shared) {
     shared = startKubeCluster();
     // The control plane runs detached: make sure an aborted test run does not leak it.
-    void shared.then((cluster) => process.once('exit', () => {
-      try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
-    }), () => undefined);
+    void shared.then(stopOnExit, () => undefined);
   }
   return shared;
 }
