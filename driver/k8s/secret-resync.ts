@@ -111,6 +111,7 @@ export class SecretResync {
       if (!await deps.volumes.sync({ pod, targetPath, spc, owners, recordedError: secretSyncError }, 'resync')) failed++;
     }
     if (failed > 0) deps.logger.info('secret resync round done', { volumes, failed });
+    else deps.logger.debug('secret resync round done', { volumes, failed });
     return { volumes, failed };
   }
 

@@ -217,7 +217,7 @@ export class SecretSyncer {
       { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
       { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
     ]).catch((err: unknown) => { throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`); });
-    this.logger.info('Secret owners added', { secret: `${namespace}/${name}`, owners: ownerReferences.map((o) => `${o.kind}/${o.name}`) });
+    this.logger.info('Secret owners added', { secretName: `${namespace}/${name}`, owners: ownerReferences.map((o) => `${o.kind}/${o.name}`) });
     return 'owned';
   }
 

@@ -183,13 +183,13 @@ export class VolumeSecretSync {
         await this.deps.events.event(pod, 'Normal', 'SecretRotationComplete', `Secret ${pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
       }
       if (outcome === 'created' && (trigger === 'retry' || trigger === 'resync')) {
-        this.deps.logger.info('Secret re-created from the mounted files', { secret: `${pod.namespace}/${object.secretName}`, trigger });
+        this.deps.logger.info('Secret re-created from the mounted files', { secretName: `${pod.namespace}/${object.secretName}`, trigger });
       }
       if (outcome !== 'conflict') return undefined;
       return { failure: false, message: `Secret ${pod.namespace}/${object.secretName} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged` };
     } catch (err) {
       const e = toSscError(err);
-      this.deps.logger.warn('Secret sync failed', { secret: `${pod.namespace}/${object.secretName}`, pod: `${pod.namespace}/${pod.name}`, trigger, reason: e.reason, error: e.message });
+      this.deps.logger.warn('Secret sync failed', { secretName: `${pod.namespace}/${object.secretName}`, pod: `${pod.namespace}/${pod.name}`, trigger, reason: e.reason, error: e.message });
       return { failure: true, message: `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}` };
     }
   }
