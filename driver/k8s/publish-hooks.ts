@@ -87,7 +87,8 @@ async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, ow
     }
     return;
   }
-  await deps.secrets.sync({ pod: request.pod, targetPath: request.targetPath, spc, owners, recordedError }, volume.origin === 'rotation' ? 'rotation' : 'publish');
+  const trigger = volume.origin === 'rotation' ? 'rotation' : volume.firstMount || volume.changed ? 'publish' : 'republish';
+  await deps.secrets.sync({ pod: request.pod, targetPath: request.targetPath, spc, owners, recordedError }, trigger);
 }
 
 /**

@@ -23,10 +23,17 @@ export interface SyncedVolume {
 }
 
 /**
- * Why a sync runs: `publish` (NodePublishVolume), `rotation` (a refresh that changed the
- * files), `retry` (backoff after a failure), `resync` (the periodic check).
+ * Why a sync runs: `publish` (a NodePublishVolume that mounted or wrote new content),
+ * `republish` (one that found the content unchanged: kubelet's periodic republishes),
+ * `rotation` (a refresh that changed the files), `retry` (backoff after a failure),
+ * `resync` (the periodic check).
  */
-export type SyncTrigger = 'publish' | 'rotation' | 'retry' | 'resync';
+export type SyncTrigger = 'publish' | 'republish' | 'rotation' | 'retry' | 'resync';
+
+/** Triggers that report every problem; the others report only a changed one (no event per kubelet republish). */
+const REPORTS_ALWAYS: ReadonlySet<SyncTrigger> = new Set(['publish', 'rotation']);
+/** Triggers whose caller knows what the pod status object holds (it just wrote or read it). */
+const KNOWS_STATUS: ReadonlySet<SyncTrigger> = new Set(['publish', 'republish', 'rotation']);
 
 /** What VolumeSecretSync needs; each a narrow port. */
 export interface VolumeSecretSyncDeps {
@@ -68,7 +75,8 @@ interface VolumeState {
  * mount stands; a Warning FailedToCreateSecret names the cause, status.secretSyncError
  * records it, and the sync is retried with backoff (1s doubling to 5m, jittered) until
  * it succeeds (the error is then cleared) or NodeUnpublishVolume or shutdown cancels it.
- * Publishes report every problem; retries and resyncs only a changed one (no event storm).
+ * A publish that mounted or changed content reports every problem; kubelet republishes,
+ * retries and re-syncs only a changed one (no event storm).
  */
 export class VolumeSecretSync {
   private readonly volumes = new Map<string, VolumeState>();
@@ -165,8 +173,7 @@ export class VolumeSecretSync {
       if (state.forgotten) continue;
       const isNew = state.reported.get(object.secretName) !== problem.message;
       state.reported.set(object.secretName, problem.message);
-      // A publish reports every problem (as upstream's controller does per reconcile); background passes only changes.
-      if (isNew || trigger === 'publish' || trigger === 'rotation') await this.report(volume, object, problem, trigger);
+      if (isNew || REPORTS_ALWAYS.has(trigger)) await this.report(volume, object, problem, trigger);
     }
     if (!state.forgotten) await this.recordOutcome(volume, trigger, state, failures.join('; '));
     return failures.length === 0;
@@ -208,8 +215,8 @@ export class VolumeSecretSync {
 
   /** Writes status.secretSyncError when it differs from what the status object holds. */
   private async recordOutcome(volume: SyncedVolume, trigger: SyncTrigger, state: VolumeState, message: string): Promise<void> {
-    // A publish knows what it just wrote; background passes trust their own last write first.
-    const recorded = trigger === 'publish' || trigger === 'rotation' ? volume.recordedError ?? state.recorded : state.recorded ?? volume.recordedError;
+    // A publish knows what it just wrote or read; background passes trust their own last write first.
+    const recorded = KNOWS_STATUS.has(trigger) ? volume.recordedError ?? state.recorded : state.recorded ?? volume.recordedError;
     if (recorded === message || (recorded === undefined && message === '')) {
       state.recorded = message;
       return;

@@ -129,10 +129,21 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     expect(events).to.deep.equal([]);
   });
 
-  it('a Secret it does not manage: SecretOwnershipConflict on each publish, once from resyncs, and no retry', async () => {
+  it('kubelet republishes (content unchanged) report only a changed failure, not one event per republish', async () => {
+    await sync.sync(volume(''), 'publish');
+    await sync.sync(volume(), 'republish');
+    await sync.sync(volume(), 'republish');
+    expect(events).to.have.length(1);
+    outcome = () => { throw new SscError('permission-denied', 'HTTP 403', { reason: 'KubernetesAPIError' }); };
+    await sync.sync(volume(), 'republish');
+    expect(events).to.have.length(2);
+  });
+
+  it('a Secret it does not manage: SecretOwnershipConflict on each publish, once from republishes and resyncs, and no retry', async () => {
     outcome = () => 'conflict';
     await sync.sync(volume(''), 'publish');
     await sync.sync(volume(''), 'publish');
+    await sync.sync(volume(''), 'republish');
     await sync.sync(volume(), 'resync');
     await sync.sync(volume(), 'resync');
     expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal(['Warning SecretOwnershipConflict', 'Warning SecretOwnershipConflict']);
