@@ -171,7 +171,8 @@ export class SecretSyncer {
           name, namespace,
           labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
           annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
-          ownerReferences: [...owners],
+          // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
+          ownerReferences: owners.filter((o) => o.uid !== ''),
         },
         type: object.type,
         data: encode(data),
