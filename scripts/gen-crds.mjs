@@ -51,6 +51,7 @@ const spcpsSchema = {
         objects: { type: 'array', description: 'Mounted objects and their versions, sorted by id.', items: { type: 'object', properties: { id: str(), version: str() } } },
         lastMountTime: { type: 'string', format: 'date-time', description: 'When the driver last wrote this volume (added by this driver; optional).' },
         lastError: str('The last publish error for this volume; empty after a success (added by this driver; optional).'),
+        secretSyncError: str("Why the class's secretObjects could not be synced into Secrets while the volume stays mounted; empty once they are (added by this driver; optional)."),
       },
     },
   },
