@@ -31,7 +31,10 @@ export interface DriverConfig {
   readonly spcDir: string;
   /** Kubernetes mode: path of a kubeconfig ("" = in-cluster or the default kubeconfig). */
   readonly kubeconfig: string;
+  /** On by default, as upstream: a class with secretObjects is synced (issue 10 item 1). */
   readonly enableSecretSync: boolean;
+  /** Kubernetes mode: how often synced Secrets of mounted volumes are checked and re-created (SPEC 7). */
+  readonly secretResyncIntervalMs: number;
   readonly mountMode: MountMode;
   readonly providerTimeoutMs: number;
   readonly logLevel: LogLevel;
@@ -55,7 +58,8 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'workload-restart-min-interval': { type: 'string', default: '10m', help: 'least time between two restarts of one workload by restart-on-rotation, as a Go duration; minimum 1s (docs/rotation.md)' },
   'spc-dir': { type: 'string', default: '', help: 'local mode: read SecretProviderClass YAML files from this directory instead of the Kubernetes API' },
   'kubeconfig': { type: 'string', default: '', help: 'kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config); ignored in local mode' },
-  'enable-secret-sync': { type: 'boolean', default: false, help: 'create and update Kubernetes Secrets from secretObjects (needs the secret-sync RBAC role)' },
+  'enable-secret-sync': { type: 'boolean', default: true, help: 'create and update Kubernetes Secrets from secretObjects (needs the secret-sync RBAC role); --enable-secret-sync=false turns it off' },
+  'secret-resync-interval': { type: 'string', default: '5m', help: 'how often synced Secrets of mounted volumes are checked and re-created from the mounted files, as a Go duration; minimum 1s (with rotation: at most --rotation-poll-interval)' },
   'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
   'provider-timeout': { type: 'string', default: '30s', help: 'deadline of each provider call as a Go duration; shortened to the kubelet deadline when that is sooner' },
   'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
@@ -120,6 +124,7 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     spcDir,
     kubeconfig: stringFlag(flags, 'kubeconfig'),
     enableSecretSync: booleanFlag(flags, 'enable-secret-sync'),
+    secretResyncIntervalMs: duration('secret-resync-interval', stringFlag(flags, 'secret-resync-interval'), 1000),
     mountMode,
     providerTimeoutMs: duration('provider-timeout', stringFlag(flags, 'provider-timeout'), 1),
     logLevel: parseLogLevel(stringFlag(flags, 'log-level')),

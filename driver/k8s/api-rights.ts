@@ -44,8 +44,13 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
     ...rights('', ['pods'], ['get']),
     ...rights('', ['events'], ['create']),
   ],
-  // --enable-secret-sync: a Secret read by name, created, updated (replace or patch).
-  'secret-sync': rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+  // Secret sync (on unless --enable-secret-sync=false): a Secret read by name, created,
+  // replaced, patched (owner references added); the re-sync lists this node's pod statuses
+  // (from the reconciler's watch when it runs) and reads their pods.
+  'secret-sync': [
+    ...rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+    ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list']),
+  ],
   // --enable-secret-rotation with --rotation-mode=reconciler: this node's pod statuses and
   // pods (list+watch), tokens for the CSIDriver's tokenRequests, nodePublishSecretRef data.
   'rotation-reconciler': [
@@ -91,7 +96,7 @@ export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly
   { right: { verb: 'get', group: 'storage.k8s.io', resource: 'csidrivers', name: 'secrets-store.csi.k8s.io' }, why: 'in the base role as upstream\'s (get only); only rotation reads the CSIDriver' },
   { right: { verb: 'list', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler lists pods' },
   { right: { verb: 'watch', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pods' },
-  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler lists pod statuses' },
+  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler and the Secret re-sync list pod statuses' },
   { right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pod statuses' },
 ]);
 

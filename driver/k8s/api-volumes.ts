@@ -18,17 +18,17 @@ import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from './watched-cache.js';
 
 
-/** What rotation reads of a SecretProviderClassPodStatus. */
+/** What rotation and the Secret resync read of a SecretProviderClassPodStatus. */
 export interface PodStatusItem extends KubeObject {
-  metadata: { namespace: string; name?: string; resourceVersion?: string; ownerReferences?: OwnerReference[] };
-  status?: { podName?: string; secretProviderClassName?: string; targetPath?: string };
+  metadata: { namespace: string; name?: string; uid?: string; resourceVersion?: string; ownerReferences?: OwnerReference[] };
+  status?: { podName?: string; secretProviderClassName?: string; targetPath?: string; secretSyncError?: string };
 }
 
-/** Keeps what rotation reads of a pod status object (not its object versions). */
+/** Keeps what rotation and the Secret resync read of a pod status object (not its object versions). */
 export function slimPodStatus(item: PodStatusItem): PodStatusItem {
-  const { podName, secretProviderClassName, targetPath } = item.status ?? {};
-  const { name, namespace, resourceVersion, ownerReferences } = item.metadata;
-  return { metadata: { name, namespace, resourceVersion, ownerReferences }, status: { podName, secretProviderClassName, targetPath } };
+  const { podName, secretProviderClassName, targetPath, secretSyncError } = item.status ?? {};
+  const { name, namespace, uid, resourceVersion, ownerReferences } = item.metadata;
+  return { metadata: { name, namespace, uid, resourceVersion, ownerReferences }, status: { podName, secretProviderClassName, targetPath, secretSyncError } };
 }
 
 /** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
@@ -82,7 +82,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   ) {}
 
   /** This node's pod status objects: from the watch once it has listed, else one LIST. */
-  private async podStatusItems(): Promise<PodStatusItem[]> {
+  async podStatusItems(): Promise<PodStatusItem[]> {
     if (this.podStatuses?.everSynced) return this.podStatuses.values();
     try {
       const list = await this.api.get<KubeList<PodStatusItem>>(podStatusPath(), { labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}` });

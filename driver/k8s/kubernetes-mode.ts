@@ -15,9 +15,11 @@ import { WorkloadRestarter } from './workload-restart.js';
 import { connectKubeApi } from './client/connect.js';
 import type { CsiDriver, Pod, Secret } from './client/types.js';
 import { corePath, podStatusPath } from './resource-paths.js';
-import { PodStatusWriter } from './pod-status.js';
+import { PodStatusWriter, recordSecretSyncError } from './pod-status.js';
 import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
+import { readLivePodMeta, SecretResync, secretResyncIntervalMs } from './secret-resync.js';
 import { SecretSyncer } from './secret-sync.js';
+import { VolumeSecretSync } from './volume-secret-sync.js';
 import { ApiSecretProviderClassSource } from './spc-api-source.js';
 
 /** What Kubernetes mode adds to the driver: the class source and the publish hooks. */
@@ -32,6 +34,8 @@ export interface KubernetesMode {
   readonly volumes: VolumeSource & RequestRebuilder;
   /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
   readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
+  /** NodeUnpublishVolume happened: a failed Secret sync of that volume stops retrying. */
+  forget(targetPath: string): void;
   /** Stops the watches and closes the API connections. */
   stop(): Promise<void>;
 }
@@ -77,10 +81,15 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   podStatuses?.start();
   const restarter = config.enableSecretRotation
     ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
+  const secretSync = config.enableSecretSync ? new VolumeSecretSync({
+    secrets: new SecretSyncer(api, k8sLogger, realSleep), events, classes, logger: k8sLogger, sleep: realSleep, random: Math.random,
+    recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
+    synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
+  }) : undefined;
   const hook = kubernetesPublishHook({
-    api, nodeId: config.nodeId, events, metrics, now, logger: k8sLogger, errored, pods,
+    api, nodeId: config.nodeId, events, now, logger: k8sLogger, errored, pods,
     podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
-    secrets: config.enableSecretSync ? new SecretSyncer(api, events, k8sLogger, realSleep) : undefined,
+    secrets: secretSync,
     restarter,
   });
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
@@ -90,11 +99,20 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   usedSecrets?.start();
   const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
+  // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
+  const resync = secretSync ? new SecretResync({
+    podStatuses: () => volumes.podStatusItems(), isMounted: (t) => mounter.isMounted(t), classes,
+    podMeta: (pod) => readLivePodMeta(api, pods, pod), volumes: secretSync,
+    intervalMs: secretResyncIntervalMs(config), sleep: realSleep, logger: k8sLogger.child({ component: 'secret-resync' }),
+  }) : undefined;
+  resync?.start();
   return {
     classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
     readCsiDriver: () => readCsiDriver(api, config.driverName),
+    forget: (targetPath) => secretSync?.forget(targetPath),
     async stop() {
       restarter?.stop();
+      await Promise.all([resync?.stop(), secretSync?.stop()]);
       await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
       api.close();
     },

@@ -38,6 +38,8 @@ export interface PodStatusObject {
     objects: { id: string; version: string }[];
     lastMountTime: string;
     lastError: string;
+    /** Why the class's Secrets could not be synced (absent or "" when they were); see recordSecretSyncError. */
+    secretSyncError?: string;
   };
 }
 
@@ -171,6 +173,21 @@ export async function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: s
   const name = podStatusName(pod, spcName);
   try {
     await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: '/status/lastError', value: message.slice(0, 1024) }]);
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return;
+    throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
+  }
+}
+
+/**
+ * Sets status.secretSyncError: why the volume's Secrets could not be synced ("" once they
+ * were; issue 10 item 4). The mount itself succeeded, so lastError stays as it is. A
+ * missing object is fine: the volume's pod is gone or its publish not yet recorded.
+ */
+export async function recordSecretSyncError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
+  const name = podStatusName(pod, spcName);
+  try {
+    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: '/status/secretSyncError', value: message.slice(0, 1024) }]);
   } catch (err) {
     if (httpStatusOf(err) === 404) return;
     throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);

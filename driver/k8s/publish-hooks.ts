@@ -1,15 +1,14 @@
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PodRef } from '../csi/requests.js';
-import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import { fromKubeError } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { ObjectMeta, OwnerReference, Pod } from './client/types.js';
-import { ON_OBJECT_REMOVED_ANNOTATION, RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
+import { RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import { corePath } from './resource-paths.js';
-import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
-import type { SecretSyncer } from './secret-sync.js';
+import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusWriter } from './pod-status.js';
+import type { VolumeSecretSync } from './volume-secret-sync.js';
 import type { WatchedCache } from './watched-cache.js';
 import type { WorkloadRestarter } from './workload-restart.js';
 
@@ -18,8 +17,8 @@ export interface KubernetesHookDeps {
   readonly api: KubeApi;
   readonly nodeId: string;
   readonly podStatus: PodStatusWriter;
-  /** Undefined when --enable-secret-sync is off. */
-  readonly secrets: SecretSyncer | undefined;
+  /** Undefined with --enable-secret-sync=false. */
+  readonly secrets: VolumeSecretSync | undefined;
   /** Restarts workloads of classes that opt in (undefined without rotation). */
   readonly restarter?: WorkloadRestarter | undefined;
   /** Targets whose pod status carries a lastError: their next success rewrites the status. */
@@ -27,13 +26,12 @@ export interface KubernetesHookDeps {
   readonly events: EventRecorder;
   /** This node's pods, when watched (rotation on): owner references without a GET per publish. */
   readonly pods?: WatchedCache<Pod> | undefined;
-  readonly metrics: DriverMetrics;
   readonly now: () => Date;
   readonly logger: Logger;
 }
 
 /** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
-export function secretOwners(podOwners: readonly OwnerReference[] | undefined, status: PodStatusObject): OwnerReference[] {
+export function secretOwners(podOwners: readonly OwnerReference[] | undefined, status: { metadata: { name: string; uid?: string | undefined } }): OwnerReference[] {
   if (podOwners && podOwners.length > 0) {
     // Copied without controller/blockOwnerDeletion: the Secret is not the owner's to manage.
     return podOwners.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
@@ -53,8 +51,9 @@ async function readPodMeta(api: KubeApi, pod: PodRef, pods: WatchedCache<Pod> | 
 
 /**
  * SPEC 5 step 8 as a publish hook: record the SecretProviderClassPodStatus, then sync
- * the class's secretObjects into Kubernetes Secrets. A sync failure fails the publish
- * (kubelet retries with backoff) after a FailedToCreateSecret event.
+ * the class's secretObjects into Kubernetes Secrets, adding this pod's owner to each. A
+ * sync failure never fails the publish (issue 10 item 4): VolumeSecretSync reports it
+ * and retries in the background.
  */
 export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
   return async (volume: PublishedVolume) => {
@@ -72,38 +71,24 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     if (spc.secretObjects.length === 0 && !restart) return;
     const pod = await readPodMeta(deps.api, request.pod, deps.pods);
     // Secrets first: the restarted pods must find them already updated.
-    if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status));
+    if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status), status.status?.secretSyncError ?? '');
     if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);
   };
 }
 
-/** Syncs the class's secretObjects (SPEC 7), reporting rotation outcomes as events. */
-async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: OwnerReference[]): Promise<void> {
+/** Syncs the class's secretObjects (SPEC 7); never throws. */
+async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: OwnerReference[], recordedError: string): Promise<void> {
   const { request, spc } = volume;
   if (spc.secretObjects.length === 0) return;
   if (!deps.secrets) {
     if (volume.firstMount) {
       await deps.events.event(request.pod, 'Warning', 'SecretSyncDisabled',
-        `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs without --enable-secret-sync; no Secret was created`);
+        `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs with --enable-secret-sync=false; no Secret was created`);
     }
     return;
   }
-  for (const object of spc.secretObjects) {
-    const started = performance.now();
-    let outcome;
-    try {
-      outcome = await deps.secrets.sync(request.pod, request.targetPath, object, owners, spc.annotations[ON_OBJECT_REMOVED_ANNOTATION] === 'remove');
-    } catch (err) {
-      if (volume.origin === 'rotation') {
-        await deps.events.event(request.pod, 'Warning', 'SecretRotationFailed', `Secret ${request.pod.namespace}/${object.secretName} was not updated after rotation: ${(err as Error).message}`);
-      }
-      throw err;
-    }
-    if (outcome === 'created' || outcome === 'updated') deps.metrics.secretSynced(spc.provider, (performance.now() - started) / 1000);
-    if (outcome === 'updated' && volume.origin === 'rotation') {
-      await deps.events.event(request.pod, 'Normal', 'SecretRotationComplete', `Secret ${request.pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
-    }
-  }
+  const trigger = volume.origin === 'rotation' ? 'rotation' : volume.firstMount || volume.changed ? 'publish' : 'republish';
+  await deps.secrets.sync({ pod: request.pod, targetPath: request.targetPath, spc, owners, recordedError }, trigger);
 }
 
 /**

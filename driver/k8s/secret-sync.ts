@@ -9,7 +9,6 @@ import { buildSecretData, secretDataDigest } from '../sync/secret-data.js';
 import { pathProblem } from '../volume/path-rules.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from './constants.js';
-import type { EventRecorder } from './event-recorder.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { OwnerReference, Secret } from './client/types.js';
 import { corePath } from './resource-paths.js';
@@ -25,16 +24,22 @@ function sorted(record: Readonly<Record<string, string>>): [string, string][] {
 }
 
 /** The API calls Secret sync makes (a port: unit tests script it). */
-export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace'>;
+export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace' | 'patch'>;
 
-/** The outcome of syncing one Secret. */
-export type SecretSyncOutcome = 'created' | 'updated' | 'unchanged' | 'conflict';
+/**
+ * The outcome of syncing one Secret: `owned` when only owner references were added
+ * (the data already matched), `conflict` when a Secret of that name is not ours.
+ */
+export type SecretSyncOutcome = 'created' | 'updated' | 'owned' | 'unchanged' | 'conflict';
 
 /** Observes sync timing for metrics (sync_k8s_secret_total, k8s_secret_duration_sec). */
 export type SecretSyncObserver = (provider: string, seconds: number) => void;
 
-/** Attempts for a Secret write that fails transiently (conflict, 5xx, unreachable). */
-const ATTEMPTS = 3;
+/**
+ * Attempts for a Secret write that fails transiently (5xx, unreachable, or a 409: another
+ * node wrote the Secret between our read and our write; the next attempt reads it again).
+ */
+const ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 200;
 
 /**
@@ -66,6 +71,12 @@ function digestOfSecret(secret: Secret): string {
   return secretDataDigest(new Map(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])));
 }
 
+/** The wanted owners missing from `existing` (matched by uid, as the garbage collector does). */
+export function missingOwners(existing: readonly OwnerReference[] | undefined, wanted: readonly OwnerReference[]): OwnerReference[] {
+  const have = new Set((existing ?? []).map((o) => o.uid));
+  return wanted.filter((o) => o.uid !== '' && !have.has(o.uid));
+}
+
 function hasAll(actual: Record<string, string> | undefined, wanted: Readonly<Record<string, string>>): boolean {
   return Object.entries(wanted).every(([k, v]) => actual?.[k] === v);
 }
@@ -77,9 +88,11 @@ function isTransient(err: unknown): boolean {
 
 /**
  * Keeps Kubernetes Secrets in step with mounted files (SPEC 7): creates a missing
- * Secret with owner references set at creation; updates one only when the data digest
- * changed, keeping its owner references and foreign labels and annotations; never
- * touches a Secret without the managed label (Warning SecretOwnershipConflict).
+ * Secret; updates one only when the data digest changed, keeping foreign labels and
+ * annotations; adds the caller's owners to its owner references without removing any
+ * (issue 10 item 2), so the garbage collector deletes it only when no owner is left;
+ * never touches a Secret without the managed label (outcome `conflict`). Failures throw
+ * an SscError naming the Secret; reporting them is the caller's business.
  */
 export class SecretSyncer {
   /** Per Secret: the tail of its queue of syncs, and the last one that finished. */
@@ -87,7 +100,6 @@ export class SecretSyncer {
 
   constructor(
     private readonly api: SecretApi,
-    private readonly events: EventRecorder,
     private readonly logger: Logger,
     private readonly sleep: Sleep,
     /** Reads the mounted files a SecretObject needs (a port: unit tests give the files directly). */
@@ -98,19 +110,14 @@ export class SecretSyncer {
    * Syncs one SecretObject from the files mounted at `targetPath`. Syncs of one Secret run
    * in arrival order, one at a time (older data never overwrites newer). Volumes sharing a
    * Secret that rotate together would each read it and write the same: a sync that wants
-   * exactly what a sync finished while it waited (data, type, labels, annotations) is
-   * `unchanged` without an API call; after that one's non-transient failure it fails
-   * with the same error (an event on its own pod), after a conflict it tries itself.
+   * exactly what a sync finished while it waited (data, type, labels, annotations,
+   * owners) is `unchanged` without an API call; after that one's non-transient failure it
+   * fails with the same error, after a conflict it tries itself.
    */
   async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
-    let data: Map<string, Buffer>;
-    try {
-      data = buildSecretData(object, await this.readFiles(targetPath, object), { dropMissing });
-    } catch (err) {
-      throw await this.failed(pod, object, err);
-    }
+    const data = buildSecretData(object, await this.readFiles(targetPath, object), { dropMissing });
     const digest = secretDataDigest(data);
-    const want = JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations)]);
+    const want = JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations), owners.map((o) => o.uid).sort()]);
     const key = `${pod.namespace}/${object.secretName}`;
     const queue: SecretQueue = this.queues.get(key) ?? { tail: Promise.resolve() };
     this.queues.set(key, queue);
@@ -124,8 +131,8 @@ export class SecretSyncer {
     try {
       const last = queue.last;
       if (last && last !== lastBefore && last.want === want) {
-        if (last.outcome === 'created' || last.outcome === 'updated' || last.outcome === 'unchanged') return 'unchanged';
-        if (last.error && !isTransient(last.error)) throw await this.failed(pod, object, last.error);
+        if (last.outcome !== undefined && last.outcome !== 'conflict') return 'unchanged';
+        if (last.error && !isTransient(last.error)) throw last.error;
       }
       try {
         const outcome = await this.syncData(pod, object, data, digest, owners);
@@ -141,22 +148,16 @@ export class SecretSyncer {
     }
   }
 
-  /** Creates or updates the Secret, retrying transient failures; a final failure is a FailedToCreateSecret event. */
+  /** Creates or updates the Secret, retrying transient failures (each attempt reads it again). */
   private async syncData(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
         return await this.apply(pod, object, data, digest, owners);
       } catch (err) {
-        if (attempt >= ATTEMPTS || !isTransient(err)) throw await this.failed(pod, object, err);
+        if (attempt >= ATTEMPTS || !isTransient(err)) throw toSscError(err);
         await this.sleep(delay);
       }
     }
-  }
-
-  private async failed(pod: PodRef, object: SecretObject, err: unknown): Promise<SscError> {
-    const e = toSscError(err);
-    await this.events.event(pod, 'Warning', 'FailedToCreateSecret', `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}`);
-    return e;
   }
 
   private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
@@ -170,7 +171,8 @@ export class SecretSyncer {
           name, namespace,
           labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
           annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
-          ownerReferences: [...owners],
+          // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
+          ownerReferences: owners.filter((o) => o.uid !== ''),
         },
         type: object.type,
         data: encode(data),
@@ -179,13 +181,14 @@ export class SecretSyncer {
       this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
       return 'created';
     }
-    if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') {
-      await this.events.event(pod, 'Warning', 'SecretOwnershipConflict',
-        `Secret ${namespace}/${name} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`);
-      return 'conflict';
-    }
+    if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
+    const missing = missingOwners(existing.metadata.ownerReferences, owners);
+    const ownerReferences = [...existing.metadata.ownerReferences ?? [], ...missing];
     // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
-    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.labels, object.labels) && hasAll(existing.metadata.annotations, object.annotations)) return 'unchanged';
+    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.labels, object.labels) && hasAll(existing.metadata.annotations, object.annotations)) {
+      if (missing.length === 0) return 'unchanged';
+      return this.addOwners(existing, ownerReferences);
+    }
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError('failed-precondition', `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`, { reason: 'SecretTypeMismatch' });
     }
@@ -195,12 +198,28 @@ export class SecretSyncer {
         ...existing.metadata,
         labels: { ...existing.metadata.labels, ...object.labels, [MANAGED_LABEL]: 'true' },
         annotations: { ...existing.metadata.annotations, ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
+        ownerReferences,
       },
       data: encode(data),
     };
     await this.api.replace(corePath('secrets', namespace, name), body).catch((err: unknown) => { throw fromKubeError(err, `update Secret ${namespace}/${name}`); });
     this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
     return 'updated';
+  }
+
+  /**
+   * Adds owners without touching the data: one JSON patch setting the merged list, made
+   * conditional on the resourceVersion read (the API answers 409 when another node changed
+   * the Secret meanwhile; the caller then reads it again, so both nodes' owners stay).
+   */
+  private async addOwners(existing: Secret, ownerReferences: OwnerReference[]): Promise<SecretSyncOutcome> {
+    const { namespace = '', name = '', resourceVersion = '' } = existing.metadata ?? {};
+    await this.api.patch(corePath('secrets', namespace, name), [
+      { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
+      { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
+    ]).catch((err: unknown) => { throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`); });
+    this.logger.info('Secret owners added', { secretName: `${namespace}/${name}`, owners: ownerReferences.map((o) => `${o.kind}/${o.name}`) });
+    return 'owned';
   }
 
   private async read(namespace: string, name: string): Promise<Secret | undefined> {

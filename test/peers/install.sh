@@ -4,10 +4,10 @@
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
 #                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager]
-#                         [helm] [upstream-driver]
+#                         [helm] [upstream-driver] [upstream-chart]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager helm upstream-driver);
+# kube-controller-manager helm upstream-driver upstream-chart);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -80,8 +80,14 @@ KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
 HELM_VERSION=v3.22.0
 HELM_PKG=helm.sh/helm/v3/cmd/helm
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver)
+# Upstream's own Helm chart (charts/secrets-store-csi-driver of the released module, the
+# same pin as the fake provider's), for the test that upgrades an upstream release to
+# our chart. Copied out of the Go module cache; nothing is built.
+UPSTREAM_CHART_MODULE=sigs.k8s.io/secrets-store-csi-driver
+UPSTREAM_CHART_VERSION=v1.6.0
+
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart)
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -95,7 +101,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver|upstream-chart) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -124,6 +130,7 @@ etcd_bin() { echo "$CACHE/etcd-$ETCD_VERSION/etcd"; }
 kube_apiserver_bin() { echo "$CACHE/kube-apiserver-$KUBE_VERSION/kube-apiserver"; }
 kube_controller_manager_bin() { echo "$CACHE/kube-controller-manager-$KUBE_VERSION/kube-controller-manager"; }
 helm_bin() { echo "$CACHE/helm-$HELM_VERSION/helm"; }
+upstream_chart_dir() { echo "$CACHE/upstream-chart-$UPSTREAM_CHART_VERSION/secrets-store-csi-driver"; }
 
 sha256_file() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
@@ -520,6 +527,27 @@ install_upstream_driver() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
+install_upstream_chart() {
+  local label="upstream-chart $UPSTREAM_CHART_VERSION" dir work log src
+  dir="$(upstream_chart_dir)"
+  if [ -f "$dir/Chart.yaml" ]; then echo "$label: cached"; return 0; fi
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/download.log"
+  if ! (cd "$work" && go mod download -json "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" >"$work/download.json" 2>>"$log"); then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  src="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")/charts/secrets-store-csi-driver"
+  if ! grep -q "^version: ${UPSTREAM_CHART_VERSION#v}\$" "$src/Chart.yaml" 2>>"$log"; then
+    fail "$label" "$log" "no chart of version ${UPSTREAM_CHART_VERSION#v} in the module"; return 1
+  fi
+  # The module cache is read-only: copy, make writable, then move into place.
+  mkdir -p "$(dirname "$dir")"
+  rm -rf "$dir.tmp.$$"
+  cp -R "$src" "$dir.tmp.$$" && chmod -R u+w "$dir.tmp.$$" && mv "$dir.tmp.$$" "$dir"
+  echo "$label: copied"
+}
+
 failed=0
 for peer in "${peers[@]}"; do
   case "$peer" in
@@ -531,6 +559,7 @@ for peer in "${peers[@]}"; do
     kube-controller-manager) install_kube_controller_manager || failed=1 ;;
     helm) install_helm || failed=1 ;;
     upstream-driver) install_upstream_driver || failed=1 ;;
+    upstream-chart) install_upstream_chart || failed=1 ;;
   esac
 done
 
@@ -546,6 +575,7 @@ env_lines=()
 [ -x "$(helm_bin)" ] && env_lines+=("HELM=$(helm_bin)")
 [ -n "$UPSTREAM_DRIVER_STANDIN_HASH" ] && [ -x "$(upstream_driver_bin)" ] \
   && env_lines+=("UPSTREAM_DRIVER=$(upstream_driver_bin)")
+[ -f "$(upstream_chart_dir)/Chart.yaml" ] && env_lines+=("UPSTREAM_CHART=$(upstream_chart_dir)")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"

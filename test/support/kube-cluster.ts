@@ -87,8 +87,14 @@ async function waitForCrds(admin: KubeCluster['admin']): Promise<void> {
   throw new Error('CRDs were not served within 10s');
 }
 
-/** Starts a cluster, installs our CRDs and RBAC, and writes the driver's kubeconfig. */
-export async function startKubeCluster(): Promise<KubeCluster> {
+/** Options of startKubeCluster. */
+export interface KubeClusterOptions {
+  /** Install deploy/'s CRDs and RBAC (default true); false leaves the cluster bare, e.g. for a Helm install. */
+  readonly installManifests?: boolean;
+}
+
+/** Starts a cluster, installs our CRDs and RBAC (unless told not to), and writes the driver's kubeconfig. */
+export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
   const driverToken = randomBytes(24).toString('hex');
   await writeFile(join(dir, 'extra-tokens.csv'), `${driverToken},${DRIVER_USER},driver-uid,"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n`);
@@ -99,8 +105,10 @@ export async function startKubeCluster(): Promise<KubeCluster> {
     const config = new KubeConfig();
     config.loadFromFile(join(dir, 'kubeconfig'));
     const admin = { config, core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
-    for (const obj of await clusterManifests()) await admin.objects.create(obj);
-    await waitForCrds(admin);
+    if (options.installManifests !== false) {
+      for (const obj of await clusterManifests()) await admin.objects.create(obj);
+      await waitForCrds(admin);
+    }
     const driverKubeconfig = join(dir, 'driver-kubeconfig');
     await writeFile(driverKubeconfig, [
       'apiVersion: v1', 'kind: Config',
@@ -122,6 +130,13 @@ export async function startKubeCluster(): Promise<KubeCluster> {
   }
 }
 
+/** Stops the cluster when the test process exits, even when an aborted run skips the after hooks. */
+export function stopOnExit(cluster: KubeCluster): void {
+  process.once('exit', () => {
+    try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+  });
+}
+
 let shared: Promise<KubeCluster> | undefined;
 
 /** One cluster for the whole test run, started on first use (stopped by stopSharedCluster). */
@@ -129,9 +144,7 @@ export function sharedKubeCluster(): Promise<KubeCluster> {
   if (!shared) {
     shared = startKubeCluster();
     // The control plane runs detached: make sure an aborted test run does not leak it.
-    void shared.then((cluster) => process.once('exit', () => {
-      try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
-    }), () => undefined);
+    void shared.then(stopOnExit, () => undefined);
   }
   return shared;
 }

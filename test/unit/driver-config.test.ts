@@ -20,7 +20,8 @@ describe('parseDriverConfig', () => {
       workloadRestartMinIntervalMs: 600_000,
       spcDir: '',
       kubeconfig: '',
-      enableSecretSync: false,
+      enableSecretSync: true,
+      secretResyncIntervalMs: 300_000,
       mountMode: 'tmpfs',
       providerTimeoutMs: 30_000,
       logLevel: 'info',
@@ -53,6 +54,18 @@ describe('parseDriverConfig', () => {
       providerDirs: ['/a', '/b', '/p'], maxCallRecvMsgSize: 100, metricsAddr: '', enableSecretRotation: true,
       rotationPollIntervalMs: 5_400_000, providerTimeoutMs: 5000, logLevel: 'debug', spcDir: '/spc', mountMode: 'dir',
     });
+  });
+
+  it('syncs Secrets by default, as upstream; --enable-secret-sync=false turns it off (issue 10 item 1)', () => {
+    expect(parseDriverConfig(NODE, {}).enableSecretSync).to.equal(true);
+    expect(parseDriverConfig([...NODE, '--enable-secret-sync=false'], {}).enableSecretSync).to.equal(false);
+    expect(parseDriverConfig([...NODE, '--enable-secret-sync'], {}).enableSecretSync).to.equal(true);
+  });
+
+  it('parses --secret-resync-interval (default 5m, minimum 1s)', () => {
+    expect(parseDriverConfig([...NODE, '--secret-resync-interval=2s'], {}).secretResyncIntervalMs).to.equal(2000);
+    expect(() => parseDriverConfig([...NODE, '--secret-resync-interval=500ms'], {})).to.throw('--secret-resync-interval must be at least 1s');
+    expect(() => parseDriverConfig([...NODE, '--secret-resync-interval=soon'], {})).to.throw(/--secret-resync-interval: .*Go duration/);
   });
 
   it('parses --max-objects-per-volume (default 10000)', () => {

@@ -1,0 +1,101 @@
+{{/*
+Name of the driver: upstream's chart name, so `helm upgrade` of an upstream release keeps
+its DaemonSet name and (immutable) selector and rolls the pods in place.
+*/}}
+{{- define "sscd.name" -}}
+{{- default "secrets-store-csi-driver" .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Name of the driver DaemonSet: <release>-<name>, or the release name when it contains
+<name>, as upstream's chart.
+*/}}
+{{- define "sscd.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "sscd.name" . -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels of every object, without `app` (each DaemonSet selects on its own `app`). */}}
+{{- define "sscd.baseLabels" -}}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/name: {{ include "sscd.name" . | quote }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: secrets-store-csi
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name (.Chart.Version | replace "+" "_") | quote }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the driver's objects (upstream's set, with `app: <name>`). */}}
+{{- define "sscd.labels" -}}
+{{ include "sscd.baseLabels" . }}
+app: {{ include "sscd.name" . }}
+{{- end -}}
+
+{{/* "repository@digest" when a digest is set, else "repository:tag". Takes an image map. */}}
+{{- define "sscd.image" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
+{{- printf "%s:%v" .repository .tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the rotation reconciler runs (and needs its RBAC): "true" or "". */}}
+{{- define "sscd.reconciler" -}}
+{{- if and .Values.enableSecretRotation (eq (toString .Values.rotationMode) "reconciler") }}true{{ end -}}
+{{- end -}}
+
+{{/* The driver's --log-level: logLevel, else derived from upstream's klog logVerbosity. */}}
+{{- define "sscd.logLevel" -}}
+{{- if .Values.logLevel -}}
+{{- .Values.logLevel -}}
+{{- else if ge (int .Values.logVerbosity) 4 -}}
+debug
+{{- else -}}
+info
+{{- end -}}
+{{- end -}}
+
+{{/* The port of --metrics-addr (":8095", "0.0.0.0:8095" -> 8095); "" when disabled. */}}
+{{- define "sscd.metricsPort" -}}
+{{- with .Values.linux.metricsAddr -}}
+{{- regexFind "[0-9]+$" (toString .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount the driver runs as and the roles bind (upstream's fixed name). */}}
+{{- define "sscd.serviceAccountName" -}}
+secrets-store-csi-driver
+{{- end -}}
+
+{{/*
+Comma-separated names of our CRDs that exist in the cluster but belong to another owner
+(no Helm ownership of this release): upstream's chart installs CRDs from crds/ without
+it, and Helm refuses to take such objects over. Empty under `helm template` (no cluster).
+*/}}
+{{- define "sscd.foreignCrds" -}}
+{{- $names := list }}
+{{- range $path, $_ := $.Files.Glob "files/crds/*.yaml" }}
+{{- $name := ($.Files.Get $path | fromYaml).metadata.name }}
+{{- $live := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" $name }}
+{{- if $live }}
+{{- $release := dig "metadata" "annotations" "meta.helm.sh/release-name" "" $live }}
+{{- $namespace := dig "metadata" "annotations" "meta.helm.sh/release-namespace" "" $live }}
+{{- if not (and (eq $release $.Release.Name) (eq $namespace $.Release.Namespace)) }}
+{{- $names = append $names $name }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join "," $names -}}
+{{- end -}}

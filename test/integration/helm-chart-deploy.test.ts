@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { parse } from 'yaml';
+import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from '../support/helm.js';
+
+// deploy/ (kubectl apply -k) and the chart with its default values express the same
+// install: the same objects, container args, RBAC rules, CSIDriver spec and volumes.
+// Released as `csi-secrets-store` in kube-system with nameOverride=csi-secrets-store, the
+// chart uses deploy/'s names (its defaults follow upstream's chart naming instead).
+// Documented differences (docs/helm.md#the-chart-and-deploy), removed before comparing:
+// Helm's and the chart's labels, the CRDs' helm.sh/resource-policy annotation, and the
+// names of the provider-directory volumes (upstream's chart and deploy/ number them in
+// opposite orders), compared by host path instead.
+
+const DEPLOY = join(CHART_DIR, '../../deploy');
+
+/** The objects `kubectl apply -k deploy/` creates, from kustomization.yaml's resources. */
+function deployObjects(): Manifest[] {
+  const kustomization = parse(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+  return kustomization.resources.flatMap((file) => parseManifests(readFileSync(join(DEPLOY, file), 'utf8')));
+}
+
+/** Keeps only labels that carry meaning beyond bookkeeping: RBAC aggregation. */
+function meaningfulLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
+  const kept = Object.entries(labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/'));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/** Names each hostPath volume after its host path, in volumes and every container's mounts. */
+function volumesByHostPath(podSpec: Record<string, any>): void {
+  const rename = new Map<string, string>();
+  for (const v of (podSpec['volumes'] ?? []) as Record<string, any>[]) {
+    if (v['hostPath']) rename.set(v['name'], `host:${String(v['hostPath'].path).replace(/\/$/, '')}`);
+  }
+  for (const v of podSpec['volumes'] ?? []) v['name'] = rename.get(v['name']) ?? v['name'];
+  podSpec['volumes']?.sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
+  for (const c of [...(podSpec['initContainers'] ?? []), ...(podSpec['containers'] ?? [])]) {
+    for (const m of c['volumeMounts'] ?? []) m['name'] = rename.get(m['name']) ?? m['name'];
+    c['volumeMounts']?.sort((a: { mountPath: string }, b: { mountPath: string }) => a.mountPath.localeCompare(b.mountPath));
+  }
+}
+
+/** An object without the documented differences, ready for deep comparison. */
+function normalise(obj: Manifest): Manifest {
+  const copy = JSON.parse(JSON.stringify(obj)) as Manifest;
+  const meta = copy.metadata as Record<string, any>;
+  meta['labels'] = meaningfulLabels(meta['labels']);
+  if (meta['annotations']) delete meta['annotations']['helm.sh/resource-policy'];
+  if (meta['annotations'] && Object.keys(meta['annotations']).length === 0) delete meta['annotations'];
+  const template = copy['spec']?.template;
+  if (template) {
+    template.metadata.labels = meaningfulLabels(template.metadata.labels);
+    volumesByHostPath(template.spec);
+  }
+  return JSON.parse(JSON.stringify(copy)) as Manifest;
+}
+
+const key = (o: Manifest) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
+
+describe('Helm chart defaults and deploy/ express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    const rendered = await helm.template({ nameOverride: 'csi-secrets-store' }, { release: 'csi-secrets-store', namespace: 'kube-system' });
+    chart = new Map(rendered.map((o) => [key(o), normalise(o)]));
+    deploy = new Map(deployObjects().map((o) => [key(o), normalise(o)]));
+  });
+  after(() => helm?.cleanup());
+
+  it('renders the same objects (kind, namespace, name)', () => {
+    expect([...chart.keys()].sort()).to.deep.equal([...deploy.keys()].sort());
+  });
+
+  it('every object is the same apart from the documented differences', () => {
+    const differing = [...deploy].filter(([k, want]) => chart.has(k) && !isDeepStrictEqual(chart.get(k), want)).map(([k]) => k);
+    // The first difference in full, naming all of them.
+    for (const k of differing) expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
+  });
+});

@@ -1,0 +1,159 @@
+import { expect } from 'chai';
+import { basename, posix } from 'node:path';
+import { DRIVER_FLAGS, parseDriverConfig } from '../../driver/config.js';
+import { parseFlags, stringFlag } from '../../proto/runtime/flags.js';
+import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { fileProviderDefinition } from '../../providers/file/main.js';
+import { commonProviderFlags } from '../../providers/framework/run-provider.js';
+import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';
+import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
+
+// The chart rendered by the real helm (test/peers/install.sh helm) for each value set, read
+// with the driver's and the file provider's own flag parsers.
+
+const NAMESPACE = 'secrets-store';
+const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
+const PROVIDER_DS = `${DRIVER_DS}-provider-file`;
+const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
+
+/** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
+function hostPathOf(ds: Manifest, container: Record<string, any>, containerPath: string): string {
+  const mount = ((container['volumeMounts'] ?? []) as Record<string, any>[])
+    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
+    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
+  expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
+  const volume = (ds['spec'].template.spec.volumes as Record<string, any>[]).find((v) => v['name'] === mount?.['name']);
+  expect(volume?.['hostPath'], `volume ${mount?.['name']} is a hostPath`).to.be.an('object');
+  return posix.normalize(posix.join(String(volume?.['hostPath'].path), posix.relative(String(mount?.['mountPath']), containerPath))).replace(/\/$/, '');
+}
+
+describe('Helm chart: lint and render (real helm)', function () {
+  this.timeout(120_000);
+  let helm: Helm;
+
+  before(() => { helm = createHelm(); });
+  after(() => helm?.cleanup());
+
+  it('helm lint --strict passes with the defaults and with every value set', async () => {
+    await helm.run(['lint', '--strict', '--kube-version', RENDER_KUBE_VERSION, CHART_DIR]);
+    for (const set of CHART_VALUE_SETS) {
+      await helm.run(['lint', '--strict', '--kube-version', RENDER_KUBE_VERSION, CHART_DIR, '-f', helm.valuesFile(set.values)])
+        .catch((err: Error) => { throw new Error(`${set.name}: ${err.message}`); });
+    }
+  });
+
+  for (const set of CHART_VALUE_SETS) {
+    describe(set.name, () => {
+      const want = set.expect;
+      let objects: Manifest[];
+      before(async () => { objects = await helm.template(set.values, { namespace: NAMESPACE }); });
+
+      it('passes the driver only flags it accepts (none ignored), and they parse to what the values ask', () => {
+        const c = podContainer(findManifest(objects, 'DaemonSet', DRIVER_DS), 'secrets-store');
+        expect(c['image']).to.equal(want.driverImage);
+        const args = expandArgs(c, { KUBE_NODE_NAME: 'node-1' });
+        for (const arg of args) {
+          const name = /^--?([^=]+)/.exec(arg)?.[1] ?? '';
+          expect(DRIVER_FLAGS, `${arg} is a flag of our driver`).to.have.property(name);
+          expect(DRIVER_FLAGS[name]?.ignored, `${arg} is an ignored upstream flag`).to.not.equal(true);
+        }
+        const config = parseDriverConfig(args, {});
+        expect(config.ignoredFlags).to.deep.equal([]);
+        expect(config.nodeId).to.equal('node-1');
+        expect(config.socketPath).to.equal('/csi/csi.sock');
+        expect(config.enableSecretSync, 'enable-secret-sync').to.equal(want.sync);
+        expect(config.enableSecretRotation, 'enable-secret-rotation').to.equal(want.rotation);
+        if (want.rotation) expect(config.rotationPollIntervalMs).to.equal(want.rotationPollIntervalMs);
+        expect(args.includes('--rotation-mode=republish'), 'rotation-mode').to.equal(want.rotation && want.rotationMode === 'republish');
+        expect(config.providerDirs).to.deep.equal(want.providerDirs);
+        expect(config.logLevel).to.equal(want.logLevel);
+        expect(config.maxCallRecvMsgSize).to.equal(want.maxCallRecvMsgSize);
+        expect(config.spcDir, 'Kubernetes mode').to.equal('');
+      });
+
+      it('renders the CSIDriver with requiresRepublish only in republish mode, and the tokenRequests asked for', () => {
+        const spec = findManifest(objects, 'CSIDriver', 'secrets-store.csi.k8s.io')['spec'];
+        expect(spec).to.deep.include({ podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], fsGroupPolicy: 'File' });
+        expect(spec.requiresRepublish).to.equal(want.rotation && want.rotationMode === 'republish');
+        expect(((spec.tokenRequests ?? []) as { audience: string }[]).map((t) => t.audience)).to.deep.equal(want.tokenAudiences);
+        // Kubernetes 1.35+: tokens in the request's secrets, as upstream's chart sets it.
+        expect(spec.serviceAccountTokenInSecrets).to.equal(want.tokenAudiences.length > 0 ? true : undefined);
+      });
+
+      it('renders the ClusterRoles the features need, each bound to the driver ServiceAccount in the release namespace', () => {
+        const rbacInstall = want.clusterRoles.includes('secretproviderclasses-role');
+        const roles = objects.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata?.name ?? '').sort();
+        expect(roles).to.deep.equal([...want.clusterRoles, ...(rbacInstall ? AGGREGATED_ROLES : [])].sort());
+        const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding');
+        expect(bindings.map((b) => b['roleRef'].name).sort()).to.deep.equal(want.clusterRoles);
+        for (const b of bindings) expect(b['subjects'], b.metadata?.name).to.deep.equal([{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: NAMESPACE }]);
+        const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
+        expect(accounts.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`)).to.deep.equal(rbacInstall ? [`${NAMESPACE}/${SERVICE_ACCOUNT}`] : []);
+        expect(findManifest(objects, 'DaemonSet', DRIVER_DS)['spec'].template.spec.serviceAccountName).to.equal(SERVICE_ACCOUNT);
+      });
+
+      it(want.crds ? 'renders both CRDs, kept on uninstall' : 'renders no CRDs', () => {
+        const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+        expect(crds.map((c) => c.metadata?.name).sort()).to.deep.equal(want.crds ? ['secretproviderclasses.secrets-store.csi.x-k8s.io', 'secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io'] : []);
+        for (const crd of crds) expect(crd.metadata?.annotations?.['helm.sh/resource-policy']).to.equal('keep');
+      });
+
+      it("puts kubelet's paths under kubeletRootDir, and the registrar registers the socket the driver serves", () => {
+        const ds = findManifest(objects, 'DaemonSet', DRIVER_DS);
+        const driver = podContainer(ds, 'secrets-store');
+        const root = want.kubeletRootDir;
+        const mount = (driver['volumeMounts'] as Record<string, any>[]).find((m) => m['mountPropagation'] === 'Bidirectional');
+        expect(mount?.['mountPath']).to.equal(`${root}/pods`);
+        expect(hostPathOf(ds, driver, `${root}/pods`)).to.equal(`${root}/pods`);
+        const socket = hostPathOf(ds, driver, parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), {}).socketPath);
+        expect(socket).to.equal(`${root}/plugins/csi-secrets-store/csi.sock`);
+        const registrar = podContainer(ds, 'node-driver-registrar');
+        expect(registrar['args']).to.include(`--kubelet-registration-path=${socket}`);
+        expect(hostPathOf(ds, registrar, '/registration')).to.equal(`${root}/plugins_registry`);
+        for (const dir of parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), {}).providerDirs) expect(hostPathOf(ds, driver, dir)).to.equal(dir);
+      });
+
+      it(want.providerFile ? 'runs the file provider with flags it accepts, its socket in the driver\'s --provider-volume' : 'renders no file provider', () => {
+        const providers = objects.filter((o) => o.kind === 'DaemonSet' && o.metadata?.name === PROVIDER_DS);
+        expect(providers).to.have.lengthOf(want.providerFile ? 1 : 0);
+        if (!want.providerFile) return;
+        const ds = providers[0] as Manifest;
+        const c = podContainer(ds, 'provider');
+        const [name, ...rest] = c['args'] as string[];
+        expect(name).to.equal(fileProviderDefinition.name);
+        const flags = parseFlags(rest, { ...commonProviderFlags('file'), ...fileProviderDefinition.flags });
+        expect(flags.positionals).to.deep.equal([]);
+        const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
+        expect(basename(socket)).to.equal('file.sock');
+        const driverDs = findManifest(objects, 'DaemonSet', DRIVER_DS);
+        const driver = podContainer(driverDs, 'secrets-store');
+        const providerVolume = stringFlag(parseFlags(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), DRIVER_FLAGS), 'provider-volume');
+        expect(posix.dirname(hostPathOf(ds, c, socket))).to.equal(hostPathOf(driverDs, driver, providerVolume));
+        expect(hostPathOf(ds, c, stringFlag(flags, 'root'))).to.equal(stringFlag(flags, 'root'));
+        expect(hostPathOf(ds, c, stringFlag(flags, 'hmac-key-file'))).to.equal(stringFlag(flags, 'hmac-key-file'));
+        // Its own selector: the driver DaemonSet must not adopt provider pods.
+        const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
+        const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
+        expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+      });
+    });
+  }
+
+  describe('values the chart refuses, with a message naming the key', () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['windows.enabled=true (no Windows image)', { windows: { enabled: true } }, /windows\.enabled: secrets-store-csi has no Windows image/],
+      ['an unknown rotationMode', { rotationMode: 'poll' }, /rotationMode must be reconciler or republish, got "poll"/],
+      ['a rotationPollInterval that is not a Go duration', { rotationPollInterval: '2 minutes' }, /rotationPollInterval must be a Go duration/],
+      ['an unknown fsGroupPolicy', { fsGroupPolicy: 'Group' }, /fsGroupPolicy must be File, ReadWriteOnceWithFSType, None or empty, got "Group"/],
+      ['an unknown logLevel', { logLevel: 'verbose' }, /logLevel must be error, warn, info or debug/],
+      ['a relative kubeletRootDir', { linux: { kubeletRootDir: 'var/lib/kubelet' } }, /linux\.kubeletRootDir must be an absolute path/],
+      ['a provider this chart does not have', { providers: { vault: { enabled: true } } }, /providers\.vault: this chart has no "vault" provider/],
+    ];
+    for (const [what, values, message] of cases) {
+      it(what, async () => {
+        const err = await helm.template(values).then(() => undefined, (e: Error) => e);
+        expect(err?.message).to.match(message);
+      });
+    }
+  });
+});

@@ -1,0 +1,167 @@
+// Value sets the chart tests render, lint and apply (server-side dry run), each with what
+// the rendered objects must say. Upstream's values are our own copy of the keys of
+// secrets-store-csi-driver v1.6.0's charts/secrets-store-csi-driver/values.yaml (read there),
+// not their file.
+
+/** What a value set must render. */
+export interface ChartExpectation {
+  readonly sync: boolean;
+  readonly rotation: boolean;
+  readonly rotationMode: 'reconciler' | 'republish';
+  readonly rotationPollIntervalMs: number;
+  /** ClusterRoles bound to the driver, sorted. */
+  readonly clusterRoles: readonly string[];
+  readonly providerFile: boolean;
+  /** The two CRDs rendered (linux.crds.enabled). */
+  readonly crds: boolean;
+  readonly kubeletRootDir: string;
+  /** Provider socket directories in the driver's search order. */
+  readonly providerDirs: readonly string[];
+  readonly tokenAudiences: readonly string[];
+  readonly logLevel: string;
+  readonly maxCallRecvMsgSize: number;
+  readonly driverImage: string;
+}
+
+/** One set of chart values and its expectation. */
+export interface ChartValueSet {
+  readonly name: string;
+  readonly values: Record<string, unknown>;
+  readonly expect: ChartExpectation;
+}
+
+const BASE_ROLE = 'secretproviderclasses-role';
+/** Upstream's roles aggregated into admin/edit/view (bound to nobody), rendered with rbac.install. */
+export const AGGREGATED_ROLES = ['secretproviderclasses-admin-role', 'secretproviderclasses-viewer-role', 'secretproviderclasspodstatuses-viewer-role'];
+const SYNC_ROLE = 'secretprovidersyncing-role';
+const ROTATION_ROLE = 'secretproviderrotation-role';
+const RESTART_ROLE = 'secretproviderrestart-role';
+const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'];
+
+const DEFAULTS: ChartExpectation = {
+  sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
+  clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
+  providerFile: true, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
+  logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
+};
+
+const resources = (cpu: string, memory: string, cpuReq: string, memoryReq: string) => ({ limits: { cpu, memory }, requests: { cpu: cpuReq, memory: memoryReq } });
+const notVirtualKubelet = {
+  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }] } },
+};
+
+/** The keys and defaults of upstream v1.6.0's values.yaml (windows.* trimmed to what it sets). */
+export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
+  linux: {
+    enabled: true,
+    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+    crds: { enabled: true, image: { repository: 'registry.k8s.io/csi-secrets-store/driver-crds', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' }, resources: {}, annotations: {}, podLabels: {} },
+    affinity: notVirtualKubelet,
+    driver: { resources: resources('200m', '200Mi', '50m', '100Mi') },
+    registrarImage: { repository: 'registry.k8s.io/sig-storage/csi-node-driver-registrar', tag: 'v2.16.0', pullPolicy: 'IfNotPresent' },
+    registrar: { resources: resources('100m', '100Mi', '10m', '20Mi'), logVerbosity: 5 },
+    livenessProbeImage: { repository: 'registry.k8s.io/sig-storage/livenessprobe', tag: 'v2.18.0', pullPolicy: 'IfNotPresent' },
+    livenessProbe: { resources: resources('100m', '100Mi', '10m', '20Mi') },
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+    kubeletRootDir: '/var/lib/kubelet',
+    providersDir: '/var/run/secrets-store-csi-providers',
+    additionalProvidersDirs: ['/etc/kubernetes/secrets-store-csi-providers'],
+    nodeSelector: {},
+    tolerations: [{ operator: 'Exists' }],
+    metricsAddr: ':8095',
+    env: [],
+    priorityClassName: '',
+    daemonsetAnnotations: {},
+    podAnnotations: {},
+    podLabels: {},
+    volumes: null,
+    volumeMounts: null,
+  },
+  windows: {
+    enabled: false,
+    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+    kubeletRootDir: 'C:\\var\\lib\\kubelet',
+    providersDir: 'C:\\\\k\\\\secrets-store-csi-providers',
+    additionalProvidersDirs: null,
+    tolerations: [{ operator: 'Exists' }],
+    metricsAddr: ':8095',
+    volumes: null,
+    volumeMounts: null,
+  },
+  logVerbosity: 0,
+  logFormatJSON: false,
+  livenessProbe: { port: 9808, logLevel: 2 },
+  maxCallRecvMsgSize: 4194304,
+  rbac: { install: true, pspEnabled: false },
+  syncSecret: { enabled: false },
+  enableSecretRotation: false,
+  rotationPollInterval: null,
+  providerHealthCheck: false,
+  providerHealthCheckInterval: '2m',
+  imagePullSecrets: [],
+  tokenRequests: [],
+  automountServiceAccountToken: true,
+  commonLabels: {},
+};
+
+/** The value sets every chart test covers. */
+export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
+  { name: 'defaults', values: {}, expect: DEFAULTS },
+  {
+    name: "upstream v1.6.0's default values",
+    values: UPSTREAM_DEFAULT_VALUES,
+    expect: { ...DEFAULTS, sync: false, rotation: false, clusterRoles: [BASE_ROLE], driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0' },
+  },
+  { name: 'Secret sync off', values: { syncSecret: { enabled: false } }, expect: { ...DEFAULTS, sync: false, clusterRoles: [BASE_ROLE, ROTATION_ROLE].sort() } },
+  { name: 'rotation off', values: { enableSecretRotation: false }, expect: { ...DEFAULTS, rotation: false, clusterRoles: [BASE_ROLE, SYNC_ROLE].sort() } },
+  {
+    name: 'rotation on with tokenRequests (upstream style)',
+    values: { enableSecretRotation: true, rotationPollInterval: '30s', tokenRequests: [{ audience: 'vault' }, { audience: 'api://AzureADTokenExchange', expirationSeconds: 3600 }] },
+    expect: { ...DEFAULTS, rotationPollIntervalMs: 30_000, tokenAudiences: ['vault', 'api://AzureADTokenExchange'] },
+  },
+  {
+    name: 'republish mode',
+    values: { enableSecretRotation: true, rotationMode: 'republish', tokenRequests: [{ audience: 'vault' }] },
+    // kubelet passes the tokens and the nodePublishSecretRef: no rotation role.
+    expect: { ...DEFAULTS, rotationMode: 'republish', clusterRoles: [BASE_ROLE, SYNC_ROLE].sort(), tokenAudiences: ['vault'] },
+  },
+  // As upstream's chart: the sync role follows syncSecret.enabled, rbac.install the rest.
+  { name: 'rbac.install=false', values: { rbac: { install: false } }, expect: { ...DEFAULTS, clusterRoles: [ROTATION_ROLE, SYNC_ROLE].sort() } },
+  { name: 'custom kubeletRootDir', values: { linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } }, expect: { ...DEFAULTS, kubeletRootDir: '/var/lib/k0s/kubelet' } },
+  { name: 'providers off', values: { providers: { file: { enabled: false } } }, expect: { ...DEFAULTS, providerFile: false } },
+  {
+    name: 'everything customised',
+    values: {
+      commonLabels: { team: 'platform' },
+      imagePullSecrets: [{ name: 'regcred' }],
+      logVerbosity: 5,
+      maxCallRecvMsgSize: 8388608,
+      workloadRestart: { enabled: true },
+      linux: {
+        crds: { enabled: false },
+        image: { repository: 'registry.example.com/ssc/driver', tag: 'ignored', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+        providersDir: '/run/providers',
+        additionalProvidersDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers'],
+        metricsAddr: '127.0.0.1:9095',
+        env: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' }],
+        volumes: [{ name: 'extra', emptyDir: {} }],
+        volumeMounts: [{ name: 'extra', mountPath: '/extra', readOnly: true }],
+        nodeSelector: { 'node-role.kubernetes.io/worker': 'true' },
+        affinity: notVirtualKubelet,
+        priorityClassName: '',
+        daemonsetAnnotations: { 'example.com/owner': 'platform' },
+        podAnnotations: { 'prometheus.io/scrape': 'true' },
+        podLabels: { tier: 'node' },
+        driver: { extraArgs: ['--provider-timeout=20s', '--max-objects-per-volume=500'] },
+      },
+      providers: { file: { rootDir: '/srv/secrets', stateDir: '/srv/secrets-state', healthPort: 9999, podLabels: { tier: 'node' } } },
+    },
+    expect: {
+      ...DEFAULTS,
+      clusterRoles: [BASE_ROLE, RESTART_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
+      providerDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers', '/run/providers'],
+      crds: false, logLevel: 'debug', maxCallRecvMsgSize: 8388608,
+      driverImage: 'registry.example.com/ssc/driver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    },
+  },
+];
