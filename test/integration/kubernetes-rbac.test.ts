@@ -7,7 +7,7 @@ import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, DRIVER_USER, kustomizationRbacFiles, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { allowed, auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
-import { createPodWithVolumes, daemonSetConfig, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents } from '../support/rbac-scenario.js';
+import { createPodWithVolumes, daemonSetConfig, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, untilPodEvent } from '../support/rbac-scenario.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
@@ -67,7 +67,7 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
     await s.client.publish(s.request(s.targetPath('tok'), 'plain', 'tok-pod', ns, uid));
     await untilLogged(s.driver, /"message":"rotation refresh failed"/);
     const want = '(the driver\'s RBAC lacks: create serviceaccounts/token; granted by ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)';
-    expect((await podEvents(cluster, ns, 'tok-pod')).find((e) => e.startsWith('Warning MountRotationFailed:'))).to.include(want);
+    expect(await untilPodEvent(cluster, ns, 'tok-pod', (e) => e.startsWith('Warning MountRotationFailed:'))).to.include(want);
     expect(loggedLine(s, 'rotation refresh failed', 'serviceaccounts/token')).to.include(want);
     expect(await readFile(join(s.targetPath('tok'), 'a'), 'utf8'), 'the mounted content stays').to.equal('a1');
   });
@@ -78,7 +78,7 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
     const uid = await createPodWithVolumes(cluster, ns, 'sync-pod', ['synced']);
     // Today the mount fails with the sync error; issue 10 item 4 makes it succeed and report: either way the right is named.
     await s.client.publish(s.request(s.targetPath('sync'), 'synced', 'sync-pod', ns, uid)).catch((err: unknown) => { if (!isGrpcCallError(err)) throw err; });
-    const warning = (await podEvents(cluster, ns, 'sync-pod')).find((e) => e.startsWith('Warning') && e.includes('deploy/rbac-secret-sync.yaml'));
+    const warning = await untilPodEvent(cluster, ns, 'sync-pod', (e) => e.startsWith('Warning') && e.includes('deploy/rbac-secret-sync.yaml'));
     expect(warning).to.match(/the driver's RBAC lacks: (get|create) secrets; granted by ClusterRole secretprovidersyncing-role in deploy\/rbac-secret-sync\.yaml/);
     expect(s.driver.stderr().split('\n').some((l) => l.includes('"level":"warn"') && /RBAC lacks: (get|create) secrets; granted by ClusterRole secretprovidersyncing-role/.test(l))).to.equal(true);
   });
@@ -95,7 +95,7 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
     await writeFile(join(s.providerRoot, 'a'), 'a2');
     await untilLogged(s.driver, /"message":"could not restart workload after rotation"/);
     const want = '(the driver\'s RBAC lacks: get replicasets in API group "apps"; granted by ClusterRole secretproviderrestart-role in deploy/rbac-workload-restart.yaml)';
-    expect((await podEvents(cluster, ns, 'web-1-a')).find((e) => e.startsWith('Warning WorkloadRestartFailed:'))).to.include(want);
+    expect(await untilPodEvent(cluster, ns, 'web-1-a', (e) => e.startsWith('Warning WorkloadRestartFailed:'))).to.include(want);
     expect(loggedLine(s, 'could not restart workload after rotation', 'replicasets')).to.include(want);
     expect(await readFile(join(s.targetPath('web'), 'a'), 'utf8')).to.equal('a2');
     await writeFile(join(s.providerRoot, 'a'), 'a1');

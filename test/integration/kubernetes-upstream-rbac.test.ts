@@ -7,7 +7,7 @@ import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublis
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
-import { createPodWithVolumes, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE } from '../support/rbac-scenario.js';
+import { createPodWithVolumes, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE, untilPodEvent } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { upstreamFile } from '../support/upstream-module.js';
 
@@ -86,6 +86,7 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
       const uid = await createPodWithVolumes(cluster, ns, 'reconciled', ['up']);
       await stack.client.publish(stack.request(stack.targetPath('r'), 'up', 'reconciled', ns, uid));
       await untilLogged(stack.driver, /"message":"rotation refresh failed"/, 2);
+      await untilPodEvent(cluster, ns, 'reconciled', (e) => e.startsWith('Warning MountRotationFailed:'));
       const failures = (await podEvents(cluster, ns, 'reconciled')).filter((e) => e.startsWith('Warning MountRotationFailed:'));
       expect(failures.length).to.be.greaterThan(0);
       for (const f of failures) expect(f).to.include('HTTP 403').and.include('(the driver\'s RBAC lacks: create serviceaccounts/token; granted by ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)');

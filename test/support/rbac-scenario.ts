@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { parseDriverConfig, type DriverConfig } from '../../driver/config.js';
 import type { KubeCluster } from './kube-cluster.js';
+import { until } from './until.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -36,6 +37,15 @@ export async function ensureCsiDriverLikeUpstreamHelm(cluster: KubeCluster): Pro
 /** Events on one pod, as `Type Reason: message`. */
 export async function podEvents(cluster: KubeCluster, namespace: string, pod: string): Promise<string[]> {
   return (await cluster.admin.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === pod).map((e) => `${e.type} ${e.reason}: ${e.message}`);
+}
+
+/**
+ * Waits for the first event on `pod` that `matches` (as `Type Reason: message`). The
+ * driver logs a failure before it writes the event, so a test that awaited the log line
+ * must wait for the event too.
+ */
+export async function untilPodEvent(cluster: KubeCluster, namespace: string, pod: string, matches: (event: string) => boolean): Promise<string> {
+  return (await until(`an event on pod ${namespace}/${pod}`, async () => (await podEvents(cluster, namespace, pod)).find(matches))).value;
 }
 
 /** A pod on the driver's node (test-node) with one inline volume of our driver per class. */
