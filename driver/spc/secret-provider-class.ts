@@ -1,5 +1,4 @@
 import { SscError } from '../../proto/runtime/errors.js';
-import { objectNameProblem } from '../k8s/resource-paths.js';
 import { pathProblem } from '../volume/path-rules.js';
 
 /** One key of a synced Secret: which mounted file feeds which data key. */
@@ -54,9 +53,6 @@ function parseSecretObjects(value: unknown, where: string): SecretObject[] {
     if (typeof raw !== 'object' || raw === null) throw bad(where, `${field} must be an object`);
     const o = raw as Record<string, unknown>;
     if (typeof o['secretName'] !== 'string' || o['secretName'] === '') throw bad(where, `${field}.secretName is required`);
-    // The name goes into an API path: "." or ".." there would address another object.
-    const nameProblem = objectNameProblem(o['secretName']);
-    if (nameProblem) throw bad(where, `${field}.secretName ${JSON.stringify(o['secretName'].slice(0, 100))} is not a valid Secret name: ${nameProblem}`);
     if (o['type'] !== undefined && typeof o['type'] !== 'string') throw bad(where, `${field}.type must be a string`);
     const data = o['data'] ?? [];
     if (!Array.isArray(data)) throw bad(where, `${field}.data must be a list`);
