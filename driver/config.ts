@@ -63,7 +63,7 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'secret-resync-interval': { type: 'string', default: '5m', help: 'how often synced Secrets of mounted volumes are checked and re-created from the mounted files, as a Go duration; minimum 1s (with rotation: at most --rotation-poll-interval)' },
   'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
   'provider-timeout': { type: 'string', default: '30s', help: 'deadline of each provider call as a Go duration; shortened to the kubelet deadline when that is sooner' },
-  'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug (default info, or debug with upstream\'s -v=4 or more)' },
+  'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug (without it, upstream\'s -v=4 or more selects debug)' },
   // So that upstream v1.6's DaemonSet args and Helm chart start unchanged; see docs/configuration.md.
   ...UPSTREAM_COMPAT_FLAGS,
 });
