@@ -40,15 +40,21 @@ async function main(argv: readonly string[]): Promise<void> {
   const [command, ...given] = argv;
   const rest = wantsHelp(given) ? ['--help'] : given;
   switch (command) {
-    case 'driver':
-      if (rest.includes('--version')) return main(['--version']);
+    case 'driver': {
+      const { DRIVER_FLAGS, versionRequested } = await import('../driver/config.js');
       if (rest.includes('--help')) {
-        const { DRIVER_FLAGS } = await import('../driver/config.js');
         const { flagsHelp } = await import('../proto/runtime/flags.js');
         process.stdout.write(`secrets-store-csi driver [flags]\n${flagsHelp(DRIVER_FLAGS)}\n`);
         return;
       }
+      // -version / --version[=true] as upstream's binary: its JSON line, exit 0.
+      if (versionRequested(rest)) {
+        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([import('../driver/upstream-flags.js'), import('../proto/runtime/version.js')]);
+        process.stdout.write(upstreamVersionLine(packageVersion()));
+        return;
+      }
       return (await import('../driver/main.js')).runDriver(rest);
+    }
     case 'provider': {
       if (wantsHelp(given.slice(0, 1))) { process.stdout.write(PROVIDER_USAGE); return; }
       const [name, ...provided] = given;

@@ -2,6 +2,7 @@ import { parseGoDuration } from '../proto/runtime/duration.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../proto/runtime/flags.js';
 import { parseLogLevel, type LogLevel } from '../proto/runtime/logger.js';
 import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
+import { UPSTREAM_COMPAT_FLAGS, upstreamFlagEffects } from './upstream-flags.js';
 
 /** How the driver puts a volume in place at the target path. */
 export type MountMode = 'tmpfs' | 'dir';
@@ -62,14 +63,9 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'secret-resync-interval': { type: 'string', default: '5m', help: 'how often synced Secrets of mounted volumes are checked and re-created from the mounted files, as a Go duration; minimum 1s (with rotation: at most --rotation-poll-interval)' },
   'mount-mode': { type: 'string', default: 'tmpfs', help: 'tmpfs (mount a tmpfs at each target path) or dir (plain directory; local mode only)' },
   'provider-timeout': { type: 'string', default: '30s', help: 'deadline of each provider call as a Go duration; shortened to the kubelet deadline when that is sooner' },
-  'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
-  // Accepted so upstream v1.6 DaemonSet manifests start unchanged; see docs/configuration.md.
-  'provider-health-check': { type: 'boolean', ignored: true, help: 'upstream flag, ignored' },
-  'provider-health-check-interval': { type: 'string', ignored: true, help: 'upstream flag, ignored' },
-  'v': { type: 'string', ignored: true, help: 'upstream klog verbosity, ignored (use --log-level)' },
-  'log-format-json': { type: 'boolean', ignored: true, help: 'upstream flag, ignored (logs are always JSON)' },
-  'enable-pprof': { type: 'boolean', ignored: true, help: 'upstream flag, ignored (Go profiling)' },
-  'pprof-port': { type: 'string', ignored: true, help: 'upstream flag, ignored (Go profiling)' },
+  'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug (without it, upstream\'s -v=4 or more selects debug)' },
+  // So that upstream v1.6's DaemonSet args and Helm chart start unchanged; see docs/configuration.md.
+  ...UPSTREAM_COMPAT_FLAGS,
 });
 
 const MIN_ROTATION_MS = 1000;
@@ -92,9 +88,19 @@ function duration(name: string, raw: string, minMs: number): number {
   return ms;
 }
 
+/**
+ * Whether the command line asks for the version (`-version`, `--version=true`, …), as
+ * upstream checks it: after parsing every flag (an unknown one throws), before anything
+ * else is required.
+ */
+export function versionRequested(argv: readonly string[]): boolean {
+  return booleanFlag(parseFlags(argv, DRIVER_FLAGS), 'version');
+}
+
 /** Parses driver flags and environment into a frozen DriverConfig; throws with a message naming the flag. */
 export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): DriverConfig {
   const flags = parseFlags(argv, DRIVER_FLAGS);
+  const upstream = upstreamFlagEffects(flags);
   if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
   const rotationMode = stringFlag(flags, 'rotation-mode');
   if (rotationMode !== 'reconciler' && rotationMode !== 'republish') throw new Error(`--rotation-mode must be reconciler or republish, got "${rotationMode}"`);
@@ -127,7 +133,7 @@ export function parseDriverConfig(argv: readonly string[], env: Readonly<Record<
     secretResyncIntervalMs: duration('secret-resync-interval', stringFlag(flags, 'secret-resync-interval'), 1000),
     mountMode,
     providerTimeoutMs: duration('provider-timeout', stringFlag(flags, 'provider-timeout'), 1),
-    logLevel: parseLogLevel(stringFlag(flags, 'log-level')),
-    ignoredFlags: Object.freeze([...flags.ignoredGiven]),
+    logLevel: upstream.logLevel ?? parseLogLevel(stringFlag(flags, 'log-level')),
+    ignoredFlags: Object.freeze([...upstream.ignoredFlags]),
   });
 }

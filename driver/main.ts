@@ -32,6 +32,7 @@ export interface RunningDriver {
 
 /** Wires the driver's parts from its config and starts serving CSI on the socket. */
 export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
+  logger.debug('driver configuration', { ...config });
   for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
   if (config.rotationMode === 'republish' && !config.enableSecretRotation) logger.warn('--rotation-mode=republish has no effect without --enable-secret-rotation: kubelet republishes fetch again as ordinary publishes');
   if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');

@@ -64,12 +64,15 @@ function parseSecretObjects(value: unknown, where: string): SecretObject[] {
       data: data.map((d: unknown, j): SecretObjectData => {
         const df = `${field}.data[${j}]`;
         const e = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
-        if (typeof e['objectName'] !== 'string' || e['objectName'] === '') throw bad(where, `${df}.objectName is required`);
+        // Surrounding spaces are dropped, as upstream's GetSecretData does (strings.TrimSpace).
+        const objectName = typeof e['objectName'] === 'string' ? e['objectName'].trim() : '';
+        if (objectName === '') throw bad(where, `${df}.objectName is required`);
         // objectName names a file inside the mounted volume; anything else could read the node's files.
-        const problem = pathProblem(e['objectName']);
-        if (problem) throw bad(where, `${df}.objectName ${JSON.stringify(e['objectName'].slice(0, 100))} is not a path inside the volume: ${problem}`);
-        if (typeof e['key'] !== 'string' || e['key'] === '') throw bad(where, `${df}.key is required`);
-        return { objectName: e['objectName'], key: e['key'] };
+        const problem = pathProblem(objectName);
+        if (problem) throw bad(where, `${df}.objectName ${JSON.stringify(objectName.slice(0, 100))} is not a path inside the volume: ${problem}`);
+        const key = typeof e['key'] === 'string' ? e['key'].trim() : '';
+        if (key === '') throw bad(where, `${df}.key is required`);
+        return { objectName, key };
       }),
     };
   });

@@ -15,21 +15,29 @@ export interface FlagSpec {
 export interface ParsedFlags {
   readonly values: Readonly<Record<string, string | boolean>>;
   readonly positionals: readonly string[];
-  /** Names of ignored compatibility flags that were given. */
+  /** Names of ignored compatibility flags that were given, each once, in order. */
   readonly ignoredGiven: readonly string[];
+  /** Names of every flag given on the command line (not defaulted), each once. */
+  readonly given: ReadonlySet<string>;
 }
 
-const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, t: true, false: false, '0': false, f: false };
+// Go's strconv.ParseBool, which the flag package uses: exactly these spellings.
+const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
+  '1': true, t: true, T: true, true: true, TRUE: true, True: true,
+  '0': false, f: false, F: false, false: false, FALSE: false, False: false,
+};
 
 /**
  * Parses Go-flag-style arguments, as upstream's manifests pass them: `--name=value`,
- * `--name value`, `-name=value`, boolean `--name` or `--name=false`. Unknown flags are
- * errors that name the flag. Values that were not given take their spec's default.
+ * `--name value`, `-name=value`, `-name value`, boolean `-name`, `--name` or
+ * `--name=false` (never `--name false`, as in Go). Unknown flags are errors that name
+ * the flag. Values that were not given take their spec's default.
  */
 export function parseFlags(argv: readonly string[], specs: Readonly<Record<string, FlagSpec>>): ParsedFlags {
   const values: Record<string, string | boolean> = {};
   const positionals: string[] = [];
-  const ignoredGiven: string[] = [];
+  const ignoredGiven = new Set<string>();
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') { positionals.push(...argv.slice(i + 1)); break; }
@@ -43,7 +51,7 @@ export function parseFlags(argv: readonly string[], specs: Readonly<Record<strin
     if (spec.type === 'boolean') {
       if (eq < 0) value = true;
       else {
-        const word = BOOLEAN_WORDS[body.slice(eq + 1).toLowerCase()];
+        const word = Object.hasOwn(BOOLEAN_WORDS, body.slice(eq + 1)) ? BOOLEAN_WORDS[body.slice(eq + 1)] : undefined;
         if (word === undefined) throw new Error(`flag --${name} takes true or false, got "${body.slice(eq + 1)}"`);
         value = word;
       }
@@ -54,13 +62,14 @@ export function parseFlags(argv: readonly string[], specs: Readonly<Record<strin
       value = next;
       i++;
     }
-    if (spec.ignored) ignoredGiven.push(name);
+    given.add(name);
+    if (spec.ignored) ignoredGiven.add(name);
     else values[name] = value;
   }
   for (const [name, spec] of Object.entries(specs)) {
     if (!(name in values) && spec.default !== undefined && !spec.ignored) values[name] = spec.default;
   }
-  return { values, positionals, ignoredGiven };
+  return { values, positionals, ignoredGiven: [...ignoredGiven], given };
 }
 
 /** Reads a string flag from parsed values ('' when absent). */

@@ -8,11 +8,24 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** The logger every module receives; children add fixed fields such as `component`. */
 export type Logger = winston.Logger;
 
-/** Keys whose values are replaced by "[REDACTED]" wherever they appear in a log entry. */
+/**
+ * Keys whose values are replaced by "[REDACTED]" wherever they appear in a log entry:
+ * they hold secret values (a CSI request's `secrets`, tokens, a Secret's `data`, file
+ * contents, keys). Names are not values: `secret` ("ns/name" of a synced Secret),
+ * `secretName` and `secretProviderClass` are logged as they are (docs/configuration.md#logs).
+ */
 const SENSITIVE_KEYS = new Set([
-  'secrets', 'secret', 'token', 'tokens', 'password', 'contents', 'data',
-  'csi.storage.k8s.io/serviceAccount.tokens', 'authorization', 'clientSecret',
+  'secrets', 'token', 'tokens', 'password', 'passphrase', 'contents', 'data', 'stringData',
+  'csi.storage.k8s.io/serviceAccount.tokens', 'authorization', 'privateKey', 'key',
 ]);
+
+/** camelCase names of values: accessToken, clientSecret, dbPassword (not secretName). */
+const SENSITIVE_SUFFIX = /^[a-z][A-Za-z0-9]*(Token|Tokens|Secret|Secrets|Password|Passphrase|PrivateKey)$/;
+
+/** Whether a log field named `key` holds a secret value. */
+export function isSensitiveKey(key: string): boolean {
+  return SENSITIVE_KEYS.has(key) || SENSITIVE_SUFFIX.test(key);
+}
 
 /** Deep copy of `value` with sensitive keys redacted; safe for objects with cycles. */
 export function redact(value: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
@@ -24,7 +37,7 @@ export function redact(value: unknown, seen: WeakSet<object> = new WeakSet()): u
   if (Array.isArray(value)) out = value.map((v) => redact(v, seen));
   else {
     const copy: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) copy[k] = SENSITIVE_KEYS.has(k) ? '[REDACTED]' : redact(v, seen);
+    for (const [k, v] of Object.entries(value)) copy[k] = isSensitiveKey(k) ? '[REDACTED]' : redact(v, seen);
     out = copy;
   }
   // Only the chain of parents counts as a cycle: a shared, non-cyclic object is copied again.
@@ -36,7 +49,7 @@ const redactFormat = winston.format((info) => {
   for (const key of Object.keys(info)) {
     if (key === 'level' || key === 'message') continue;
     const record = info as Record<string, unknown>;
-    record[key] = SENSITIVE_KEYS.has(key) ? '[REDACTED]' : redact(record[key]);
+    record[key] = isSensitiveKey(key) ? '[REDACTED]' : redact(record[key]);
   }
   return info;
 });

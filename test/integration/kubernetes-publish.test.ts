@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -6,8 +7,11 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
-const CERT = '-----BEGIN CERTIFICATE-----\nMIIcert\n-----END CERTIFICATE-----';
-const KEY = '-----BEGIN PRIVATE KEY-----\nMIIkey\n-----END PRIVATE KEY-----';
+const CERT = '-----BEGIN CERTIFICATE-----\nMIIcertA\n-----END CERTIFICATE-----';
+const RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+const KEY = RSA.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
+// tls.key as upstream writes it: PKCS#1 (driver/sync/tls).
+const RSA_KEY = RSA.export({ type: 'pkcs1', format: 'pem' }).toString();
 
 function spc(name: string, secretObjects: unknown[] = []) {
   return {
@@ -92,7 +96,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     const tls = await secret('app-tls');
     expect(tls.type).to.equal('kubernetes.io/tls');
     expect(Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64').toString()).to.equal(`${CERT}\n`);
-    expect(Buffer.from(tls.data?.['tls.key'] ?? '', 'base64').toString()).to.equal(`${KEY}\n`);
+    expect(Buffer.from(tls.data?.['tls.key'] ?? '', 'base64').toString()).to.equal(RSA_KEY);
   });
 
   it('updates a Secret only when its data changed, keeping foreign labels, annotations and owners', async () => {

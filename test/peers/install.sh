@@ -4,10 +4,10 @@
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
 #                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager]
-#                         [helm] [upstream-driver] [upstream-chart]
+#                         [helm] [upstream-driver] [upstream-chart] [upstream-driver-facts]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager helm upstream-driver upstream-chart);
+# kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -53,6 +53,14 @@ FAKE_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
 FAKE_MAIN_VERSION=v1.6.0
 FAKE_SRC="$HERE/upstream-fake-provider/main.go"
 
+# Facts about upstream's driver computed by upstream's code: its flag set and its
+# Secret data conversion (kubernetes.io/tls, PKCS#12). Our upstream-driver-facts/main.go
+# in a throwaway module requiring the released driver module; the cache key includes
+# the hash of main.go. Also caches flags.json, the flag list read from that module.
+FACTS_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
+FACTS_MAIN_VERSION=v1.6.0
+FACTS_SRC="$HERE/upstream-driver-facts/main.go"
+
 # etcd, the backing store for kube-apiserver. The server module's root package is
 # etcd's main package. Its go.mod replaces the sibling etcd modules (api, pkg,
 # client/pkg, client/v3) with ../ paths; in a throwaway module those replaces do
@@ -86,8 +94,8 @@ HELM_PKG=helm.sh/helm/v3/cmd/helm
 UPSTREAM_CHART_MODULE=sigs.k8s.io/secrets-store-csi-driver
 UPSTREAM_CHART_VERSION=v1.6.0
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart)
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts)
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -101,7 +109,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver|upstream-chart) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver|upstream-chart|upstream-driver-facts) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -548,6 +556,45 @@ install_upstream_chart() {
   echo "$label: copied"
 }
 
+upstream_driver_facts_dir() {
+  local hash=""
+  [ -f "$FACTS_SRC" ] && hash="$(sha256_file "$FACTS_SRC" | cut -c1-12)"
+  echo "$CACHE/upstream-driver-facts-$FACTS_MAIN_VERSION-$hash"
+}
+
+# The binary and flags.json (its `flags` output for the module at FACTS_MAIN_VERSION);
+# flags.json is written last, so its presence means the binary is there.
+install_upstream_driver_facts() {
+  local label="upstream-driver-facts $FACTS_MAIN_VERSION" dir work log start moddir
+  if [ ! -f "$FACTS_SRC" ]; then echo "upstream-driver-facts: FAILED (missing source $FACTS_SRC)"; return 1; fi
+  dir="$(upstream_driver_facts_dir)"
+  if [ -s "$dir/flags.json" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  mkdir "$work/src"
+  cp "$FACTS_SRC" "$work/src/main.go"
+  if ! (cd "$work/src" \
+        && go mod init ssc-test-peers/upstream-driver-facts >>"$log" 2>&1 \
+        && go mod edit -require="$FACTS_MAIN_MODULE@$FACTS_MAIN_VERSION" >>"$log" 2>&1 \
+        && go mod tidy >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  moddir="$(cd "$work/src" && go list -m -f '{{.Version}} {{.Dir}}' "$FACTS_MAIN_MODULE" 2>>"$log")" || moddir=""
+  if [ "${moddir%% *}" != "$FACTS_MAIN_VERSION" ] || [ ! -d "${moddir#* }" ]; then
+    echo "$FACTS_MAIN_MODULE resolved to '$moddir'" >>"$log"
+    fail "$label" "$log" "go.mod no longer pins $FACTS_MAIN_MODULE $FACTS_MAIN_VERSION"; return 1
+  fi
+  moddir="${moddir#* }"
+  if ! (cd "$work/src" && go build -o "$work/upstream-driver-facts" . >>"$log" 2>&1) \
+     || ! "$work/upstream-driver-facts" flags "$moddir" >"$work/flags.json" 2>>"$log"; then
+    fail "$label" "$log" "go build or flag listing failed"; return 1
+  fi
+  copy_bin "$work/upstream-driver-facts" "$dir/upstream-driver-facts"
+  copy_bin "$work/flags.json" "$dir/flags.json"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
 failed=0
 for peer in "${peers[@]}"; do
   case "$peer" in
@@ -560,6 +607,7 @@ for peer in "${peers[@]}"; do
     helm) install_helm || failed=1 ;;
     upstream-driver) install_upstream_driver || failed=1 ;;
     upstream-chart) install_upstream_chart || failed=1 ;;
+    upstream-driver-facts) install_upstream_driver_facts || failed=1 ;;
   esac
 done
 
@@ -576,6 +624,9 @@ env_lines=()
 [ -n "$UPSTREAM_DRIVER_STANDIN_HASH" ] && [ -x "$(upstream_driver_bin)" ] \
   && env_lines+=("UPSTREAM_DRIVER=$(upstream_driver_bin)")
 [ -f "$(upstream_chart_dir)/Chart.yaml" ] && env_lines+=("UPSTREAM_CHART=$(upstream_chart_dir)")
+[ -s "$(upstream_driver_facts_dir)/flags.json" ] && env_lines+=(
+  "UPSTREAM_DRIVER_FACTS=$(upstream_driver_facts_dir)/upstream-driver-facts"
+  "UPSTREAM_DRIVER_FLAGS=$(upstream_driver_facts_dir)/flags.json")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"

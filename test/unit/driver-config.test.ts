@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseDriverConfig } from '../../driver/config.js';
+import { parseDriverConfig, versionRequested } from '../../driver/config.js';
 
 const NODE = ['--nodeid=node-1'];
 
@@ -88,10 +88,31 @@ describe('parseDriverConfig', () => {
     expect(parseDriverConfig([...NODE, '--rotation-poll-interval=1s'], {}).rotationPollIntervalMs).to.equal(1000);
   });
 
-  it('accepts ignored upstream flags and reports them', () => {
-    const c = parseDriverConfig([...NODE, '--provider-health-check', '--provider-health-check-interval=2m', '-v=5', '--log-format-json=true'], {});
-    expect(c.ignoredFlags).to.deep.equal(['provider-health-check', 'provider-health-check-interval', 'v', 'log-format-json']);
-    expect(c.logLevel).to.equal('info');
+  it('accepts ignored upstream flags and reports each once; honours -v and --log-format-json', () => {
+    const c = parseDriverConfig([...NODE, '--provider-health-check', '--provider-health-check-interval=2m', '-v=5', '--log-format-json=true', '-logtostderr', '--provider-health-check=false'], {});
+    expect(c.ignoredFlags).to.deep.equal(['provider-health-check', 'provider-health-check-interval', 'logtostderr']);
+    expect(c.logLevel).to.equal('debug');
+  });
+
+  const verbosity: [string[], string][] = [
+    [['-v=5'], 'debug'], [['--v', '4'], 'debug'], [['-v=3'], 'info'], [['-v=0'], 'info'], [['-v=-1'], 'info'],
+    [['-v=5', '--log-level=warn'], 'warn'], [['--log-level=info', '-v', '9'], 'info'], [['--log-level=error'], 'error'],
+  ];
+  for (const [args, level] of verbosity) {
+    it(`maps ${args.join(' ')} to log level ${level} (-v of 4 or more is debug unless --log-level is given)`, () => {
+      expect(parseDriverConfig([...NODE, ...args], {}).logLevel).to.equal(level);
+    });
+  }
+
+  it('warns about --log-format-json=false (logs are always JSON) and accepts the Prometheus metrics backend in any case', () => {
+    expect(parseDriverConfig([...NODE, '--log-format-json=false'], {}).ignoredFlags).to.deep.equal(['log-format-json']);
+    expect(parseDriverConfig([...NODE, '--metrics-backend=prometheus', '-metrics-backend', 'Prometheus'], {}).ignoredFlags).to.deep.equal([]);
+  });
+
+  it('reads -version as upstream: any Go spelling, after every flag parsed', () => {
+    for (const args of [['-version'], ['--version'], ['-version=true'], ['--version=1', '--nodeid=x']]) expect(versionRequested(args), args.join(' ')).to.equal(true);
+    for (const args of [[], ['--version=false'], ['-v=5']]) expect(versionRequested(args), args.join(' ')).to.equal(false);
+    expect(() => versionRequested(['-version', '--no-such-flag'])).to.throw('unknown flag --no-such-flag');
   });
 
   const invalid: [string, string[], Record<string, string>, string][] = [
@@ -115,6 +136,9 @@ describe('parseDriverConfig', () => {
     ['tcp endpoint', [...NODE, '--endpoint=tcp://0.0.0.0:1'], {}, 'must be a unix socket'],
     ['bad log level', [...NODE, '--log-level=trace'], {}, '--log-level must be one of'],
     ['unknown flag', [...NODE, '--no-such-flag'], {}, 'unknown flag --no-such-flag'],
+    ['-v not an integer', [...NODE, '-v=high'], {}, '-v must be an integer (klog verbosity), got "high"'],
+    ['-v beyond 32 bits', [...NODE, '-v=2147483648'], {}, '-v must be an integer (klog verbosity), got "2147483648"'],
+    ['another metrics backend', [...NODE, '--metrics-backend=stackdriver'], {}, '--metrics-backend: unsupported metrics backend "stackdriver" (only Prometheus, as upstream)'],
     ['positional', [...NODE, 'extra'], {}, 'unexpected argument "extra"'],
   ];
   for (const [name, argv, env, message] of invalid) {

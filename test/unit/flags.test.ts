@@ -52,9 +52,10 @@ describe('parseFlags', () => {
     expect(parsed.positionals).to.deep.equal(['false']);
   });
 
-  it('collects ignored upstream flags in ignoredGiven, never in values (not even their default)', () => {
+  it('collects ignored upstream flags in ignoredGiven, once each, never in values (not even their default)', () => {
     const parsed = parseFlags(['--v=5', '--health', '-v', '3', '--nodeid=n'], SPECS);
-    expect(parsed.ignoredGiven).to.deep.equal(['v', 'health', 'v']);
+    expect(parsed.ignoredGiven).to.deep.equal(['v', 'health']);
+    expect([...parsed.given]).to.deep.equal(['v', 'health', 'nodeid']);
     expect(parsed.values).to.not.have.property('v');
     expect(parsed.values).to.not.have.property('health');
     expect(parsed.values['nodeid']).to.equal('n');
@@ -76,6 +77,8 @@ describe('parseFlags', () => {
     [['--endpoint=x', '--nodeid'], 'flag --nodeid needs a value'],
     [['--rotate=yes'], 'flag --rotate takes true or false, got "yes"'],
     [['--rotate='], 'flag --rotate takes true or false, got ""'],
+    // Go's strconv.ParseBool takes true, True, TRUE (and false alike), t, T, f, F, 1, 0 only.
+    [['--rotate=tRUE'], 'flag --rotate takes true or false, got "tRUE"'],
   ];
   for (const [argv, message] of invalid) {
     it(`rejects ${argv.join(' ')} with "${message}"`, () => {

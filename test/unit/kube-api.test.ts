@@ -10,7 +10,9 @@ describe('Kubernetes REST paths', () => {
     [corePath('serviceaccounts', 'ns', 'default', 'token'), '/api/v1/namespaces/ns/serviceaccounts/default/token'],
     [podStatusPath(), '/apis/secrets-store.csi.x-k8s.io/v1/secretproviderclasspodstatuses'],
     [podStatusPath('ns', 'app-ns-spc'), '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasspodstatuses/app-ns-spc'],
-    [secretProviderClassPath('ns', 'a b/c'), '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasses/a%20b%2Fc'],
+    [secretProviderClassPath('ns', 'db'), '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasses/db'],
+    // The raw builder escapes what it is given; resource-paths.ts refuses such names first.
+    [resourcePath({ version: 'v1', resource: 'secrets', namespace: 'ns', name: 'a b/c' }), '/api/v1/namespaces/ns/secrets/a%20b%2Fc'],
     [appsPath('deployments', 'ns', 'web'), '/apis/apps/v1/namespaces/ns/deployments/web'],
     [csiDriverPath('secrets-store.csi.k8s.io'), '/apis/storage.k8s.io/v1/csidrivers/secrets-store.csi.k8s.io'],
   ];

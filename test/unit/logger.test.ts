@@ -10,11 +10,20 @@ describe('redact', () => {
     ['a number', 42, 42],
     ['secrets at the top', { secrets: { password: 'p' }, pod: 'a' }, { secrets: '[REDACTED]', pod: 'a' }],
     ['every sensitive key', {
-      secret: 's', token: 't', tokens: 't', password: 'p', contents: 'c', data: 'd', [TOKENS_KEY]: 'tk', authorization: 'Bearer x', clientSecret: 'cs',
+      token: 't', tokens: 't', password: 'p', passphrase: 'pp', contents: 'c', data: 'd', stringData: 'sd', [TOKENS_KEY]: 'tk', authorization: 'Bearer x',
+      clientSecret: 'cs', accessToken: 'at', dbPassword: 'dp', privateKey: 'pk', key: 'k',
     }, {
-      secret: '[REDACTED]', token: '[REDACTED]', tokens: '[REDACTED]', password: '[REDACTED]', contents: '[REDACTED]', data: '[REDACTED]',
-      [TOKENS_KEY]: '[REDACTED]', authorization: '[REDACTED]', clientSecret: '[REDACTED]',
+      token: '[REDACTED]', tokens: '[REDACTED]', password: '[REDACTED]', passphrase: '[REDACTED]', contents: '[REDACTED]', data: '[REDACTED]',
+      stringData: '[REDACTED]', [TOKENS_KEY]: '[REDACTED]', authorization: '[REDACTED]', clientSecret: '[REDACTED]', accessToken: '[REDACTED]',
+      dbPassword: '[REDACTED]', privateKey: '[REDACTED]', key: '[REDACTED]',
     }],
+    ['names, which are not secret values', {
+      secret: 'team/web-tls', secretName: 'web-tls', secretProviderClass: 'db', secretRef: 'creds', keys: 2, tokenExpiry: '1h',
+    }, {
+      secret: 'team/web-tls', secretName: 'web-tls', secretProviderClass: 'db', secretRef: 'creds', keys: 2, tokenExpiry: '1h',
+    }],
+    ['a Secret object logged by name: its data stays hidden', { secret: { name: 'web', data: { 'tls.key': 'x' }, stringData: { a: 'b' } } },
+      { secret: { name: 'web', data: '[REDACTED]', stringData: '[REDACTED]' } }],
     ['nested deeply', { a: { b: { c: { token: 'deep', keep: 1 } } } }, { a: { b: { c: { token: '[REDACTED]', keep: 1 } } } }],
     ['inside arrays', { list: [{ password: 'x', n: 1 }, 'plain'] }, { list: [{ password: '[REDACTED]', n: 1 }, 'plain'] }],
     ['a Buffer as byte count', { file: Buffer.from('top secret') }, { file: '[10 bytes]' }],
@@ -82,6 +91,20 @@ describe('createLogger', () => {
     const third = JSON.parse(lines[2] as string) as Record<string, unknown>;
     expect(third).to.include({ [TOKENS_KEY]: '[REDACTED]', file: `[${SECRET.length} bytes]` });
     expect(JSON.parse(lines[4] as string)).to.include({ component: 'test', secrets: '[REDACTED]' });
+  });
+
+  // Regression test for a fixed bug: the key `secret` was redacted, hiding the Secret's name in "Secret created".
+  it('shows a synced Secret\'s name and keeps a CSI request\'s values hidden', async () => {
+    const logger = createLogger({ component: 'test', level: 'debug' });
+    const out = await captureStderr(() => {
+      logger.info('Secret created', { secret: 'team/web-tls', keys: 2 });
+      logger.debug('request', { secretProviderClass: 'db', secrets: { password: SECRET }, volume_context: { [TOKENS_KEY]: TOKEN }, data: SECRET, token: TOKEN });
+    });
+    const [created, request] = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(created).to.include({ message: 'Secret created', secret: 'team/web-tls', keys: 2 });
+    expect(request).to.deep.include({ secretProviderClass: 'db', secrets: '[REDACTED]', volume_context: { [TOKENS_KEY]: '[REDACTED]' }, data: '[REDACTED]', token: '[REDACTED]' });
+    expect(out).to.not.include(SECRET);
+    expect(out).to.not.include(TOKEN);
   });
 
   it('a child logger redacts too', async () => {

@@ -1,11 +1,14 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import { buildSecretData, secretDataDigest, TLS_SECRET_TYPE } from '../../driver/sync/secret-data.js';
 import type { SecretObject } from '../../driver/spc/secret-provider-class.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
-const CERT = (n: string) => `-----BEGIN CERTIFICATE-----\nMII${n}\n-----END CERTIFICATE-----`;
-const KEY = '-----BEGIN PRIVATE KEY-----\nMIIkey\n-----END PRIVATE KEY-----';
-const RSA_KEY = '-----BEGIN RSA PRIVATE KEY-----\nMIIrsa\n-----END RSA PRIVATE KEY-----';
+// Certificate bytes are not parsed (as upstream): any base64 body will do.
+const CERT = (n: string) => `-----BEGIN CERTIFICATE-----\n${Buffer.from(`certificate ${n}`).toString('base64')}\n-----END CERTIFICATE-----`;
+const RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+const KEY = RSA.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
+const RSA_KEY = RSA.export({ type: 'pkcs1', format: 'pem' }).toString().trim();
 
 function object(type: string, data: [string, string][]): SecretObject {
   return { secretName: 's', type, labels: {}, annotations: {}, data: data.map(([objectName, key]) => ({ objectName, key })) };
@@ -25,16 +28,22 @@ describe('buildSecretData', () => {
     expect(text(data)).to.deep.equal({ password: 'p', username: 'u' });
   });
 
-  it('splits PEM into tls.crt (all certificates, in order) and tls.key for kubernetes.io/tls', () => {
+  it('splits PEM into tls.crt (all certificates, in order) and tls.key (PKCS#8 rewritten as PKCS#1, as upstream) for kubernetes.io/tls', () => {
     const pem = `${KEY}\n${CERT('leaf')}\n${CERT('intermediate')}\n`;
     const data = buildSecretData(object(TLS_SECRET_TYPE, [['cert', 'tls.crt'], ['cert', 'tls.key']]), files({ cert: pem }));
-    expect(text(data)).to.deep.equal({ 'tls.crt': `${CERT('leaf')}\n${CERT('intermediate')}\n`, 'tls.key': `${KEY}\n` });
+    expect(text(data)).to.deep.equal({ 'tls.crt': `${CERT('leaf')}\n${CERT('intermediate')}\n`, 'tls.key': `${RSA_KEY}\n` });
   });
 
   it('accepts an RSA PRIVATE KEY block for tls.key and copies other keys raw', () => {
     const data = buildSecretData(object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key'], ['ca', 'ca.crt']]), files({ c: `${CERT('x')}\n${RSA_KEY}`, ca: 'raw-ca' }));
     expect(text(data)['tls.key']).to.equal(`${RSA_KEY}\n`);
     expect(text(data)['ca.crt']).to.equal('raw-ca');
+  });
+
+  it('uses the last key block when there are several, as upstream', () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const data = buildSecretData(object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: `${RSA_KEY}\n${CERT('x')}\n${ec.export({ type: 'pkcs8', format: 'pem' }).toString()}` }));
+    expect(text(data)['tls.key']).to.equal(ec.export({ type: 'sec1', format: 'pem' }).toString());
   });
 
   it('drops the key of an object that is no longer mounted when asked to (on-object-removed: remove)', () => {
@@ -45,8 +54,11 @@ describe('buildSecretData', () => {
   const refusals: [string, SecretObject, Map<string, Buffer>, RegExp][] = [
     ['an objectName that is not a mounted file', object('Opaque', [['missing', 'k']]), files({ a: '1' }), /objectName "missing" is not a file in the mounted volume/],
     ['a key listed twice', object('Opaque', [['a', 'k'], ['b', 'k']]), files({ a: '1', b: '2' }), /key "k" is listed twice/],
-    ['a tls object without a private key', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: CERT('x') }), /exactly one PEM private key for tls.key, found 0/],
-    ['a tls object without a certificate', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: KEY }), /no PEM certificate for tls.crt/],
+    ['a tls object without a private key', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: CERT('x') }), /object "c" for tls.key: no PEM private key block for tls.key/],
+    ['a tls object without a certificate', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: KEY }), /object "c" for tls.crt: no PEM CERTIFICATE block for tls.crt/],
+    ['a tls object that is neither PEM nor PKCS#12', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: 'MIIgarbage' }), /object "c" for tls.crt: neither PEM nor a PKCS#12 file upstream can read/],
+    ['an encrypted key', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: `${CERT('x')}\n${RSA.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-128-cbc', passphrase: 'pw' }).toString()}` }), /"ENCRYPTED PRIVATE KEY"\) is encrypted/],
+    ['an Ed25519 key', object(TLS_SECRET_TYPE, [['c', 'tls.crt'], ['c', 'tls.key']]), files({ c: `${CERT('x')}\n${generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()}` }), /Ed25519 private keys are not supported/],
     ['a tls Secret missing tls.key', object(TLS_SECRET_TYPE, [['c', 'tls.crt']]), files({ c: `${CERT('x')}\n${KEY}` }), /needs data entries for both tls.crt and tls.key/],
   ];
   for (const [name, obj, mounted, message] of refusals) {
@@ -56,6 +68,7 @@ describe('buildSecretData', () => {
       expect(err).to.be.instanceOf(SscError);
       expect((err as SscError).message).to.match(message).and.match(/^secretObjects s: /);
       expect((err as SscError).message).not.to.include('MII');
+      expect((err as SscError).message).not.to.include(KEY.split('\n')[1]);
       expect((err as SscError).reason).to.equal('InvalidSecretObject');
     });
   }

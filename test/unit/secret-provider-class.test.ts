@@ -80,6 +80,12 @@ describe('parseSecretProviderClass', () => {
     it(`rejects ${name}`, () => expect(failure(obj).message).to.equal(message));
   }
 
+  it('drops spaces around objectName and key, as upstream', () => {
+    const c = parseSecretProviderClass(spc({}, { secretObjects: [{ secretName: 's', data: [{ objectName: ' db/pw\t', key: ' password ' }] }] }));
+    expect(c.secretObjects[0]?.data).to.deep.equal([{ objectName: 'db/pw', key: 'password' }]);
+    expect(failure(spc({}, { secretObjects: [{ secretName: 's', data: [{ objectName: 'a', key: '  ' }] }] })).message).to.match(/data\[0\]\.key is required/);
+  });
+
   it('refuses a secretObjects objectName that leaves the volume (it would read the node\'s files)', () => {
     const obj = { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'x', namespace: 'n' },
       spec: { provider: 'p', secretObjects: [{ secretName: 's', data: [{ objectName: '../../var/run/secrets/token', key: 'k' }] }] } };
