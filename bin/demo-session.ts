@@ -11,6 +11,11 @@ const STOP_SIGNALS: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 1
 /** How long close() waits for a stopped step's work to settle before it deletes the dir anyway. */
 const INFLIGHT_GRACE_MS = 10_000;
 
+/** Options of DemoSession.open (tests shorten the grace). */
+export interface DemoSessionOptions {
+  readonly inflightGraceMs?: number;
+}
+
 /** The demo was stopped by a signal, after cleaning up; cli.ts prints it and exits with `exitCode`. */
 export class DemoInterrupted extends Error {
   constructor(readonly signal: string, readonly exitCode: number) {
@@ -39,14 +44,14 @@ export class DemoSession {
     this.abort.abort(new Error(`stopped by ${signal}`));
   };
 
-  private constructor(readonly work: string) {}
+  private constructor(readonly work: string, private readonly inflightGraceMs: number) {}
 
   /** Installs the signal handlers, then makes the temp dir (a signal in between is handled too). */
-  static async open(): Promise<DemoSession> {
+  static async open(options: DemoSessionOptions = {}): Promise<DemoSession> {
     let pending: NodeJS.Signals | undefined;
     const early = (signal: NodeJS.Signals) => { pending ??= signal; };
     for (const s of Object.keys(STOP_SIGNALS)) process.on(s, early);
-    const session = new DemoSession(await mkdtemp(join(tmpdir(), 'ssc-demo-')));
+    const session = new DemoSession(await mkdtemp(join(tmpdir(), 'ssc-demo-')), options.inflightGraceMs ?? INFLIGHT_GRACE_MS);
     for (const s of Object.keys(STOP_SIGNALS)) { process.off(s, early); process.on(s, session.onSignal); }
     if (pending) session.onSignal(pending);
     return session;
@@ -93,7 +98,11 @@ export class DemoSession {
     await beforeStop().catch(() => undefined);
     for (const child of this.children.splice(0).reverse()) await child.stop();
     // With the driver gone, calls and log waits end; a copy into the dir must end before rm.
-    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => setTimeout(resolve, INFLIGHT_GRACE_MS).unref())]);
+    // The grace timer holds the event loop: work that never settles (and holds nothing)
+    // must not let Node exit here with code 0, skipping the cleanup below.
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => { grace = setTimeout(resolve, this.inflightGraceMs); })]);
+    clearTimeout(grace);
     await this.unmountLeftovers();
     await rm(this.work, { recursive: true, force: true }).catch((err: unknown) => {
       process.stderr.write(`secrets-store-csi: demo: could not delete ${this.work}: ${(err as Error).message}\n`);
