@@ -83,6 +83,7 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
     ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
   const secretSync = config.enableSecretSync ? new VolumeSecretSync({
     secrets: new SecretSyncer(api, k8sLogger, realSleep), events, classes, logger: k8sLogger, sleep: realSleep, random: Math.random,
+    isMounted: (t) => mounter.isMounted(t),
     recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
     synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
   }) : undefined;

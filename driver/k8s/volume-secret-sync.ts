@@ -34,6 +34,12 @@ export type SyncTrigger = 'publish' | 'republish' | 'rotation' | 'retry' | 'resy
 const REPORTS_ALWAYS: ReadonlySet<SyncTrigger> = new Set(['publish', 'rotation']);
 /** Triggers whose caller knows what the pod status object holds (it just wrote or read it). */
 const KNOWS_STATUS: ReadonlySet<SyncTrigger> = new Set(['publish', 'republish', 'rotation']);
+/**
+ * Triggers that run outside the publish lock: the volume may have been unpublished since
+ * it was listed (a re-sync round, or a retry whose NodeUnpublishVolume raced it), so they
+ * check the mount first.
+ */
+const IN_BACKGROUND: ReadonlySet<SyncTrigger> = new Set(['retry', 'resync']);
 
 /** What VolumeSecretSync needs; each a narrow port. */
 export interface VolumeSecretSyncDeps {
@@ -43,6 +49,8 @@ export interface VolumeSecretSyncDeps {
   readonly recordError: (pod: PodRef, spcName: string, message: string) => Promise<void>;
   /** The class as it is now: a retry picks up a fixed objectName without a new publish. */
   readonly classes: SecretProviderClassSource;
+  /** Whether the target is still mounted: background syncs (retries, re-syncs) of an unmounted one stop. */
+  readonly isMounted: (targetPath: string) => Promise<boolean>;
   /** A Secret was created or updated (sync_k8s_secret_total, k8s_secret_duration_sec). */
   readonly synced: (provider: string, seconds: number) => void;
   readonly logger: Logger;
@@ -91,7 +99,9 @@ export class VolumeSecretSync {
     if (this.stopped) return false;
     const state = this.stateOf(volume.targetPath);
     let ok = false;
-    await this.queue.run(volume.targetPath, async () => { ok = await this.attempt(volume, trigger, state); });
+    await this.queue.run(volume.targetPath, async () => {
+      ok = await this.stillMounted(state, volume.targetPath, trigger) ? await this.attempt(volume, trigger, state) : true;
+    });
     if (ok) this.cancelRetry(state);
     else this.ensureRetry(state, volume);
     return ok;
@@ -117,6 +127,20 @@ export class VolumeSecretSync {
     const loops = [...this.volumes.values()].map((s) => s.retry?.done);
     for (const state of this.volumes.values()) this.cancelRetry(state);
     await Promise.all(loops);
+  }
+
+  /**
+   * False (and the volume forgotten) when a background sync finds the target unmounted:
+   * it must neither report on nor retry for a volume kubelet has unpublished, and the
+   * state a re-sync created after forget() must not stay behind.
+   */
+  private async stillMounted(state: VolumeState, targetPath: string, trigger: SyncTrigger): Promise<boolean> {
+    if (!IN_BACKGROUND.has(trigger)) return true;
+    if (state.forgotten) return false;
+    if (await this.deps.isMounted(targetPath).catch(() => true)) return true;
+    if (this.volumes.get(targetPath) === state) this.forget(targetPath);
+    else state.forgotten = true;
+    return false;
   }
 
   private stateOf(targetPath: string): VolumeState {
@@ -152,9 +176,13 @@ export class VolumeSecretSync {
       const { volume } = retry;
       const spc = await this.deps.classes.get(volume.pod.namespace, volume.spc.name).catch(() => volume.spc);
       let ok = false;
+      let mounted = true;
       await this.queue.run(volume.targetPath, async () => {
-        if (!signal.aborted) ok = await this.attempt({ ...volume, spc }, 'retry', state);
+        if (signal.aborted) return;
+        mounted = await this.stillMounted(state, volume.targetPath, 'retry');
+        if (mounted) ok = await this.attempt({ ...volume, spc }, 'retry', state);
       });
+      if (!mounted) break;
       if (ok) {
         this.deps.logger.info('Secret sync succeeded after retrying', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: spc.name, retries: n + 1 });
         break;

@@ -54,6 +54,7 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
   let currentClass: SecretProviderClass;
   let sleeper: ManualSleep;
   let sync: VolumeSecretSync;
+  let mounted: Set<string>;
 
   const volume = (recordedError?: string, s = spc([object('db-pasword')])): SyncedVolume => ({ pod, targetPath: '/t/web-1', spc: s, owners: [], recordedError });
 
@@ -63,11 +64,13 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     currentClass = spc([object('db-pasword')]);
     outcome = (o) => { throw new SscError('failed-precondition', `secretObjects app: objectName "${o.data[0]?.objectName}" is not a file in the mounted volume`, { reason: 'InvalidSecretObject' }); };
     sleeper = new ManualSleep();
+    mounted = new Set(['/t/web-1', '/t/other', '/t/b']);
     sync = new VolumeSecretSync({
       secrets: { sync: async (_p, _t, o) => outcome(o) },
       events: { event: async (_p, type, reason, message) => { events.push(`${type} ${reason}: ${message}`); } },
       recordError: async (_p, _spc, message) => { statusWrites.push(message); },
       classes: { get: async () => currentClass },
+      isMounted: async (t) => mounted.has(t),
       synced: () => undefined,
       logger: createLogger({ component: 'test', silent: true }),
       sleep: sleeper.sleep, random: () => 0,
@@ -155,5 +158,30 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     await sync.sync(volume(''), 'rotation');
     expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal(['Warning FailedToCreateSecret', 'Warning SecretRotationFailed']);
     expect(sync.isRetrying('/t/web-1')).to.equal(true);
+  });
+
+  // NodeUnpublishVolume between a re-sync round's mount check and its sync: before, the
+  // sync reported on the gone volume and started a retry loop that nothing ever stopped.
+  it('a re-sync of a volume unpublished meanwhile reports nothing, starts no retry and keeps nothing', async () => {
+    sync.forget('/t/web-1');
+    mounted.delete('/t/web-1');
+    expect(await sync.sync(volume(), 'resync')).to.equal(true);
+    expect(events).to.deep.equal([]);
+    expect(statusWrites).to.deep.equal([]);
+    expect(sync.isRetrying('/t/web-1')).to.equal(false);
+    expect(sleeper.pending).to.deep.equal([]);
+  });
+
+  it('a retry finding the volume unmounted (its unpublish was missed) stops without an attempt', async () => {
+    let attempts = 0;
+    const fail = outcome;
+    outcome = (o) => { attempts++; return fail(o); };
+    await sync.sync(volume(''), 'publish');
+    expect(attempts).to.equal(1);
+    mounted.delete('/t/web-1');
+    await sleeper.release();
+    expect(attempts, 'no attempt on an unmounted volume').to.equal(1);
+    expect(sync.isRetrying('/t/web-1')).to.equal(false);
+    expect(sleeper.pending).to.deep.equal([]);
   });
 });
