@@ -164,9 +164,16 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
   });
 
   it('counts its Kubernetes API requests in rest_client_requests_total, by method and status code', async () => {
+    // Calls of its own, so it passes run alone: a class that does not exist (GET 404), then a
+    // publish that creates a pod status object (POST 201).
+    await grpcFailure(stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)));
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('counted') });
+    const target = stack.targetPath('counted');
+    await stack.client.publish(stack.request(target, 'counted', 'web-123-abc', ns, podUid));
+    await stack.client.unpublish('vol-web-123-abc', target);
     const text = await stack.metrics();
     const count = (method: string, code: string) => Number(new RegExp(`^rest_client_requests_total\\{method="${method}",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-    // Pod status objects and Secrets were created; the class lookup above answered 404; the class cache listed.
+    // The pod status object was created; the missing class answered 404; the class cache listed.
     expect(count('POST', '201')).to.be.greaterThan(0);
     expect(count('GET', '200')).to.be.greaterThan(0);
     expect(count('GET', '404')).to.be.greaterThan(0);
