@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
-import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
+import { deployFile } from '../support/rbac-scenario.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { statusOf, until } from '../support/until.js';
@@ -16,7 +17,6 @@ import { statusOf, until } from '../support/until.js';
 // backoff until it succeeds (the error is then cleared) or the volume is unpublished.
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const DER = randomBytes(64);
 
 type Obj = { data: { objectName: string; key: string }[]; secretName: string; type: string };
@@ -125,40 +125,20 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
   let stack: DriverStack;
   let provider: ScriptedProvider;
   let ns: string;
-  const suffix = randomBytes(3).toString('hex');
-  const bindings: KubernetesObject[] = [];
-
-  /** Binds the ServiceAccount the way `file` binds the driver's (a copy of each of its bindings). */
-  async function bindLike(file: string, sa: { name: string; namespace: string }): Promise<void> {
-    for (const obj of await readManifests(join(REPO, 'deploy', file))) {
-      if (obj.kind !== 'ClusterRoleBinding' && obj.kind !== 'RoleBinding') continue;
-      const copy = { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata?.name}-${suffix}`, resourceVersion: undefined }, subjects: [{ kind: 'ServiceAccount', ...sa }] } as KubernetesObject;
-      bindings.push(await cluster.admin.objects.create(copy));
-    }
-  }
+  let identity: BoundIdentity | undefined;
 
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'norbac');
-    // The driver as its own ServiceAccount, bound like deploy/rbac.yaml binds it, without rbac-secret-sync.yaml.
-    const sa = { name: 'driver-without-sync', namespace: ns };
-    await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa.name } } });
-    await bindLike('rbac.yaml', sa);
-    const token = (await cluster.admin.core.createNamespacedServiceAccountToken({ name: sa.name, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } })).status?.token ?? '';
-    const kubeconfig = join(cluster.dir, `driver-without-sync-${suffix}.kubeconfig`);
-    await writeFile(kubeconfig, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
-      'users:', '- name: driver', '  user:', `    token: ${token}`,
-      'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
-    ].join('\n'), { mode: 0o600 });
-    stack = await startDriverStack({ kubeconfig });
+    // The driver as its own ServiceAccount with deploy/rbac.yaml's role, without rbac-secret-sync.yaml's.
+    identity = await boundIdentity(cluster, 'driver-without-sync', await clusterRolesIn([deployFile('rbac.yaml')]));
+    stack = await startDriverStack({ kubeconfig: identity.kubeconfig });
     provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'token', contents: 't1' }]));
   });
   after(async () => {
     await provider?.stop();
     await stack?.stop();
-    for (const b of bindings) await cluster.admin.objects.delete(b).catch(() => undefined);
+    await identity?.remove();
   });
 
   it('mount OK, FailedToCreateSecret with the 403, status records it; after the grant the Secret appears with no kubelet call and the error is cleared', async () => {
@@ -174,7 +154,7 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
     expect(await secretExists(cluster, ns, 'app-secret')).to.equal(false);
 
     const calls = provider.requests.length;
-    await bindLike('rbac-secret-sync.yaml', { name: 'driver-without-sync', namespace: ns });
+    await identity?.grant(await clusterRolesIn([deployFile('rbac-secret-sync.yaml')]));
     await until('the Secret to appear after the grant', () => secretExists(cluster, ns, 'app-secret'), 90_000);
     await until('the recorded error to be cleared', async () => (await syncError(cluster, ns, `app-pod-${ns}-app`)) === '');
     expect(provider.requests.length, 'no kubelet call reached the provider').to.equal(calls);

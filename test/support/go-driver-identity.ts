@@ -3,9 +3,10 @@
 // test/peers/install.sh), so a right upstream's roles lack shows up as a 403 here rather
 // than being hidden by an admin kubeconfig or by our own roles.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readManifests, type KubeCluster } from './kube-cluster.js';
+import { writeServiceAccountKubeconfig } from './rbac-identity.js';
 
 /** The Go driver's ServiceAccount (kube-system, as upstream's; a name of its own, so our driver's bindings stay apart). */
 export const GO_DRIVER_SERVICE_ACCOUNT = { namespace: 'kube-system', name: 'upstream-go-driver' };
@@ -43,18 +44,8 @@ async function createKubeconfig(cluster: KubeCluster, binary: string): Promise<s
   for (const f of files) {
     for (const obj of rebindUpstreamRbac(await readManifests(join(rbacDir, f)))) await cluster.admin.objects.create(obj);
   }
-  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
-    ...GO_DRIVER_SERVICE_ACCOUNT, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
-  });
-  const token = request.status?.token;
-  if (!token) throw new Error('TokenRequest for the Go driver returned no token');
   const path = join(cluster.dir, 'go-driver-kubeconfig');
-  await writeFile(path, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
-    'users:', '- name: go-driver', '  user:', `    token: ${token}`,
-    'contexts:', '- name: go-driver', '  context: {cluster: test, user: go-driver}', 'current-context: go-driver', '',
-  ].join('\n'), { mode: 0o600 });
+  await writeServiceAccountKubeconfig(cluster, GO_DRIVER_SERVICE_ACCOUNT, path, 24 * 3600);
   return path;
 }
 

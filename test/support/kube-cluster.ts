@@ -93,6 +93,16 @@ export interface KubeClusterOptions {
   readonly installManifests?: boolean;
 }
 
+/** Writes a kubeconfig (mode 0600) that reaches `cluster` as `user` with a bearer token. */
+export async function writeTokenKubeconfig(path: string, cluster: Pick<KubeCluster, 'url' | 'caFile'>, user: string, token: string): Promise<void> {
+  await writeFile(path, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
+    'users:', `- name: ${user}`, '  user:', `    token: ${token}`,
+    'contexts:', `- name: ${user}`, `  context: {cluster: test, user: ${user}}`, `current-context: ${user}`, '',
+  ].join('\n'), { mode: 0o600 });
+}
+
 /** Starts a cluster, installs our CRDs and RBAC (unless told not to), and writes the driver's kubeconfig. */
 export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
@@ -110,12 +120,7 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
       await waitForCrds(admin);
     }
     const driverKubeconfig = join(dir, 'driver-kubeconfig');
-    await writeFile(driverKubeconfig, [
-      'apiVersion: v1', 'kind: Config',
-      'clusters:', '- name: test', '  cluster:', `    server: ${env['KUBE_URL']}`, `    certificate-authority: ${env['CA_FILE']}`,
-      'users:', '- name: driver', '  user:', `    token: ${driverToken}`,
-      'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
-    ].join('\n'), { mode: 0o600 });
+    await writeTokenKubeconfig(driverKubeconfig, { url: env['KUBE_URL'] ?? '', caFile: env['CA_FILE'] ?? '' }, 'driver', driverToken);
     return {
       dir, url: env['KUBE_URL'] ?? '', adminToken: env['ADMIN_TOKEN'] ?? '', caFile: env['CA_FILE'] ?? '', admin, driverKubeconfig, auditLog: env['AUDIT_LOG'] ?? join(dir, 'audit.log'),
       async stop() {

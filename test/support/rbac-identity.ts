@@ -4,9 +4,9 @@
 // what the driver can do with that set and nothing more.
 import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createNamespace, readManifests, type KubeCluster } from './kube-cluster.js';
+import { createNamespace, readManifests, writeTokenKubeconfig, type KubeCluster } from './kube-cluster.js';
 
 /** API clients acting as one user. */
 export interface UserClients {
@@ -39,12 +39,25 @@ export async function clusterRolesIn(files: readonly string[]): Promise<ClusterR
   return roles;
 }
 
+/**
+ * Writes a kubeconfig at `path` that acts as ServiceAccount `sa`, with a token from the
+ * TokenRequest API (the test cluster runs no token controller).
+ */
+export async function writeServiceAccountKubeconfig(cluster: KubeCluster, sa: { namespace: string; name: string }, path: string, expirationSeconds: number): Promise<void> {
+  const request = await cluster.admin.core.createNamespacedServiceAccountToken({ ...sa, body: { spec: { audiences: [], expirationSeconds } } });
+  const token = request.status?.token;
+  if (!token) throw new Error(`TokenRequest for ServiceAccount ${sa.namespace}/${sa.name} returned no token`);
+  await writeTokenKubeconfig(path, cluster, sa.name, token);
+}
+
 /** A driver identity: a ServiceAccount bound to copies of the given ClusterRoles. */
 export interface BoundIdentity {
   /** Kubeconfig with the ServiceAccount's token, for the driver's --kubeconfig. */
   readonly kubeconfig: string;
   /** system:serviceaccount:<namespace>:<name>, as SubjectAccessReviews and audit events name it. */
   readonly user: string;
+  /** Binds copies of more roles (a grant made while the driver runs). */
+  grant(roles: readonly ClusterRoleManifest[]): Promise<void>;
   /** Deletes the role copies and their bindings (the namespace stays, like every test namespace). */
   remove(): Promise<void>;
 }
@@ -61,23 +74,20 @@ export async function boundIdentity(cluster: KubeCluster, prefix: string, roles:
   const rbac = cluster.admin.config.makeApiClient(RbacAuthorizationV1Api);
   const suffix = randomBytes(3).toString('hex');
   const created: string[] = [];
-  for (const role of roles) {
-    const copy = `${role.metadata?.name ?? 'role'}-${suffix}`;
-    await rbac.createClusterRole({ body: { metadata: { name: copy }, rules: role.rules as never } });
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: copy }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: copy },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }] } });
-    created.push(copy);
+  async function grant(more: readonly ClusterRoleManifest[]): Promise<void> {
+    for (const role of more) {
+      const copy = `${role.metadata?.name ?? 'role'}-${suffix}`;
+      await rbac.createClusterRole({ body: { metadata: { name: copy }, rules: role.rules as never } });
+      await rbac.createClusterRoleBinding({ body: { metadata: { name: copy }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: copy },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }] } });
+      created.push(copy);
+    }
   }
-  const token = await cluster.admin.core.createNamespacedServiceAccountToken({ name, namespace, body: { spec: { audiences: [], expirationSeconds: 4 * 3600 } } });
+  await grant(roles);
   const kubeconfig = join(cluster.dir, `kubeconfig-${prefix}-${suffix}`);
-  await writeFile(kubeconfig, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
-    'users:', '- name: driver', '  user:', `    token: ${token.status?.token ?? ''}`,
-    'contexts:', '- name: driver', '  context: {cluster: test, user: driver}', 'current-context: driver', '',
-  ].join('\n'), { mode: 0o600 });
+  await writeServiceAccountKubeconfig(cluster, { namespace, name }, kubeconfig, 4 * 3600);
   return {
-    kubeconfig, user: `system:serviceaccount:${namespace}:${name}`,
+    kubeconfig, user: `system:serviceaccount:${namespace}:${name}`, grant,
     async remove() {
       for (const copy of created) {
         await rbac.deleteClusterRoleBinding({ name: copy }).catch(() => undefined);
