@@ -150,100 +150,6 @@ upstream_fake_provider_bin() {
   echo "$CACHE/upstream-fake-provider-$FAKE_MAIN_VERSION-$FAKE_SRC_HASH/upstream-fake-provider"
 }
 
-install_csi_sanity() {
-  local label="csi-sanity $CSI_SANITY_VERSION" bin dir stage log start
-  bin="$(csi_sanity_bin)"; dir="$(dirname "$bin")"
-  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
-  start=$SECONDS
-  stage="$(mktemp -d "$CACHE/.stage.XXXXXX")"; TMPDIRS+=("$stage")
-  log="$stage/build.log"
-  # Run outside any module so a go.mod/go.work around the caller cannot interfere.
-  if ! (cd "$stage" && GOBIN="$stage" go install "$CSI_SANITY_PKG@$CSI_SANITY_VERSION" >>"$log" 2>&1); then
-    fail "$label" "$log" "go install failed"; return 1
-  fi
-  mkdir -p "$dir"
-  mv -f "$stage/csi-sanity" "$bin"
-  echo "$label: built in $((SECONDS - start))s"
-}
-
-install_e2eprovider() {
-  local label="e2eprovider ${E2E_COMMIT:0:12} ($E2E_PSEUDO_VERSION)" bin dir work log start gomod extra
-  bin="$(e2eprovider_bin)"; dir="$(dirname "$bin")"
-  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
-  start=$SECONDS
-  work="$(mktemp -d)"; TMPDIRS+=("$work")
-  log="$work/build.log"
-  cat >"$work/go.mod" <<EOF
-module ssc-test-peers/e2eprovider
-
-go 1.25
-
-replace $E2E_MAIN_MODULE => $E2E_MAIN_MODULE $E2E_MAIN_VERSION
-EOF
-  # Fetch the module first to check that its go.mod replaces nothing but the
-  # main module (anything else would need pinning here too).
-  if ! (cd "$work" && go mod download -json "$E2E_MODULE@$E2E_PSEUDO_VERSION" >"$work/download.json" 2>>"$log"); then
-    cat "$work/download.json" >>"$log"
-    fail "$label" "$log" "module download failed"; return 1
-  fi
-  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
-  if [ ! -f "$gomod" ]; then
-    cat "$work/download.json" >>"$log"
-    fail "$label" "$log" "module download gave no go.mod"; return 1
-  fi
-  extra="$(awk '
-    /^replace[[:space:]]*\($/ { inblock = 1; next }
-    inblock && /^\)/ { inblock = 0; next }
-    inblock && NF { print $1; next }
-    /^replace[[:space:]]/ { print $2 }
-  ' "$gomod" | grep -vx "$E2E_MAIN_MODULE" || true)"
-  if [ -n "$extra" ]; then
-    echo "unpinned replace(s) in $gomod: $extra" >>"$log"
-    fail "$label" "$log" "its go.mod has replaces this script does not pin"; return 1
-  fi
-  if ! (cd "$work" \
-        && go get -tags e2e "$E2E_MODULE@$E2E_PSEUDO_VERSION" >>"$log" 2>&1 \
-        && go build -mod=mod -tags e2e -o "$work/e2eprovider" "$E2E_PKG" >>"$log" 2>&1); then
-    fail "$label" "$log" "go build failed"; return 1
-  fi
-  mkdir -p "$dir"
-  cp "$work/e2eprovider" "$bin.tmp.$$"   # same filesystem as $bin, so the mv is atomic
-  mv -f "$bin.tmp.$$" "$bin"
-  echo "$label: built in $((SECONDS - start))s"
-}
-
-install_upstream_fake_provider() {
-  local label="upstream-fake-provider $FAKE_MAIN_VERSION ($FAKE_SRC_HASH)" bin dir work log start
-  if [ -z "$FAKE_SRC_HASH" ]; then
-    echo "upstream-fake-provider: FAILED (missing source $FAKE_SRC)"; return 1
-  fi
-  bin="$(upstream_fake_provider_bin)"; dir="$(dirname "$bin")"
-  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
-  start=$SECONDS
-  work="$(mktemp -d)"; TMPDIRS+=("$work")
-  log="$work/build.log"
-  mkdir "$work/src"
-  cp "$FAKE_SRC" "$work/src/main.go"
-  if ! (cd "$work/src" \
-        && go mod init ssc-test-peers/upstream-fake-provider >>"$log" 2>&1 \
-        && go mod edit -require="$FAKE_MAIN_MODULE@$FAKE_MAIN_VERSION" >>"$log" 2>&1 \
-        && go mod tidy >>"$log" 2>&1); then
-    fail "$label" "$log" "module setup failed"; return 1
-  fi
-  # Tidy must not have moved the pin (it only would if a dependency required more).
-  if ! grep -qE "^[[:space:]]*(require[[:space:]]+)?$FAKE_MAIN_MODULE $FAKE_MAIN_VERSION\$" "$work/src/go.mod"; then
-    cat "$work/src/go.mod" >>"$log"
-    fail "$label" "$log" "go.mod no longer pins $FAKE_MAIN_MODULE $FAKE_MAIN_VERSION"; return 1
-  fi
-  if ! (cd "$work/src" && go build -o "$work/upstream-fake-provider" . >>"$log" 2>&1); then
-    fail "$label" "$log" "go build failed"; return 1
-  fi
-  mkdir -p "$dir"
-  cp "$work/upstream-fake-provider" "$bin.tmp.$$"   # same filesystem as $bin, so the mv is atomic
-  mv -f "$bin.tmp.$$" "$bin"
-  echo "$label: built in $((SECONDS - start))s"
-}
-
 # go_mod_json_list FILE: one line per go.mod entry, from `go mod edit -json FILE`:
 #   go VERSION | godebug KEY VALUE | require PATH VERSION | replace OLD OLDVERSION NEW NEWVERSION
 # (an absent version is "-"; a local-directory replacement has NEW = the path).
@@ -270,6 +176,131 @@ copy_bin() {
   mkdir -p "$(dirname "$2")"
   cp "$1" "$2.tmp.$$"
   mv -f "$2.tmp.$$" "$2"
+}
+
+# download_module MODULE@VERSION WORK LOG: `go mod download -json` into WORK/download.json
+# (which joins LOG when the download fails).
+download_module() {
+  if (cd "$2" && go mod download -json "$1" >"$2/download.json" 2>>"$3"); then return 0; fi
+  cat "$2/download.json" >>"$3"
+  return 1
+}
+
+# download_field FIELD WORK: one string field (GoMod, Info, Dir) of WORK/download.json.
+download_field() { sed -n "s/^[[:space:]]*\"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" "$2/download.json"; }
+
+# release_time INFO: the release time in a module's .info file (what the proxy reports), or "".
+release_time() { sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$1" 2>/dev/null || true; }
+
+# pins_differing GOMOD_LIST BUILD_LIST [STAGING_VERSION]: " path@got(want v)" for every
+# requirement in GOMOD_LIST (go_mod_json_list lines) that BUILD_LIST (`go list -m all`
+# lines) holds at another version; v0.0.0 requirements want STAGING_VERSION when given.
+# Modules absent from the (pruned) build list are not built into the binary and pass.
+pins_differing() {
+  local kind a b c d want got
+  while read -r kind a b c d; do
+    [ "$kind" = require ] || continue
+    want="$b"; [ -n "${3:-}" ] && [ "$b" = "v0.0.0" ] && want="$3"
+    got="$(awk -v p="$a" '$1 == p { print $2 }' "$2")"
+    if [ -n "$got" ] && [ "$got" != "$want" ] && [ "$got" != "$b" ]; then printf ' %s@%s(want %s)' "$a" "$got" "$want"; fi
+  done <"$1"
+}
+
+# build_our_main NAME SRC MODULE VERSION WORK LOG LABEL: builds our SRC (a main.go) in a
+# throwaway module WORK/src that requires MODULE@VERSION, into WORK/NAME. Tidy must not
+# move the pin (it only would if a dependency required more).
+build_our_main() {
+  local name="$1" module="$3" version="$4" work="$5" log="$6" label="$7" got
+  mkdir "$work/src"
+  cp "$2" "$work/src/main.go"
+  if ! (cd "$work/src" \
+        && go mod init "ssc-test-peers/$name" >>"$log" 2>&1 \
+        && go mod edit -require="$module@$version" >>"$log" 2>&1 \
+        && go mod tidy >>"$log" 2>&1); then
+    fail "$label" "$log" "module setup failed"; return 1
+  fi
+  got="$(cd "$work/src" && go list -m -f '{{.Version}}' "$module" 2>>"$log")" || got=""
+  if [ "$got" != "$version" ]; then
+    echo "$module resolved to '$got'" >>"$log"
+    fail "$label" "$log" "go.mod no longer pins $module $version"; return 1
+  fi
+  if ! (cd "$work/src" && go build -o "$work/$name" . >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+}
+
+install_csi_sanity() {
+  local label="csi-sanity $CSI_SANITY_VERSION" bin dir stage log start
+  bin="$(csi_sanity_bin)"; dir="$(dirname "$bin")"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  stage="$(mktemp -d "$CACHE/.stage.XXXXXX")"; TMPDIRS+=("$stage")
+  log="$stage/build.log"
+  # Run outside any module so a go.mod/go.work around the caller cannot interfere.
+  if ! (cd "$stage" && GOBIN="$stage" go install "$CSI_SANITY_PKG@$CSI_SANITY_VERSION" >>"$log" 2>&1); then
+    fail "$label" "$log" "go install failed"; return 1
+  fi
+  mkdir -p "$dir"
+  mv -f "$stage/csi-sanity" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+install_e2eprovider() {
+  local label="e2eprovider ${E2E_COMMIT:0:12} ($E2E_PSEUDO_VERSION)" bin work log start gomod extra
+  bin="$(e2eprovider_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  cat >"$work/go.mod" <<EOF
+module ssc-test-peers/e2eprovider
+
+go 1.25
+
+replace $E2E_MAIN_MODULE => $E2E_MAIN_MODULE $E2E_MAIN_VERSION
+EOF
+  # Fetch the module first to check that its go.mod replaces nothing but the
+  # main module (anything else would need pinning here too).
+  if ! download_module "$E2E_MODULE@$E2E_PSEUDO_VERSION" "$work" "$log"; then
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  gomod="$(download_field GoMod "$work")"
+  if [ ! -f "$gomod" ]; then
+    cat "$work/download.json" >>"$log"
+    fail "$label" "$log" "module download gave no go.mod"; return 1
+  fi
+  extra="$(awk '
+    /^replace[[:space:]]*\($/ { inblock = 1; next }
+    inblock && /^\)/ { inblock = 0; next }
+    inblock && NF { print $1; next }
+    /^replace[[:space:]]/ { print $2 }
+  ' "$gomod" | grep -vx "$E2E_MAIN_MODULE" || true)"
+  if [ -n "$extra" ]; then
+    echo "unpinned replace(s) in $gomod: $extra" >>"$log"
+    fail "$label" "$log" "its go.mod has replaces this script does not pin"; return 1
+  fi
+  if ! (cd "$work" \
+        && go get -tags e2e "$E2E_MODULE@$E2E_PSEUDO_VERSION" >>"$log" 2>&1 \
+        && go build -mod=mod -tags e2e -o "$work/e2eprovider" "$E2E_PKG" >>"$log" 2>&1); then
+    fail "$label" "$log" "go build failed"; return 1
+  fi
+  copy_bin "$work/e2eprovider" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
+}
+
+install_upstream_fake_provider() {
+  local label="upstream-fake-provider $FAKE_MAIN_VERSION ($FAKE_SRC_HASH)" bin work log start
+  if [ -z "$FAKE_SRC_HASH" ]; then
+    echo "upstream-fake-provider: FAILED (missing source $FAKE_SRC)"; return 1
+  fi
+  bin="$(upstream_fake_provider_bin)"
+  if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/build.log"
+  build_our_main upstream-fake-provider "$FAKE_SRC" "$FAKE_MAIN_MODULE" "$FAKE_MAIN_VERSION" "$work" "$log" "$label" || return 1
+  copy_bin "$work/upstream-fake-provider" "$bin"
+  echo "$label: built in $((SECONDS - start))s"
 }
 
 install_etcd() {
@@ -309,18 +340,17 @@ install_etcd() {
 # install_kube_binary NAME PKG BIN: one command of k8s.io/kubernetes at KUBE_VERSION.
 install_kube_binary() {
   local name="$1" pkg="$2" label="$1 $KUBE_VERSION" bin="$3" work log start gomod info list
-  local kind a b c d edits=() staging=() bad="" want got build_date ldflags key
+  local kind a b c d edits=() staging=() bad="" build_date ldflags key
   if [ -x "$bin" ]; then echo "$label: cached"; return 0; fi
   start=$SECONDS
   work="$(mktemp -d)"; TMPDIRS+=("$work")
   log="$work/build.log"
   mkdir "$work/src"
-  if ! (cd "$work/src" && go mod download -json "$KUBE_MODULE@$KUBE_VERSION" >"$work/download.json" 2>>"$log"); then
-    cat "$work/download.json" >>"$log"
+  if ! download_module "$KUBE_MODULE@$KUBE_VERSION" "$work" "$log"; then
     fail "$label" "$log" "module download failed"; return 1
   fi
-  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
-  info="$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  gomod="$(download_field GoMod "$work")"
+  info="$(download_field Info "$work")"
   if [ ! -f "$gomod" ]; then
     cat "$work/download.json" >>"$log"
     fail "$label" "$log" "module download gave no go.mod"; return 1
@@ -364,21 +394,14 @@ install_kube_binary() {
   if ! (cd "$work/src" && go list -m -f '{{.Path}} {{.Version}}' all >"$work/buildlist.txt" 2>>"$log"); then
     fail "$label" "$log" "go list -m all failed"; return 1
   fi
-  bad=""
-  while read -r kind a b c d; do
-    [ "$kind" = require ] || continue
-    want="$b"; [ "$b" = "v0.0.0" ] && want="$KUBE_STAGING_VERSION"
-    got="$(awk -v p="$a" '$1 == p { print $2 }' "$work/buildlist.txt")"
-    # Modules absent from the (pruned) build list are not built into the binary.
-    if [ -n "$got" ] && [ "$got" != "$want" ] && [ "$got" != "$b" ]; then bad+=" $a@$got(want $want)"; fi
-  done <"$list"
+  bad="$(pins_differing "$list" "$work/buildlist.txt" "$KUBE_STAGING_VERSION")"
   if [ -n "$bad" ]; then
     echo "build list differs from upstream's pins:$bad" >>"$log"
     fail "$label" "$log" "build list differs from $KUBE_MODULE $KUBE_VERSION go.mod"; return 1
   fi
   # Version stamping as upstream's hack/lib/version.sh does (no git commit here;
   # the build date is the release time the module proxy reports, for reproducibility).
-  build_date="$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)"
+  build_date="$(release_time "$info")"
   a="${KUBE_VERSION#v}"
   ldflags="-s -w"
   for key in "gitVersion=$KUBE_VERSION" "gitMajor=${a%%.*}" "gitMinor=$(echo "$a" | cut -d. -f2)" \
@@ -453,7 +476,7 @@ upstream_driver_bin() {
 
 install_upstream_driver() {
   local label="upstream-driver $UPSTREAM_DRIVER_VERSION ($UPSTREAM_DRIVER_STANDIN_HASH)" bin work log start
-  local gomod info list kind a b c d bad="" upstream_go got build_time ldflags var moddir
+  local gomod info list bad upstream_go build_time ldflags var moddir a
   if [ -z "$UPSTREAM_DRIVER_STANDIN_HASH" ]; then
     echo "upstream-driver: FAILED (missing stand-in $UPSTREAM_DRIVER_STANDIN)"; return 1
   fi
@@ -464,12 +487,11 @@ install_upstream_driver() {
   log="$work/build.log"
   mkdir "$work/src"
   cp -R "$UPSTREAM_DRIVER_STANDIN" "$work/mlog"
-  if ! (cd "$work" && go mod download -json "$UPSTREAM_DRIVER_MODULE@$UPSTREAM_DRIVER_VERSION" >"$work/download.json" 2>>"$log"); then
-    cat "$work/download.json" >>"$log"
+  if ! download_module "$UPSTREAM_DRIVER_MODULE@$UPSTREAM_DRIVER_VERSION" "$work" "$log"; then
     fail "$label" "$log" "module download failed"; return 1
   fi
-  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
-  info="$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  gomod="$(download_field GoMod "$work")"
+  info="$(download_field Info "$work")"
   list="$work/upstream-gomod.txt"
   if [ ! -f "$gomod" ] || ! go_mod_json_list "$gomod" >"$list" 2>>"$log"; then
     cat "$work/download.json" >>"$log"
@@ -495,12 +517,7 @@ install_upstream_driver() {
           >"$work/buildlist.txt" 2>>"$log"); then
     fail "$label" "$log" "go list -m all failed"; return 1
   fi
-  while read -r kind a b c d; do
-    [ "$kind" = require ] || continue
-    got="$(awk -v p="$a" '$1 == p { print $2 }' "$work/buildlist.txt")"
-    # Modules absent from the (pruned) build list are not built into the binary.
-    if [ -n "$got" ] && [ "$got" != "$b" ]; then bad+=" $a@$got(want $b)"; fi
-  done <"$list"
+  bad="$(pins_differing "$list" "$work/buildlist.txt")"
   if ! grep -qx "$UPSTREAM_DRIVER_STANDIN_MODULE [^ ]* => ../mlog" "$work/buildlist.txt"; then
     bad+=" $UPSTREAM_DRIVER_STANDIN_MODULE(not replaced by the stand-in)"
   fi
@@ -510,7 +527,7 @@ install_upstream_driver() {
   fi
   # Version stamping as upstream's Makefile does (BuildTime: the release time the
   # module proxy reports, for reproducibility).
-  build_time="$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)"
+  build_time="$(release_time "$info")"
   var="$UPSTREAM_DRIVER_MODULE/pkg/version"
   ldflags="-s -w -X $var.BuildVersion=$UPSTREAM_DRIVER_VERSION -X $var.Vcs=$UPSTREAM_DRIVER_COMMIT"
   [ -n "$build_time" ] && ldflags+=" -X $var.BuildTime=$build_time"
@@ -524,7 +541,7 @@ install_upstream_driver() {
   fi
   # Upstream's RBAC manifests beside the binary, so tests bind the driver by them
   # (copied before the binary: a cached binary implies they are there).
-  moddir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")"
+  moddir="$(download_field Dir "$work")"
   mkdir -p "$(dirname "$bin")/deploy"
   for a in $UPSTREAM_DRIVER_RBAC; do
     if ! cp "$moddir/deploy/$a" "$(dirname "$bin")/deploy/$a" 2>>"$log"; then
@@ -541,11 +558,10 @@ install_upstream_chart() {
   if [ -f "$dir/Chart.yaml" ]; then echo "$label: cached"; return 0; fi
   work="$(mktemp -d)"; TMPDIRS+=("$work")
   log="$work/download.log"
-  if ! (cd "$work" && go mod download -json "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" >"$work/download.json" 2>>"$log"); then
-    cat "$work/download.json" >>"$log"
+  if ! download_module "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" "$work" "$log"; then
     fail "$label" "$log" "module download failed"; return 1
   fi
-  src="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$work/download.json")/charts/secrets-store-csi-driver"
+  src="$(download_field Dir "$work")/charts/secrets-store-csi-driver"
   if ! grep -q "^version: ${UPSTREAM_CHART_VERSION#v}\$" "$src/Chart.yaml" 2>>"$log"; then
     fail "$label" "$log" "no chart of version ${UPSTREAM_CHART_VERSION#v} in the module"; return 1
   fi
@@ -572,23 +588,10 @@ install_upstream_driver_facts() {
   start=$SECONDS
   work="$(mktemp -d)"; TMPDIRS+=("$work")
   log="$work/build.log"
-  mkdir "$work/src"
-  cp "$FACTS_SRC" "$work/src/main.go"
-  if ! (cd "$work/src" \
-        && go mod init ssc-test-peers/upstream-driver-facts >>"$log" 2>&1 \
-        && go mod edit -require="$FACTS_MAIN_MODULE@$FACTS_MAIN_VERSION" >>"$log" 2>&1 \
-        && go mod tidy >>"$log" 2>&1); then
-    fail "$label" "$log" "module setup failed"; return 1
-  fi
-  moddir="$(cd "$work/src" && go list -m -f '{{.Version}} {{.Dir}}' "$FACTS_MAIN_MODULE" 2>>"$log")" || moddir=""
-  if [ "${moddir%% *}" != "$FACTS_MAIN_VERSION" ] || [ ! -d "${moddir#* }" ]; then
-    echo "$FACTS_MAIN_MODULE resolved to '$moddir'" >>"$log"
-    fail "$label" "$log" "go.mod no longer pins $FACTS_MAIN_MODULE $FACTS_MAIN_VERSION"; return 1
-  fi
-  moddir="${moddir#* }"
-  if ! (cd "$work/src" && go build -o "$work/upstream-driver-facts" . >>"$log" 2>&1) \
-     || ! "$work/upstream-driver-facts" flags "$moddir" >"$work/flags.json" 2>>"$log"; then
-    fail "$label" "$log" "go build or flag listing failed"; return 1
+  build_our_main upstream-driver-facts "$FACTS_SRC" "$FACTS_MAIN_MODULE" "$FACTS_MAIN_VERSION" "$work" "$log" "$label" || return 1
+  moddir="$(cd "$work/src" && go list -m -f '{{.Dir}}' "$FACTS_MAIN_MODULE" 2>>"$log")" || moddir=""
+  if [ ! -d "$moddir" ] || ! "$work/upstream-driver-facts" flags "$moddir" >"$work/flags.json" 2>>"$log"; then
+    fail "$label" "$log" "flag listing failed"; return 1
   fi
   copy_bin "$work/upstream-driver-facts" "$dir/upstream-driver-facts"
   copy_bin "$work/flags.json" "$dir/flags.json"
