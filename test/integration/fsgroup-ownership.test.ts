@@ -1,13 +1,11 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstatSync, readdirSync } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, readlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { lstat, readFile, readlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { untilLogged as logged } from '../../bin/child-process.js';
-import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { runCli } from '../support/cli-run.js';
 import { CAN_MOUNT, fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { readAs, reachableTarget, VOLUME_RECORD, walk, withGroup } from '../support/mount-group.js';
 
 // fsGroup ownership (issue 10 item 13): a kubelet-like client passes the pod's fsGroup as
 // volume_mount_group; the real driver writes the file provider's files for that group.
@@ -17,42 +15,6 @@ const FS_GROUP = 43001;
 const OTHER_GROUP = 43002;
 const POD_USER = 43101;
 const STRANGER = 43102;
-/** The volume record a local-mode driver keeps in each volume (driver/rotation/volume-record.ts). */
-const RECORD = '..secrets-store-volume.json';
-
-/** The request with volume_mount_group set as kubelet sets it (the decimal fsGroup). */
-function withGroup(request: NodePublishVolumeRequest, gid: string): NodePublishVolumeRequest {
-  return { ...request, volume_capability: { ...request.volume_capability, mount: { ...request.volume_capability?.mount, volume_mount_group: gid } } };
-}
-
-interface Entry { readonly path: string; readonly gid: number; readonly mode: number; readonly link: boolean }
-
-/** Everything at and below `dir` (links not followed) except the driver's own volume record. */
-function walk(dir: string, rel = '.'): Entry[] {
-  const s = lstatSync(join(dir, rel));
-  const entry = { path: rel, gid: s.gid, mode: s.mode & 0o7777, link: s.isSymbolicLink() };
-  if (!s.isDirectory()) return [entry];
-  return [entry, ...readdirSync(join(dir, rel)).filter((n) => n !== RECORD).sort().flatMap((n) => walk(dir, rel === '.' ? n : `${rel}/${n}`))];
-}
-
-/** Runs `cat path` as uid/gid (no supplementary groups, as libuv drops them): exit code and output. */
-async function readAs(path: string, uid: number, gid: number): Promise<{ code: number | null; out: string }> {
-  const child = spawn('cat', [path], { uid, gid, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-  const [code] = await once(child, 'exit') as [number | null];
-  return { code, out };
-}
-
-/** A target whose parent directories anyone may traverse, as a container sees only its mount. */
-async function reachableTarget(stack: DriverStack, name: string): Promise<string> {
-  const target = stack.targetPath(name);
-  await chmod(stack.work, 0o755);
-  await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-  return target;
-}
-
 const classes = {
   'app.yaml': fileClass('app', [
     { objectName: 'db-password', sourcePath: 'db/password', mode: '0400' },
@@ -174,7 +136,7 @@ const providerFiles = { 'db/password': 'hunter2\n', shared: 'for the group', 'ap
     await logged(stack.driver, /"message":"volume rotated"/);
     expect(await readAs(join(target, 'db-password'), POD_USER, FS_GROUP)).to.deep.equal({ code: 0, out: 'rotated-1\n' });
     expect(walk(target).filter((e) => e.gid !== FS_GROUP).map((e) => e.path)).to.deep.equal([]);
-    expect(JSON.parse(await readFile(join(target, RECORD), 'utf8'))).to.include({ mountGroup: FS_GROUP });
+    expect(JSON.parse(await readFile(join(target, VOLUME_RECORD), 'utf8'))).to.include({ mountGroup: FS_GROUP });
   });
 
   it('after SIGKILL and a restart, rotation still writes for the group (from the volume record)', async () => {

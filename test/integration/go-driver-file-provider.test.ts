@@ -8,6 +8,7 @@ import { mountsUnder } from '../support/driver-stack.js';
 import { goDriverUnavailable, startGoDriverStack, type GoDriverProvider, type GoDriverStack } from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
@@ -17,9 +18,6 @@ const fileProvider: GoDriverProvider = {
   args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`],
 };
 
-function fileClass(name: string, objects: string) {
-  return { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec: { provider: 'file', parameters: { objects } } };
-}
 
 interface PodStatus {
   metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
@@ -55,10 +53,9 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'godriver');
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: fileClass('app',
-      '- objectName: db-password\n  sourcePath: db/password\n  mode: "0400"\n- objectName: api/token\n  sourcePath: api/token\n') });
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: fileClass('broken',
-      '- objectName: absent\n  sourcePath: not/there\n') });
+    await createSecretProviderClass(cluster, ns, 'app', { provider: 'file', parameters: {
+      objects: '- objectName: db-password\n  sourcePath: db/password\n  mode: "0400"\n- objectName: api/token\n  sourcePath: api/token\n' } });
+    await createSecretProviderClass(cluster, ns, 'broken', { provider: 'file', parameters: { objects: '- objectName: absent\n  sourcePath: not/there\n' } });
     stack = await startGoDriverStack({
       cluster, providers: [fileProvider], rotation: true,
       async prepare(work) {

@@ -1,42 +1,21 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { lstatSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
-import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { CAN_MOUNT, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass, createTestCsiDriver } from '../support/kube-objects.js';
+import { notInGroup, readAs, reachableTarget, withGroup } from '../support/mount-group.js';
 
 // fsGroup ownership in Kubernetes mode (issue 10 item 13), against the real kube-apiserver:
 // the CSIDriver object an upgrader changes, and rotation rebuilding the pod's fsGroup.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const FS_GROUP = 44001;
 const POD_USER = 44101;
 
 interface CsiDriverObject { apiVersion: string; kind: string; metadata: { name: string; resourceVersion?: string }; spec: Record<string, unknown> }
-
-/** Runs `cat path` as uid/gid (no supplementary groups): exit code and output. */
-async function readAs(path: string, uid: number, gid: number): Promise<{ code: number | null; out: string }> {
-  const child = spawn('cat', [path], { uid, gid, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-  const [code] = await once(child, 'exit') as [number | null];
-  return { code, out };
-}
-
-/** Groups of everything at and below `dir` other than `gid` (links not followed; the record excluded). */
-function notInGroup(dir: string, gid: number, rel = '.'): string[] {
-  const s = lstatSync(join(dir, rel));
-  const own = s.gid === gid ? [] : [rel];
-  if (!s.isDirectory()) return own;
-  return [...own, ...readdirSync(join(dir, rel)).sort().flatMap((n) => notInGroup(dir, gid, rel === '.' ? n : `${rel}/${n}`))];
-}
 
 describe('CSIDriver fsGroupPolicy for upgraders (real kube-apiserver)', function () {
   this.timeout(300_000);
@@ -73,12 +52,8 @@ describe('CSIDriver fsGroupPolicy for upgraders (real kube-apiserver)', function
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'fsgroup');
     // As the other rotation tests create it (shared cluster): the driver reads its tokenRequests.
-    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], tokenRequests: [{ audience: 'vault-test' }] } } as never).catch(() => undefined);
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'db' },
-      spec: { provider: 'file', parameters: { objects: '- objectName: password\n  mode: "0440"\n' } },
-    } });
+    await createTestCsiDriver(cluster);
+    await createSecretProviderClass(cluster, ns, 'db', { provider: 'file', parameters: { objects: '- objectName: password\n  mode: "0440"\n' } });
     stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, providerFiles: { password: 'v1' },
       driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'] });
   });
@@ -95,12 +70,9 @@ describe('CSIDriver fsGroupPolicy for upgraders (real kube-apiserver)', function
         volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'db' } } }],
       },
     } });
-    const target = stack.targetPath('app');
-    await chmod(stack.work, 0o755);
-    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+    const target = await reachableTarget(stack, 'app');
     // As kubelet publishes for this pod: its fsGroup as volume_mount_group.
-    const request: NodePublishVolumeRequest = stack.request(target, 'db', 'app', ns, pod.metadata?.uid);
-    await stack.client.publish({ ...request, volume_capability: { ...request.volume_capability, mount: { volume_mount_group: String(FS_GROUP) } } });
+    await stack.client.publish(withGroup(stack.request(target, 'db', 'app', ns, pod.metadata?.uid), String(FS_GROUP)));
     expect(await readAs(join(target, 'password'), POD_USER, FS_GROUP)).to.deep.equal({ code: 0, out: 'v1' });
 
     await writeFile(join(stack.providerRoot, 'password'), 'v2');

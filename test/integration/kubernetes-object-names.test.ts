@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 // Names that are not Kubernetes object names never reach an API URL: "." and ".." in a
@@ -23,10 +24,7 @@ describe('Kubernetes mode refuses names that are not object names (real kube-api
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'names');
     stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'], providerFiles: { user: 'alice' } });
-    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'dot-secret' },
-      spec: { provider: 'file', parameters: { objects: '- objectName: user\n' }, secretObjects: [{ secretName: '.', data: [{ objectName: 'user', key: 'u' }] }] },
-    } });
+    await createSecretProviderClass(cluster, ns, 'dot-secret', { provider: 'file', parameters: { objects: '- objectName: user\n' }, secretObjects: [{ secretName: '.', data: [{ objectName: 'user', key: 'u' }] }] });
   });
   after(async () => { await stack?.stop(); });
 

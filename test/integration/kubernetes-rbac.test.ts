@@ -6,10 +6,10 @@ import { covers, describeRight, FEATURE_CALLS, featuresOf, SHIPPED_ROLES, type A
 import { isGrpcCallError } from '../../proto/runtime/errors.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, DRIVER_USER, kustomizationRbacFiles, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { allowed, auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
 import { createPodWithVolumes, daemonSetConfig, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, untilPodEvent } from '../support/rbac-scenario.js';
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
 /** `role` with `verbs` removed from its rules on `resource`. */
 function without(role: ClusterRoleManifest, resource: string, verbs: readonly string[]): ClusterRoleManifest {
@@ -36,8 +36,7 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
   let base: ClusterRoleManifest;
 
   async function createClass(name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
-      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name, annotations }, spec } });
+    await createSecretProviderClass(cluster, ns, name, spec, annotations);
   }
 
   /** A driver whose identity is bound to exactly `roles`. */
@@ -166,8 +165,7 @@ describe('the default role set (deploy/kustomization.yaml) grants what the defau
       driverArgs: [`--enable-secret-sync=${config.enableSecretSync}`, `--enable-secret-rotation=${config.enableSecretRotation}`, `--rotation-mode=${config.rotationMode}`, '--rotation-poll-interval=1s'] });
     try {
       await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'creds', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: { user: 'u' } } });
-      await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'all' },
-        spec: { provider: 'file', parameters: { objects: '- objectName: a\n' }, secretObjects: [{ secretName: 'all', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] }] } } });
+      await createSecretProviderClass(cluster, ns, 'all', { provider: 'file', parameters: { objects: '- objectName: a\n' }, secretObjects: [{ secretName: 'all', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] }] });
       const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'app' }, spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
         volumes: [{ name: 'all', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'all' }, nodePublishSecretRef: { name: 'creds' } } }] } } });
       const target = stack.targetPath('all');

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { startControllerManager, untilGarbageCollectorWorks, type ControllerManager } from '../support/controller-manager.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { statusOf, until } from '../support/until.js';
 
@@ -10,7 +11,6 @@ import { statusOf, until } from '../support/until.js';
 // collector deletes the Secret only when its last owner is gone. Two drivers (two nodes)
 // publish at once: optimistic concurrency keeps both owners.
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
 describe('synced Secret owners under the real garbage collector (kube-controller-manager), two nodes', function () {
   this.timeout(300_000);
@@ -46,10 +46,8 @@ describe('synced Secret owners under the real garbage collector (kube-controller
     ns = await createNamespace(cluster, 'owners');
     manager = await startControllerManager(cluster, ['garbage-collector-controller', 'clusterrole-aggregation-controller']);
     await untilGarbageCollectorWorks(cluster, ns, manager);
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'shared' },
-      spec: { provider: 'file', parameters: { objects: '- objectName: token\n' }, secretObjects: [{ secretName: 'shared-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] },
-    } });
+    await createSecretProviderClass(cluster, ns, 'shared', { provider: 'file', parameters: { objects: '- objectName: token\n' },
+      secretObjects: [{ secretName: 'shared-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] });
     await replicaSetWithPod('web-old');
     await replicaSetWithPod('web-new');
     nodeA = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, providerFiles: { token: 't1' } });

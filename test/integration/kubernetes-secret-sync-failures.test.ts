@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
 import { deployFile } from '../support/rbac-scenario.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
@@ -22,9 +23,7 @@ const DER = randomBytes(64);
 type Obj = { data: { objectName: string; key: string }[]; secretName: string; type: string };
 
 async function createClass(cluster: KubeCluster, ns: string, name: string, secretObjects: Obj[]): Promise<void> {
-  await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-    apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec: { provider: 'scripted', secretObjects },
-  } });
+  await createSecretProviderClass(cluster, ns, name, { provider: 'scripted', secretObjects });
 }
 
 async function createPod(cluster: KubeCluster, ns: string, name: string): Promise<string> {

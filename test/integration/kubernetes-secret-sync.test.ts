@@ -3,6 +3,7 @@ import { readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { statusOf, until } from '../support/until.js';
@@ -12,15 +13,11 @@ import { statusOf, until } from '../support/until.js';
 // the re-sync interval without rotation and within a rotation interval with it, without
 // a provider call or a file write, also after a driver restart.
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const RESYNC_MS = 2000;
 
 /** Creates the class `name` (scripted provider) syncing file `token` into Secret `<name>-secret`, and a pod on test-node. */
 async function classAndPod(cluster: KubeCluster, ns: string, name: string): Promise<string> {
-  await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-    apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name },
-    spec: { provider: 'scripted', secretObjects: [{ secretName: `${name}-secret`, type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] },
-  } });
+  await createSecretProviderClass(cluster, ns, name, { provider: 'scripted', secretObjects: [{ secretName: `${name}-secret`, type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] });
   const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
     metadata: { name: `${name}-pod` },
     spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: name } } }] },

@@ -6,6 +6,7 @@ import { covers, FEATURE_CALLS, featuresOf } from '../../driver/k8s/api-rights.j
 import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
 import { createPodWithVolumes, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE, untilPodEvent } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
@@ -60,9 +61,7 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
   let ns: string;
 
   async function createClass(name: string, provider: string, secretObjects: unknown[] = []): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name },
-      spec: { provider, parameters: { objects: '- objectName: a\n' }, secretObjects } } });
+    await createSecretProviderClass(cluster, ns, name, { provider, parameters: { objects: '- objectName: a\n' }, secretObjects });
   }
 
   /** A token for the pod's service account, bound to the pod, as kubelet mints it for tokenRequests. */

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { parseDriverConfig, type DriverConfig } from '../../driver/config.js';
 import type { KubeCluster } from './kube-cluster.js';
+import { TEST_AUDIENCE } from './kube-objects.js';
 import { until } from './until.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -15,8 +16,7 @@ export function deployFile(relative: string): string {
   return join(REPO, 'deploy', relative);
 }
 
-/** The token audience the shared test CSIDriver requests (other tests rely on exactly this one). */
-export const TEST_AUDIENCE = 'vault-test';
+export { TEST_AUDIENCE } from './kube-objects.js';
 
 /**
  * Makes the shared CSIDriver look like upstream's Helm chart renders it with
