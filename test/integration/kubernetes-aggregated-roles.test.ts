@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { startControllerManager, type ControllerManager } from '../support/controller-manager.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { clientsAs } from '../support/rbac-identity.js';
+import { until } from '../support/until.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
@@ -27,12 +28,12 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
 
   /** Waits until the aggregation controller copied our rules into the built-in role (polls the API). */
   async function untilAggregated(role: string, resource: string, verb: string): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const rules = (await rbac().readClusterRole({ name: role })).rules ?? [];
-      if (rules.some((r) => r.apiGroups?.includes(GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb))) return;
-      if (Date.now() > deadline) throw new Error(`${role} never got ${verb} ${resource}; kube-controller-manager log:\n${await manager.logTail()}`);
-      await new Promise((r) => setTimeout(r, 100));
+    const aggregated = async () => ((await rbac().readClusterRole({ name: role })).rules ?? [])
+      .some((r) => r.apiGroups?.includes(GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb));
+    try {
+      await until(`${role} to get ${verb} ${resource}`, aggregated, 60_000);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`);
     }
   }
 

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeCluster } from './kube-cluster.js';
 import { requirePeer } from './peers.js';
+import { statusOf, until } from './until.js';
 
 /** A running kube-controller-manager. */
 export interface ControllerManager {
@@ -89,14 +90,13 @@ export async function untilGarbageCollectorWorks(cluster: KubeCluster, namespace
     body: { metadata: { name: `gc-probe-dependent-${suffix}`, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' }] } },
   });
   await core.deleteNamespacedConfigMap({ namespace, name: `gc-probe-owner-${suffix}` });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await core.readNamespacedConfigMap({ namespace, name: `gc-probe-dependent-${suffix}` });
-    } catch {
-      return; // 404: collected
-    }
-    if (Date.now() > deadline) throw new Error(`the garbage collector did not collect a probe dependent within ${timeoutMs} ms; kube-controller-manager log:\n${await manager.logTail()}`);
-    await new Promise((r) => setTimeout(r, 100));
+  const collected = async () => core.readNamespacedConfigMap({ namespace, name: `gc-probe-dependent-${suffix}` }).then(() => false, (err: unknown) => {
+    if (statusOf(err) === 404) return true;
+    throw err;
+  });
+  try {
+    await until('the garbage collector to collect a probe dependent', collected, timeoutMs);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`);
   }
 }
