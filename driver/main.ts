@@ -22,6 +22,8 @@ import { VolumePublisher } from './volume/publisher.js';
 import { repairMountedVolumes } from './volume/startup-repair.js';
 import { TargetLocks } from './volume/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
+import type { KubernetesMode } from './k8s/kubernetes-mode.js';
+import type { Rotation } from './rotation/rotation-mode.js';
 
 /** A running driver. */
 export interface RunningDriver {
@@ -30,12 +32,24 @@ export interface RunningDriver {
   stop(): Promise<void>;
 }
 
-/** Wires the driver's parts from its config and starts serving CSI on the socket. */
-export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
+/** Logs the configuration (debug) and warns about flags that do nothing or weaken the driver. */
+function logConfiguration(config: DriverConfig, logger: Logger): void {
   logger.debug('driver configuration', { ...config });
   for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
   if (config.rotationMode === 'republish' && !config.enableSecretRotation) logger.warn('--rotation-mode=republish has no effect without --enable-secret-rotation: kubelet republishes fetch again as ordinary publishes');
   if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
+}
+
+/** A refresh-requested-at annotation on a class (or a pod of this node) wakes the reconciler at once. */
+function wakeOnRefreshRequests(rotation: Pick<Rotation, 'wake'>, kube: Pick<KubernetesMode, 'classes' | 'pods'>): void {
+  const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]) rotation.wake(); };
+  kube.classes.onChange(wakeOnRequest);
+  kube.pods?.onChange(wakeOnRequest);
+}
+
+/** Wires the driver's parts from its config and starts serving CSI on the socket. */
+export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
+  logConfiguration(config, logger);
 
   const metrics = new DriverMetrics();
   const locks = new TargetLocks();
@@ -73,12 +87,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   serving = true;
 
   rotation?.start(publisher, kube?.events);
-  // A refresh-requested-at annotation on a class wakes the reconciler at once.
-  if (rotation && kube) {
-    const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]) rotation.wake(); };
-    kube.classes.onChange(wakeOnRequest);
-    kube.pods?.onChange(wakeOnRequest);
-  }
+  if (rotation && kube) wakeOnRefreshRequests(rotation, kube);
   let health: HealthServer | undefined;
   if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
   logger.info('driver started', {

@@ -13,6 +13,7 @@ import { readCsiDriver, ServiceAccountTokens } from './service-account-tokens.js
 import { WatchedCache, withoutManagedFields } from './watched-cache.js';
 import { WorkloadRestarter } from './workload-restart.js';
 import { connectKubeApi } from './client/connect.js';
+import type { KubeApi } from './client/kube-api.js';
 import type { CsiDriver, Pod, Secret } from './client/types.js';
 import { corePath, podStatusPath } from './resource-paths.js';
 import { PodStatusWriter, recordSecretSyncError } from './pod-status.js';
@@ -54,6 +55,54 @@ export function slimPod(pod: Pod): Pod {
   };
 }
 
+/** This node's watched objects: only the rotation reconciler reads them (republish mode rotates with what kubelet sends). */
+interface ReconcilerWatches {
+  readonly pods: WatchedCache<Pod> | undefined;
+  readonly podStatuses: WatchedCache<PodStatusItem> | undefined;
+  readonly usedSecrets: WatchedCache<Secret> | undefined;
+}
+
+function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logger): ReconcilerWatches {
+  if (!config.enableSecretRotation || config.rotationMode !== 'reconciler') return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
+  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
+  // and the publish hook their owner references.
+  const pods = new WatchedCache<Pod>(api, {
+    what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
+  }, logger, realSleep);
+  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
+  const podStatuses = new WatchedCache<PodStatusItem>(api, {
+    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
+  }, logger, realSleep);
+  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
+  const usedSecrets = new WatchedCache<Secret>(api, {
+    what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
+  }, logger, realSleep);
+  for (const watch of [pods, podStatuses, usedSecrets]) watch.start();
+  return { pods, podStatuses, usedSecrets };
+}
+
+/** Secret sync (undefined with --enable-secret-sync=false): the syncs of publishes, their retries, and the periodic re-sync. */
+function startSecretSync(api: KubeApi, config: DriverConfig, metrics: DriverMetrics, logger: Logger, deps: {
+  events: EventRecorder; classes: ApiSecretProviderClassSource; mounter: Mounter; volumes: ApiVolumes; pods: WatchedCache<Pod> | undefined;
+}): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
+  if (!config.enableSecretSync) return undefined;
+  const { events, classes, mounter, volumes, pods } = deps;
+  const secretSync = new VolumeSecretSync({
+    secrets: new SecretSyncer(api, logger, realSleep), events, classes, logger, sleep: realSleep, random: Math.random,
+    isMounted: (t) => mounter.isMounted(t),
+    recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
+    synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
+  });
+  // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
+  const resync = new SecretResync({
+    podStatuses: () => volumes.podStatusItems(), isMounted: (t) => mounter.isMounted(t), classes,
+    podMeta: (pod) => readLivePodMeta(api, pods, pod), volumes: secretSync,
+    intervalMs: secretResyncIntervalMs(config), sleep: realSleep, logger: logger.child({ component: 'secret-resync' }),
+  });
+  resync.start();
+  return { secretSync, resync };
+}
+
 /** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
 export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter, version: string): KubernetesMode {
   const api = connectKubeApi(config.kubeconfig, process.env, {
@@ -66,57 +115,27 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
   const errored = new Set<string>();
-  // The reconciler's watches; republish mode rotates with what kubelet sends and needs none.
-  const reconciler = config.enableSecretRotation && config.rotationMode === 'reconciler';
-  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
-  // and the publish hook their owner references.
-  const pods = reconciler ? new WatchedCache<Pod>(api, {
-    what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
-  }, k8sLogger, realSleep) : undefined;
-  pods?.start();
-  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
-  const podStatuses = reconciler ? new WatchedCache<PodStatusItem>(api, {
-    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
-  }, k8sLogger, realSleep) : undefined;
-  podStatuses?.start();
+  const { pods, podStatuses, usedSecrets } = startReconcilerWatches(api, config, k8sLogger);
   const restarter = config.enableSecretRotation
     ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
-  const secretSync = config.enableSecretSync ? new VolumeSecretSync({
-    secrets: new SecretSyncer(api, k8sLogger, realSleep), events, classes, logger: k8sLogger, sleep: realSleep, random: Math.random,
-    isMounted: (t) => mounter.isMounted(t),
-    recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
-    synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
-  }) : undefined;
+  const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
+  const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
   const hook = kubernetesPublishHook({
     api, nodeId: config.nodeId, events, now, logger: k8sLogger, errored, pods,
     podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
-    secrets: secretSync,
+    secrets: sync?.secretSync,
     restarter,
   });
-  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
-  const usedSecrets = reconciler ? new WatchedCache<Secret>(api, {
-    what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
-  }, k8sLogger, realSleep) : undefined;
-  usedSecrets?.start();
-  const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
-  // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
-  const resync = secretSync ? new SecretResync({
-    podStatuses: () => volumes.podStatusItems(), isMounted: (t) => mounter.isMounted(t), classes,
-    podMeta: (pod) => readLivePodMeta(api, pods, pod), volumes: secretSync,
-    intervalMs: secretResyncIntervalMs(config), sleep: realSleep, logger: k8sLogger.child({ component: 'secret-resync' }),
-  }) : undefined;
-  resync?.start();
   return {
     classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
     readCsiDriver: () => readCsiDriver(api, config.driverName),
-    forget: (targetPath) => secretSync?.forget(targetPath),
+    forget: (targetPath) => sync?.secretSync.forget(targetPath),
     async stop() {
       restarter?.stop();
-      await Promise.all([resync?.stop(), secretSync?.stop()]);
+      await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);
       await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
       api.close();
     },
   };
 }
-
