@@ -82,7 +82,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
   server.addService(csi.Controller.service, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
-  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
+  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 

@@ -25,13 +25,34 @@ export interface NodeServiceDeps {
   readonly onUnpublished?: (targetPath: string) => void;
   /** Publishes and unpublishes in flight, for shutdown to cancel and wait for (issue 9 item 7). */
   readonly calls?: InFlightCalls;
+  /**
+   * Kubernetes mode (kubelet is the caller): a failed republish of a mounted volume is
+   * answered OK when kubelet would treat its error as final (see answersRepublishOk).
+   */
+  readonly kubeletCaller?: boolean;
+}
+
+/** gRPC codes kubelet treats as "operation may still be in progress" (csi_client.go isFinalError): it keeps the mount dir. */
+const NON_FINAL_KINDS: ReadonlySet<string> = new Set(['deadline-exceeded', 'unavailable', 'resource-exhausted', 'aborted']);
+
+/**
+ * Whether a failed NodePublishVolume is answered OK: a kubelet republish of a volume
+ * that stays mounted with its old content, failing with an error kubelet counts as
+ * final. Kubelets without the fix for kubernetes#121271 delete the pod's mount dir on
+ * such an error, leaving the pod stale content for good; upstream answers OK too.
+ * Rotation runs (republish mode) always are. Non-final errors pass: kubelet keeps the dir.
+ */
+export function answersRepublishOk(err: unknown, kubeletCaller: boolean): boolean {
+  if (!(err instanceof PublishError)) return false;
+  if (err.origin === 'rotation') return true;
+  return kubeletCaller && err.stillMounted && !NON_FINAL_KINDS.has(err.kind);
 }
 
 function unimplemented(method: string): () => Promise<never> {
   return async () => { throw new SscError('unimplemented', `${method} is not implemented by this node-only driver`); };
 }
 
-/** NodePublishVolume: parse, publish, count and log; a republish that rotation ran and that failed answers OK. */
+/** NodePublishVolume: parse, publish, count and log; a failed republish kubelet must not act on is answered OK. */
 function publishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodePublishVolumeRequest__Output, NodePublishVolumeResponse> {
   const { logger, metrics } = deps;
   return async (raw, ctx) => {
@@ -55,12 +76,11 @@ function publishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodePublishVolu
     } catch (err) {
       const e = toSscError(err);
       metrics.publishFailed(err instanceof PublishError ? err.provider : '', e.reason);
-      if (err instanceof PublishError && err.origin === 'rotation') {
-        // A republish that rotation (--rotation-mode=republish) ran as a refresh: the old
-        // content stays mounted and MountRotationFailed says why. Kubelet is told OK, as
-        // upstream does: before kubernetes#121271 was fixed, kubelet deleted the target
-        // directory of a republish that failed, leaving the pod nothing.
-        logger.warn('rotation on kubelet republish failed; the old content stays mounted', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, reason: e.reason, error: e.message });
+      if (answersRepublishOk(err, deps.kubeletCaller === true)) {
+        // The old content stays mounted; MountRotationFailed (republish mode) or
+        // MountFailed and the pod status's lastError say why.
+        const message = (err as PublishError).origin === 'rotation' ? 'rotation on kubelet republish failed; the old content stays mounted' : 'kubelet republish failed; the old content stays mounted and kubelet is answered OK';
+        logger.warn(message, { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
         return {};
       }
       logger.warn('NodePublishVolume failed', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });

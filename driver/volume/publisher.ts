@@ -107,7 +107,8 @@ interface Seen {
  * new content was written before the failure (upstream's `rotated` metric label).
  */
 export class PublishError extends SscError {
-  constructor(error: SscError, readonly provider: string, readonly rotated = false, readonly origin: PublishOrigin = 'kubelet') {
+  /** `stillMounted`: the target was mounted before the call and keeps its previous content. */
+  constructor(error: SscError, readonly provider: string, readonly rotated = false, readonly origin: PublishOrigin = 'kubelet', readonly stillMounted = false) {
     super(error.kind, error.message, { reason: error.reason, cause: error.cause });
   }
 }
@@ -162,7 +163,7 @@ export class VolumePublisher {
       // A call cancelled on purpose (the driver shutting down) fails for that reason,
       // not with the symptom the cancellation caused (a cancelled provider call).
       const cause = limits.signal?.aborted === true && limits.signal.reason instanceof SscError ? limits.signal.reason : toSscError(err);
-      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated, seen.origin);
+      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated, seen.origin, seen.alreadyMounted === true);
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
         for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin: seen.origin });

@@ -181,6 +181,16 @@ describe('Helm chart against a real kube-apiserver', function () {
       expect(podContainer(before as Manifest, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
       for (const crd of CRDS) expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a('string');
 
+      // --reuse-values renders our templates over upstream's chart defaults (none of our keys):
+      // refused, naming the flag that keeps the user's values with our defaults.
+      const image = ['--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0'];
+      const reused = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reuse-values', ...image]).then(() => undefined, (e: Error) => e);
+      expect(reused?.message).to.match(/--reuse-values[^]*--reset-then-reuse-values/);
+      expect(podContainer(await get(driverDsRef(ns)) as Manifest, 'secrets-store').image, 'the refused upgrade changed nothing').to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
+      await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reset-then-reuse-values', ...image]);
+      const reset = parseDriverConfig(expandArgs(podContainer(await get(driverDsRef(ns)) as Manifest, 'secrets-store'), { KUBE_NODE_NAME: 'node-1' }), {});
+      expect([reset.enableSecretSync, reset.enableSecretRotation, reset.rotationPollIntervalMs], 'the values set at install, kept').to.deep.equal([true, true, 120_000]);
+
       const upgrade = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '-f', helm.valuesFile(values),
         '--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0']);
       const after = await get(driverDsRef(ns));

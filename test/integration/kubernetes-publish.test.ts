@@ -157,6 +157,16 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     expect(err.details).to.include(`SecretProviderClass ${ns}/elsewhere not found`);
   });
 
+  it('mounts a class written through the deprecated v1alpha1 API (deploy/\'s CRD serves both versions)', async () => {
+    await cluster.admin.custom.createNamespacedCustomObject({ group: GROUP.group, version: 'v1alpha1', namespace: ns, plural: 'secretproviderclasses',
+      body: { ...spc('old-api'), apiVersion: 'secrets-store.csi.x-k8s.io/v1alpha1' } });
+    const target = stack.targetPath('old-api');
+    await stack.client.publish(stack.request(target, 'old-api', 'web-123-abc', ns, podUid));
+    expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal(await readFile(join(stack.providerRoot, 'db/password'), 'utf8'));
+    await stack.client.unpublish('vol-web-123-abc', target);
+    expect(await mountsUnder(target)).to.deep.equal([]);
+  });
+
   it('records sync_k8s_secret_total and k8s_secret_duration_sec', async () => {
     const text = await stack.metrics();
     expect(text).to.match(/^sync_k8s_secret_total\{provider="file",os_type="linux"\} 4$/m);

@@ -53,6 +53,39 @@ describe('RotationReconciler.runRound', () => {
     expect(await h.reconciler.runRound()).to.include({ refreshed: 2, failed: 1 });
   });
 
+  it('never overlaps rounds: a round slower than the interval is followed by one round, not run beside it or made up for in a burst (SPEC 6)', async () => {
+    let now = 0;
+    let active = 0;
+    let maxActive = 0;
+    let lists = 0;
+    const waits: number[] = [];
+    let fourRounds!: () => void;
+    const listed = new Promise<void>((resolve) => { fourRounds = resolve; });
+    const reconciler = new RotationReconciler({
+      source: { list: async () => { if (++lists === 4) fourRounds(); return [volume('/a', 'file', 1_000), volume('/b', 'file', 1_000)]; } },
+      // Each refresh takes three intervals of the injected clock.
+      refresher: { refresh: async () => {
+        maxActive = Math.max(maxActive, ++active);
+        await new Promise((r) => setImmediate(r));
+        now += 3_000;
+        active--;
+        return { result: 'unchanged', provider: 'file' };
+      } },
+      schedule: new RotationSchedule(),
+      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => now, sleep: async (ms) => { waits.push(ms); await new Promise((r) => setImmediate(r)); },
+      defaultIntervalMs: 1_000, concurrencyPerProvider: 1,
+    });
+    reconciler.start();
+    await listed;
+    await reconciler.stop();
+    expect(maxActive, 'one refresh at a time: rounds never run side by side').to.equal(1);
+    // Overdue volumes wait for the next round: the loop always sleeps (at least 1 s, at most one interval).
+    expect(waits.length).to.be.at.least(3);
+    expect(waits.every((ms) => ms > 0 && ms <= 1_000)).to.equal(true);
+  });
+
   it('loops until stop(), which waits for the loop to end', async () => {
     let refreshed!: () => void;
     const first = new Promise<void>((resolve) => { refreshed = resolve; });
