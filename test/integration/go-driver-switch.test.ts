@@ -7,6 +7,7 @@ import { mountsUnder } from '../support/driver-stack.js';
 import { goDriverUnavailable, startGoDriverStack, type GoDriverStack } from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { until } from '../support/until.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
@@ -44,11 +45,8 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'switch');
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'app' },
-      spec: { provider: 'file', parameters: { objects: '- objectName: token\n  sourcePath: token\n' },
-        secretObjects: [{ secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] },
-    } });
+    await createSecretProviderClass(cluster, ns, 'app', { provider: 'file', parameters: { objects: '- objectName: token\n  sourcePath: token\n' },
+      secretObjects: [{ secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] });
     stack = await startGoDriverStack({
       cluster, providers: [{ name: 'file', args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`] }],
       async prepare(work) {
