@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { failure } from '../support/call-outcome.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
@@ -28,11 +28,6 @@ const SECRET_OBJECTS = [
   { secretName: 'app-secret', type: 'Opaque', labels: { app: 'web' }, data: [{ objectName: 'db-password', key: 'password' }] },
   { secretName: 'app-tls', type: 'kubernetes.io/tls', data: [{ objectName: 'tls.pem', key: 'tls.crt' }, { objectName: 'tls.pem', key: 'tls.key' }] },
 ];
-
-async function grpcFailure(call: Promise<unknown>): Promise<{ code: number; details: string }> {
-  try { await call; } catch (err) { if (isGrpcCallError(err)) return err; throw err; }
-  throw new Error('expected failure');
-}
 
 describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/ RBAC)', function () {
   this.timeout(300_000);
@@ -140,9 +135,9 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
 
   it('NOT_FOUND names namespace/name; a class created after the pod is found on retry (upstream #1436)', async () => {
     const target = stack.targetPath('late');
-    const err = await grpcFailure(stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid)));
-    expect(err.code).to.equal(5);
-    expect(err.details).to.include(`SecretProviderClass ${ns}/late not found`);
+    const err = await failure(stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid)));
+    expect(err.code).to.equal('NOT_FOUND');
+    expect(err.message).to.include(`SecretProviderClass ${ns}/late not found`);
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('late') });
     await stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
@@ -152,9 +147,9 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
   it('reads classes from the pod\'s namespace only', async () => {
     const other = await createNamespace(cluster, 'other');
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses', body: spc('elsewhere') });
-    const err = await grpcFailure(stack.client.publish(stack.request(stack.targetPath('elsewhere'), 'elsewhere', 'web-123-abc', ns, podUid)));
-    expect(err.code).to.equal(5);
-    expect(err.details).to.include(`SecretProviderClass ${ns}/elsewhere not found`);
+    const err = await failure(stack.client.publish(stack.request(stack.targetPath('elsewhere'), 'elsewhere', 'web-123-abc', ns, podUid)));
+    expect(err.code).to.equal('NOT_FOUND');
+    expect(err.message).to.include(`SecretProviderClass ${ns}/elsewhere not found`);
   });
 
   it('mounts a class written through the deprecated v1alpha1 API (deploy/\'s CRD serves both versions)', async () => {
@@ -176,7 +171,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
   it('counts its Kubernetes API requests in rest_client_requests_total, by method and status code', async () => {
     // Calls of its own, so it passes run alone: a class that does not exist (GET 404), then a
     // publish that creates a pod status object (POST 201).
-    await grpcFailure(stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)));
+    await failure(stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)));
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('counted') });
     const target = stack.targetPath('counted');
     await stack.client.publish(stack.request(target, 'counted', 'web-123-abc', ns, podUid));
