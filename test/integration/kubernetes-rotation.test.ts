@@ -127,6 +127,23 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     await stack.client.unpublish('vol-refpod', target);
   });
 
+  it('never reads a nodePublishSecretRef from another namespace (SPEC 4), even one labelled used=true', async () => {
+    const other = await createNamespace(cluster, 'rot-other');
+    await cluster.admin.core.createNamespacedSecret({ namespace: other, body: { metadata: { name: 'creds-elsewhere', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: { password: 'other-namespace' } } });
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'ref-elsewhere' }, spec: { provider: 'scripted' } } });
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'refpod-elsewhere' }, spec: { containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'ref-elsewhere' }, nodePublishSecretRef: { name: 'creds-elsewhere' } } }] } } });
+    const target = stack.targetPath('ref-elsewhere');
+    await stack.client.publish(stack.request(target, 'ref-elsewhere', 'refpod-elsewhere', ns, pod.metadata?.uid));
+    // Its refresh needs the Secret and looks for it in the pod's namespace only: a 404 there.
+    const missing = new RegExp(`nodePublishSecretRef Secret ${ns}/creds-elsewhere: HTTP 404.*"message":"rotation refresh failed"`);
+    await logged(stack.driver, missing, 1);
+    const sent = scripted.requests.filter((r) => r.target_path === target).map((r) => r.secrets ?? '');
+    expect(sent.some((s) => s.includes('other-namespace')), 'a Secret of another namespace was sent').to.equal(false);
+    await stack.client.unpublish('vol-refpod-elsewhere', target);
+  });
+
   it('resumes after a driver restart from the pod status objects, without remounting', async () => {
     const target = stack.targetPath('app');
     const data = await readlink(join(target, '..data'));
