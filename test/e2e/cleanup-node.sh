@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tears down what test/support/e2e-node.ts started under DIR, idempotently, so it can run
 # from the harness's stop() and from a process exit hook (test failure, SIGINT):
-#   test/e2e/cleanup-node.sh DIR
+#   test/e2e/cleanup-node.sh DIR [--strays]
+# --strays (the exit hook's): first SIGKILL every other process whose command line names a
+# path under DIR (our driver and file provider, children of a test process that is exiting).
 # Order: kubelet; every containerd task and container (pods' processes); containerd;
 # leftover shims and processes in the node's cgroups; mounts under DIR; the cgroups
 # kubelet and containerd made under the node's cgroup root; kubelet's files in fixed host
@@ -25,6 +27,13 @@ stop_pid() { # stop_pid PIDFILE GRACE_TENTHS
   fi
   rm -f "$1"
 }
+
+if [ "${2:-}" = --strays ]; then
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = "$$" ] && continue
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$DIR/"; then kill -9 "${p#/proc/}" 2>/dev/null; fi
+  done
+fi
 
 stop_pid "$DIR/kubelet.pid" 100
 

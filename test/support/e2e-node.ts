@@ -7,7 +7,7 @@
 import { StorageV1Api } from '@kubernetes/client-node';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { startDriverStack, type DriverStack } from './driver-stack.js';
 import { busyboxImageTar, busyboxStaticVersion, importImage } from './e2e-image.js';
 import { servePluginRegistration, REGISTERED_DRIVER_NAME, type PluginRegistration, type RegistrationVerdict } from './e2e-registration.js';
 import { containerdConfig, containerdSocket, createCgroupRoot, freePort, kubeletConfig, readSysctls, running, spawnDetached } from './e2e-runtime.js';
-import { readManifests, startKubeCluster, stopOnExit, type KubeCluster } from './kube-cluster.js';
+import { readManifests, startKubeCluster, type KubeCluster } from './kube-cluster.js';
 import { peerBinary } from './peers.js';
 import { until } from './until.js';
 
@@ -59,7 +59,7 @@ export async function e2eSkipReason(): Promise<string | undefined> {
 }
 
 function cleanupSync(dir: string): void {
-  try { execFileSync('bash', [CLEANUP, dir], { stdio: 'ignore' }); } catch { /* best effort on exit */ }
+  try { execFileSync('bash', [CLEANUP, dir, '--strays'], { stdio: 'ignore' }); } catch { /* best effort on exit */ }
 }
 
 function cleanup(dir: string): Promise<void> {
@@ -82,7 +82,15 @@ export async function startE2eNode(): Promise<E2eNode> {
   const rootDir = join(dir, 'kubelet');
   const podLogsDir = join(dir, 'pod-logs');
   const cgroupRoot = `/${nodeName}`;
-  const exitHook = () => cleanupSync(dir);
+  let clusterDir: string | undefined;
+  // On exit (a failed or interrupted run): the node torn down, then the cluster, then both dirs.
+  const exitHook = (): void => {
+    cleanupSync(dir);
+    if (clusterDir) {
+      try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), clusterDir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+    }
+    for (const d of [dir, clusterDir]) if (d) rmSync(d, { recursive: true, force: true });
+  };
   process.once('exit', exitHook);
   const removeSignals = exitOnSignals();
   let cluster: KubeCluster | undefined;
@@ -104,7 +112,7 @@ export async function startE2eNode(): Promise<E2eNode> {
     (await readFile(join(dir, `${component}.log`), 'utf8').catch(() => '')).split('\n').slice(-lines).join('\n');
   try {
     cluster = await startKubeCluster();
-    stopOnExit(cluster);
+    clusterDir = cluster.dir;
     for (const obj of await readManifests(join(REPO, 'deploy/csidriver.yaml'))) await cluster.admin.objects.create(obj);
     manager = await startControllerManager(cluster, ['garbage-collector-controller', 'serviceaccount-token-controller', 'root-ca-certificate-publisher-controller']);
 
