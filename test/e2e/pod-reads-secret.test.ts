@@ -1,15 +1,19 @@
 import { expect } from 'chai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { countLogged, untilLogged } from '../../bin/child-process.js';
+import { mountsUnder } from '../support/driver-stack.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
 import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
-import { until } from '../support/until.js';
+import { statusOf, until } from '../support/until.js';
 
-// Issue 11 scenario 1, through a real kubelet and containerd: a pod with a CSI inline
-// volume of a file-provider class reaches Running; its container reads the secret file and
-// an env var from the Secret the driver synced (secretKeyRef), and prints both to its log.
+// Issue 11 scenarios 1 and 6, through a real kubelet and containerd: a pod with a CSI
+// inline volume of a file-provider class reaches Running; its container reads the secret
+// file and an env var from the Secret the driver synced (secretKeyRef), and prints both to
+// its log. Then the pod is deleted: kubelet calls NodeUnpublishVolume, the tmpfs is gone,
+// and the garbage collector removes the pod's SecretProviderClassPodStatus.
 
 const PASSWORD = 'e2e-file-secret-7f3a';
 
@@ -17,6 +21,8 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
   this.timeout(300_000);
   let node: E2eNode;
   let skipReason: string | undefined;
+  let ns = '';
+  let uid = '';
 
   before(async function () {
     skipReason = await e2eSkipReason();
@@ -31,7 +37,7 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
 
   it('runs a pod whose container reads the mounted secret file and the synced Secret as an env var', async () => {
     const { cluster } = node;
-    const ns = await createNamespace(cluster, 'e2e');
+    ns = await createNamespace(cluster, 'e2e');
     await writeProviderFile(node, 'db/password', PASSWORD);
     await createSecretProviderClass(cluster, ns, 'db', {
       provider: 'file',
@@ -52,7 +58,7 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
         volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'db' } } }],
       },
     } });
-    const uid = pod.metadata?.uid ?? '';
+    uid = pod.metadata?.uid ?? '';
     const running = await until('the pod to run', async () => {
       const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' });
       return p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
@@ -68,6 +74,27 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
     }, 30_000);
     expect(log.value).to.include(`file=${PASSWORD}`);
     expect(log.value).to.include(`env=${PASSWORD}`);
+  });
+
+  it('unpublishes the volume when the pod is deleted: tmpfs gone, pod status object garbage-collected', async function () {
+    if (!uid) this.skip();
+    const { cluster } = node;
+    const target = join(node.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'secrets', 'mount');
+    expect(await mountsUnder(target), 'mounted while the pod runs').to.deep.equal([target]);
+    const statuses = async () => (await cluster.admin.custom.listNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasspodstatuses',
+    }) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
+    expect(await statuses(), 'the pod status object exists').to.have.length(1);
+    const unpublished = countLogged(node.stack.driver, /"message":"volume unpublished"/);
+    const deleted = Date.now();
+    await cluster.admin.core.deleteNamespacedPod({ namespace: ns, name: 'reader' });
+    await until('the pod object to go (kubelet confirms the deletion)', async () =>
+      cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).then(() => false, (err: unknown) => statusOf(err) === 404), 60_000);
+    process.stdout.write(`      pod gone ${Date.now() - deleted} ms after deletion\n`);
+    await untilLogged(node.stack.driver, /"message":"volume unpublished"/, unpublished + 1);
+    expect(node.stack.driver.stderr()).to.include(`"targetPath":"${target}"`);
+    expect(await mountsUnder(target), 'tmpfs unmounted').to.deep.equal([]);
+    await until('the pod status object to be garbage-collected', async () => (await statuses()).length === 0, 60_000);
   });
 });
 
