@@ -3,11 +3,11 @@
 # per-user cache keyed by version. Nothing is written into the work tree.
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
-#                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager]
+#                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager] [kubelet]
 #                         [helm] [upstream-driver] [upstream-chart] [upstream-driver-facts]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts);
+# kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -81,6 +81,9 @@ KUBE_APISERVER_PKG=$KUBE_MODULE/cmd/kube-apiserver
 # kube-controller-manager, same module, same recipe: the real garbage collector for
 # the Secret owner-reference tests (the apiserver alone never deletes dependents).
 KUBE_CONTROLLER_MANAGER_PKG=$KUBE_MODULE/cmd/kube-controller-manager
+# kubelet, same module, same recipe (CGO_ENABLED=0 as everywhere here): the end-to-end
+# tests run real pods through it and containerd (test/e2e).
+KUBELET_PKG=$KUBE_MODULE/cmd/kubelet
 KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
 
 # helm, for the chart tests. Its go.mod has no replace directives, so a plain
@@ -94,8 +97,8 @@ HELM_PKG=helm.sh/helm/v3/cmd/helm
 UPSTREAM_CHART_MODULE=sigs.k8s.io/secrets-store-csi-driver
 UPSTREAM_CHART_VERSION=v1.6.0
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager helm upstream-driver upstream-chart upstream-driver-facts)
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts)
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -109,7 +112,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|helm|upstream-driver|upstream-chart|upstream-driver-facts) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|kubelet|helm|upstream-driver|upstream-chart|upstream-driver-facts) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -137,6 +140,7 @@ e2eprovider_bin() { echo "$CACHE/e2eprovider-${E2E_COMMIT:0:12}/e2eprovider"; }
 etcd_bin() { echo "$CACHE/etcd-$ETCD_VERSION/etcd"; }
 kube_apiserver_bin() { echo "$CACHE/kube-apiserver-$KUBE_VERSION/kube-apiserver"; }
 kube_controller_manager_bin() { echo "$CACHE/kube-controller-manager-$KUBE_VERSION/kube-controller-manager"; }
+kubelet_bin() { echo "$CACHE/kubelet-$KUBE_VERSION/kubelet"; }
 helm_bin() { echo "$CACHE/helm-$HELM_VERSION/helm"; }
 upstream_chart_dir() { echo "$CACHE/upstream-chart-$UPSTREAM_CHART_VERSION/secrets-store-csi-driver"; }
 
@@ -423,6 +427,7 @@ install_kube_binary() {
 
 install_kube_apiserver() { install_kube_binary kube-apiserver "$KUBE_APISERVER_PKG" "$(kube_apiserver_bin)"; }
 install_kube_controller_manager() { install_kube_binary kube-controller-manager "$KUBE_CONTROLLER_MANAGER_PKG" "$(kube_controller_manager_bin)"; }
+install_kubelet() { install_kube_binary kubelet "$KUBELET_PKG" "$(kubelet_bin)"; }
 
 install_helm() {
   local label="helm $HELM_VERSION" bin stage log start
@@ -607,6 +612,7 @@ for peer in "${peers[@]}"; do
     etcd) install_etcd || failed=1 ;;
     kube-apiserver) install_kube_apiserver || failed=1 ;;
     kube-controller-manager) install_kube_controller_manager || failed=1 ;;
+    kubelet) install_kubelet || failed=1 ;;
     helm) install_helm || failed=1 ;;
     upstream-driver) install_upstream_driver || failed=1 ;;
     upstream-chart) install_upstream_chart || failed=1 ;;
@@ -623,6 +629,7 @@ env_lines=()
 [ -x "$(etcd_bin)" ] && env_lines+=("ETCD=$(etcd_bin)")
 [ -x "$(kube_apiserver_bin)" ] && env_lines+=("KUBE_APISERVER=$(kube_apiserver_bin)")
 [ -x "$(kube_controller_manager_bin)" ] && env_lines+=("KUBE_CONTROLLER_MANAGER=$(kube_controller_manager_bin)")
+[ -x "$(kubelet_bin)" ] && env_lines+=("KUBELET=$(kubelet_bin)")
 [ -x "$(helm_bin)" ] && env_lines+=("HELM=$(helm_bin)")
 [ -n "$UPSTREAM_DRIVER_STANDIN_HASH" ] && [ -x "$(upstream_driver_bin)" ] \
   && env_lines+=("UPSTREAM_DRIVER=$(upstream_driver_bin)")

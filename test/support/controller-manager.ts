@@ -21,8 +21,13 @@ export interface ControllerManager {
   stop(): Promise<void>;
 }
 
-/** The controllers the tests use; others need certificates, a cloud or a scheduler. */
-export type TestController = 'garbage-collector-controller' | 'clusterrole-aggregation-controller';
+/**
+ * The controllers the tests use; others need certificates, a cloud or a scheduler. The
+ * service-account token and root-CA publisher controllers (for pods run by a real kubelet)
+ * get the cluster's service-account signing key and CA from its pki dir.
+ */
+export type TestController = 'garbage-collector-controller' | 'clusterrole-aggregation-controller'
+  | 'serviceaccount-token-controller' | 'root-ca-certificate-publisher-controller';
 
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -50,6 +55,8 @@ export async function startControllerManager(cluster: KubeCluster, controllers: 
       '--secure-port=0',
       // Discovery of the CRDs the tests create is re-read this often by the garbage collector.
       '--concurrent-gc-syncs=5',
+      ...(controllers.includes('serviceaccount-token-controller') ? [`--service-account-private-key-file=${join(cluster.dir, 'pki', 'sa.key')}`] : []),
+      ...(controllers.includes('root-ca-certificate-publisher-controller') || controllers.includes('serviceaccount-token-controller') ? [`--root-ca-file=${cluster.caFile}`] : []),
     ], { stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);

@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { countLogged, untilLogged } from '../../bin/child-process.js';
+import { mountsUnder } from '../support/driver-stack.js';
+import { E2E_IMAGE } from '../support/e2e-image.js';
+import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { createNamespace } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
+import { statusOf, until } from '../support/until.js';
+
+// Issue 11 scenarios 1 and 6, through a real kubelet and containerd: a pod with a CSI
+// inline volume of a file-provider class reaches Running; its container reads the secret
+// file and an env var from the Secret the driver synced (secretKeyRef), and prints both to
+// its log. Then the pod is deleted: kubelet calls NodeUnpublishVolume, the tmpfs is gone,
+// and the garbage collector removes the pod's SecretProviderClassPodStatus.
+
+const PASSWORD = 'e2e-file-secret-7f3a';
+
+describe('end to end: a pod through kubelet and containerd reads its secret (issue 11)', function () {
+  this.timeout(300_000);
+  let node: E2eNode;
+  let skipReason: string | undefined;
+  let ns = '';
+  let uid = '';
+
+  before(async function () {
+    skipReason = await e2eSkipReason();
+    if (skipReason) {
+      process.stdout.write(`  skipping the end-to-end tests: ${skipReason}\n`);
+      this.skip();
+    }
+    node = await startE2eNode();
+    process.stdout.write(`  e2e node up, driver registered ${node.registeredMs} ms after kubelet started\n`);
+  });
+  after(async () => { await node?.stop(); });
+
+  it('runs a pod whose container reads the mounted secret file and the synced Secret as an env var', async () => {
+    const { cluster } = node;
+    ns = await createNamespace(cluster, 'e2e');
+    await writeProviderFile(node, 'db/password', PASSWORD);
+    await createSecretProviderClass(cluster, ns, 'db', {
+      provider: 'file',
+      parameters: { objects: '- objectName: password\n  sourcePath: db/password\n' },
+      secretObjects: [{ secretName: 'db-synced', type: 'Opaque', data: [{ objectName: 'password', key: 'password' }] }],
+    });
+    const created = Date.now();
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
+      metadata: { name: 'reader' },
+      spec: {
+        nodeName: node.nodeName, hostNetwork: true, terminationGracePeriodSeconds: 1,
+        containers: [{
+          name: 'app', image: E2E_IMAGE, imagePullPolicy: 'Never',
+          command: ['sh', '-c', 'echo "file=$(cat /mnt/secrets-store/password)"; echo "env=$DB_PASSWORD"; exec sleep 2147483647'],
+          env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-synced', key: 'password' } } }],
+          volumeMounts: [{ name: 'secrets', mountPath: '/mnt/secrets-store', readOnly: true }],
+        }],
+        volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'db' } } }],
+      },
+    } });
+    uid = pod.metadata?.uid ?? '';
+    const running = await until('the pod to run', async () => {
+      const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' });
+      return p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
+    }, 120_000).catch(async (err: Error) => {
+      const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).catch(() => undefined);
+      throw new Error(`${err.message}; pod status ${JSON.stringify(p?.status)}\nkubelet log:\n${await node.logTail('kubelet')}`);
+    });
+    process.stdout.write(`      pod Running ${Date.now() - created} ms after creation\n`);
+    expect(running.value.status?.phase).to.equal('Running');
+    const log = await until('the container to log both values', async () => {
+      const text = await containerLog(node, ns, 'reader', uid, 'app');
+      return /^.*env=.*$/m.test(text) ? text : undefined;
+    }, 30_000);
+    expect(log.value).to.include(`file=${PASSWORD}`);
+    expect(log.value).to.include(`env=${PASSWORD}`);
+  });
+
+  it('unpublishes the volume when the pod is deleted: tmpfs gone, pod status object garbage-collected', async function () {
+    if (!uid) this.skip();
+    const { cluster } = node;
+    const target = join(node.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'secrets', 'mount');
+    expect(await mountsUnder(target), 'mounted while the pod runs').to.deep.equal([target]);
+    const statuses = async () => (await cluster.admin.custom.listNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasspodstatuses',
+    }) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
+    expect(await statuses(), 'the pod status object exists').to.have.length(1);
+    const unpublished = countLogged(node.stack.driver, /"message":"volume unpublished"/);
+    const deleted = Date.now();
+    await cluster.admin.core.deleteNamespacedPod({ namespace: ns, name: 'reader' });
+    await until('the pod object to go (kubelet confirms the deletion)', async () =>
+      cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).then(() => false, (err: unknown) => statusOf(err) === 404), 60_000);
+    process.stdout.write(`      pod gone ${Date.now() - deleted} ms after deletion\n`);
+    await untilLogged(node.stack.driver, /"message":"volume unpublished"/, unpublished + 1);
+    expect(node.stack.driver.stderr()).to.include(`"targetPath":"${target}"`);
+    expect(await mountsUnder(target), 'tmpfs unmounted').to.deep.equal([]);
+    await until('the pod status object to be garbage-collected', async () => (await statuses()).length === 0, 60_000);
+  });
+});
+
+/** Writes a file under the file provider's root (the source of the secret). */
+async function writeProviderFile(node: E2eNode, rel: string, contents: string): Promise<void> {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const { dirname } = await import('node:path');
+  await mkdir(dirname(join(node.stack.providerRoot, rel)), { recursive: true });
+  await writeFile(join(node.stack.providerRoot, rel), contents);
+}
+
+/** The container's log lines (CRI log format: `<time> <stream> <tag> <line>`), read from kubelet's pod logs dir. */
+async function containerLog(node: E2eNode, ns: string, pod: string, uid: string, container: string): Promise<string> {
+  const dir = join(node.podLogsDir, `${ns}_${pod}_${uid}`, container);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.log')).sort();
+  let out = '';
+  for (const f of files) out += (await readFile(join(dir, f), 'utf8')).split('\n').map((l) => l.split(' ').slice(3).join(' ')).join('\n');
+  return out;
+}
