@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { mountsUnder } from '../support/driver-stack.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
 import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { containerLog, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { statusOf, until } from '../support/until.js';
@@ -97,20 +97,3 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
     await until('the pod status object to be garbage-collected', async () => (await statuses()).length === 0, 60_000);
   });
 });
-
-/** Writes a file under the file provider's root (the source of the secret). */
-async function writeProviderFile(node: E2eNode, rel: string, contents: string): Promise<void> {
-  const { mkdir, writeFile } = await import('node:fs/promises');
-  const { dirname } = await import('node:path');
-  await mkdir(dirname(join(node.stack.providerRoot, rel)), { recursive: true });
-  await writeFile(join(node.stack.providerRoot, rel), contents);
-}
-
-/** The container's log lines (CRI log format: `<time> <stream> <tag> <line>`), read from kubelet's pod logs dir. */
-async function containerLog(node: E2eNode, ns: string, pod: string, uid: string, container: string): Promise<string> {
-  const dir = join(node.podLogsDir, `${ns}_${pod}_${uid}`, container);
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.log')).sort();
-  let out = '';
-  for (const f of files) out += (await readFile(join(dir, f), 'utf8')).split('\n').map((l) => l.split(' ').slice(3).join(' ')).join('\n');
-  return out;
-}

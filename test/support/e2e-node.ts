@@ -74,8 +74,14 @@ function exitOnSignals(): () => void {
   return () => { process.removeListener('SIGINT', onSignal); process.removeListener('SIGTERM', onSignal); };
 }
 
+/** What a test file changes on its node: extra driver flags, CSIDriver spec fields over deploy/csidriver.yaml's. */
+export interface E2eNodeOptions {
+  readonly driverArgs?: readonly string[];
+  readonly csiDriverSpec?: Readonly<Record<string, unknown>>;
+}
+
 /** Starts the whole node; resolves once kubelet has registered the driver (CSINode lists it). */
-export async function startE2eNode(): Promise<E2eNode> {
+export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNode> {
   const kubelet = peerBinary('KUBELET') ?? '';
   const dir = await mkdtemp(join(tmpdir(), 'ssc-e2e-'));
   const nodeName = `ssc-e2e-${randomBytes(3).toString('hex')}`;
@@ -113,7 +119,10 @@ export async function startE2eNode(): Promise<E2eNode> {
   try {
     cluster = await startKubeCluster();
     clusterDir = cluster.dir;
-    for (const obj of await readManifests(join(REPO, 'deploy/csidriver.yaml'))) await cluster.admin.objects.create(obj);
+    for (const obj of await readManifests(join(REPO, 'deploy/csidriver.yaml'))) {
+      const spec = { ...(obj as { spec?: Record<string, unknown> }).spec, ...options.csiDriverSpec };
+      await cluster.admin.objects.create({ ...obj, spec } as typeof obj);
+    }
     manager = await startControllerManager(cluster, ['garbage-collector-controller', 'serviceaccount-token-controller', 'root-ca-certificate-publisher-controller']);
 
     // containerd and the image.
@@ -130,7 +139,7 @@ export async function startE2eNode(): Promise<E2eNode> {
     // The driver and file provider, the driver's socket where the registration points kubelet.
     const pluginDir = join(rootDir, 'plugins', REGISTERED_DRIVER_NAME);
     await mkdir(pluginDir, { recursive: true });
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, work: pluginDir, providerFiles: { 'README': 'secrets of the e2e tests\n' }, driverArgs: [`--nodeid=${nodeName}`] });
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, work: pluginDir, providerFiles: { 'README': 'secrets of the e2e tests\n' }, driverArgs: [`--nodeid=${nodeName}`, ...(options.driverArgs ?? [])] });
     await mkdir(join(rootDir, 'plugins_registry'), { recursive: true });
     registration = await servePluginRegistration(join(rootDir, 'plugins_registry', `${REGISTERED_DRIVER_NAME}-reg.sock`), stack.socketPath);
 

@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { E2E_IMAGE } from '../support/e2e-image.js';
+import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
+import { createNamespace } from '../support/kube-cluster.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
+import { podEvents } from '../support/rbac-scenario.js';
+import { until } from '../support/until.js';
+
+// Issue 11 scenario 4 through a real kubelet and containerd: the CSIDriver says
+// requiresRepublish, the driver runs --rotation-mode=republish, and rotation happens only
+// on kubelet's own periodic NodePublishVolume calls. kubelet republishes a mounted volume
+// when it syncs the pod, every syncFrequency (10 s in the harness's kubelet config, 1 m by
+// default) plus jitter; if it does not within REPUBLISH_WAIT_MS the test is skipped with
+// the reason printed, not stretched into a long wait.
+
+const ROTATION_S = 2;
+const REPUBLISH_WAIT_MS = 30_000;
+const READ_LOOP = 'while true; do echo "file=$(cat /mnt/secrets-store/password)"; sleep 0.5; done';
+
+/** The driver's "volume published" log lines for one target path, parsed. */
+function publishes(node: E2eNode, target: string): Record<string, unknown>[] {
+  return node.stack.driver.stderr().split('\n').filter((l) => l.includes('"message":"volume published"') && l.includes(`"targetPath":"${target}"`))
+    .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
+}
+
+describe('end to end: rotation on kubelet\'s requiresRepublish calls (issue 11)', function () {
+  this.timeout(300_000);
+  let node: E2eNode;
+
+  before(async function () {
+    const skipReason = await e2eSkipReason();
+    if (skipReason) {
+      process.stdout.write(`  skipping the end-to-end tests: ${skipReason}\n`);
+      this.skip();
+    }
+    node = await startE2eNode({
+      driverArgs: ['--enable-secret-rotation', '--rotation-mode=republish', `--rotation-poll-interval=${ROTATION_S}s`],
+      csiDriverSpec: { requiresRepublish: true },
+    });
+  });
+  after(async () => { await node?.stop(); });
+
+  it('rotates the file in the running container on kubelet\'s republish, with MountRotationComplete', async function () {
+    const { cluster } = node;
+    const ns = await createNamespace(cluster, 'e2e-rep');
+    await writeProviderFile(node, 'rep/password', 'first-value');
+    await createSecretProviderClass(cluster, ns, 'rep', { provider: 'file', parameters: { objects: '- objectName: password\n  sourcePath: rep/password\n' } });
+    const uid = await runPod(node, ns, csiPod(node, 'republished', 'rep', READ_LOOP, E2E_IMAGE));
+    const target = volumeTarget(node, uid, 'secrets');
+    await until('the container to print the first value', async () => (await containerLog(node, ns, 'republished', uid, 'app')).includes('file=first-value'), 30_000);
+
+    const republished = await until('kubelet to republish the volume', async () => publishes(node, target).length >= 2, REPUBLISH_WAIT_MS).catch(() => undefined);
+    if (!republished) {
+      process.stdout.write(`      skipped: kubelet did not republish the volume within ${REPUBLISH_WAIT_MS / 1000} s (syncFrequency in the harness's kubelet config)\n`);
+      this.skip();
+    }
+    const changed = Date.now();
+    await writeProviderFile(node, 'rep/password', 'second-value');
+    await until('the running container to print the new value', async () =>
+      (await containerLog(node, ns, 'republished', uid, 'app')).includes('file=second-value'), REPUBLISH_WAIT_MS);
+    process.stdout.write(`      the container saw the new value ${Date.now() - changed} ms after the source changed (kubelet republishes ~every syncFrequency)\n`);
+    const rotated = publishes(node, target).filter((p) => p['origin'] === 'rotation' && p['changed'] === true);
+    expect(rotated, 'a republish ran as a rotation and changed the volume').to.have.length(1);
+    await until('the MountRotationComplete event', async () =>
+      (await podEvents(cluster, ns, 'republished')).some((e) => e.startsWith('Normal MountRotationComplete')), 30_000);
+    // No reconciler in this mode: every refresh came through a kubelet call.
+    expect(node.stack.driver.stderr()).to.not.include('"message":"rotation round done"');
+  });
+});
