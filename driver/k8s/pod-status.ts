@@ -165,14 +165,11 @@ export class PodStatusWriter {
   }
 }
 
-/**
- * Sets status.lastError on an existing pod status object (a republish failed while the
- * old content stays mounted). A missing object is fine: nothing was recorded yet.
- */
-export async function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
+/** Sets one string field of an existing pod status object's status; a missing object is fine. */
+async function setStatusField(api: KubeApi, pod: PodRef, spcName: string, field: 'lastError' | 'secretSyncError', message: string): Promise<void> {
   const name = podStatusName(pod, spcName);
   try {
-    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: '/status/lastError', value: message.slice(0, 1024) }]);
+    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: `/status/${field}`, value: message.slice(0, 1024) }]);
   } catch (err) {
     if (httpStatusOf(err) === 404) return;
     throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
@@ -180,18 +177,20 @@ export async function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: s
 }
 
 /**
+ * Sets status.lastError on an existing pod status object (a republish failed while the
+ * old content stays mounted). A missing object is fine: nothing was recorded yet.
+ */
+export function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
+  return setStatusField(api, pod, spcName, 'lastError', message);
+}
+
+/**
  * Sets status.secretSyncError: why the volume's Secrets could not be synced ("" once they
  * were; issue 10 item 4). The mount itself succeeded, so lastError stays as it is. A
  * missing object is fine: the volume's pod is gone or its publish not yet recorded.
  */
-export async function recordSecretSyncError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
-  const name = podStatusName(pod, spcName);
-  try {
-    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: '/status/secretSyncError', value: message.slice(0, 1024) }]);
-  } catch (err) {
-    if (httpStatusOf(err) === 404) return;
-    throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);
-  }
+export function recordSecretSyncError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
+  return setStatusField(api, pod, spcName, 'secretSyncError', message);
 }
 
 /** Deletes the pod status object of a volume whose first publish failed (SPEC 5.9: nothing left behind). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { mountsUnder } from '../support/driver-stack.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
-import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
 import { containerLog, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -20,16 +20,11 @@ const PASSWORD = 'e2e-file-secret-7f3a';
 describe('end to end: a pod through kubelet and containerd reads its secret (issue 11)', function () {
   this.timeout(300_000);
   let node: E2eNode;
-  let skipReason: string | undefined;
   let ns = '';
   let uid = '';
 
   before(async function () {
-    skipReason = await e2eSkipReason();
-    if (skipReason) {
-      process.stdout.write(`  skipping the end-to-end tests: ${skipReason}\n`);
-      this.skip();
-    }
+    await skipUnlessE2eCapable(this);
     node = await startE2eNode();
     process.stdout.write(`  e2e node up, driver registered ${node.registeredMs} ms after kubelet started\n`);
   });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { E2E_IMAGE } from '../support/e2e-image.js';
-import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
 import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -29,11 +29,7 @@ describe('end to end: rotation on kubelet\'s requiresRepublish calls (issue 11)'
   let node: E2eNode;
 
   before(async function () {
-    const skipReason = await e2eSkipReason();
-    if (skipReason) {
-      process.stdout.write(`  skipping the end-to-end tests: ${skipReason}\n`);
-      this.skip();
-    }
+    await skipUnlessE2eCapable(this);
     node = await startE2eNode({
       driverArgs: ['--enable-secret-rotation', '--rotation-mode=republish', `--rotation-poll-interval=${ROTATION_S}s`],
       csiDriverSpec: { requiresRepublish: true },

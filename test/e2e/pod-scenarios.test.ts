@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
-import { e2eSkipReason, startE2eNode, type E2eNode } from '../support/e2e-node.js';
+import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
 import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -30,11 +30,7 @@ describe('end to end: rotation, kubelet\'s tokens and fsGroup through kubelet an
   let scripted: ScriptedProvider | undefined;
 
   before(async function () {
-    const skipReason = await e2eSkipReason();
-    if (skipReason) {
-      process.stdout.write(`  skipping the end-to-end tests: ${skipReason}\n`);
-      this.skip();
-    }
+    await skipUnlessE2eCapable(this);
     node = await startE2eNode({
       driverArgs: ['--enable-secret-rotation', `--rotation-poll-interval=${ROTATION_S}s`],
       csiDriverSpec: { tokenRequests: [{ audience: E2E_AUDIENCE }] },

@@ -58,6 +58,14 @@ export async function e2eSkipReason(): Promise<string | undefined> {
   return undefined;
 }
 
+/** In a before hook: skips the describe, printing why, when this machine cannot run the e2e node (never silently). */
+export async function skipUnlessE2eCapable(context: Mocha.Context): Promise<void> {
+  const reason = await e2eSkipReason();
+  if (!reason) return;
+  process.stdout.write(`  skipping the end-to-end tests: ${reason}\n`);
+  context.skip();
+}
+
 function cleanupSync(dir: string): void {
   try { execFileSync('bash', [CLEANUP, dir, '--strays'], { stdio: 'ignore' }); } catch { /* best effort on exit */ }
 }
