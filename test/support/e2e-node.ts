@@ -32,11 +32,18 @@ export interface E2eNode {
   /** kubelet's --root-dir. */
   readonly rootDir: string;
   readonly podLogsDir: string;
+  /** The running driver and file provider (a new driver after restartDriver). */
   readonly stack: DriverStack;
   /** Milliseconds from kubelet's start to the driver's registration on the node. */
   readonly registeredMs: number;
   /** The last lines of a component's log (kubelet, containerd) for failure messages. */
   logTail(component: 'kubelet' | 'containerd', lines?: number): Promise<string>;
+  /**
+   * Restarts the driver as a DaemonSet pod restart would, the provider, kubelet and the
+   * registration left running: SIGTERM (a rollout) or SIGKILL (a crash), then a new
+   * driver process with the same flags on the same socket. Resolves once it has started.
+   */
+  restartDriver(signal: 'SIGTERM' | 'SIGKILL'): Promise<DriverStack>;
   stop(): Promise<void>;
 }
 
@@ -147,7 +154,8 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
     // The driver and file provider, the driver's socket where the registration points kubelet.
     const pluginDir = join(rootDir, 'plugins', REGISTERED_DRIVER_NAME);
     await mkdir(pluginDir, { recursive: true });
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, work: pluginDir, providerFiles: { 'README': 'secrets of the e2e tests\n' }, driverArgs: [`--nodeid=${nodeName}`, ...(options.driverArgs ?? [])] });
+    const driverArgs = [`--nodeid=${nodeName}`, ...(options.driverArgs ?? [])];
+    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, work: pluginDir, providerFiles: { 'README': 'secrets of the e2e tests\n' }, driverArgs });
     await mkdir(join(rootDir, 'plugins_registry'), { recursive: true });
     registration = await servePluginRegistration(join(rootDir, 'plugins_registry', `${REGISTERED_DRIVER_NAME}-reg.sock`), stack.socketPath);
 
@@ -175,7 +183,23 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
     await until('the CSINode object to list the driver', async () =>
       (await csiNode.readCSINode({ name: nodeName })).spec?.drivers?.some((d) => d.name === REGISTERED_DRIVER_NAME), 60_000);
     const registeredMs = Date.now() - started;
-    return { cluster, nodeName, dir, rootDir, podLogsDir, stack, registeredMs, logTail, stop };
+    const restartDriver = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<DriverStack> => {
+      const old = stack as DriverStack;
+      const exited = new Promise<void>((resolve) => {
+        if (old.driver.process.exitCode !== null || old.driver.process.signalCode !== null) resolve();
+        else old.driver.process.once('exit', () => resolve());
+      });
+      if (signal === 'SIGKILL') old.driver.process.kill('SIGKILL');
+      else await old.driver.stop();
+      await exited;
+      // The new stack's stop() stops the old one too (its file provider, its work dir).
+      stack = await startDriverStack({ kubeconfig: cluster?.driverKubeconfig, reuse: old, driverArgs });
+      return stack;
+    };
+    return {
+      cluster, nodeName, dir, rootDir, podLogsDir, registeredMs, logTail, stop, restartDriver,
+      get stack() { return stack as DriverStack; },
+    };
   } catch (err) {
     await stop();
     throw err;
