@@ -30,6 +30,8 @@ export interface DriverStack {
   readonly socketPath: string;
   readonly client: CsiClient;
   readonly driver: Child;
+  /** The file provider, when the stack runs one (a restarted driver's stack keeps the old one's). */
+  readonly provider: Child | undefined;
   readonly metricsPort: number;
   /** A fresh target path under the work dir (not created). */
   targetPath(name: string): string;
@@ -60,10 +62,11 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
   await mkdir(spcDir, { recursive: true });
   await writeTree(spcDir, options.classes ?? {});
   const children: Child[] = [];
+  let provider = options.reuse?.provider;
   try {
     if (options.providerFiles && !options.reuse) {
       await writeTree(providerRoot, options.providerFiles);
-      children.push(await startCli(['provider', 'file', `--endpoint=unix://${join(providersDir, 'file.sock')}`, `--root=${providerRoot}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/));
+      children.push(provider = await startCli(['provider', 'file', `--endpoint=unix://${join(providersDir, 'file.sock')}`, `--root=${providerRoot}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/));
     }
     const socketPath = join(work, 'csi.sock');
     const mountMode = options.mountMode ?? (CAN_MOUNT ? 'tmpfs' : 'dir');
@@ -75,7 +78,7 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
     const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
     const client = new CsiClient(socketPath);
     return {
-      work, providersDir, spcDir, providerRoot, socketPath, client, driver, metricsPort,
+      work, providersDir, spcDir, providerRoot, socketPath, client, driver, provider, metricsPort,
       targetPath: (name) => join(work, 'pods', name, 'volumes', 'secrets-store'),
       request: (targetPath, spc, pod = 'test-pod', namespace = 'default', uid = `uid-${pod}`) => inlinePublishRequest(`vol-${pod}`, targetPath,
         inlineVolumeContext({ name: pod, namespace, uid, serviceAccountName: 'default' }, spc)),
