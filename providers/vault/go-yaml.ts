@@ -21,6 +21,8 @@ const BOOLEANS: ReadonlyMap<string, boolean> = new Map([
 ]);
 /** yaml.v3's yamlStyleFloat. */
 const FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+/** Most values one goValue call builds, aliases expanded. */
+export const MAX_VALUES = 10_000;
 /** Go's strconv.ParseInt base-0 syntax (after yaml.v3 dropped the underscores). */
 const GO_INTEGER = /^([-+]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/;
 
@@ -108,7 +110,10 @@ export function goUnsigned(node: unknown): number | undefined {
  * Throws an Error naming `where` for what JSON cannot carry (non-string keys are kept
  * as their text, as Go's map[string]interface{} does).
  */
-export function goValue(node: unknown, doc: Document, where: string): unknown {
+export function goValue(node: unknown, doc: Document, where: string, budget = { left: MAX_VALUES }): unknown {
+  // Aliases are expanded: without a bound, nested aliases (a "billion laughs") would
+  // let one class make the provider build billions of values.
+  if (--budget.left < 0) throw new Error(`${where} holds more than ${MAX_VALUES} values (aliases expanded)`);
   const n = resolveAlias(node, doc);
   if (n === undefined || n === null) return null;
   if (isMap(n)) {
@@ -116,11 +121,11 @@ export function goValue(node: unknown, doc: Document, where: string): unknown {
     for (const pair of n.items) {
       const key = goString(resolveAlias(pair.key, doc));
       if (key === NOT_A_SCALAR) throw new Error(`${where} has a key that is not a scalar`);
-      out[key ?? ''] = goValue(pair.value, doc, `${where}.${key ?? ''}`);
+      out[key ?? ''] = goValue(pair.value, doc, `${where}.${key ?? ''}`, budget);
     }
     return out;
   }
-  if (isSeq(n)) return n.items.map((item, i) => goValue(item, doc, `${where}[${i}]`));
+  if (isSeq(n)) return n.items.map((item, i) => goValue(item, doc, `${where}[${i}]`, budget));
   if (!isScalar(n)) throw new Error(`${where} is not a YAML value`);
   if (!isPlain(n)) return n.value instanceof Date ? n.value.toISOString() : n.value;
   const text = scalarText(n);

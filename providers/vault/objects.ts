@@ -6,7 +6,7 @@
 import { parseDocument, isSeq, type Document } from 'yaml';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goString, goUnsigned, goValue, mapEntries, NOT_A_SCALAR, resolveAlias } from './go-yaml.js';
+import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, resolveAlias } from './go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';
 
@@ -59,7 +59,7 @@ function stringField(node: unknown, name: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
-function parseObject(entry: unknown, index: number, doc: Document, warnings: string[]): VaultObject {
+function parseObject(entry: unknown, index: number, doc: Document, warnings: string[], budget: { left: number }): VaultObject {
   const entries = mapEntries(entry, doc);
   if (!entries) throw invalidParameter(`objects[${index}] must be a map, not ${describeNode(entry)}`);
   const fields = new Map(entries);
@@ -96,7 +96,7 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
   if (argsNode !== undefined && describeNode(argsNode) !== 'null') {
     if (describeNode(argsNode) !== 'a map') throw invalidParameter(`${field('secretArgs')} must be a map, not ${describeNode(argsNode)}`);
     try {
-      secretArgs = goValue(argsNode, doc, field('secretArgs')) as Record<string, unknown>;
+      secretArgs = goValue(argsNode, doc, field('secretArgs'), budget) as Record<string, unknown>;
     } catch (err) {
       throw invalidParameter((err as Error).message);
     }
@@ -123,8 +123,10 @@ export function parseObjects(raw: string | undefined): ParsedObjects {
   if (!isSeq(list) || list.items.length === 0) throw invalidParameter('objects must be a non-empty YAML list');
   const warnings: string[] = [];
   const seen = new Set<string>();
+  // One bound on the secretArgs values of all entries together (go-yaml.ts, MAX_VALUES).
+  const budget = { left: MAX_VALUES };
   const objects = list.items.map((entry, i) => {
-    const object = parseObject(resolveAlias(entry, doc), i, doc, warnings);
+    const object = parseObject(resolveAlias(entry, doc), i, doc, warnings, budget);
     if (seen.has(object.objectName)) throw invalidParameter(`objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`);
     seen.add(object.objectName);
     return object;

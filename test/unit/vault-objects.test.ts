@@ -129,6 +129,15 @@ describe('vault parseObjects', () => {
     });
   }
 
+  it('bounds secretArgs expanded through aliases (a "billion laughs" class), across all entries', () => {
+    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
+    const bomb = `- objectName: a\n  secretPath: s/a\n  method: PUT\n  secretArgs:\n${laughs.map((l) => `    ${l}`).join('\n')}\n`;
+    expect(failure(bomb)).to.match(/^vault provider: objects\[0\] \("a"\)\.secretArgs\.[a-i](\[\d+\])* holds more than 10000 values \(aliases expanded\)$/);
+    const wide = Array.from({ length: 3 }, (_, i) => `- objectName: o${i}\n  secretPath: s/a\n  method: PUT\n  secretArgs: ${i === 0 ? '&big ' : '*big'}${i === 0 ? `{${Array.from({ length: 4000 }, (_, k) => `k${k}: ${k}`).join(', ')}}` : ''}`).join('\n');
+    expect(failure(wide)).to.match(/^vault provider: objects\[2\] \("o2"\)\.secretArgs\.k\d+ holds more than 10000 values/);
+  });
+
   it('rejects invalid YAML with the parser\'s first line, and a key given twice (yaml.v3 refuses it too)', () => {
     expect(failure('- objectName: [a\n')).to.match(/^vault provider: objects is not valid YAML: \S[^\n]*$/);
     expect(failure('- objectName: a\n  objectName: b\n  secretPath: s')).to.match(/^vault provider: objects is not valid YAML: /);
