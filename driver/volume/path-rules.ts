@@ -1,39 +1,13 @@
+// The path rules are the provider API's contract on File.path: shared with the providers
+// (proto/runtime/provider-file-path.ts), so a provider can refuse a bad objectName while
+// parsing its parameters, before it fetches anything.
 import { SscError } from '../../proto/runtime/errors.js';
+import { MAX_ON_DISK_PATH_BYTES, PAYLOAD_DIR_NAME_BYTES, pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
 
-/** Longest relative path accepted from a provider, in bytes (Linux PATH_MAX). */
-export const MAX_PATH_BYTES = 4096;
-/** Longest single path element, in bytes (Linux NAME_MAX). */
-export const MAX_ELEMENT_BYTES = 255;
-/** Deepest provider path accepted, in elements: deeper trees only serve to exhaust the writer. */
-export const MAX_PATH_DEPTH = 128;
-/** Longest path the kernel takes, in bytes, without the terminating NUL (PATH_MAX - 1). */
-export const MAX_ON_DISK_PATH_BYTES = 4095;
-/** Length of a payload directory's name (`..2026_11_23_20_16_00.` plus 6 random characters). */
-export const PAYLOAD_DIR_NAME_BYTES = 28;
-/** The directory the driver writes object versions into; providers may not use it. */
-export const METADATA_DIR = '.metadata';
-
-/**
- * Why `path` may not be written into a volume, or undefined when it may. Rules (SPEC 5.5):
- * relative, clean, no `..` element, not starting with `..` (the atomic writer's own
- * names), not under `.metadata`, at most 4096 bytes, elements at most 255 bytes, at most
- * 128 elements deep. Linear in the path's length.
- */
-export function pathProblem(path: string): string | undefined {
-  if (path === '') return 'path is empty';
-  if (path.includes('\0')) return 'path contains a NUL byte';
-  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `path is longer than ${MAX_PATH_BYTES} bytes`;
-  if (path.startsWith('/')) return 'path is absolute';
-  if (path.startsWith('..')) return 'path starts with ".."';
-  const elements = path.split('/');
-  if (elements.length > MAX_PATH_DEPTH) return `path is nested deeper than ${MAX_PATH_DEPTH} levels`;
-  if (elements.includes('..')) return 'path has a ".." element';
-  if (elements.some((e) => e === '' || e === '.')) return 'path is not clean (empty or "." element)';
-  if (elements.some((e) => Buffer.byteLength(e) > MAX_ELEMENT_BYTES)) return `a path element is longer than ${MAX_ELEMENT_BYTES} bytes`;
-  if (elements[0] === METADATA_DIR) return `path is inside the reserved ${METADATA_DIR} directory`;
-  return undefined;
-}
+export {
+  MAX_ELEMENT_BYTES, MAX_ON_DISK_PATH_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, METADATA_DIR, PAYLOAD_DIR_NAME_BYTES, pathProblem,
+} from '../../proto/runtime/provider-file-path.js';
 
 /**
  * Why `path` cannot be written under `targetPath`, or undefined: the payload directory's

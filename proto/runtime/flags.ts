@@ -27,6 +27,11 @@ const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
   '0': false, f: false, F: false, false: false, FALSE: false, False: false,
 };
 
+/** A word read as Go's strconv.ParseBool reads it; undefined when Go would refuse it. */
+export function parseGoBool(word: string): boolean | undefined {
+  return Object.hasOwn(BOOLEAN_WORDS, word) ? BOOLEAN_WORDS[word] : undefined;
+}
+
 /**
  * Parses Go-flag-style arguments, as upstream's manifests pass them: `--name=value`,
  * `--name value`, `-name=value`, `-name value`, boolean `-name`, `--name` or
@@ -51,7 +56,7 @@ export function parseFlags(argv: readonly string[], specs: Readonly<Record<strin
     if (spec.type === 'boolean') {
       if (eq < 0) value = true;
       else {
-        const word = Object.hasOwn(BOOLEAN_WORDS, body.slice(eq + 1)) ? BOOLEAN_WORDS[body.slice(eq + 1)] : undefined;
+        const word = parseGoBool(body.slice(eq + 1));
         if (word === undefined) throw new Error(`flag --${name} takes true or false, got "${body.slice(eq + 1)}"`);
         value = word;
       }

@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
+import { hmacVersion } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
 
@@ -68,7 +68,7 @@ export class FileProvider implements SecretsProvider {
 
   /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
   versionOf(contents: Buffer): string {
-    return createHmac('sha256', this.options.hmacKey).update(contents).digest('hex');
+    return hmacVersion(this.options.hmacKey, contents);
   }
 
   private realRoot(): string {
