@@ -17,7 +17,7 @@ import type { KubeApi } from './client/kube-api.js';
 import type { CsiDriver, Pod, Secret } from './client/types.js';
 import { corePath, podStatusPath } from './resource-paths.js';
 import { PodStatusWriter, recordSecretSyncError } from './pod-status.js';
-import { kubernetesFailureHook, kubernetesPublishHook } from './publish-hooks.js';
+import { kubernetesHooks } from './publish-hooks.js';
 import { readLivePodMeta, SecretResync, secretResyncIntervalMs } from './secret-resync.js';
 import { SecretSyncer } from './secret-sync.js';
 import { VolumeSecretSync } from './volume-secret-sync.js';
@@ -35,7 +35,7 @@ export interface KubernetesMode {
   readonly volumes: VolumeSource & RequestRebuilder;
   /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
   readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
-  /** NodeUnpublishVolume happened: a failed Secret sync of that volume stops retrying. */
+  /** NodeUnpublishVolume happened: the hooks forget the volume, and a failed Secret sync of it stops retrying. */
   forget(targetPath: string): void;
   /** Stops the watches and closes the API connections. */
   stop(): Promise<void>;
@@ -114,23 +114,25 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
-  const errored = new Set<string>();
   const { pods, podStatuses, usedSecrets } = startReconcilerWatches(api, config, k8sLogger);
   const restarter = config.enableSecretRotation
     ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
   const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
   const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
-  const hook = kubernetesPublishHook({
-    api, nodeId: config.nodeId, events, now, logger: k8sLogger, errored, pods,
+  const hooks = kubernetesHooks({
+    api, nodeId: config.nodeId, events, now, logger: k8sLogger, pods,
     podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
     secrets: sync?.secretSync,
     restarter,
   });
   return {
-    classes, pods, hook, events, volumes, failureHook: kubernetesFailureHook({ api, events, logger: k8sLogger, errored }),
+    classes, pods, hook: hooks.hook, events, volumes, failureHook: hooks.failureHook,
     readCsiDriver: () => readCsiDriver(api, config.driverName),
-    forget: (targetPath) => sync?.secretSync.forget(targetPath),
+    forget: (targetPath) => {
+      hooks.forget(targetPath);
+      sync?.secretSync.forget(targetPath);
+    },
     async stop() {
       restarter?.stop();
       await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);

@@ -91,6 +91,28 @@ async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, ow
   await deps.secrets.sync({ pod: request.pod, targetPath: request.targetPath, spc, owners, recordedError }, trigger);
 }
 
+/** Kubernetes mode's publish hooks, sharing what they remember per target path. */
+export interface KubernetesHooks {
+  readonly hook: PublishHook;
+  readonly failureHook: PublishFailureHook;
+  /** NodeUnpublishVolume: drops what the hooks remember of the target. */
+  forget(targetPath: string): void;
+}
+
+/**
+ * The publish and failure hooks with their shared memory of targets whose pod status
+ * carries a lastError (the next success rewrites it). A volume unpublished while it
+ * carries one is forgotten, else every such volume would stay in memory for good.
+ */
+export function kubernetesHooks(deps: Omit<KubernetesHookDeps, 'errored'>): KubernetesHooks {
+  const errored = new Set<string>();
+  return {
+    hook: kubernetesPublishHook({ ...deps, errored }),
+    failureHook: kubernetesFailureHook({ ...deps, errored }),
+    forget: (targetPath) => { errored.delete(targetPath); },
+  };
+}
+
 /**
  * After a failed publish: a Warning MountFailed event on the Pod (kubelet's own
  * FailedMount event carries the same message, but ours also reaches pods whose
