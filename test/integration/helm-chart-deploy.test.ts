@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
+import { csiDriverTextForVault } from '../support/deploy-manifests.js';
 import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from '../support/helm.js';
 
 // deploy/ (kubectl apply -k) and the chart with its default values express the same
@@ -13,6 +14,10 @@ import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from 
 // Helm's and the chart's labels, the CRDs' helm.sh/resource-policy annotation, and the
 // names of the provider-directory volumes (upstream's chart and deploy/ number them in
 // opposite orders), compared by host path instead.
+// The vault provider is an opt-in on both sides: providers.vault.enabled with deploy/'s
+// Vault address renders what a user gets by uncommenting provider-vault-daemonset.yaml in
+// kustomization.yaml and the tokenRequests (with serviceAccountTokenInSecrets, the chart
+// renders for Kubernetes 1.36) in csidriver.yaml.
 
 const DEPLOY = join(CHART_DIR, '../../deploy');
 
@@ -20,6 +25,21 @@ const DEPLOY = join(CHART_DIR, '../../deploy');
 function deployObjects(): Manifest[] {
   const kustomization = parse(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   return kustomization.resources.flatMap((file) => parseManifests(readFileSync(join(DEPLOY, file), 'utf8')));
+}
+
+/** deploy/ with the vault provider opted in: its DaemonSet added, the CSIDriver's vault comments uncommented. */
+function deployObjectsWithVault(): Manifest[] {
+  const csiDriver = parseManifests(csiDriverTextForVault());
+  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
+  return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-vault-daemonset.yaml'), 'utf8'))];
+}
+
+/** The Vault address deploy/provider-vault-daemonset.yaml is written for. */
+function deployVaultAddress(): string {
+  const text = readFileSync(join(DEPLOY, 'provider-vault-daemonset.yaml'), 'utf8');
+  const address = /^\s*- --vault-addr=(\S+)$/m.exec(text)?.[1];
+  if (address === undefined) throw new Error('deploy/provider-vault-daemonset.yaml has no --vault-addr argument');
+  return address;
 }
 
 /** Keeps only labels that carry meaning beyond bookkeeping: RBAC aggregation. */
@@ -59,6 +79,36 @@ function normalise(obj: Manifest): Manifest {
 
 const key = (o: Manifest) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 
+/** Asserts the chart's and deploy/'s objects are the same, kind and name first, then each in full. */
+function expectSameInstall(chart: Map<string, Manifest>, deploy: Map<string, Manifest>): void {
+  expect([...chart.keys()].sort()).to.deep.equal([...deploy.keys()].sort());
+  const differing = [...deploy].filter(([k, want]) => chart.has(k) && !isDeepStrictEqual(chart.get(k), want)).map(([k]) => k);
+  // The first difference in full, naming all of them.
+  for (const k of differing) expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
+}
+
+describe('Helm chart with the vault provider and deploy/ with it opted in express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    const values = { nameOverride: 'csi-secrets-store', providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } };
+    const rendered = await helm.template(values, { release: 'csi-secrets-store', namespace: 'kube-system' });
+    chart = new Map(rendered.map((o) => [key(o), normalise(o)]));
+    deploy = new Map(deployObjectsWithVault().map((o) => [key(o), normalise(o)]));
+  });
+  after(() => helm?.cleanup());
+
+  it('renders the same objects, the vault DaemonSet and the CSIDriver with its token audience included', () => {
+    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-vault')).to.equal(true);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([{ audience: 'vault', expirationSeconds: 600 }]);
+    expectSameInstall(chart, deploy);
+  });
+});
+
 describe('Helm chart defaults and deploy/ express the same install', function () {
   this.timeout(60_000);
   let helm: Helm;
@@ -78,8 +128,11 @@ describe('Helm chart defaults and deploy/ express the same install', function ()
   });
 
   it('every object is the same apart from the documented differences', () => {
-    const differing = [...deploy].filter(([k, want]) => chart.has(k) && !isDeepStrictEqual(chart.get(k), want)).map(([k]) => k);
-    // The first difference in full, naming all of them.
-    for (const k of differing) expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
+    expectSameInstall(chart, deploy);
+  });
+
+  it('renders no vault provider and no token audience by default', () => {
+    expect([...chart.keys()].filter((k) => k.includes('vault'))).to.deep.equal([]);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
   });
 });

@@ -7,6 +7,7 @@ import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';
 import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
+import { checkVaultProviderDaemonSet } from '../support/vault-provider-daemonset.js';
 
 // The chart rendered by the real helm (test/peers/install.sh helm) for each value set, read
 // with the driver's and the file provider's own flag parsers.
@@ -14,6 +15,7 @@ import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, p
 const NAMESPACE = 'secrets-store';
 const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
 const PROVIDER_DS = `${DRIVER_DS}-provider-file`;
+const VAULT_DS = `${DRIVER_DS}-provider-vault`;
 const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
 
 /** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
@@ -136,6 +138,19 @@ describe('Helm chart: lint and render (real helm)', function () {
         const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
         expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
       });
+
+      it(want.providerVault ? 'runs the vault provider with flags it accepts, its socket in the driver\'s --provider-volume, its key and CA from the named objects' : 'renders no vault provider', () => {
+        const providers = objects.filter((o) => o.kind === 'DaemonSet' && o.metadata?.name === VAULT_DS);
+        expect(providers).to.have.lengthOf(want.providerVault ? 1 : 0);
+        if (!want.providerVault) return;
+        const ds = providers[0] as Manifest;
+        checkVaultProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerVault);
+        const c = podContainer(ds, 'provider');
+        const vault = (set.values['providers'] as { vault: Record<string, any> }).vault;
+        for (const arg of vault['extraArgs'] ?? []) expect(c['args']).to.include(arg);
+        expect(c['env']).to.deep.equal(vault['env']);
+        if (vault['image']?.digest) expect(c['image']).to.equal(`${vault['image'].repository}@${vault['image'].digest}`);
+      });
     });
   }
 
@@ -147,7 +162,12 @@ describe('Helm chart: lint and render (real helm)', function () {
       ['an unknown fsGroupPolicy', { fsGroupPolicy: 'Group' }, /fsGroupPolicy must be File, ReadWriteOnceWithFSType, None or empty, got "Group"/],
       ['an unknown logLevel', { logLevel: 'verbose' }, /logLevel must be error, warn, info or debug/],
       ['a relative kubeletRootDir', { linux: { kubeletRootDir: 'var/lib/kubelet' } }, /linux\.kubeletRootDir must be an absolute path/],
-      ['a provider this chart does not have', { providers: { vault: { enabled: true } } }, /providers\.vault: this chart has no "vault" provider/],
+      ['a provider this chart does not have', { providers: { azure: { enabled: true } } }, /providers\.azure: this chart has no "azure" provider \(providers: file, vault\)/],
+      ['the vault provider without vaultAddress', { providers: { vault: { enabled: true } } }, /providers\.vault\.vaultAddress must be Vault's http:\/\/ or https:\/\/ address .* got ""/],
+      ['a vaultAddress that is not a URL', { providers: { vault: { enabled: true, vaultAddress: 'vault.vault.svc:8200' } } }, /providers\.vault\.vaultAddress must be/],
+      ['a vaultAuthMountPath with a .. segment', { providers: { vault: { enabled: true, vaultAddress: 'https://v:8200', vaultAuthMountPath: 'k8s/..' } } }, /providers\.vault\.vaultAuthMountPath must be an auth mount path/],
+      ['a CA from both a ConfigMap and a Secret', { providers: { vault: { enabled: true, vaultAddress: 'https://v:8200', caCert: { configMapName: 'a', secretName: 'b' } } } }, /providers\.vault\.caCert: set configMapName or secretName, not both/],
+      ['no HMAC key Secret name', { providers: { vault: { enabled: true, vaultAddress: 'https://v:8200', hmacKeySecret: { name: '' } } } }, /providers\.vault\.hmacKeySecret\.name and \.key must name the Secret/],
     ];
     for (const [what, values, message] of cases) {
       it(what, async () => {

@@ -7,6 +7,8 @@ import { failure } from '../support/call-outcome.js';
 import { createNamespace, kustomizationRbacFiles, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { csiDriverTextForVault } from '../support/deploy-manifests.js';
+import { parseManifests } from '../support/helm.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -40,7 +42,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   });
 
   it('accepts every deploy/ manifest in a server-side dry run', async () => {
-    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
+    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'provider-vault-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
       ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
     for (const file of files) {
       for (const obj of await readManifests(join(REPO, 'deploy', file))) {
@@ -50,7 +52,16 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
         else await cluster.admin.objects.create(obj, undefined, 'All');
       }
     }
-    for (const obj of [...await readManifests(join(REPO, 'deploy/examples/secretproviderclass-file.yaml')), ...await readManifests(join(REPO, 'deploy/examples/pod.yaml'))]) {
+    // The CSIDriver as a vault user uncomments it (tokenRequests, serviceAccountTokenInSecrets).
+    const [csiDriver] = parseManifests(csiDriverTextForVault());
+    const live = await cluster.admin.objects.read(csiDriver as never).then((o) => o, () => undefined);
+    if (live) await cluster.admin.objects.replace({ ...csiDriver, metadata: { ...csiDriver?.metadata, resourceVersion: live.metadata?.resourceVersion } } as never, undefined, 'All');
+    else await cluster.admin.objects.create(csiDriver as never, undefined, 'All');
+    const examples = ['secretproviderclass-file.yaml', 'pod.yaml', 'vault/secretproviderclass-vault.yaml', 'vault/secretproviderclass-openbao.yaml', 'vault/pod.yaml'];
+    const objects = (await Promise.all(examples.map((f) => readManifests(join(REPO, 'deploy/examples', f))))).flat();
+    // Pod admission looks the pod's ServiceAccount up, so those are created for real first.
+    for (const obj of objects.filter((o) => o.kind === 'ServiceAccount')) await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } });
+    for (const obj of objects.filter((o) => o.kind !== 'ServiceAccount')) {
       await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } }, undefined, 'All');
     }
   });

@@ -97,10 +97,28 @@ export function rightKey(r: ApiRight): string {
 /** Our CSIDriver's name. */
 export const CSI_DRIVER_NAME = 'secrets-store.csi.k8s.io';
 /** Manifests the default kustomization leaves out on purpose (listed there, commented). */
-export const OPT_IN = ['rbac-workload-restart.yaml'];
+export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml'];
 /** The driver's ServiceAccount. */
 export const SA = { kind: 'ServiceAccount', name: 'secrets-store-csi-driver', namespace: 'kube-system' };
 /** The driver DaemonSet of deploy/. */
 export const DRIVER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store').obj;
 /** The file provider DaemonSet of deploy/. */
 export const PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-file').obj;
+/** The vault provider DaemonSet of deploy/ (opt-in). */
+export const VAULT_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-vault').obj;
+
+/**
+ * deploy/csidriver.yaml as a vault user edits it: the commented `tokenRequests:` block
+ * (up to its first entry's end) and the `serviceAccountTokenInSecrets: true` line
+ * uncommented. Throws when the comment no longer has that shape.
+ */
+export function csiDriverTextForVault(): string {
+  const lines = readFileSync(join(DEPLOY, 'csidriver.yaml'), 'utf8').split('\n');
+  const start = lines.findIndex((l) => l === '  # tokenRequests:');
+  if (start < 0) throw new Error('deploy/csidriver.yaml has no commented "  # tokenRequests:" line');
+  let end = start + 1;
+  while (end < lines.length && /^  # {3}/.test(lines[end] as string)) end++;
+  const inSecrets = lines.findIndex((l) => l === '  # serviceAccountTokenInSecrets: true');
+  if (inSecrets < 0) throw new Error('deploy/csidriver.yaml has no commented "  # serviceAccountTokenInSecrets: true" line');
+  return lines.map((l, i) => ((i >= start && i < end) || i === inSecrets ? l.replace(/^ {2}# /, '  ') : l)).join('\n');
+}

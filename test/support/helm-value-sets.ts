@@ -2,6 +2,7 @@
 // the rendered objects must say. Upstream's values are our own copy of the keys of
 // secrets-store-csi-driver v1.6.0's charts/secrets-store-csi-driver/values.yaml (read there),
 // not their file.
+import type { VaultDaemonSetExpectation } from './vault-provider-daemonset.js';
 
 /** What a value set must render. */
 export interface ChartExpectation {
@@ -12,6 +13,8 @@ export interface ChartExpectation {
   /** ClusterRoles bound to the driver, sorted. */
   readonly clusterRoles: readonly string[];
   readonly providerFile: boolean;
+  /** The vault provider DaemonSet, with what its flags and volumes must say; undefined: none rendered. */
+  readonly providerVault: VaultDaemonSetExpectation | undefined;
   /** The two CRDs rendered (linux.crds.enabled). */
   readonly crds: boolean;
   readonly kubeletRootDir: string;
@@ -41,7 +44,7 @@ const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/
 const DEFAULTS: ChartExpectation = {
   sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-  providerFile: true, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
+  providerFile: true, providerVault: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
   logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
 };
 
@@ -129,6 +132,46 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   { name: 'rbac.install=false', values: { rbac: { install: false } }, expect: { ...DEFAULTS, clusterRoles: [ROTATION_ROLE, SYNC_ROLE].sort() } },
   { name: 'custom kubeletRootDir', values: { linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } }, expect: { ...DEFAULTS, kubeletRootDir: '/var/lib/k0s/kubelet' } },
   { name: 'providers off', values: { providers: { file: { enabled: false } } }, expect: { ...DEFAULTS, providerFile: false } },
+  {
+    name: 'vault provider on',
+    values: { providers: { vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' } } },
+    expect: {
+      ...DEFAULTS, tokenAudiences: ['vault'],
+      providerVault: { vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' } },
+    },
+  },
+  {
+    name: 'vault provider only, customised, its audience already in tokenRequests',
+    values: {
+      tokenRequests: [{ audience: 'api://AzureADTokenExchange' }, { audience: 'bao', expirationSeconds: 3600 }],
+      providers: {
+        file: { enabled: false },
+        vault: {
+          enabled: true, vaultAddress: 'https://openbao.openbao.svc:8200/', vaultAuthMountPath: 'jwt', vaultNamespace: 'team-a',
+          caCert: { secretName: 'openbao-tls', key: 'ca.pem' }, hmacKeySecret: { name: 'bao-hmac', key: 'hmac.key' },
+          tokenRequest: { audience: 'bao', expirationSeconds: 600 }, healthPort: 9991,
+          extraArgs: ['--cache-size=200', '--vault-tls-server-name=openbao.internal'],
+          env: [{ name: 'NO_PROXY', value: 'openbao.openbao.svc' }],
+          image: { repository: 'registry.example.com/ssc/provider', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+        },
+      },
+    },
+    expect: {
+      ...DEFAULTS, providerFile: false, tokenAudiences: ['api://AzureADTokenExchange', 'bao'],
+      providerVault: {
+        vaultAddress: 'https://openbao.openbao.svc:8200/', authMount: 'jwt', vaultNamespace: 'team-a',
+        hmacSecret: { name: 'bao-hmac', key: 'hmac.key' }, ca: { kind: 'secret', name: 'openbao-tls', key: 'ca.pem' },
+      },
+    },
+  },
+  {
+    name: 'vault provider with a CA ConfigMap and no token audience',
+    values: { providers: { vault: { enabled: true, vaultAddress: 'http://10.0.0.5:8200', caCert: { configMapName: 'vault-ca' }, tokenRequest: { audience: '' } } } },
+    expect: {
+      ...DEFAULTS,
+      providerVault: { vaultAddress: 'http://10.0.0.5:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' }, ca: { kind: 'configMap', name: 'vault-ca', key: 'ca.crt' } },
+    },
+  },
   {
     name: 'everything customised',
     values: {

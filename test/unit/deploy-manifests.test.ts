@@ -8,7 +8,10 @@ import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { parseFileObjects } from '../../providers/file/config.js';
 import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
-import { container, CSI_DRIVER_NAME, DEPLOY, DRIVER_DS, expandArgs, FILES, find, hostPathOf, MANIFESTS, OPT_IN, parseFile, PROVIDER_DS, type Obj } from '../support/deploy-manifests.js';
+import { parse } from 'yaml';
+import { parseVaultParameters } from '../../providers/vault/parameters.js';
+import { container, CSI_DRIVER_NAME, csiDriverTextForVault, DEPLOY, DRIVER_DS, expandArgs, FILES, find, hostPathOf, MANIFESTS, OPT_IN, parseFile, PROVIDER_DS, VAULT_PROVIDER_DS, type Obj } from '../support/deploy-manifests.js';
+import { checkVaultProviderDaemonSet, VAULT_PROVIDER_NAME } from '../support/vault-provider-daemonset.js';
 
 // Static checks of deploy/ (no cluster here): the facts a broken manifest would get wrong,
 // against the code's own tables. RBAC: deploy-rbac.test.ts; Dockerfiles: dockerfiles.test.ts.
@@ -210,6 +213,35 @@ describe('deploy manifests', () => {
     });
   });
 
+  describe('vault provider DaemonSet (opt-in)', () => {
+    it('is listed commented in kustomization.yaml, next to the commented tokenRequests it needs', () => {
+      expect(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')).to.match(/^ {2}# - provider-vault-daemonset\.yaml$/m);
+    });
+
+    it('passes flags the vault provider accepts, serves vault.sock where the driver looks, reads the HMAC key from the Secret vault-provider-hmac-key', () => {
+      checkVaultProviderDaemonSet(VAULT_PROVIDER_DS(), DRIVER_DS(), {
+        vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes',
+        hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' },
+      });
+    });
+
+    it('documents the command that creates the HMAC key Secret it mounts', () => {
+      const text = readFileSync(join(DEPLOY, 'provider-vault-daemonset.yaml'), 'utf8');
+      expect(text).to.include('kubectl -n kube-system create secret generic vault-provider-hmac-key');
+      expect(text).to.include('--from-file=key=<(head -c 32 /dev/urandom)');
+    });
+
+    it("csidriver.yaml's commented tokenRequests, uncommented, request the audience vault classes log in with", () => {
+      const spec = (parse(csiDriverTextForVault()) as Obj)['spec'] as Obj;
+      const defaultAudience = parseVaultParameters({ roleName: 'r', objects: '- {objectName: a, secretPath: secret/a}' }).audience;
+      expect(spec['tokenRequests']).to.deep.equal([{ audience: defaultAudience, expirationSeconds: 600 }]);
+      expect(spec['serviceAccountTokenInSecrets']).to.equal(true);
+      // The rest of the object is deploy/'s.
+      const { tokenRequests: _t, serviceAccountTokenInSecrets: _s, ...rest } = spec;
+      expect(rest).to.deep.equal(find('CSIDriver', CSI_DRIVER_NAME).obj['spec']);
+    });
+  });
+
   describe('examples', () => {
     it('the SecretProviderClass is valid for the driver and the file provider, and secretObjects name mounted files', () => {
       const spc = parseSecretProviderClass(find('SecretProviderClass', 'demo-secrets').obj);
@@ -217,6 +249,33 @@ describe('deploy manifests', () => {
       const objectNames = parseFileObjects(spc.parameters).map((o) => o.objectName);
       expect(spc.secretObjects.length).to.be.greaterThan(0);
       for (const so of spc.secretObjects) for (const d of so.data) expect(objectNames).to.include(d.objectName);
+    });
+
+    for (const name of ['vault-demo', 'openbao-demo']) {
+      it(`the vault class ${name} is valid for the driver and the vault provider, and its secretObjects name mounted files`, () => {
+        const spc = parseSecretProviderClass(find('SecretProviderClass', name).obj);
+        expect(spc.provider).to.equal(VAULT_PROVIDER_NAME);
+        const params = parseVaultParameters(spc.parameters);
+        expect(params.roleName).to.equal('vault-demo');
+        expect(params.objects.some((o) => o.secretKey !== undefined), 'a secretKey pick').to.equal(true);
+        expect(spc.secretObjects.length).to.be.greaterThan(0);
+        for (const so of spc.secretObjects) for (const d of so.data) expect(params.objects.map((o) => o.objectName)).to.include(d.objectName);
+      });
+    }
+
+    it('the vault example pod runs as the service account the README binds, mounting vault-demo read-only', () => {
+      const pod = find('Pod', 'vault-demo').obj;
+      const account = find('ServiceAccount', 'vault-demo').obj;
+      expect(pod['spec'].serviceAccountName).to.equal(account['metadata'].name);
+      expect(pod['metadata'].namespace).to.equal(account['metadata'].namespace);
+      const readme = readFileSync(join(DEPLOY, 'examples/vault/README.md'), 'utf8');
+      expect(readme).to.include(`bound_service_account_names=${account['metadata'].name}`);
+      expect(readme).to.include(`bound_service_account_namespaces=${account['metadata'].namespace}`);
+      expect(readme).to.include(`"bound_subject": "system:serviceaccount:${account['metadata'].namespace}:${account['metadata'].name}"`);
+      const volume = (pod['spec'].volumes as Obj[]).find((v) => v['csi']);
+      expect(volume?.['csi']).to.deep.include({ driver: CSI_DRIVER_NAME, readOnly: true });
+      expect(volume?.['csi'].volumeAttributes).to.deep.equal({ secretProviderClass: 'vault-demo' });
+      expect(find('SecretProviderClass', 'vault-demo').obj['metadata'].namespace).to.equal(pod['metadata'].namespace);
     });
 
     it('the pod mounts that class through a read-only inline CSI volume of our driver', () => {

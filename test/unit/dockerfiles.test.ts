@@ -131,6 +131,18 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
     });
   }
 
+  it("the provider image keeps the vault provider's node-vault: a production dependency, only dev ones pruned", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(pkg.dependencies, 'package.json dependencies').to.have.property('node-vault');
+    expect(pkg.devDependencies ?? {}).to.not.have.property('node-vault');
+    const instructions = parseDockerfile(join(REPO, 'Dockerfile.provider'));
+    const prune = instructions.filter((i) => i.stage === 'builder' && i.op === 'RUN' && /npm prune/.test(i.args)).map((i) => i.args);
+    expect(prune).to.deep.equal(['npm prune --omit=dev']);
+    const runtime = instructions.filter((i) => i.stage !== 'builder' && i.op === 'COPY').flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
+    expect(runtime).to.include('/app/node_modules');
+    expect(readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8')).to.match(/^#.*`vault`/m);
+  });
+
   it('the driver image carries the .proto files and the mount addon where the code loads them', () => {
     const runtime = parseDockerfile(join(REPO, 'Dockerfile.driver')).filter((i) => i.stage !== 'builder' && i.op === 'COPY')
       .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));

@@ -1,0 +1,133 @@
+// What a vault provider DaemonSet must get right, checked the same way for deploy/'s file
+// (test/unit/deploy-manifests.test.ts) and the chart's rendering (helm-chart-render):
+// its args parse with the provider's own flag table and settings, its socket lands in the
+// driver's --provider-volume, the HMAC key and CA files come from the volumes they name.
+import { expect } from 'chai';
+import { basename, posix } from 'node:path';
+import { DRIVER_FLAGS } from '../../driver/config.js';
+import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { commonProviderFlags } from '../../providers/framework/run-provider.js';
+import { providerSettings, vaultProviderFlags, type ProviderSettings } from '../../providers/vault/settings.js';
+
+/** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
+export const VAULT_PROVIDER_NAME = 'vault';
+
+type Obj = Record<string, any>;
+
+/** Where a container path comes from: its volume, and the path inside that volume. */
+export interface VolumeFile { readonly volume: Obj; readonly mount: Obj; readonly inside: string }
+
+/** The volume (any kind) behind a container path, through the longest volumeMount holding it. */
+export function volumeFileOf(ds: Obj, container: Obj, containerPath: string): VolumeFile {
+  const mount = ((container['volumeMounts'] ?? []) as Obj[])
+    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
+    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
+  expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
+  const volume = ((ds['spec'].template.spec.volumes ?? []) as Obj[]).find((v) => v['name'] === mount?.['name']);
+  expect(volume, `volume ${mount?.['name']}`).to.not.equal(undefined);
+  return { volume: volume as Obj, mount: mount as Obj, inside: posix.relative(String(mount?.['mountPath']), containerPath) };
+}
+
+function container(ds: Obj, name: string, init = false): Obj {
+  const c = ((ds['spec'].template.spec[init ? 'initContainers' : 'containers'] ?? []) as Obj[]).find((x) => x['name'] === name);
+  expect(c, `${ds['metadata']?.name}: ${init ? 'init ' : ''}container ${name}`).to.not.equal(undefined);
+  return c as Obj;
+}
+
+function hostPath(ds: Obj, c: Obj, path: string): string {
+  const f = volumeFileOf(ds, c, path);
+  expect(f.volume['hostPath'], `volume ${f.volume['name']} is a hostPath`).to.be.an('object');
+  return posix.normalize(posix.join(String(f.volume['hostPath'].path), f.inside)).replace(/\/$/, '');
+}
+
+/** The key-to-file projection of a Secret or ConfigMap volume: the file `inside` must be one listed item. */
+function projectedKey(source: Obj, inside: string, what: string): string {
+  const items = (source['items'] ?? []) as Obj[];
+  const item = items.find((i) => i['path'] === inside);
+  expect(item, `${what}: ${inside} is a projected item (items listed, so a missing key stops the pod)`).to.not.equal(undefined);
+  expect(source['optional'], `${what} is not optional`).to.not.equal(true);
+  return String(item?.['key']);
+}
+
+/** What the DaemonSet was rendered or written for. */
+export interface VaultDaemonSetExpectation {
+  readonly vaultAddress: string;
+  readonly authMount: string;
+  readonly vaultNamespace?: string | undefined;
+  readonly hmacSecret: { readonly name: string; readonly key: string };
+  /** The CA's source, when --vault-tls-ca-cert is expected. */
+  readonly ca?: { readonly kind: 'configMap' | 'secret'; readonly name: string; readonly key: string } | undefined;
+}
+
+/** The provider's parsed flags and resolved settings (throws as the provider would at start). */
+export function vaultProviderArgs(ds: Obj): { flags: ParsedFlags; settings: ProviderSettings } {
+  const [name, ...rest] = container(ds, 'provider')['args'] as string[];
+  expect(name, 'the provider name').to.equal(VAULT_PROVIDER_NAME);
+  const flags = parseFlags(rest, { ...commonProviderFlags(VAULT_PROVIDER_NAME), ...vaultProviderFlags });
+  expect(flags.positionals).to.deep.equal([]);
+  expect([...flags.ignoredGiven], 'no ignored flags').to.deep.equal([]);
+  return { flags, settings: providerSettings({}, flags) };
+}
+
+/**
+ * Asserts everything a vault provider DaemonSet must get right next to `driverDs`: flags
+ * the provider accepts with the expected settings, its socket in the driver's
+ * --provider-volume, the HMAC key and CA from the expected Secret/ConfigMap, unprivileged
+ * and non-root, probes on --health-addr, and a selector of its own.
+ */
+export function checkVaultProviderDaemonSet(ds: Obj, driverDs: Obj, want: VaultDaemonSetExpectation): void {
+  const c = container(ds, 'provider');
+  const { flags, settings } = vaultProviderArgs(ds);
+  expect(settings.vaultAddress).to.equal(want.vaultAddress);
+  expect(settings.vaultAuthMountPath).to.equal(want.authMount);
+  expect(settings.vaultNamespace).to.equal(want.vaultNamespace);
+
+  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
+  expect(basename(socket)).to.equal(`${VAULT_PROVIDER_NAME}.sock`);
+  const driver = container(driverDs, 'secrets-store');
+  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
+  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
+  const init = container(ds, 'prepare-host-dirs', true);
+  expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
+  expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${VAULT_PROVIDER_NAME}.sock`);
+  expect(init['securityContext']?.capabilities).to.deep.equal({ drop: ['ALL'], add: ['CHOWN', 'FOWNER'] });
+
+  const key = volumeFileOf(ds, c, settings.hmacKeyFile);
+  expect(key.mount['readOnly'], 'the HMAC key mount is read-only').to.equal(true);
+  expect(key.volume['secret']?.secretName, 'the HMAC key comes from the Secret').to.equal(want.hmacSecret.name);
+  expect(projectedKey(key.volume['secret'], key.inside, 'HMAC key Secret')).to.equal(want.hmacSecret.key);
+
+  const caPath = settings.tls.caCertPath;
+  if (want.ca === undefined) {
+    expect(caPath, '--vault-tls-ca-cert').to.equal(undefined);
+  } else {
+    expect(caPath, '--vault-tls-ca-cert').to.be.a('string');
+    const ca = volumeFileOf(ds, c, caPath as string);
+    expect(ca.mount['readOnly']).to.equal(true);
+    const source = ca.volume[want.ca.kind] as Obj | undefined;
+    expect(source?.[want.ca.kind === 'secret' ? 'secretName' : 'name'], `CA ${want.ca.kind}`).to.equal(want.ca.name);
+    expect(projectedKey(source as Obj, ca.inside, 'CA')).to.equal(want.ca.key);
+  }
+
+  const pod = ds['spec'].template.spec as Obj;
+  const sc = c['securityContext'] as Obj;
+  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
+  expect(sc['privileged']).to.not.equal(true);
+  expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
+  expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(sc['runAsGroup']);
+  expect(pod['automountServiceAccountToken']).to.equal(false);
+  expect(c['resources']?.requests).to.be.an('object');
+  expect(c['resources']?.limits).to.be.an('object');
+
+  const port = Number(stringFlag(flags, 'health-addr').split(':').pop());
+  const ports = new Map(((c['ports'] ?? []) as Obj[]).map((p) => [p['name'], p['containerPort']]));
+  for (const probe of ['livenessProbe', 'readinessProbe']) {
+    expect(c[probe]?.httpGet?.path, probe).to.equal('/healthz');
+    expect(ports.get(c[probe].httpGet.port), probe).to.equal(port);
+  }
+  // Its own selector: the driver DaemonSet must not adopt provider pods.
+  const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
+  const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
+  expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+}
