@@ -1,9 +1,10 @@
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthenticationV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
 import { peerBinary } from '../support/peers.js';
+import { until } from '../support/until.js';
 import { podAttributes, startVaultProvider, type VaultProviderProcess } from '../support/vault-provider.js';
 
 // Vault's Kubernetes auth with real service-account tokens: OpenBao's kubernetes auth
@@ -98,6 +99,10 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     const before = await bao.request('POST', 'auth/kubernetes/login', { token: '', body: { role: 'web', jwt: token } });
     expect(before?.auth?.client_token).to.be.a('string');
     await cluster.admin.core.deleteNamespacedPod({ namespace: ns, name: 'leaver-0', gracePeriodSeconds: 0 });
+    // kube-apiserver caches a successful token authentication for a few seconds: wait until it refuses the token.
+    const authn = cluster.admin.config.makeApiClient(AuthenticationV1Api);
+    await until('the deleted pod\'s token is refused by TokenReview', async () =>
+      (await authn.createTokenReview({ body: { spec: { token, audiences: ['vault'] } } })).status?.authenticated !== true, 30_000);
     const failure = await provider.mountError(attrs('leaver', 'leaver-0', token));
     expect(failure.code).to.equal('PERMISSION_DENIED');
     expect(failure.details).to.include('refused the login at "auth/kubernetes/login" as role "web"');
