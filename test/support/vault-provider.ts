@@ -39,11 +39,11 @@ export interface MountOptions {
   readonly deadlineMs?: number;
 }
 
-/** Starts `secrets-store-csi provider vault <args>` with `env` (nothing inherited but PATH and HOME unless given). */
-export async function startVaultProvider(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<VaultProviderProcess> {
+/** Starts `secrets-store-csi provider vault <args>` with `env` (nothing inherited but PATH and HOME unless given), its socket `vault.sock` in `providersDir` (default: in its temp dir). */
+export async function startVaultProvider(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}, options: { providersDir?: string } = {}): Promise<VaultProviderProcess> {
   const work = await mkdtemp(join(tmpdir(), 'ssc-vault-'));
-  const providersDir = join(work, 'providers');
-  await mkdir(providersDir);
+  const providersDir = options.providersDir ?? join(work, 'providers');
+  await mkdir(providersDir, { recursive: true });
   let child: Child;
   try {
     child = await startCli(['provider', 'vault', `--endpoint=unix://${join(providersDir, 'vault.sock')}`, `--hmac-key-file=${join(work, 'hmac.key')}`, '--log-level=debug', ...args],
