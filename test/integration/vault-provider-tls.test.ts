@@ -101,6 +101,21 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     expect((denied as VaultCallError).failure).to.include({ type: 'status', status: 403 });
   });
 
+  it('HTTP_PROXY is honoured by the HTTP client (documented); NO_PROXY is the way out', async () => {
+    const proxyAddress = `http://127.0.0.1:${(recorder.address() as { port: number }).port}`;
+    for (const [env, proxied] of [[{ HTTP_PROXY: proxyAddress }, true], [{ HTTP_PROXY: proxyAddress, NO_PROXY: '127.0.0.1' }, false]] as const) {
+      const proxiedProvider = await startVaultProvider([], env);
+      try {
+        seen.length = 0;
+        const result = await proxiedProvider.mount(attrs({ vaultAddress: bao.address })).then(() => 'read', () => 'failed');
+        // Through the "proxy" (the recorder, which refuses everything) the Mount fails and the recorder saw the absolute URL.
+        expect([result, seen.map((r) => r.url)]).to.deep.equal(proxied ? ['failed', [`${bao.address}/v1/auth/jwt/login`]] : ['read', []]);
+      } finally {
+        await proxiedProvider.stop();
+      }
+    }
+  });
+
   it('vaultCACertPath with the client certificate (mTLS): reads', async () => {
     const res = await provider.mount(attrs({ ...client(), vaultCACertPath: tls.caCertPath }));
     expect(res.files[0]?.contents.toString()).to.equal('s3cret');

@@ -96,6 +96,14 @@ describe('vault provider process against real OpenBao (jwt auth, KV, errors)', f
     expect(failure.details).to.include('object "db" (secretPath "secret/app/db")').and.include('role "outsider"').and.include('"secret/app/db"').and.not.include('s3cret');
   });
 
+  it('two identities on one Vault never share a token: the one without rights stays denied between reads of the other', async () => {
+    const objects = '- {objectName: p, secretPath: secret/app/db, secretKey: password}\n';
+    for (let round = 0; round < 2; round++) {
+      expect(text((await provider.mount(attrs(objects))).files, 'p')).to.equal('s3cret');
+      expect((await provider.mountError(attrs(objects, {}, 'outsider'))).code).to.equal('PERMISSION_DENIED');
+    }
+  });
+
   it('a missing path and a missing key: NOT_FOUND naming them', async () => {
     const missing = await provider.mountError(attrs('- {objectName: x, secretPath: secret/app/absent}\n'));
     expect(missing.code).to.equal('NOT_FOUND');

@@ -176,3 +176,20 @@ describe('vault service-account token from the driver', () => {
     expect(failure({ [TOKENS_ATTRIBUTE]: '{' }, 'vault').kind).to.equal('invalid-argument');
   });
 });
+
+describe('vault provider and node-vault\'s token-storing commands', () => {
+  it('calls none of node-vault\'s commands that store a token in the shared client (logins, certLogin) nor its renewal timers', async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const { createRequire } = await import('node:module');
+    const { fileURLToPath } = await import('node:url');
+    const require = createRequire(import.meta.url);
+    const commands = require('node-vault/src/commands.js') as Record<string, { tokenSource?: boolean }>;
+    const stores = Object.entries(commands).filter(([, c]) => c.tokenSource).map(([name]) => name);
+    expect(stores).to.include.members(['kubernetesLogin', 'jwtLogin', 'certLogin']);
+    const dir = fileURLToPath(new URL('../../../providers/vault/', import.meta.url));
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+      const source = readFileSync(`${dir}${file}`, 'utf8');
+      for (const name of [...stores, 'tokenRenewSelf', 'startTokenRenewal']) expect(source, `${file} calls ${name}`).to.not.match(new RegExp(`\\.${name}\\(`));
+    }
+  });
+});
