@@ -25,7 +25,7 @@ export interface SessionCall {
   readonly requestTimeoutMs: number;
 }
 
-/** A secret read: its data and whether Vault gave it a lease. */
+/** A secret read: the data a file is made from, and the whole answer (for its lease fields). */
 export interface SecretRead {
   readonly data: Readonly<Record<string, unknown>>;
   readonly body: unknown;
@@ -51,14 +51,10 @@ export class VaultSession {
     return { action, path, roleName, vaultAddress, vaultNamespace };
   }
 
-  private timeout(call: SessionCall): number {
-    const ms = requestTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
-    if (ms <= 0) throw vaultError({ type: 'deadline' }, this.op('read', '(no time left)'));
-    return ms;
-  }
 
   private async send(action: VaultOperation['action'], call: SessionCall, request: { method: 'GET' | 'PUT' | 'POST'; path: string; query?: string; body?: unknown; token?: string }): Promise<unknown> {
-    const timeoutMs = this.timeout(call);
+    const timeoutMs = requestTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
+    if (timeoutMs <= 0) throw vaultError({ type: 'deadline' }, this.op(action, request.path));
     try {
       return await this.http.call({ ...request, timeoutMs, signal: call.signal });
     } catch (err) {

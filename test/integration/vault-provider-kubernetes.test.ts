@@ -23,7 +23,7 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
   /** A Pod of ServiceAccount `sa` (never scheduled) and a token bound to it for `audience`. */
   async function podToken(sa: string, pod: string, audience = 'vault'): Promise<{ token: string; uid: string }> {
     const created = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: pod }, spec: { serviceAccountName: sa, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.invalid/none' }] },
+      metadata: { name: pod }, spec: { serviceAccountName: sa, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'example.invalid/never-pulled' }] },
     } });
     const uid = created.metadata?.uid ?? '';
     const request = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace: ns, name: sa, body: {
