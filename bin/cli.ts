@@ -7,6 +7,7 @@ import type { ProviderDefinition } from '../providers/framework/run-provider.js'
 /** Providers this build can run with `secrets-store-csi provider <name>`. */
 const PROVIDERS: Readonly<Record<string, () => Promise<ProviderDefinition>>> = {
   file: async () => (await import('../providers/file/main.js')).fileProviderDefinition,
+  vault: async () => (await import('../providers/vault/main.js')).vaultProviderDefinition,
 };
 
 const USAGE = `usage: secrets-store-csi <command> [flags]

@@ -22,7 +22,7 @@ export function providerHandlers(provider: SecretsProvider, logger: Logger, metr
     }), logger),
     Mount: unary('Mount', async (raw, ctx): Promise<MountResponse> => {
       const request = parseMountRequest(raw);
-      const result = await provider.mount(request, { signal: ctx.signal, logger });
+      const result = await provider.mount(request, { signal: ctx.signal, deadline: ctx.deadline, logger });
       logger.info('mount served', { targetPath: request.targetPath, objects: result.objectVersions.length, files: result.files.length });
       return {
         object_version: result.objectVersions.map((v) => ({ id: v.id, version: v.version })),

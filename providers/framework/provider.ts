@@ -29,6 +29,8 @@ export interface ProviderMountResult {
 /** Per-call context: cancellation and a logger already tagged with the call. */
 export interface ProviderCallContext {
   readonly signal: AbortSignal;
+  /** The driver's deadline for this call, if it set one (the signal aborts then too); lets a provider bound its own timeouts. */
+  readonly deadline?: Date | undefined;
   readonly logger: Logger;
 }
 

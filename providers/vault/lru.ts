@@ -1,0 +1,45 @@
+/**
+ * A bounded map that forgets the least recently used entry when full: the vault
+ * provider's per-identity clients, so a node with many workloads keeps memory bounded.
+ * A capacity of 0 keeps nothing (every get misses).
+ */
+export class LruCache<K, V> {
+  /** A Map iterates in insertion order: the first key is the least recently used. */
+  private readonly entries = new Map<K, V>();
+
+  constructor(readonly capacity: number) {}
+
+  /** The value for `key`, now the most recently used; undefined when absent. */
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  /** Stores `value` as the most recently used, evicting the least recently used entries beyond capacity. */
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    if (this.capacity <= 0) return;
+    this.entries.set(key, value);
+    while (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next().value as K;
+      this.entries.delete(oldest);
+    }
+  }
+
+  /** Forgets `key`. */
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Keys from least to most recently used (for tests and debugging). */
+  keys(): K[] {
+    return [...this.entries.keys()];
+  }
+}

@@ -1,0 +1,152 @@
+// One identity's conversation with Vault (identity.ts): its client, its token, and what
+// it learnt about mounts. Logins happen when there is no token or it is past two thirds
+// of its lifetime, and once more when Vault answers 403 with a token from an earlier
+// login (it may have been revoked); concurrent Mounts of the identity share one login.
+import type { VaultObject } from './objects.js';
+import type { VaultIdentity } from './identity.js';
+import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';
+import { requestTimeoutMs } from './request-timeout.js';
+import { tokenNeedsLogin, type VaultToken } from './token-expiry.js';
+import { vaultError, type VaultOperation } from './vault-errors.js';
+import { VaultCallError, type VaultHttp } from './vault-http.js';
+import { SscError } from '../../proto/runtime/errors.js';
+
+/** How long what Vault said about a mount is trusted: mounts are rarely re-created with another version. */
+export const MOUNT_INFO_TTL_MS = 60_000;
+/** Most mounts remembered per identity. */
+const MAX_MOUNTS = 64;
+
+/** Per-Mount inputs of a session call. */
+export interface SessionCall {
+  /** The pod's service-account token, used only if a login is needed. Never logged. */
+  readonly jwt: string;
+  readonly signal?: AbortSignal | undefined;
+  readonly deadlineMs?: number | undefined;
+  readonly requestTimeoutMs: number;
+}
+
+/** A secret read: the data a file is made from, and the whole answer (for its lease fields). */
+export interface SecretRead {
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly body: unknown;
+}
+
+/** Counters for tests and the log: how often this identity logged in and read. */
+export interface SessionStats {
+  logins: number;
+  reads: number;
+}
+
+/** The Vault traffic of one identity. */
+export class VaultSession {
+  readonly stats: SessionStats = { logins: 0, reads: 0 };
+  private token: VaultToken | undefined;
+  private pendingLogin: Promise<VaultToken> | undefined;
+  private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
+
+  constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now) {}
+
+  private op(action: VaultOperation['action'], path: string): VaultOperation {
+    const { roleName, vaultAddress, vaultNamespace } = this.identity;
+    return { action, path, roleName, vaultAddress, vaultNamespace };
+  }
+
+
+  private async send(action: VaultOperation['action'], call: SessionCall, request: { method: 'GET' | 'PUT' | 'POST'; path: string; query?: string; body?: unknown; token?: string }): Promise<unknown> {
+    const timeoutMs = requestTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
+    if (timeoutMs <= 0) throw vaultError({ type: 'deadline' }, this.op(action, request.path));
+    try {
+      return await this.http.call({ ...request, timeoutMs, signal: call.signal });
+    } catch (err) {
+      if (err instanceof VaultCallError) throw Object.assign(vaultError(err.failure, this.op(action, request.path)), { failure: err.failure });
+      throw err;
+    }
+  }
+
+  /** A token usable now: the current one, or one from a new (shared) login with `call.jwt`. */
+  async validToken(call: SessionCall): Promise<VaultToken> {
+    if (this.token && !tokenNeedsLogin(this.token, this.now(), call.requestTimeoutMs)) return this.token;
+    return this.login(call);
+  }
+
+  /** Logs in (once for all callers waiting meanwhile) at auth/<mount>/login with {role, jwt}. */
+  private login(call: SessionCall): Promise<VaultToken> {
+    if (this.pendingLogin) return this.pendingLogin;
+    const path = `auth/${this.identity.vaultAuthMountPath}/login`;
+    const started = this.now();
+    const pending = (async () => {
+      this.stats.logins++;
+      // Kubernetes and JWT auth take the same body; the mount's type decides which checks Vault makes.
+      const body = await this.send('login', call, { method: 'POST', path, body: { role: this.identity.roleName, jwt: call.jwt } }) as { auth?: { client_token?: unknown; lease_duration?: unknown } } | undefined;
+      const clientToken = body?.auth?.client_token;
+      if (typeof clientToken !== 'string' || clientToken === '') {
+        throw new SscError('unavailable', `Vault at ${this.identity.vaultAddress} answered the login at "${path}" without a token`, { reason: 'VaultLoginFailed' });
+      }
+      const lease = body?.auth?.lease_duration;
+      this.token = { clientToken, obtainedAtMs: started, leaseSeconds: typeof lease === 'number' && lease > 0 ? lease : 0 };
+      return this.token;
+    })();
+    this.pendingLogin = pending;
+    pending.then(() => { this.pendingLogin = undefined; }, () => { this.pendingLogin = undefined; });
+    return pending;
+  }
+
+  /** Reads `object`, logging in again once if Vault answers 403 to a token from an earlier login. */
+  async read(object: VaultObject, call: SessionCall): Promise<SecretRead> {
+    const before = this.token;
+    const token = await this.validToken(call);
+    try {
+      return await this.readWith(object, call, token);
+    } catch (err) {
+      const failure = (err as { failure?: { type: string; status?: number } }).failure;
+      // A token from a login made for this call is not retried: its 403 is the policy's answer.
+      if (failure?.type !== 'status' || failure.status !== 403 || token !== before) throw err;
+      if (this.token === token) this.token = undefined;
+      return await this.readWith(object, call, await this.validToken(call));
+    }
+  }
+
+  private async readWith(object: VaultObject, call: SessionCall, token: VaultToken): Promise<SecretRead> {
+    const mount = object.method === 'GET' ? await this.mountOf(object.path, call, token) : undefined;
+    const plan = readPlan(object, mount);
+    this.stats.reads++;
+    let body: unknown;
+    try {
+      body = await this.send('read', call, {
+        method: object.method, path: plan.path, query: readQuery(object), token: token.clientToken,
+        ...(object.method !== 'GET' && object.secretArgs !== undefined ? { body: object.secretArgs } : {}),
+      });
+    } catch (err) {
+      // Vault answers a deleted or destroyed KV v2 version with 404 and its metadata.
+      const failure = (err as { failure?: { type: string; status?: number; body?: unknown } }).failure;
+      const deleted = plan.kv2Data && failure?.type === 'status' && failure.status === 404 ? deletedVersion(failure.body) : undefined;
+      if (deleted) throw deletedError(object, deleted);
+      throw err;
+    }
+    return { data: secretData(object, plan, body), body };
+  }
+
+  /** The mount `path` is under, from Vault (cached briefly); undefined when Vault does not tell this token. */
+  private async mountOf(path: string, call: SessionCall, token: VaultToken): Promise<MountInfo | undefined> {
+    const now = this.now();
+    let best: MountInfo | undefined;
+    for (const [key, entry] of this.mounts) {
+      if (now - entry.atMs > MOUNT_INFO_TTL_MS) { this.mounts.delete(key); continue; }
+      if ((path.startsWith(`${key}/`) || key === '') && (!best || key.length > best.path.length)) best = entry.info;
+    }
+    if (best) return best;
+    let info: MountInfo | undefined;
+    try {
+      info = parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
+    } catch (err) {
+      // A token without rights on the path gets 403 here; the read then says so itself.
+      if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;
+      throw err;
+    }
+    if (info) {
+      if (this.mounts.size >= MAX_MOUNTS) this.mounts.clear();
+      this.mounts.set(info.path, { info, atMs: now });
+    }
+    return info;
+  }
+}
