@@ -1,0 +1,172 @@
+// A short-window cache of Vault GET reads, so that many pods of one workload (one
+// identity) rotating in the same round cost one read per (identity, request), not one
+// per pod. A read is reused for `windowMs` (default 5 s) counted from when it was sent,
+// so nothing served is older than the window; identical reads in flight meanwhile are
+// coalesced onto one request. Entries are keyed by the identity first: a read is never
+// served to another identity, whose policies may not allow it.
+// What it holds is secret (parsed Vault responses): memory only, never written to disk
+// or logged, hidden from util.inspect, JSON.stringify and String(); bounded by a count
+// and a byte size (expired entries go first, then the least recently used).
+// Failed reads are not cached: every caller waiting on one gets its error and the next
+// caller reads again. A response the caller marks as not shareable (one with a lease:
+// `database/creds/…` is a GET that issues credentials) is neither cached nor handed to
+// the callers that joined it: each of them reads for itself. PUT and POST never come
+// here (they issue; lease-store.ts keeps what they issued).
+import { inspect } from 'node:util';
+import { Coalescer } from './coalescer.js';
+
+/** Reads reused within this many milliseconds by default. */
+export const DEFAULT_READ_WINDOW_MS = 5_000;
+/** Most reads cached by default. */
+export const DEFAULT_READ_CACHE_ENTRIES = 1000;
+/** Most bytes of reads cached by default. */
+export const DEFAULT_READ_CACHE_BYTES = 8 * 1024 * 1024;
+
+/** Counters for provider metrics; none of them gets a secret. */
+export interface ReadCacheHooks {
+  /** A read served from the window without calling Vault. */
+  readonly hit?: () => void;
+  /** A read that went to Vault. */
+  readonly miss?: () => void;
+  /** A read that joined an identical read in flight. */
+  readonly coalesced?: () => void;
+}
+
+/** Options of a ReadCache. */
+export interface ReadCacheOptions<V> {
+  /** How long a read is reused, from when it was sent; 0 only coalesces reads in flight. */
+  readonly windowMs?: number;
+  /** Most entries; 0 caches nothing (reads in flight are still coalesced). */
+  readonly maxEntries?: number;
+  /** Most bytes, as measured by `weigh`. */
+  readonly maxBytes?: number;
+  /** The approximate size of a value in bytes (e.g. its JSON length). */
+  readonly weigh: (value: V) => number;
+  /** Whether a value may serve other Mounts; default: all may. */
+  readonly shareable?: (value: V) => boolean;
+  /** The clock, epoch ms. */
+  readonly now?: () => number;
+  readonly hooks?: ReadCacheHooks;
+}
+
+interface Entry<V> {
+  readonly value: V;
+  readonly expiresAtMs: number;
+  readonly bytes: number;
+}
+
+/** What a read in flight hands to the callers that joined it. */
+type Outcome<V> = { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
+
+/** Vault GET reads by (identity, request), reused for a short window; memory only. */
+export class ReadCache<V> {
+  readonly #entries = new Map<string, Entry<V>>();
+  readonly #flights: Coalescer<Outcome<V>>;
+  readonly #windowMs: number;
+  readonly #maxEntries: number;
+  readonly #maxBytes: number;
+  readonly #weigh: (value: V) => number;
+  readonly #shareable: (value: V) => boolean;
+  readonly #now: () => number;
+  readonly #hooks: ReadCacheHooks;
+  #bytes = 0;
+
+  constructor(options: ReadCacheOptions<V>) {
+    this.#windowMs = options.windowMs ?? DEFAULT_READ_WINDOW_MS;
+    this.#maxEntries = options.maxEntries ?? DEFAULT_READ_CACHE_ENTRIES;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
+    this.#weigh = options.weigh;
+    this.#shareable = options.shareable ?? (() => true);
+    this.#now = options.now ?? Date.now;
+    this.#hooks = options.hooks ?? {};
+    this.#flights = new Coalescer(() => this.#hooks.coalesced?.());
+  }
+
+  /**
+   * The value of the GET `requestKey` as `identityKey`: from the window, from an
+   * identical read in flight, or from `load` (given a signal that aborts once every
+   * caller waiting on it gave up). `signal` is this caller's own: when it aborts, this
+   * caller stops waiting.
+   */
+  async read(identityKey: string, requestKey: string, load: (signal: AbortSignal) => Promise<V>, signal?: AbortSignal): Promise<V> {
+    const key = JSON.stringify([identityKey, requestKey]);
+    const cached = this.#fresh(key);
+    if (cached) {
+      this.#hooks.hit?.();
+      return cached.value;
+    }
+    const reader = {};
+    const outcome = await this.#flights.coalesce(key, async (flightSignal) => {
+      this.#hooks.miss?.();
+      const sentAtMs = this.#now();
+      const value = await load(flightSignal);
+      if (!this.#shareable(value)) return { shared: false, value, reader };
+      this.#store(key, value, sentAtMs + this.#windowMs);
+      return { shared: true, value };
+    }, signal);
+    if (outcome.shared || outcome.reader === reader) return outcome.value;
+    // Joined a read whose answer belongs to the caller that sent it: read for itself.
+    this.#hooks.miss?.();
+    return load(signal ?? new AbortController().signal);
+  }
+
+  /** Forgets every cached read (reads in flight still complete for their callers). */
+  clear(): void {
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  /** Entries held now (expired ones may still count until the next store). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Approximate bytes held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  #fresh(key: string): Entry<V> | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    this.#remove(key, entry);
+    if (entry.expiresAtMs <= this.#now()) return undefined;
+    this.#entries.set(key, entry); // now the most recently used
+    this.#bytes += entry.bytes;
+    return entry;
+  }
+
+  #store(key: string, value: V, expiresAtMs: number): void {
+    const now = this.#now();
+    if (expiresAtMs <= now || this.#maxEntries <= 0) return;
+    const bytes = Math.max(0, this.#weigh(value));
+    if (!(bytes <= this.#maxBytes)) return;
+    const previous = this.#entries.get(key);
+    if (previous) this.#remove(key, previous);
+    for (const [k, entry] of this.#entries) if (entry.expiresAtMs <= now) this.#remove(k, entry);
+    for (const [k, entry] of this.#entries) {
+      if (this.#entries.size < this.#maxEntries && this.#bytes + bytes <= this.#maxBytes) break;
+      this.#remove(k, entry);
+    }
+    this.#entries.set(key, { value, expiresAtMs, bytes });
+    this.#bytes += bytes;
+  }
+
+  #remove(key: string, entry: Entry<V>): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+
+  /** A summary without secrets, for util.inspect, String() and JSON.stringify. */
+  toString(): string {
+    return `ReadCache { entries: ${this.size}, bytes: ${this.bytes}, windowMs: ${this.#windowMs} }`;
+  }
+
+  toJSON(): { entries: number; bytes: number; windowMs: number } {
+    return { entries: this.size, bytes: this.bytes, windowMs: this.#windowMs };
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
