@@ -27,6 +27,7 @@ export const vaultProviderDefinition: ProviderDefinition = {
     logger.info('vault provider settings', {
       vaultAddress: settings.vaultAddress, vaultNamespace: settings.vaultNamespace ?? '', vaultAuthMountPath: settings.vaultAuthMountPath,
       tlsSkipVerify: settings.tls.skipVerify, cacheSize: settings.cacheSize,
+      requestTimeoutMs: settings.requestTimeoutMs, maxResponseBytes: settings.maxResponseBytes,
     });
     return new VaultProvider(settings, { hmacKey: await loadOrCreateHmacKey(settings.hmacKeyFile, logger) });
   },

@@ -5,9 +5,11 @@
 // can turn TLS verification back on (`vaultSkipTLSVerify: "false"` wins over
 // `--vault-tls-skip-verify`; Go's TLS overlay could only switch it off), and these values
 // are handed to the Vault client explicitly: it never reads VAULT_* itself.
+import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { FlagSpec, ParsedFlags } from '../../proto/runtime/flags.js';
 import { booleanFlag, parseGoBool, stringFlag } from '../../proto/runtime/flags.js';
 import type { VaultObject } from './objects.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import { addressProblem, namespaceProblem, normalizeMountPath, parseVaultParameters, type PodInfo, type VaultTlsLayer } from './parameters.js';
 
 /** Vault's own default address (Go API DefaultConfig), used when nothing sets one. */
@@ -16,6 +18,8 @@ export const DEFAULT_VAULT_ADDRESS = 'https://127.0.0.1:8200';
 export const DEFAULT_AUTH_MOUNT = 'kubernetes';
 /** Default of --cache-size, as in HashiCorp's provider. */
 export const DEFAULT_CACHE_SIZE = 1000;
+/** Default of --vault-max-response-bytes: 4 MiB, the driver's default --max-call-recv-msg-size for a whole Mount. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** Flags of the vault provider (on top of the framework's common ones). */
 export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
@@ -28,6 +32,8 @@ export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'vault-tls-client-cert': { type: 'string', default: '', help: 'PEM client certificate for mTLS with Vault, with --vault-tls-client-key (else $VAULT_CLIENT_CERT)' },
   'vault-tls-client-key': { type: 'string', default: '', help: 'PEM client key for mTLS with Vault, with --vault-tls-client-cert (else $VAULT_CLIENT_KEY)' },
   'vault-tls-skip-verify': { type: 'boolean', default: false, help: 'do not verify Vault\'s TLS certificate (else $VAULT_SKIP_VERIFY); insecure' },
+  'vault-request-timeout': { type: 'string', default: `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`, help: 'longest one Vault call may take (Go duration); less when the Mount\'s deadline is nearer' },
+  'vault-max-response-bytes': { type: 'string', default: String(DEFAULT_MAX_RESPONSE_BYTES), help: 'largest Vault answer read, in bytes; a longer one fails the Mount' },
   'cache-size': { type: 'string', default: String(DEFAULT_CACHE_SIZE), help: 'most Vault clients (one per identity) kept; 0 keeps none' },
   'hmac-key-file': { type: 'string', default: '', help: 'file holding the key that makes versions (a mounted Secret, the same on every node; created if missing)' },
   'hmac-secret-name': { type: 'string', ignored: true, help: 'HashiCorp\'s provider keeps its HMAC key in this Secret; ignored: use --hmac-key-file' },
@@ -53,6 +59,10 @@ export interface ProviderSettings {
   readonly tls: VaultTlsConfig;
   readonly cacheSize: number;
   readonly hmacKeyFile: string;
+  /** Timeout of one Vault call when the Mount's deadline is further away (--vault-request-timeout). */
+  readonly requestTimeoutMs: number;
+  /** Largest answer read from Vault (--vault-max-response-bytes). */
+  readonly maxResponseBytes: number;
 }
 
 /** Everything one Mount needs to talk to Vault: provider defaults overlaid with the class. */
@@ -125,6 +135,25 @@ function checkPair(tls: VaultTlsLayer, cert: string, key: string): void {
   }
 }
 
+/** --vault-request-timeout in milliseconds: a Go duration of at least 1ms. Throws an Error naming the flag. */
+export function parseRequestTimeout(raw: string): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch (err) {
+    throw new Error(`--vault-request-timeout: ${(err as Error).message} (use Go duration syntax such as 10s or 1m30s)`);
+  }
+  if (!(ms >= 1) || ms > 2 ** 31 - 1) throw new Error(`--vault-request-timeout must be between 1ms and 596h, got "${raw}"`);
+  return Math.floor(ms);
+}
+
+/** --vault-max-response-bytes: a whole number of bytes, at least 1. Throws an Error naming the flag. */
+export function parseMaxResponseBytes(raw: string): number {
+  const n = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1)) throw new Error(`--vault-max-response-bytes must be a whole number of bytes, at least 1, got "${raw}"`);
+  return n;
+}
+
 /**
  * The provider's defaults from its environment (`VAULT_ADDR`, `VAULT_NAMESPACE`,
  * `VAULT_CACERT`, `VAULT_CAPATH`, `VAULT_TLS_SERVER_NAME`, `VAULT_CLIENT_CERT`,
@@ -151,6 +180,8 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
     tls: mergeTls([e.tls, f.tls]),
     cacheSize: Number(cacheText),
     hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
+    requestTimeoutMs: parseRequestTimeout(stringFlag(flags, 'vault-request-timeout')),
+    maxResponseBytes: parseMaxResponseBytes(stringFlag(flags, 'vault-max-response-bytes')),
   };
 }
 

@@ -15,6 +15,10 @@ export type VaultFailure =
   | { readonly type: 'network'; readonly code: string; readonly message: string }
   | { readonly type: 'tls'; readonly code: string; readonly message: string }
   | { readonly type: 'timeout'; readonly ms: number }
+  /** A redirect not followed: to another origin (`target`), a second one, or with no usable Location. */
+  | { readonly type: 'redirect'; readonly status: number; readonly target: string | undefined; readonly why: 'other-origin' | 'repeated' | 'no-location' }
+  /** An answer longer than `limit` bytes. */
+  | { readonly type: 'too-large'; readonly limit: number }
   | { readonly type: 'deadline' };
 
 /** What the provider was doing, for the message. */
@@ -64,9 +68,24 @@ export function vaultError(failure: VaultFailure, op: VaultOperation): SscError 
       return new SscError('unavailable', `TLS with ${at} failed (${printable(failure.code, 64)}): ${printable(failure.message, 300)}; check vaultCACertPath, vaultTLSServerName and the client certificate`, { reason: 'VaultTLSError' });
     case 'network':
       return new SscError('unavailable', `cannot reach ${at} (${printable(failure.code, 64)})`, { reason: 'VaultUnreachable' });
+    case 'redirect':
+      return redirectError(failure, op, at, path);
+    case 'too-large':
+      return new SscError('resource-exhausted', `${at} answered ${op.action} ${path} with more than ${failure.limit} bytes (--vault-max-response-bytes)`, { reason: 'VaultResponseTooLarge' });
     case 'status':
       return statusError(failure, op, at, path, role);
   }
+}
+
+function redirectError(failure: Extract<VaultFailure, { type: 'redirect' }>, op: VaultOperation, at: string, path: string): SscError {
+  const what = `${at} redirected ${op.action} ${path} (HTTP ${failure.status})`;
+  const target = printable(failure.target ?? '', 200);
+  const message = failure.why === 'other-origin'
+    ? `${what} to another origin, ${target}: not followed, as the Vault token or the login's service-account token would go there; set vaultAddress to the node that answers (the active one, or an address that reaches it)`
+    : failure.why === 'repeated'
+      ? `${what} a second time, to ${target}: only one redirect is followed`
+      : `${what} without a usable Location`;
+  return new SscError('unavailable', message, { reason: 'VaultRedirectRefused' });
 }
 
 function statusError(failure: Extract<VaultFailure, { type: 'status' }>, op: VaultOperation, at: string, path: string, role: string): SscError {

@@ -2,10 +2,12 @@
 // - It reads the process environment when an option is empty: `strictSSL:
 //   !process.env.VAULT_SKIP_VERIFY` (so VAULT_SKIP_VERIFY=false *disables* verification),
 //   `endpoint || VAULT_ADDR`, `token || VAULT_TOKEN`, `namespace || VAULT_NAMESPACE`,
-//   `pathPrefix || VAULT_PREFIX`. Every option is passed explicitly here and the fields
-//   are overwritten after construction, so nothing comes from VAULT_*.
-// - It has no default timeout: every call here has one, bounded by the Mount's deadline.
-//   It forwards `timeout` but no AbortSignal, so a call also races the Mount's signal.
+//   `pathPrefix || VAULT_PREFIX`. Every option is passed explicitly here (TLS goes to the
+//   transport's agent, which ignores node-vault's `strictSSL` default) and the fields are
+//   overwritten after construction, so nothing comes from VAULT_*.
+// - It has no default timeout: every call here has one (--vault-request-timeout, bounded
+//   by the Mount's deadline) for the whole call, answer and redirect included, and ends
+//   the request when it passes or the Mount is cancelled.
 // - Its login commands (tokenSource) overwrite the client's shared token: they are not
 //   used; logins go through the generic request with no token, and the token of an
 //   identity is sent per call as a header, so `client.token` stays empty.
@@ -13,14 +15,19 @@
 //   DEBUG=node-vault is set: it gets a logger that prints nothing.
 // - Its commands render paths with mustache, which HTML-escapes them: only the generic
 //   `request` is used, with a path built and encoded here.
-// - axios honours HTTP_PROXY/HTTPS_PROXY/NO_PROXY and follows redirects: documented in
-//   docs/providers/vault.md.
+// - Its transport (axios) follows up to 21 redirects with the token, to any host, and
+//   reads answers of any size, and node-vault can't set either: vault-transport.ts sends
+//   its requests instead (same origin, one redirect; at most --vault-max-response-bytes).
+//   axios honours HTTP_PROXY/HTTPS_PROXY/NO_PROXY: documented in docs/providers/vault.md.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import createNodeVault from 'node-vault';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { VaultTlsConfig } from './settings.js';
 import { failureOf, type VaultFailure } from './vault-errors.js';
+import { VaultCallError, vaultTransport } from './vault-transport.js';
+
+export { VaultCallError } from './vault-transport.js';
 
 /** One call to the Vault API. */
 export interface VaultCall {
@@ -35,14 +42,6 @@ export interface VaultCall {
   readonly timeoutMs: number;
   /** The Mount's signal: when it aborts, the call fails at once with a deadline failure. */
   readonly signal?: AbortSignal | undefined;
-}
-
-/** A failed call: only the reduced failure is kept (the raw error holds headers and the token). */
-export class VaultCallError extends Error {
-  constructor(readonly failure: VaultFailure) {
-    super(`Vault call failed (${failure.type})`);
-    this.name = 'VaultCallError';
-  }
 }
 
 /** The Vault API as the provider uses it: one client for one address, namespace and TLS setup. */
@@ -93,18 +92,22 @@ export function encodePath(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
+/** What a client is allowed: the largest answer it reads. */
+export interface VaultHttpLimits {
+  /** Bytes of one answer (decompressed); more fails the call (--vault-max-response-bytes). */
+  readonly maxResponseBytes: number;
+}
+
 /** A node-vault client for `address` (no trailing slash), `namespace` and `tls`, configured only from these arguments. */
-export async function createVaultHttp(address: string, namespace: string | undefined, tls: VaultTlsConfig): Promise<VaultHttp> {
+export async function createVaultHttp(address: string, namespace: string | undefined, tls: VaultTlsConfig, limits: VaultHttpLimits): Promise<VaultHttp> {
   const files = await tlsOptions(tls);
-  const strictSSL = !tls.skipVerify;
-  const agentOptions: Record<string, unknown> = { rejectUnauthorized: strictSSL, keepAlive: true };
+  const agentOptions: Record<string, unknown> = { ...files, rejectUnauthorized: !tls.skipVerify, keepAlive: true };
   if (tls.serverName !== undefined) agentOptions['servername'] = tls.serverName;
   const endpoint = address.replace(/\/+$/, '');
   const options = {
     endpoint, apiVersion: 'v1', token: '', namespace: namespace ?? '', pathPrefix: '', noCustomHTTPVerbs: true,
     debug: () => undefined,
-    rpDefaults: { strictSSL },
-    requestOptions: { ...files, strictSSL, agentOptions },
+    'request-promise': vaultTransport(agentOptions, limits.maxResponseBytes),
   };
   const client = createNodeVault(options as Parameters<typeof createNodeVault>[0]) as unknown as NodeVaultFields;
   // The constructor filled the empty ones from VAULT_*: set them back.
@@ -117,26 +120,26 @@ export async function createVaultHttp(address: string, namespace: string | undef
       if (call.signal?.aborted) throw new VaultCallError({ type: 'deadline' });
       const headers: Record<string, string> = {};
       if (call.token !== undefined) headers['X-Vault-Token'] = call.token;
-      // node-vault spreads these per-call options over config.requestOptions: the TLS
-      // settings must stay the same objects, or it builds a new agent per call.
-      const request = client.request({
-        ...options.requestOptions, method: call.method, path: `/${encodePath(call.path)}${call.query ?? ''}`, headers,
-        timeout: Math.max(1, Math.floor(call.timeoutMs)),
-        ...(call.body === undefined ? {} : { json: call.body }),
-      });
-      let onAbort: (() => void) | undefined;
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => reject(new VaultCallError({ type: 'deadline' }));
-        call.signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      // Whichever ends the call first, the timeout or the Mount, aborts the request itself.
+      const stop = new AbortController();
+      let ended: VaultFailure | undefined;
+      const end = (failure: VaultFailure) => { if (!ended) { ended = failure; stop.abort(); } };
+      const timer = setTimeout(() => end({ type: 'timeout', ms: call.timeoutMs }), Math.max(1, Math.floor(call.timeoutMs)));
+      const onAbort = () => end({ type: 'deadline' });
+      call.signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        return await Promise.race([request, aborted]);
+        // node-vault passes these through to vault-transport.ts (signal included).
+        return await client.request({
+          method: call.method, path: `/${encodePath(call.path)}${call.query ?? ''}`, headers, signal: stop.signal,
+          ...(call.body === undefined ? {} : { json: call.body }),
+        });
       } catch (err) {
+        if (ended) throw new VaultCallError(ended);
         if (err instanceof VaultCallError) throw err;
         throw new VaultCallError(failureOf(err, call.timeoutMs));
       } finally {
-        if (onAbort) call.signal?.removeEventListener('abort', onAbort);
-        request.catch(() => undefined); // the race's loser must not become an unhandled rejection
+        clearTimeout(timer);
+        call.signal?.removeEventListener('abort', onAbort);
       }
     },
   };

@@ -9,7 +9,6 @@ import { hasLease } from './kv-path.js';
 import { LruCache } from './lru.js';
 import type { VaultObject } from './objects.js';
 import { renderObject } from './render.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import { serviceAccountToken } from './sa-token.js';
 import { mountConfig, type ProviderSettings } from './settings.js';
 import { createVaultHttp, type VaultHttp } from './vault-http.js';
@@ -19,7 +18,7 @@ import { VaultSession, type SessionCall } from './vault-session.js';
 export interface VaultProviderOptions {
   /** Key of the HMAC that makes versions. */
   readonly hmacKey: Buffer;
-  /** Timeout of one Vault call when the Mount's deadline is further away. */
+  /** Timeout of one Vault call when the Mount's deadline is further away (default: the settings'). */
   readonly requestTimeoutMs?: number;
   /** Builds the client of an identity (the real node-vault one unless a test replaces it). */
   readonly createHttp?: (identity: VaultIdentity) => Promise<VaultHttp>;
@@ -45,7 +44,7 @@ export class VaultProvider implements SecretsProvider {
     const key = identityKey(identity);
     const cached = this.sessions.get(key);
     if (cached) return cached;
-    const create = this.options.createHttp ?? ((id: VaultIdentity) => createVaultHttp(id.vaultAddress, id.vaultNamespace, id.tls));
+    const create = this.options.createHttp ?? ((id: VaultIdentity) => createVaultHttp(id.vaultAddress, id.vaultNamespace, id.tls, { maxResponseBytes: this.settings.maxResponseBytes }));
     const session = create(identity).then((http) => new VaultSession(identity, http));
     this.sessions.set(key, session);
     session.catch(() => { if (this.sessions.get(key) === session) this.sessions.delete(key); });
@@ -60,7 +59,7 @@ export class VaultProvider implements SecretsProvider {
     const session = await this.session(identity);
     const call: SessionCall = {
       jwt, signal: ctx.signal, deadlineMs: ctx.deadline?.getTime(),
-      requestTimeoutMs: this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      requestTimeoutMs: this.options.requestTimeoutMs ?? this.settings.requestTimeoutMs,
     };
     try {
       await session.validToken(call);

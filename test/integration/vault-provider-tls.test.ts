@@ -14,6 +14,7 @@ import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type Va
 // with VAULT_* set takes nothing from them (VAULT_NAMESPACE included: for the provider it
 // is a documented default namespace, resolved by settings.ts, never by node-vault).
 
+const LIMITS = { maxResponseBytes: 4 * 1024 * 1024 };
 const NO_TLS = { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false };
 
 describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', function () {
@@ -87,16 +88,16 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
   it('in process too: a client built while VAULT_* are set verifies TLS and sends no token, namespace or prefix of theirs', async () => {
     Object.assign(process.env, { VAULT_SKIP_VERIFY: 'false', VAULT_TOKEN: bao.rootToken, VAULT_ADDR: bao.address, VAULT_NAMESPACE: 'nowhere', VAULT_PREFIX: '/prefixed' });
     seen.length = 0;
-    const plain = await createVaultHttp(`http://127.0.0.1:${(recorder.address() as { port: number }).port}`, undefined, NO_TLS);
+    const plain = await createVaultHttp(`http://127.0.0.1:${(recorder.address() as { port: number }).port}`, undefined, NO_TLS, LIMITS);
     await plain.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).catch(() => undefined);
     expect(seen.map((r) => r.url)).to.deep.equal(['/v1/sys/mounts']);
     expect(seen[0]?.headers).to.not.have.property('x-vault-token');
     expect(seen[0]?.headers).to.not.have.property('x-vault-namespace');
-    const http = await createVaultHttp(tls.address, undefined, { ...NO_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath });
+    const http = await createVaultHttp(tls.address, undefined, { ...NO_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath }, LIMITS);
     const failure = await http.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(() => undefined, (e: unknown) => e);
     expect(failure).to.be.instanceOf(VaultCallError);
     expect((failure as VaultCallError).failure.type).to.equal('tls');
-    const trusted = await createVaultHttp(tls.address, undefined, { ...NO_TLS, caCertPath: tls.caCertPath, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath });
+    const trusted = await createVaultHttp(tls.address, undefined, { ...NO_TLS, caCertPath: tls.caCertPath, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath }, LIMITS);
     const denied = await trusted.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(() => undefined, (e: unknown) => e);
     expect((denied as VaultCallError).failure).to.include({ type: 'status', status: 403 });
   });

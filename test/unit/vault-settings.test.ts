@@ -123,8 +123,29 @@ describe('vault providerSettings', () => {
     expect(providerSettings({}, flagsOf()).cacheSize).to.equal(1000);
   });
 
+  it('reads --vault-request-timeout (a Go duration, 10s by default) and --vault-max-response-bytes (4 MiB by default)', () => {
+    const d = providerSettings({}, flagsOf());
+    expect([d.requestTimeoutMs, d.maxResponseBytes]).to.deep.equal([10_000, 4 * 1024 * 1024]);
+    const cases: [string[], number, number][] = [
+      [['--vault-request-timeout=1s', '--vault-max-response-bytes=1048576'], 1000, 1048576],
+      [['--vault-request-timeout=1m30s'], 90_000, 4194304],
+      [['--vault-request-timeout=250ms', '--vault-max-response-bytes=1'], 250, 1],
+      [['--vault-request-timeout=1.5s'], 1500, 4194304],
+    ];
+    for (const [argv, ms, bytes] of cases) {
+      const s = providerSettings({}, flagsOf(argv));
+      expect([s.requestTimeoutMs, s.maxResponseBytes], argv.join(' ')).to.deep.equal([ms, bytes]);
+    }
+  });
+
   const errors: [string, Record<string, string>, string[], string][] = [
     ['VAULT_SKIP_VERIFY not a Go boolean', { VAULT_SKIP_VERIFY: 'yes' }, [], 'environment variable VAULT_SKIP_VERIFY must be true or false (Go strconv.ParseBool spellings)'],
+    ['--vault-request-timeout without a unit', {}, ['--vault-request-timeout=10'], '--vault-request-timeout: missing unit in duration "10" (use Go duration syntax such as 10s or 1m30s)'],
+    ['--vault-request-timeout zero', {}, ['--vault-request-timeout=0s'], '--vault-request-timeout must be between 1ms and 596h, got "0s"'],
+    ['--vault-request-timeout negative', {}, ['--vault-request-timeout=-5s'], '--vault-request-timeout must be between 1ms and 596h, got "-5s"'],
+    ['--vault-request-timeout empty', {}, ['--vault-request-timeout='], '--vault-request-timeout: empty duration (use Go duration syntax such as 10s or 1m30s)'],
+    ['--vault-max-response-bytes zero', {}, ['--vault-max-response-bytes=0'], '--vault-max-response-bytes must be a whole number of bytes, at least 1, got "0"'],
+    ['--vault-max-response-bytes with a unit', {}, ['--vault-max-response-bytes=4MiB'], '--vault-max-response-bytes must be a whole number of bytes, at least 1, got "4MiB"'],
     ['VAULT_ADDR not a URL', { VAULT_ADDR: 'vault' }, [], 'VAULT_ADDR must be a URL such as https://vault.example.com:8200'],
     ['--vault-addr not http(s)', { VAULT_ADDR: 'http://ok' }, ['--vault-addr=ftp://x'], '--vault-addr must be an http:// or https:// URL'],
     ['VAULT_CLIENT_CERT without key', { VAULT_CLIENT_CERT: '/c' }, [], 'VAULT_CLIENT_KEY is required with VAULT_CLIENT_CERT: a client certificate needs its key'],
