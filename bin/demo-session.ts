@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mountPointsUnder } from '../driver/volume/mountinfo.js';
 import { mountProgram } from '../driver/volume/mount-syscalls.js';
-import { startCli, type Child } from './child-process.js';
+import { startCli, startProcess, type Child } from './child-process.js';
 
 /** The signals the demo turns into a clean stop, with the shell's exit code for each (128 + number). */
 const STOP_SIGNALS: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });
@@ -73,8 +73,17 @@ export class DemoSession {
   }
 
   /** Starts `secrets-store-csi <args>` as a child that close() stops, also while it is still starting. */
-  async start(args: readonly string[], ready: RegExp): Promise<Child> {
-    const started = startCli(args, ready, { signal: this.abort.signal });
+  start(args: readonly string[], ready: RegExp, env?: NodeJS.ProcessEnv): Promise<Child> {
+    return this.track(startCli(args, ready, { signal: this.abort.signal, ...(env ? { env } : {}) }));
+  }
+
+  /** Starts another program (OpenBao's `bao`) with `env`, stopped by close() like start()'s children. */
+  startProgram(command: string, args: readonly string[], ready: RegExp, env: NodeJS.ProcessEnv): Promise<Child> {
+    return this.track(startProcess(command, args, ready, { signal: this.abort.signal, env }));
+  }
+
+  /** Keeps `started` where close() finds it: starting, then running. */
+  private async track(started: Promise<Child>): Promise<Child> {
     this.starting.add(started);
     try {
       const child = await this.step(started);

@@ -1,52 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { cp, lstat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseFlags } from '../proto/runtime/flags.js';
 import { untilLogged, type Child } from './child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from './csi-client.js';
+import { locateBao, NO_BAO_LINE } from './demo-bao.js';
+import { line, showContents, showTree, showVersions, step } from './demo-output.js';
 import { DemoSession } from './demo-session.js';
+import { showVaultSteps, VAULT_VOLUME_ID } from './demo-vault.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/local/', import.meta.url));
 const SPC_NAME = 'demo-secrets';
 const VOLUME_ID = 'demo-volume';
 
+/** The vault part's target path (a pod of its own). */
+function vaultTarget(work: string): string {
+  return join(work, 'pods', 'vault-pod', 'volumes', 'secrets-store');
+}
+
 /** `secrets-store-csi demo --help`. */
 export const DEMO_HELP = `secrets-store-csi demo
 
-Runs the file provider and the driver (local mode, examples/local) as child processes on
-sockets in a new temporary directory, publishes the class ${SPC_NAME} like kubelet, shows
-the files, modes and .metadata, changes a secret and waits for the rotation reconciler,
-then unpublishes and deletes everything. It takes no flags. As root it mounts a tmpfs,
-otherwise it uses --mount-mode=dir. Ctrl-C or SIGTERM stops it at any point; it still
-unmounts, stops both processes and deletes the directory (exit code 130 or 143).
+Runs the file provider and the driver (local mode, the classes of examples/local) as child
+processes on sockets in a new temporary directory, publishes the class ${SPC_NAME} like
+kubelet, shows the files, modes and .metadata, changes a secret and waits for the rotation
+reconciler, then unpublishes. When OpenBao's bao is installed (the test peers' BAO from
+bash test/peers/install.sh openbao, else bao on PATH) it then starts a throwaway
+bao server -dev with JWT auth and the vault provider, publishes the class demo-vault and
+shows its files; without bao it says so in one line. Then it deletes everything. It takes
+no flags. As root it mounts a tmpfs, otherwise it uses --mount-mode=dir. Ctrl-C or SIGTERM
+stops it at any point; it still unmounts, stops every process it started and deletes the
+directory (exit code 130 or 143).
 `;
-
-function step(text: string): void {
-  process.stdout.write(`\n==> ${text}\n`);
-}
-
-function line(text: string): void {
-  process.stdout.write(`    ${text}\n`);
-}
-
-/** Lists a volume the way `ls -lR` would, with link targets and octal modes. */
-async function showTree(dir: string, rel = ''): Promise<void> {
-  for (const name of (await readdir(join(dir, rel))).sort()) {
-    const path = rel ? `${rel}/${name}` : name;
-    const s = await lstat(join(dir, path));
-    const mode = (s.mode & 0o777).toString(8).padStart(4, '0');
-    if (s.isSymbolicLink()) line(`${mode}  ${path} -> ${await readlink(join(dir, path))}`);
-    else if (s.isDirectory()) { line(`${mode}  ${path}/`); if (path.startsWith('..')) await showTree(dir, path); }
-    else line(`${mode}  ${path}  (${s.size} bytes)`);
-  }
-}
-
-async function showVersions(target: string): Promise<void> {
-  const doc = JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as { objects: { id: string; version: string }[]; writeTime: string };
-  for (const o of doc.objects) line(`${o.id.padEnd(14)} version ${o.version.slice(0, 16)}…`);
-  line(`written at ${doc.writeTime}`);
-}
 
 /** The demo's steps; every wait goes through session.step so a signal ends it at once. */
 async function showSteps(session: DemoSession, client: CsiClient, target: string): Promise<void> {
@@ -54,6 +40,9 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   const mountMode = process.getuid?.() === 0 ? 'tmpfs' : 'dir';
   step(`working in ${work} (mount mode: ${mountMode}${mountMode === 'dir' ? ', not root: no tmpfs' : ''})`);
   await session.step(cp(join(EXAMPLES, 'secrets'), join(work, 'secrets'), { recursive: true }));
+  // The driver reads a copy of the classes: the vault part adds its class there.
+  await session.step(mkdir(join(work, 'classes')));
+  await session.step(cp(join(EXAMPLES, 'secretproviderclass.yaml'), join(work, 'classes', 'secretproviderclass.yaml')));
 
   step('starting the file provider');
   await session.start(['provider', 'file', `--endpoint=unix://${join(work, 'providers', 'file.sock')}`, `--root=${join(work, 'secrets')}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/);
@@ -61,7 +50,7 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
 
   step('starting the driver in local mode');
   const driver: Child = await session.start(['driver', `--endpoint=unix://${join(work, 'csi.sock')}`, '--nodeid=demo-node', `--provider-volume=${join(work, 'providers')}`,
-    '--additional-provider-volume-paths=', `--spc-dir=${EXAMPLES}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0',
+    '--additional-provider-volume-paths=', `--spc-dir=${join(work, 'classes')}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0',
     '--enable-secret-rotation', '--rotation-poll-interval=2s'], /driver started/);
   const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
   const info = await session.step(client.pluginInfo());
@@ -75,7 +64,7 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   await session.step(showTree(target));
 
   step('what the pod reads');
-  for (const file of ['db-password', 'api/token', 'config.json']) line(`${file}: ${JSON.stringify((await session.step(readFile(join(target, file), 'utf8'))).slice(0, 40))}`);
+  await session.step(showContents(target, ['db-password', 'api/token', 'config.json']));
   step('.metadata/versions.json (HMAC versions: they never reveal the content)');
   await session.step(showVersions(target));
 
@@ -94,6 +83,10 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   step('NodeUnpublishVolume');
   await session.step(client.unpublish(VOLUME_ID, target));
   line(`target path removed: ${await lstat(target).then(() => false, () => true)}`);
+
+  const bao = locateBao();
+  if (bao) await showVaultSteps(session, client, bao, { classesDir: join(work, 'classes'), providersDir: join(work, 'providers'), target: vaultTarget(work) });
+  else step(NO_BAO_LINE);
   step('done');
 }
 
@@ -101,7 +94,8 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
  * `secrets-store-csi demo`: starts the file provider and the driver (local mode) as real
  * processes on temp sockets, publishes a volume from examples/local like kubelet, shows
  * the files, modes and .metadata, changes a secret and lets the rotation reconciler
- * pick it up, then cleans up, also after a failure or a signal (DemoSession).
+ * pick it up; with `bao` installed, the vault provider against a throwaway OpenBao too
+ * (demo-vault.ts). Then it cleans up, also after a failure or a signal (DemoSession).
  */
 export async function runDemo(argv: readonly string[]): Promise<void> {
   if (argv.includes('--help')) { process.stdout.write(DEMO_HELP); return; }
@@ -121,7 +115,8 @@ export async function runDemo(argv: readonly string[]): Promise<void> {
   // A volume the driver mounted is unpublished through it first (a no-op when none was).
   await session.close(async () => {
     try {
-      await client.unpublish(VOLUME_ID, target, 5000);
+      await client.unpublish(VOLUME_ID, target, 5000).catch(() => undefined);
+      await client.unpublish(VAULT_VOLUME_ID, vaultTarget(session.work), 5000);
     } finally {
       client.close();
     }
