@@ -1,8 +1,12 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { NO_BAO_LINE } from '../../bin/demo-bao.js';
 import { spawnCli, runCli } from '../support/cli-run.js';
 import { mountsUnder, unmountAllUnder } from '../support/driver-stack.js';
+import { peerBinary } from '../support/peers.js';
 
 /** Pids of processes whose command line mentions `text` (the demo's children name its temp dir). */
 async function processesMentioning(text: string): Promise<number[]> {
@@ -15,15 +19,22 @@ async function processesMentioning(text: string): Promise<number[]> {
   return pids;
 }
 
+/** The vault part's step lines, printed when the demo finds bao (here: the openbao test peer). */
+const VAULT_STEPS = ['vault: starting OpenBao', 'vault: starting the vault provider', 'vault: NodePublishVolume', 'vault: what the pod reads', 'vault: NodeUnpublishVolume'];
+const HAS_BAO = peerBinary('BAO') !== undefined;
+
 // The demo's step lines, in order; a signal is sent as soon as one is printed.
 const STEPS = [
   'working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume',
-  'what the pod reads', 'the secret changes in the store', 'NodeUnpublishVolume', 'done',
+  'what the pod reads', 'the secret changes in the store', 'NodeUnpublishVolume', ...(HAS_BAO ? VAULT_STEPS : []), 'done',
 ];
-const SIGTERM_AT = new Set(['working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume', 'the secret changes in the store']);
+const SIGTERM_AT = new Set(['working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume', 'the secret changes in the store',
+  'vault: starting OpenBao', 'vault: NodePublishVolume']);
 
 // Issue 9 item 14: Ctrl-C during the rotation step left the tmpfs holding the demo's
-// secrets mounted; SIGTERM while starting left a socket dir behind.
+// secrets mounted; SIGTERM while starting left a socket dir behind. With the openbao peer
+// installed the vault part's steps are covered too: OpenBao and the vault provider must
+// go as well (their command lines name the demo's temp dir).
 describe('demo stopped by a signal at any step leaves nothing behind', function () {
   let work: string | undefined;
   afterEach(async () => {
@@ -59,6 +70,68 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
       expect(await processesMentioning(work as string), 'processes left').to.deep.equal([]);
     });
   }
+});
+
+/** The demo's step lines (`==> …`), each cut to the STEPS entry it starts with. */
+function stepsOf(stdout: string): string[] {
+  const known = [...STEPS, ...VAULT_STEPS, '.metadata/versions.json', 'vault: .metadata/versions.json'];
+  return stdout.split('\n').filter((l) => l.startsWith('==> ')).map((l) => l.slice(4)).map((l) => known.find((k) => l.startsWith(k)) ?? l);
+}
+
+/** $PATH without the directories that hold an executable bao. */
+function pathWithoutBao(): string {
+  return (process.env['PATH'] ?? '').split(delimiter).filter((dir) => {
+    try { accessSync(join(dir, 'bao'), constants.X_OK); return false; } catch { return true; }
+  }).join(delimiter);
+}
+
+/** The file provider's part, unchanged by the vault part. */
+const FILE_STEPS = ['working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume', 'what the pod reads', '.metadata/versions.json',
+  'the secret changes in the store', 'NodeUnpublishVolume'];
+
+describe('demo: the vault part with OpenBao, or one line on how to get bao', function () {
+  this.timeout(120_000);
+  let work: string | undefined;
+  afterEach(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+    work = undefined;
+  });
+
+  it('with the openbao peer: OpenBao, the vault provider, the vault volume\'s files and versions; no credential printed; nothing left', async function () {
+    const bao = peerBinary('BAO');
+    if (!bao) {
+      process.stderr.write('    skipping the demo\'s vault part: the openbao peer is not installed (bash test/peers/install.sh openbao)\n');
+      this.skip();
+    }
+    const run = await runCli(['demo']);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(stepsOf(run.stdout)).to.deep.equal([...FILE_STEPS, 'vault: starting OpenBao', 'vault: starting the vault provider', 'vault: NodePublishVolume',
+      'vault: what the pod reads', 'vault: .metadata/versions.json', 'vault: NodeUnpublishVolume', 'done']);
+    expect(run.stdout).to.include(`==> vault: starting OpenBao (bao server -dev, ${bao}, from the test peers)`);
+    expect(run.stdout).to.match(/\n {4}0400 {2}\.\.[^/\n]+\/db-password {2}\(21 bytes\)\n/);
+    expect(run.stdout).to.match(/\n {4}0777 {2}db\.json -> \.\.data\/db\.json\n/);
+    expect(run.stdout).to.include('    db-password: "demo-vault-password-1"\n');
+    expect(run.stdout).to.match(/\n {4}db-password +version [0-9a-f]{16}…\n {4}db\.json +version [0-9a-f]{16}…\n/);
+    expect(run.stdout.match(/target path removed: true/g)).to.have.length(2);
+    // No credential of the demo's OpenBao reaches the terminal: root token, unseal key, the pod's JWT, the signing key.
+    for (const text of [run.stdout, run.stderr]) {
+      expect(text).not.to.match(/Root Token|Unseal Key|PRIVATE KEY|eyJ[\w-]+\.eyJ/);
+    }
+    work = /==> working in (\S+)/.exec(run.stdout)?.[1];
+    expect(existsSync(work as string), 'temp dir left').to.equal(false);
+    expect(await processesMentioning(work as string), 'processes left').to.deep.equal([]);
+  });
+
+  it('without bao (no test peer, none on PATH): one line saying how to get it, and the file provider\'s demo as before', async () => {
+    const emptyCache = await mkdtemp(join(tmpdir(), 'ssc-no-peers-'));
+    work = emptyCache;
+    const run = await runCli(['demo'], { env: { ...process.env, SSC_PEERS_CACHE: emptyCache, PATH: pathWithoutBao() } });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(stepsOf(run.stdout)).to.deep.equal([...FILE_STEPS, NO_BAO_LINE, 'done']);
+    const mentions = run.stdout.split('\n').filter((l) => !l.startsWith('==> working in') && /vault|bao/i.test(l));
+    expect(mentions).to.deep.equal([`==> ${NO_BAO_LINE}`]);
+    expect(NO_BAO_LINE).to.include('bash test/peers/install.sh openbao');
+  });
 });
 
 describe('CLI help', function () {
