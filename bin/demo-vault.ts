@@ -119,7 +119,7 @@ async function configure(bao: DemoBao): Promise<string> {
   return privateKey;
 }
 
-/** Where the vault part works: OpenBao's dir, the class dir the driver reads, the vault volume's target. */
+/** Where the vault part works: the class dir the driver reads, the providers' socket dir, the vault volume's target. */
 export interface VaultDemoPaths {
   readonly classesDir: string;
   readonly providersDir: string;
