@@ -155,6 +155,12 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
     expect(metrics.get('vault_lease_dropped_total{reason="released"}')).to.be.at.least(1);
   });
 
+  it('a leased GET is never shared: pods mounting database/creds at once get a credential each', async () => {
+    const objects = '- {objectName: username, secretPath: database/creds/short, secretKey: username}\n';
+    const mounts = await Promise.all(Array.from({ length: 5 }, () => mountOf(objects)));
+    expect(new Set(mounts.map((m) => m.files['username'])).size).to.equal(5);
+  });
+
   it('PKI with generate_lease (not renewable): certificate and key from one issue, reused, issued anew in the last third', async () => {
     const args = `{common_name: web.example.test, ttl: ${PKI_TTL_S}s}`;
     const objects = `- {objectName: tls.crt, secretPath: pki/issue/leased, method: PUT, secretKey: certificate, secretArgs: ${args}}\n`
