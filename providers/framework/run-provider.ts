@@ -5,6 +5,7 @@ import { onTerminationSignal } from '../../proto/runtime/signals.js';
 import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import type { Logger } from '../../proto/runtime/logger.js';
+import type { Registry } from 'prom-client';
 import { ProviderMetrics } from './provider-metrics.js';
 import { createProviderServer } from './provider-server.js';
 import type { SecretsProvider } from './provider.js';
@@ -19,11 +20,17 @@ export function commonProviderFlags(name: string): Record<string, FlagSpec> {
   };
 }
 
+/** What the framework hands a provider as it is built, beyond its flags and logger. */
+export interface ProviderContext {
+  /** The registry served on --health-addr /metrics: a provider registers its own metrics here (names prefixed with its own). */
+  readonly metricsRegistry: Registry;
+}
+
 /** How a provider's main builds its provider from flags. */
 export interface ProviderDefinition {
   readonly name: string;
   readonly flags: Readonly<Record<string, FlagSpec>>;
-  create(flags: ParsedFlags, logger: Logger): Promise<SecretsProvider>;
+  create(flags: ParsedFlags, logger: Logger, context: ProviderContext): Promise<SecretsProvider>;
 }
 
 /** A provider process that is serving. */
@@ -46,8 +53,8 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
     return undefined;
   }
   const logger = createLogger({ level: parseLogLevel(stringFlag(flags, 'log-level')), component: `provider-${definition.name}` });
-  const provider = await definition.create(flags, logger);
   const metrics = new ProviderMetrics(definition.name);
+  const provider = await definition.create(flags, logger, { metricsRegistry: metrics.registry });
   const server = createProviderServer(provider, logger, metrics);
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   await bindUnixSocket(server, socketPath);

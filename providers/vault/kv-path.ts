@@ -100,9 +100,3 @@ export function secretData(object: VaultObject, plan: ReadPlan, body: unknown): 
 export function deletedError(object: VaultObject, how: 'deleted' | 'destroyed'): SscError {
   return new SscError('not-found', `${where(object)} was ${how} in Vault (KV v2); undelete it or write a new version`, { reason: 'SecretVersionDeleted' });
 }
-
-/** Whether a read answered with a lease (a dynamic secret): a non-empty `lease_id`. `lease_duration` alone means nothing (KV v1 reports 32 days). */
-export function hasLease(body: unknown): boolean {
-  const leaseId = (body as { lease_id?: unknown } | undefined)?.lease_id;
-  return typeof leaseId === 'string' && leaseId !== '';
-}

@@ -9,8 +9,12 @@ import type { LeaseStore, MountedObject } from './lease-store.js';
 
 /** The Vault calls a group needs, bound to one identity and Mount. */
 export interface LeasedReadPorts {
-  /** Sends the group's request (a GET through the read cache, a PUT/POST directly): its data and whole body. */
-  fetch(): Promise<{ readonly data: Readonly<Record<string, unknown>>; readonly body: unknown }>;
+  /**
+   * Sends the group's request (a GET through the read cache, a PUT/POST directly): its
+   * data, whole body and, when known, when the token that sent it expires (it wins over
+   * the call's: a read may log in again halfway, so only the port knows which token issued).
+   */
+  fetch(): Promise<{ readonly data: Readonly<Record<string, unknown>>; readonly body: unknown; readonly tokenExpiresAtMs?: number | undefined }>;
   /** Sends `PUT <path>` with `body` using the identity's token; resolves with the answer's body. */
   renew(request: { readonly path: string; readonly body: { readonly lease_id: string; readonly increment: number } }): Promise<unknown>;
 }
@@ -34,8 +38,8 @@ export interface LeasedReadCall {
   readonly identityKey: string;
   /** The group's objects with the versions the driver has mounted (current_object_version). */
   readonly mounted: readonly MountedObject[];
-  /** When the identity's token expires (Vault revokes its leases then); undefined: never. */
-  readonly tokenExpiresAtMs: number | undefined;
+  /** When the identity's token expires (Vault revokes its leases then); undefined: never, or the fetch tells. */
+  readonly tokenExpiresAtMs?: number | undefined;
   readonly now: () => number;
 }
 
@@ -88,7 +92,7 @@ export async function readWithLease(call: LeasedReadCall, ports: LeasedReadPorts
   const lease = leaseOf(response.body);
   return answer({
     outcome: 'fetched',
-    lease: lease ? { leaseId: lease.leaseId, lease: issuedLease(lease, sentAtMs, call.tokenExpiresAtMs) } : undefined,
+    lease: lease ? { leaseId: lease.leaseId, lease: issuedLease(lease, sentAtMs, 'tokenExpiresAtMs' in response ? response.tokenExpiresAtMs : call.tokenExpiresAtMs) } : undefined,
     ...(renewFailure === undefined ? {} : { renewFailure }),
   }, response.data);
 }

@@ -1,8 +1,9 @@
 import type { ParsedFlags } from '../../proto/runtime/flags.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { loadOrCreateHmacKey } from '../framework/hmac-version.js';
-import type { ProviderDefinition } from '../framework/run-provider.js';
+import type { ProviderContext, ProviderDefinition } from '../framework/run-provider.js';
 import { providerSettings, vaultProviderFlags } from './settings.js';
+import { VaultMetrics } from './vault-metrics.js';
 import { VaultProvider } from './vault-provider.js';
 
 /**
@@ -20,15 +21,15 @@ export function scrubVaultEnvironment(env: NodeJS.ProcessEnv = process.env): str
 export const vaultProviderDefinition: ProviderDefinition = {
   name: 'vault',
   flags: vaultProviderFlags,
-  async create(flags: ParsedFlags, logger: Logger) {
+  async create(flags: ParsedFlags, logger: Logger, context: ProviderContext) {
     const settings = providerSettings(process.env, flags);
     const scrubbed = scrubVaultEnvironment();
     if (scrubbed.includes('VAULT_TOKEN')) logger.warn('VAULT_TOKEN is set in the provider\'s environment and is never used: the provider logs in as each pod');
     logger.info('vault provider settings', {
       vaultAddress: settings.vaultAddress, vaultNamespace: settings.vaultNamespace ?? '', vaultAuthMountPath: settings.vaultAuthMountPath,
       tlsSkipVerify: settings.tls.skipVerify, cacheSize: settings.cacheSize,
-      requestTimeoutMs: settings.requestTimeoutMs, maxResponseBytes: settings.maxResponseBytes,
+      requestTimeoutMs: settings.requestTimeoutMs, maxResponseBytes: settings.maxResponseBytes, readCacheWindowMs: settings.readCacheWindowMs,
     });
-    return new VaultProvider(settings, { hmacKey: await loadOrCreateHmacKey(settings.hmacKeyFile, logger) });
+    return new VaultProvider(settings, { hmacKey: await loadOrCreateHmacKey(settings.hmacKeyFile, logger), metrics: new VaultMetrics(context.metricsRegistry) });
   },
 };

@@ -9,6 +9,7 @@ import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { FlagSpec, ParsedFlags } from '../../proto/runtime/flags.js';
 import { booleanFlag, parseGoBool, stringFlag } from '../../proto/runtime/flags.js';
 import type { VaultObject } from './objects.js';
+import { DEFAULT_READ_WINDOW_MS } from './read-cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import { addressProblem, namespaceProblem, normalizeMountPath, parseVaultParameters, type PodInfo, type VaultTlsLayer } from './parameters.js';
 
@@ -34,6 +35,7 @@ export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'vault-tls-skip-verify': { type: 'boolean', default: false, help: 'do not verify Vault\'s TLS certificate (else $VAULT_SKIP_VERIFY); insecure' },
   'vault-request-timeout': { type: 'string', default: `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`, help: 'longest one Vault call may take (Go duration); less when the Mount\'s deadline is nearer' },
   'vault-max-response-bytes': { type: 'string', default: String(DEFAULT_MAX_RESPONSE_BYTES), help: 'largest Vault answer read, in bytes; a longer one fails the Mount' },
+  'read-cache-window': { type: 'string', default: `${DEFAULT_READ_WINDOW_MS / 1000}s`, help: 'how long a GET read of one identity is reused (Go duration); 0 only shares reads in flight' },
   'cache-size': { type: 'string', default: String(DEFAULT_CACHE_SIZE), help: 'most Vault clients (one per identity) kept; 0 keeps none' },
   'hmac-key-file': { type: 'string', default: '', help: 'file holding the key that makes versions (a mounted Secret, the same on every node; created if missing)' },
   'hmac-secret-name': { type: 'string', ignored: true, help: 'HashiCorp\'s provider keeps its HMAC key in this Secret; ignored: use --hmac-key-file' },
@@ -63,6 +65,8 @@ export interface ProviderSettings {
   readonly requestTimeoutMs: number;
   /** Largest answer read from Vault (--vault-max-response-bytes). */
   readonly maxResponseBytes: number;
+  /** How long a GET read is reused for its identity (--read-cache-window); 0 shares only reads in flight. */
+  readonly readCacheWindowMs: number;
 }
 
 /** Everything one Mount needs to talk to Vault: provider defaults overlaid with the class. */
@@ -154,6 +158,18 @@ export function parseMaxResponseBytes(raw: string): number {
   return n;
 }
 
+/** --read-cache-window in milliseconds: a Go duration from 0 to 1h. Throws an Error naming the flag. */
+export function parseReadCacheWindow(raw: string): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch (err) {
+    throw new Error(`--read-cache-window: ${(err as Error).message} (use Go duration syntax such as 5s, or 0)`);
+  }
+  if (!(ms >= 0) || ms > 3_600_000) throw new Error(`--read-cache-window must be between 0 and 1h, got "${raw}"`);
+  return Math.floor(ms);
+}
+
 /**
  * The provider's defaults from its environment (`VAULT_ADDR`, `VAULT_NAMESPACE`,
  * `VAULT_CACERT`, `VAULT_CAPATH`, `VAULT_TLS_SERVER_NAME`, `VAULT_CLIENT_CERT`,
@@ -182,6 +198,7 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
     hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
     requestTimeoutMs: parseRequestTimeout(stringFlag(flags, 'vault-request-timeout')),
     maxResponseBytes: parseMaxResponseBytes(stringFlag(flags, 'vault-max-response-bytes')),
+    readCacheWindowMs: parseReadCacheWindow(stringFlag(flags, 'read-cache-window')),
   };
 }
 

@@ -23,13 +23,19 @@ export type VaultFailure =
 
 /** What the provider was doing, for the message. */
 export interface VaultOperation {
-  readonly action: 'login' | 'read' | 'mount-lookup';
+  /** `renew`: PUT sys/leases/renew of a lease this provider issued (lease-policy.ts). */
+  readonly action: 'login' | 'read' | 'mount-lookup' | 'renew';
   /** The API path (after /v1/) called. */
   readonly path: string;
   readonly roleName: string;
   readonly vaultAddress: string;
   readonly vaultNamespace: string | undefined;
 }
+
+/** What a 403 denied, per action (a login's 403 is answered above). */
+const ACTION_TEXT: Readonly<Record<VaultOperation['action'], string>> = {
+  'login': 'logging in at', 'read': 'reading', 'mount-lookup': 'looking up the mount of', 'renew': 'renewing a lease at',
+};
 
 /** Error codes of Node's TLS layer (certificate checks, handshake alerts). */
 const TLS_CODE = /CERT|SSL|TLS|SIGNATURE|EPROTO|ISSUER/;
@@ -94,7 +100,7 @@ function statusError(failure: Extract<VaultFailure, { type: 'status' }>, op: Vau
     return new SscError('permission-denied', `${at} refused the login at ${path} as role ${role} (HTTP ${status})${vaultText(failure.errors)}`, { reason: 'VaultLoginFailed' });
   }
   if (status === 403) {
-    return new SscError('permission-denied', `${at} denied ${op.action === 'read' ? 'reading' : 'looking up the mount of'} ${path} to role ${role} (HTTP 403): the role's policies must allow it`, { reason: 'VaultPermissionDenied' });
+    return new SscError('permission-denied', `${at} denied ${ACTION_TEXT[op.action]} ${path} to role ${role} (HTTP 403): the role's policies must allow it`, { reason: 'VaultPermissionDenied' });
   }
   if (status === 404) {
     return new SscError('not-found', `secret ${path} not found in ${at}`, { reason: 'SecretNotFound' });

@@ -1,18 +1,26 @@
 // The vault provider's Mount: settings for the class, the pod's token, the identity's
 // session, then every object read and rendered. All or nothing: the first object that
 // fails fails the Mount and no file is returned (the driver writes nothing).
+// Objects making the same Vault request share one response (request-key.ts); GET reads
+// go through a short-window cache per identity (read-cache.ts); answers with a lease are
+// held and reused, renewed or issued anew by what the driver has mounted (leased-read.ts).
 import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { identityKey, identityOf, type VaultIdentity } from './identity.js';
-import { hasLease } from './kv-path.js';
+import { leaseOf } from './lease-policy.js';
+import { jsonBytes, LeaseStore } from './lease-store.js';
+import { readWithLease, type LeasedRead } from './leased-read.js';
 import { LruCache } from './lru.js';
 import type { VaultObject } from './objects.js';
-import { renderObject } from './render.js';
+import { ReadCache } from './read-cache.js';
+import { renderObject, type RenderedObject } from './render.js';
+import { groupByRequest } from './request-key.js';
 import { serviceAccountToken } from './sa-token.js';
 import { mountConfig, type ProviderSettings } from './settings.js';
 import { createVaultHttp, type VaultHttp } from './vault-http.js';
-import { VaultSession, type SessionCall } from './vault-session.js';
+import { VaultMetrics } from './vault-metrics.js';
+import { VaultSession, type SecretRead, type SessionCall } from './vault-session.js';
 
 /** Options of the vault provider beyond its settings. */
 export interface VaultProviderOptions {
@@ -22,6 +30,8 @@ export interface VaultProviderOptions {
   readonly requestTimeoutMs?: number;
   /** Builds the client of an identity (the real node-vault one unless a test replaces it). */
   readonly createHttp?: (identity: VaultIdentity) => Promise<VaultHttp>;
+  /** Where the provider counts cache hits, leases and logins (default: counters nobody exports). */
+  readonly metrics?: VaultMetrics;
 }
 
 /** Prefixes a session error with the object it was for; kind and reason kept. */
@@ -30,13 +40,34 @@ function forObject(object: VaultObject, err: unknown): unknown {
   return new SscError(err.kind, `vault provider: object ${quoted(object.objectName, 64)} (secretPath ${quoted(object.secretPath, 160)}): ${err.message}`, { reason: err.reason });
 }
 
+/** Why a renewal did not keep a lease, safe to log: session errors are SscErrors without secrets. */
+function renewFailureText(failure: unknown): string {
+  if (typeof failure === 'string') return failure;
+  return failure instanceof SscError ? failure.message : 'unexpected error';
+}
+
 /** Serves Mounts from HashiCorp Vault or OpenBao, one client and token per identity. */
 export class VaultProvider implements SecretsProvider {
   readonly name = 'vault';
   private readonly sessions: LruCache<string, Promise<VaultSession>>;
+  private readonly metrics: VaultMetrics;
+  /** Dynamic secrets issued and possibly mounted, by identity, object and version. */
+  private readonly leases: LeaseStore;
+  /** GET reads by identity and request, reused within --read-cache-window. */
+  private readonly reads: ReadCache<SecretRead>;
 
   constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
     this.sessions = new LruCache(settings.cacheSize);
+    const metrics = options.metrics ?? new VaultMetrics();
+    this.metrics = metrics;
+    this.leases = new LeaseStore({ onDrop: (reason) => metrics.leaseDropped(reason) });
+    this.reads = new ReadCache<SecretRead>({
+      windowMs: settings.readCacheWindowMs,
+      weigh: (read) => jsonBytes(read.body),
+      // An answer with a lease (database/creds/… is a GET) is one pod's credential.
+      shareable: (read) => leaseOf(read.body) === undefined,
+      hooks: { hit: () => metrics.readCacheRead('hit'), miss: () => metrics.readCacheRead('miss'), coalesced: () => metrics.readCacheRead('coalesced') },
+    });
   }
 
   /** The session of `identity`: the cached one, or a new client (kept while the cache has room). */
@@ -45,7 +76,7 @@ export class VaultProvider implements SecretsProvider {
     const cached = this.sessions.get(key);
     if (cached) return cached;
     const create = this.options.createHttp ?? ((id: VaultIdentity) => createVaultHttp(id.vaultAddress, id.vaultNamespace, id.tls, { maxResponseBytes: this.settings.maxResponseBytes }));
-    const session = create(identity).then((http) => new VaultSession(identity, http));
+    const session = create(identity).then((http) => new VaultSession(identity, http, Date.now, { login: (result) => this.metrics.login(result) }));
     this.sessions.set(key, session);
     session.catch(() => { if (this.sessions.get(key) === session) this.sessions.delete(key); });
     return session;
@@ -66,16 +97,40 @@ export class VaultProvider implements SecretsProvider {
     } catch (err) {
       throw err instanceof SscError ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason }) : err;
     }
-    const rendered = await Promise.all(config.objects.map(async (object) => {
-      let read;
+    const idKey = identityKey(identity);
+    const byName = new Map<string, RenderedObject>();
+    const holds: (() => void)[] = [];
+    await Promise.all(groupByRequest(config.objects).map(async (group) => {
+      const first = group.objects[0] as VaultObject;
+      // PUT and POST issue: never cached nor shared between Mounts.
+      const fetch = (): Promise<SecretRead> => (first.method === 'GET'
+        ? this.reads.read(idKey, group.requestKey, (signal) => session.read(first, { ...call, signal }), ctx.signal)
+        : session.read(first, call));
+      let read: LeasedRead;
       try {
-        read = await session.read(object, call);
+        read = await readWithLease({
+          store: this.leases, identityKey: idKey, now: Date.now,
+          mounted: group.objects.map((object) => ({ object, version: request.currentObjectVersions.get(object.objectName) })),
+        }, { fetch, renew: (renewal) => session.renewLease(renewal, call) });
       } catch (err) {
-        throw forObject(object, err);
+        throw forObject(first, err);
       }
-      if (hasLease(read.body)) ctx.logger.debug('object has a lease; it is issued anew at every Mount', { objectName: object.objectName });
-      return renderObject(object, read.data, request.permission, this.options.hmacKey);
+      if (read.renewFailure !== undefined) {
+        ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', { objectName: first.objectName, error: renewFailureText(read.renewFailure) });
+      }
+      const rendered = group.objects.map((object) => renderObject(object, read.data, request.permission, this.options.hmacKey));
+      rendered.forEach((r) => byName.set(r.version.id, r));
+      const lease = read.lease;
+      if (lease) {
+        this.metrics.leaseServed(read.outcome);
+        ctx.logger.debug('vault provider: dynamic secret', { objectName: first.objectName, outcome: read.outcome, expiresAt: new Date(lease.lease.expiresAtMs).toISOString() });
+        // Held again even when reused or renewed: the index follows the versions just returned.
+        holds.push(() => this.leases.hold(idKey, rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version })), lease.leaseId, lease.lease, read.data));
+      }
     }));
+    // Only once every object succeeded: a failed Mount holds nothing (its lease lapses at its TTL).
+    for (const hold of holds) hold();
+    const rendered = config.objects.map((object) => byName.get(object.objectName) as RenderedObject);
     const files: ProviderFile[] = rendered.map((r) => r.file);
     for (const r of rendered) {
       const previous = request.currentObjectVersions.get(r.version.id);

@@ -29,22 +29,35 @@ export interface SessionCall {
 export interface SecretRead {
   readonly data: Readonly<Record<string, unknown>>;
   readonly body: unknown;
+  /**
+   * When the token that made the read expires (undefined: it does not): Vault revokes a
+   * lease with the token that issued it. It is the read's own token, since read() may
+   * log in again halfway.
+   */
+  readonly tokenExpiresAtMs: number | undefined;
 }
 
-/** Counters for tests and the log: how often this identity logged in and read. */
+/** Called as logins end (for a metric; it gets no identity and no secret). */
+export interface SessionHooks {
+  readonly login?: (result: 'success' | 'failure') => void;
+}
+
+/** Counters for tests and the log: how often this identity logged in, read and renewed. */
 export interface SessionStats {
   logins: number;
   reads: number;
+  renewals: number;
 }
 
 /** The Vault traffic of one identity. */
 export class VaultSession {
-  readonly stats: SessionStats = { logins: 0, reads: 0 };
+  readonly stats: SessionStats = { logins: 0, reads: 0, renewals: 0 };
   private token: VaultToken | undefined;
   private pendingLogin: Promise<VaultToken> | undefined;
   private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
 
-  constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now) {}
+  constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now,
+    private readonly hooks: SessionHooks = {}) {}
 
   private op(action: VaultOperation['action'], path: string): VaultOperation {
     const { roleName, vaultAddress, vaultNamespace } = this.identity;
@@ -87,7 +100,13 @@ export class VaultSession {
       return this.token;
     })();
     this.pendingLogin = pending;
-    pending.then(() => { this.pendingLogin = undefined; }, () => { this.pendingLogin = undefined; });
+    pending.then(() => {
+      this.pendingLogin = undefined;
+      this.hooks.login?.('success');
+    }, () => {
+      this.pendingLogin = undefined;
+      this.hooks.login?.('failure');
+    });
     return pending;
   }
 
@@ -123,7 +142,19 @@ export class VaultSession {
       if (deleted) throw deletedError(object, deleted);
       throw err;
     }
-    return { data: secretData(object, plan, body), body };
+    const tokenExpiresAtMs = token.leaseSeconds > 0 ? token.obtainedAtMs + token.leaseSeconds * 1000 : undefined;
+    return { data: secretData(object, plan, body), body, tokenExpiresAtMs };
+  }
+
+  /**
+   * Sends `PUT <path>` with `body` (sys/leases/renew, lease-policy.ts renewRequest) with
+   * the identity's current token: Vault lets any token whose policies allow
+   * sys/leases/renew renew a lease (the default policy does), not only the issuing one.
+   */
+  async renewLease(request: { readonly path: string; readonly body: unknown }, call: SessionCall): Promise<unknown> {
+    const token = await this.validToken(call);
+    this.stats.renewals++;
+    return this.send('renew', call, { method: 'PUT', path: request.path, body: request.body, token: token.clientToken });
   }
 
   /** The mount `path` is under, from Vault (cached briefly); undefined when Vault does not tell this token. */

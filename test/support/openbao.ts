@@ -17,6 +17,12 @@ export interface OpenBaoOptions {
    * listener stays plain HTTP for the admin helpers); `requireClientCert` makes it mTLS.
    */
   readonly tls?: boolean | { readonly requireClientCert?: boolean };
+  /**
+   * Writes every request and response to a file audit device (`auditLogPath`), to count
+   * what a client sent (vault-audit.ts). Declared in the config: OpenBao 2.x refuses to
+   * enable audit devices through its API.
+   */
+  readonly auditLog?: boolean;
 }
 
 /** The TLS listener of an OpenBao started with `tls`, and the test PKI behind it. */
@@ -71,6 +77,8 @@ export interface OpenBao extends OpenBaoAdmin {
   readonly address: string;
   readonly rootToken: string;
   readonly tls?: OpenBaoTls;
+  /** The file audit device's log (JSON lines), when started with `auditLog`. */
+  readonly auditLogPath?: string;
   /** Stops the server and removes its temp dir (certificates, config). */
   stop(): Promise<void>;
 }
@@ -121,8 +129,9 @@ function admin(address: string, rootToken: string, namespace: string): OpenBaoAd
  * The server config added to dev mode: clustering off (otherwise every listener also binds
  * its port + 1, a port nobody reserved), and the TLS listener if asked for.
  */
-function serverConfig(tls: { port: number; pki: TestPki; requireClientCert: boolean } | undefined): string {
+function serverConfig(tls: { port: number; pki: TestPki; requireClientCert: boolean } | undefined, auditLogPath: string | undefined): string {
   const lines = ['disable_clustering = true'];
+  if (auditLogPath) lines.push('audit "file" "counting" {', '  options {', `    file_path = ${JSON.stringify(auditLogPath)}`, '  }', '}');
   if (tls) {
     lines.push('listener "tcp" {', `  address = "127.0.0.1:${tls.port}"`,
       `  tls_cert_file = ${JSON.stringify(tls.pki.serverCertPath)}`, `  tls_key_file = ${JSON.stringify(tls.pki.serverKeyPath)}`);
@@ -145,12 +154,12 @@ async function healthy(address: string): Promise<boolean> {
 }
 
 /** One start of the server on fresh ports; 'port-taken' when a port went to someone else meanwhile. */
-async function attempt(bao: string, dir: PeerDir, rootToken: string, pki: TestPki | undefined, requireClientCert: boolean):
+async function attempt(bao: string, dir: PeerDir, rootToken: string, pki: TestPki | undefined, requireClientCert: boolean, auditLogPath: string | undefined):
     Promise<{ proc: PeerProcess; address: string; tlsPort?: number } | 'port-taken'> {
   const port = await freePort();
   const tlsPort = pki ? await freePort() : undefined;
   const config = join(dir.path, 'server.hcl');
-  await writeFile(config, serverConfig(pki && tlsPort ? { port: tlsPort, pki, requireClientCert } : undefined));
+  await writeFile(config, serverConfig(pki && tlsPort ? { port: tlsPort, pki, requireClientCert } : undefined, auditLogPath));
   const address = `http://127.0.0.1:${port}`;
   const proc = startPeerProcess(bao, ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`,
     '-dev-no-store-token', `-config=${config}`], { cwd: dir.path, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir.path } });
@@ -173,8 +182,9 @@ export async function startOpenBao(options: OpenBaoOptions = {}): Promise<OpenBa
     const rootToken = `root-${randomBytes(16).toString('hex')}`;
     const pki = options.tls ? await makeTestPki(dir.path) : undefined;
     const requireClientCert = typeof options.tls === 'object' && options.tls.requireClientCert === true;
-    let started = await attempt(bao, dir, rootToken, pki, requireClientCert);
-    if (started === 'port-taken') started = await attempt(bao, dir, rootToken, pki, requireClientCert); // once: a race lost twice is a real problem
+    const auditLogPath = options.auditLog ? join(dir.path, 'audit.log') : undefined;
+    let started = await attempt(bao, dir, rootToken, pki, requireClientCert, auditLogPath);
+    if (started === 'port-taken') started = await attempt(bao, dir, rootToken, pki, requireClientCert, auditLogPath); // once: a race lost twice is a real problem
     if (started === 'port-taken') throw new Error('OpenBao could not bind a free port twice in a row');
     const { proc, address, tlsPort } = started;
     return {
@@ -182,6 +192,7 @@ export async function startOpenBao(options: OpenBaoOptions = {}): Promise<OpenBa
       address,
       rootToken,
       ...(pki && tlsPort ? { tls: { ...pki, address: `https://127.0.0.1:${tlsPort}`, requireClientCert } } : {}),
+      ...(auditLogPath ? { auditLogPath } : {}),
       async stop() {
         await proc.stop();
         await dir.remove();

@@ -28,7 +28,19 @@ export interface VaultProviderProcess {
   mount(attributes: Record<string, string>, options?: MountOptions): Promise<MountResponse__Output>;
   /** The status a Mount fails with. */
   mountError(attributes: Record<string, string>, options?: MountOptions): Promise<MountFailure>;
+  /** Its /metrics as `name{labels}` → value (started with `--health-addr=127.0.0.1:0`). */
+  metrics(): Promise<Map<string, number>>;
   stop(): Promise<void>;
+}
+
+/** Prometheus text format as `name{labels}` → value (comments skipped; labels as written). */
+export function parseMetrics(text: string): Map<string, number> {
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (m) values.set(m[1] as string, Number(m[2]));
+  }
+  return values;
 }
 
 /** Options of one Mount call. */
@@ -52,6 +64,7 @@ export async function startVaultProvider(args: readonly string[] = [], env: Node
     await rm(work, { recursive: true, force: true });
     throw err;
   }
+  const healthPort = /"healthPort":(\d+)/.exec(child.stderr())?.[1];
   const Client = loadProviderProto().v1alpha1.CSIDriverProvider;
   const client = new Client(`unix://${join(providersDir, 'vault.sock')}`, grpc.credentials.createInsecure());
   const mount = (attributes: Record<string, string>, options: MountOptions = {}) => new Promise<MountResponse__Output>((resolve, reject) => {
@@ -66,6 +79,11 @@ export async function startVaultProvider(args: readonly string[] = [], env: Node
       if (typeof e.code !== 'number') throw e;
       return { code: grpc.status[e.code] ?? String(e.code), details: e.details };
     }),
+    async metrics() {
+      if (healthPort === undefined) throw new Error('the vault provider was started without --health-addr');
+      const res = await fetch(`http://127.0.0.1:${healthPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+      return parseMetrics(await res.text());
+    },
     async stop() {
       client.close();
       await child.stop();

@@ -118,3 +118,13 @@ describe('docs/metrics.md lists every error_type the code emits', () => {
     });
   }
 });
+
+describe('docs/metrics.md lists every metric the code registers', () => {
+  it('each prom-client metric of the driver and the providers has a row', () => {
+    const doc = readFileSync(join(REPO, 'docs/metrics.md'), 'utf8');
+    const names = ['driver', 'providers', 'proto/runtime'].flatMap((dir) => sources(join(REPO, dir)))
+      .flatMap((path) => [...readFileSync(path, 'utf8').matchAll(/new (?:Counter|Histogram|Gauge|Summary)\(\{\s*name: '([a-zA-Z_:][a-zA-Z0-9_:]*)'/g)].map((m) => m[1] as string));
+    expect(names, 'metrics found in the sources').to.include.members(['node_publish_total', 'provider_mount_total', 'vault_read_cache_total']);
+    expect(names.filter((name) => !doc.includes(`| \`${name}\` |`)), 'registered but not in docs/metrics.md').to.deep.equal([]);
+  });
+});

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SscError } from '../../proto/runtime/errors.js';
 import { identityKey, type VaultIdentity } from '../../providers/vault/identity.js';
-import { deletedVersion, hasLease, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from '../../providers/vault/kv-path.js';
+import { deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from '../../providers/vault/kv-path.js';
 import { LruCache } from '../../providers/vault/lru.js';
 import { parseObjects, type VaultObject } from '../../providers/vault/objects.js';
 import { requestTimeoutMs } from '../../providers/vault/request-timeout.js';
@@ -95,12 +95,6 @@ describe('vault KV path mapping', () => {
     const err = (() => { try { secretData(o, { path: 'secret/data/x', kv2Data: true }, { data: { data: null, metadata: { deletion_time: 't', destroyed: false } } }); } catch (e) { return e as SscError; } return undefined; })();
     expect([err?.kind, err?.reason, err?.message]).to.deep.equal(['not-found', 'SecretVersionDeleted', 'secret "secret/x?version=2" version 2 was deleted in Vault (KV v2); undelete it or write a new version']);
     expect(() => secretData(o, { path: 'p', kv2Data: false }, undefined)).to.throw(SscError, 'holds no data');
-  });
-
-  it('a lease is a non-empty lease_id, never a lease_duration', () => {
-    expect(hasLease({ lease_id: 'database/creds/app/x', lease_duration: 3600 })).to.equal(true);
-    expect(hasLease({ lease_id: '', lease_duration: 2764800 })).to.equal(false);
-    expect(hasLease({})).to.equal(false);
   });
 
   it('encodes each path segment: secretPath is literal text', () => {

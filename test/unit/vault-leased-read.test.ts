@@ -163,6 +163,17 @@ describe('vault readWithLease', () => {
     expect(store.size).to.equal(1);
   });
 
+  it('a lease issued ends no later than the token that sent the fetch (the fetch\'s expiry wins over the call\'s)', async () => {
+    const { store, now, ports } = setup();
+    const fetchToken = now() + 30 * 60_000;
+    const read = await readWithLease({ store, identityKey: ALICE, tokenExpiresAtMs: now() + 2 * HOUR, now, mounted: [{ object: USER, version: undefined }] }, {
+      ...ports, fetch: async () => ({ ...(await ports.fetch()), tokenExpiresAtMs: fetchToken }),
+    });
+    expect(read.lease?.lease.tokenExpiresAtMs).to.equal(fetchToken);
+    const fromCall = await readWithLease({ store, identityKey: ALICE, tokenExpiresAtMs: now() + 2 * HOUR, now, mounted: [{ object: USER, version: undefined }] }, ports);
+    expect(fromCall.lease?.lease.tokenExpiresAtMs).to.equal(now() + 2 * HOUR);
+  });
+
   it('does not show the data when the answer is logged', async () => {
     const { mount } = setup();
     const read = await mount();

@@ -138,7 +138,15 @@ describe('vault providerSettings', () => {
     }
   });
 
+  it('reads --read-cache-window (a Go duration, 5s by default; 0 only shares reads in flight)', () => {
+    const cases: [string[], number][] = [[[], 5000], [['--read-cache-window=0'], 0], [['--read-cache-window=0s'], 0], [['--read-cache-window=1m'], 60_000], [['--read-cache-window=250ms'], 250]];
+    for (const [argv, ms] of cases) expect(providerSettings({}, flagsOf(argv)).readCacheWindowMs, argv.join(' ')).to.equal(ms);
+  });
+
   const errors: [string, Record<string, string>, string[], string][] = [
+    ['--read-cache-window negative', {}, ['--read-cache-window=-1s'], '--read-cache-window must be between 0 and 1h, got "-1s"'],
+    ['--read-cache-window over an hour', {}, ['--read-cache-window=2h'], '--read-cache-window must be between 0 and 1h, got "2h"'],
+    ['--read-cache-window without a unit', {}, ['--read-cache-window=5'], '--read-cache-window: missing unit in duration "5" (use Go duration syntax such as 5s, or 0)'],
     ['VAULT_SKIP_VERIFY not a Go boolean', { VAULT_SKIP_VERIFY: 'yes' }, [], 'environment variable VAULT_SKIP_VERIFY must be true or false (Go strconv.ParseBool spellings)'],
     ['--vault-request-timeout without a unit', {}, ['--vault-request-timeout=10'], '--vault-request-timeout: missing unit in duration "10" (use Go duration syntax such as 10s or 1m30s)'],
     ['--vault-request-timeout zero', {}, ['--vault-request-timeout=0s'], '--vault-request-timeout must be between 1ms and 596h, got "0s"'],
