@@ -26,10 +26,14 @@ import { enableJwtAuth, type JwtAuth } from '../support/vault-provider.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
-/** Our vault provider behind the Go driver; its HMAC key lives in the stack's work dir. */
+/**
+ * Our vault provider behind the Go driver; its HMAC key lives in the stack's work dir. No
+ * read cache (--read-cache-window=0): the republish test changes the secret and republishes
+ * at once, well within the default 5 s window.
+ */
 const vaultProvider: GoDriverProvider = {
   name: 'vault',
-  args: (work) => [`--hmac-key-file=${join(work, 'hmac.key')}`, '--vault-mount=jwt'],
+  args: (work) => [`--hmac-key-file=${join(work, 'hmac.key')}`, '--vault-mount=jwt', '--read-cache-window=0'],
 };
 
 const APP_OBJECTS = `- objectName: db-password
