@@ -1,14 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
+import { CsiClient } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder, type MachineInfo } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, usesImageNodeFlags, withDriverSession, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
 import { nodeFlagsText, table, writeJson, type Target, type TargetStatus } from './report.js';
 import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
+import { asRound, countMoved, dataLinks, DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, scrape, Volumes, VOLUME_NAME, type BenchPod, type RoundReport, type Volume } from './rounds.js';
 
 /**
  * `npm run bench` (after the publish benchmark) or `npm run bench:rotation`: the cost of
@@ -65,59 +66,6 @@ function progress(text: string): void {
   process.stderr.write(`bench rotation: ${text}\n`);
 }
 
-/** What the reconciler logs after each round that refreshed something (driver/rotation/reconciler.ts). */
-interface RoundReport {
-  readonly volumes: number;
-  readonly refreshed: number;
-  readonly changed: number;
-  readonly failed: number;
-  readonly durationMs: number;
-}
-
-interface LogLine {
-  readonly message?: string;
-  readonly [key: string]: unknown;
-}
-
-function parseLogLine(line: string): LogLine | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    return JSON.parse(line) as LogLine;
-  } catch {
-    return undefined;
-  }
-}
-
-function asRound(l: LogLine): RoundReport {
-  const n = (k: string) => Number(l[k]);
-  return { volumes: n('volumes'), refreshed: n('refreshed'), changed: n('changed'), failed: n('failed'), durationMs: n('durationMs') };
-}
-
-/** Prometheus text format: the sum of every series of `name` whose labels contain all of `labels`. */
-function metricSum(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (Number.isFinite(value)) sum += value;
-  }
-  return sum;
-}
-
-async function scrape(port: number): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET :${port}/metrics: HTTP ${res.status}`);
-  return res.text();
-}
-
-/** A port a process logged at start (`"healthPort":123`), from the start of its log. */
-function loggedPort(p: BenchProcess, field: string): number {
-  const m = new RegExp(`"${field}":(\\d+)`).exec(p.stderrTail(100));
-  if (!m) throw new Error(`${p.label} did not log its ${field}:\n${p.stderrTail()}`);
-  return Number(m[1]);
-}
-
 /** The driver's rotation counters (rotation_reconcile_*), for cross-checking the log line. */
 interface ReconcileCounters {
   readonly rotatedFalse: number;
@@ -140,126 +88,9 @@ function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB
   };
 }
 
-/** Runs `work` over `items`, `limit` at a time; `interruptible` stops taking new items after Ctrl-C (not for cleanup). */
-async function runLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>, interruptible = true): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      if (interruptible) checkInterrupted();
-      await work(items[next++] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-interface Volume {
-  readonly volumeId: string;
-  readonly target: string;
-}
-
-/** A pod whose volume the benchmark publishes (in Kubernetes mode it exists in the API). */
-interface BenchPod {
-  readonly name: string;
-  readonly namespace: string;
-  readonly uid: string;
-}
-
-/** The pod volume's name: kubelet's target path ends in kubernetes.io~csi/<name>/mount. */
-const VOLUME_NAME = 'secrets-store';
-
+/** Made-up pods for local mode (no API object behind them). */
 function localPods(count: number): BenchPod[] {
   return Array.from({ length: count }, (_, i) => ({ name: `bench-rotation-pod-${i}`, namespace: SPC_NAMESPACE, uid: randomUUID() }));
-}
-
-/** Kubelet's side against the driver: publishes, remembers, and unpublishes everything at the end. */
-class Volumes {
-  readonly published = new Map<string, Volume>();
-
-  constructor(private readonly client: CsiClient, private readonly kubeletDir: string, private readonly spcName: string) {}
-
-  /** Publishes one volume (named VOLUME_NAME) per pod; `pods` default to made-up ones (local mode). */
-  async publish(count: number, pods: readonly BenchPod[] = localPods(count)): Promise<Volume[]> {
-    const vols = pods.map((pod): Volume & { request: ReturnType<typeof inlinePublishRequest> } => {
-      const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
-      const target = join(this.kubeletDir, 'pods', pod.uid, 'volumes', 'kubernetes.io~csi', VOLUME_NAME, 'mount');
-      const ctx = inlineVolumeContext({ name: pod.name, namespace: pod.namespace, uid: pod.uid, serviceAccountName: 'default' }, this.spcName);
-      return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
-    });
-    await runLimited(vols, SETUP_CONCURRENCY, async (v) => {
-      this.published.set(v.target, { volumeId: v.volumeId, target: v.target });
-      await this.client.publish(v.request);
-    });
-    return vols.map(({ volumeId, target }) => ({ volumeId, target }));
-  }
-
-  /**
-   * Unpublishes everything (also after a failure). A refresh holding the target makes the
-   * driver refuse with ABORTED (OperationInProgress); kubelet retries, so do we.
-   */
-  async unpublishAll(): Promise<void> {
-    let first: unknown;
-    await runLimited([...this.published.values()], SETUP_CONCURRENCY, async (v) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.client.unpublish(v.volumeId, v.target);
-          this.published.delete(v.target);
-          return;
-        } catch (err) {
-          const aborted = (err as { code?: number }).code === 10;
-          if (!aborted || attempt >= 50) { first ??= err; return; }
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }
-    }, false).catch((err: unknown) => { first ??= err; });
-    if (first !== undefined) throw first;
-  }
-}
-
-/** Where each volume's `..data` link points: a change means the round rewrote its files. */
-async function dataLinks(vols: readonly Volume[]): Promise<string[]> {
-  return Promise.all(vols.map((v) => readlink(join(v.target, '..data')).catch(() => '')));
-}
-
-const countMoved = (before: readonly string[], after: readonly string[]): number => before.filter((b, i) => b !== after[i]).length;
-
-/** Resolves with the next `rotation round done` line; rejects if the driver exits, on timeout or on Ctrl-C. */
-function nextRound(driver: BenchProcess, onRotated?: (targetPath: string) => void): { round: Promise<RoundReport>; cancel: () => void } {
-  let cancel = () => undefined as void;
-  const round = new Promise<RoundReport>((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`no rotation round within ${ROUND_TIMEOUT_MS / 1000}s`)), ROUND_TIMEOUT_MS);
-    const onAbort = () => done(new Error('interrupted'));
-    const off = driver.onLine((line) => {
-      const l = parseLogLine(line);
-      if (l?.message === 'volume rotated' && typeof l['targetPath'] === 'string') onRotated?.(l['targetPath']);
-      if (l?.message === 'rotation round done') done(undefined, asRound(l));
-    });
-    void driver.exited().then((code) => done(new Error(`the driver exited (${code}) while waiting for a rotation round`)));
-    interrupt.signal.addEventListener('abort', onAbort);
-    let settled = false;
-    function done(err: Error | undefined, r?: RoundReport): void {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      off();
-      interrupt.signal.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(r!);
-    }
-    cancel = () => done(new Error('cancelled'));
-  });
-  round.catch(() => undefined); // a cancelled wait nobody awaits must not crash the process
-  return { round, cancel };
-}
-
-/** The one timed wait: a paused driver is held until every volume is due (see README: "How a full round is made"). */
-async function holdUntil(deadline: number): Promise<void> {
-  const ms = deadline - Date.now();
-  if (ms <= 0) return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { interrupt.signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(timer); reject(new Error('interrupted')); };
-    interrupt.signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 type RoundKind = 'unchanged' | 'changed';
@@ -363,7 +194,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
   ctx.processes.push(driver);
   const driverMetricsPort = loggedPort(driver, 'metricsPort');
   const client = new CsiClient(socket);
-  const volumes = new Volumes(client, join(ctx.work, `kubelet-${mode}-${n}`), ctx.spcName);
+  const volumes = new Volumes(client, join(ctx.work, `kubelet-${mode}-${n}`), ctx.spcName, SETUP_CONCURRENCY, interrupt.signal);
   const label = `${n} volumes${mode === 'kubernetes' ? ' (Kubernetes mode)' : ''}`;
   const startedAt = Date.now();
   const observedRounds: ObservedRound[] = [];
@@ -372,26 +203,23 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
     const l = parseLogLine(line);
     if (l?.message === 'rotation round done') observedRounds.push({ atSeconds: Math.round((Date.now() - startedAt) / 10) / 100, phase, ...asRound(l) });
   });
-  let paused = false;
-  const pause = () => { process.kill(driver.pid, 'SIGSTOP'); paused = true; };
-  const resume = () => { if (paused && driver.running) process.kill(driver.pid, 'SIGCONT'); paused = false; };
+  const pauser = new DriverPause(driver);
   return withDriverSession(driver, client, () => volumes.unpublishAll(), progress, async () => {
     try {
       if (!(await client.probe())) throw new Error('driver Probe: not ready');
       const pods = kube ? await kube.createPods(n, 'bench-node', ctx.spcName, VOLUME_NAME, `bench-${n}`) : localPods(n);
       progress(`${label}: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`);
       const t0 = performance.now();
-      const vols = await volumes.publish(n, pods);
+      const vols = await volumes.publish(pods);
       const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
       check(ctx, 'published-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a published volume differs from the provider files');
 
       // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
       // right after it: the following round is at least 1 s away, so none is in progress.
       phase = 'after publishing';
-      await nextRound(driver).round;
+      await nextRound(driver, { timeoutMs: ROUND_TIMEOUT_MS, signal: interrupt.signal }).round;
       let { counters: driverBefore, apiRequests: apiRequestsBefore } = driverMetrics(await scrape(driverMetricsPort));
-      pause();
-      let stoppedAt = Date.now();
+      pauser.pause();
 
       const rows: RotationRow[] = [];
       for (const kind of ['unchanged', 'changed'] as const) {
@@ -399,22 +227,21 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
         const linksBefore = await dataLinks(vols);
         const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
         // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
-        const deadline = stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
+        const deadline = pauser.stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
         progress(`${label}: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`);
-        await holdUntil(deadline);
+        await holdUntil(deadline, interrupt.signal);
         phase = `measured ${kind}`;
         const rotated = new Set<string>();
-        const waiter = nextRound(driver, (t) => rotated.add(t));
-        const heldMs = Date.now() - stoppedAt;
+        const waiter = nextRound(driver, { timeoutMs: ROUND_TIMEOUT_MS, signal: interrupt.signal, onRotated: (t) => rotated.add(t) });
+        const heldMs = Date.now() - pauser.stoppedAt;
         const [driverCpuBefore, providerCpuBefore] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
         const apiBefore = kube ? { writes: await kube.apiWrites(), events: await kube.eventCount() } : undefined;
-        resume();
+        pauser.resume();
         const round = await waiter.round;
         const [driverCpuAfter, providerCpuAfter] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
         const mem = await processMemory(driver.pid);
         const { counters: driverAfter, heapUsedMiB, heapTotalMiB, apiRequests: apiRequestsAfter } = driverMetrics(await scrape(driverMetricsPort));
-        pause();
-        stoppedAt = Date.now();
+        pauser.pause();
         phase = 'paused';
         const fileWrites = countMoved(linksBefore, await dataLinks(vols));
         // The driver is paused and wrote everything before its "round done" line (pod status,
@@ -452,7 +279,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
       return { rows, observedRounds, publishSeconds };
     } finally {
       offObserver();
-      resume(); // never leave a stopped process behind: it would not even see SIGTERM
+      pauser.resume(); // never leave a stopped process behind: it would not even see SIGTERM
     }
   });
 }
