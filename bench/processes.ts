@@ -101,6 +101,17 @@ export function startFileProvider(work: string, root: string, cpuProfDir?: strin
   ], /provider started/, processNodeFlags(cpuProfDir));
 }
 
+/** The vault provider on `<work>/providers/vault.sock`, with Vault at `vaultAddress` (plain HTTP or `extraArgs` for TLS). */
+export function startVaultProvider(work: string, vaultAddress: string, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
+  return BenchProcess.start('vault provider', [
+    'provider', 'vault',
+    `--endpoint=unix://${join(work, 'providers', 'vault.sock')}`,
+    `--vault-addr=${vaultAddress}`,
+    `--hmac-key-file=${join(work, 'hmac.key')}`,
+    ...extraArgs,
+  ], /provider started/, processNodeFlags(cpuProfDir));
+}
+
 /** A driver in local mode on `socketPath`, reading classes from `spcDir`, with default (info) logging and metrics on. */
 export function startDriver(work: string, socketPath: string, spcDir: string, mountMode: MountMode, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
   return BenchProcess.start('driver', [
@@ -137,9 +148,13 @@ export async function withDriverSession<T>(driver: BenchProcess, client: CsiClie
     return await body();
   } catch (err) {
     failed = true;
-    const e = err as Error;
-    e.message += `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
-    throw e;
+    const log = `\n--- driver log (last lines) ---\n${driver.stderrTail()}`;
+    // Some errors (a DOMException from an aborted fetch) have a read-only message.
+    if (err instanceof Error && Object.getOwnPropertyDescriptor(err, 'message')?.writable) {
+      err.message += log;
+      throw err;
+    }
+    throw new Error(`${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}${log}`, { cause: err });
   } finally {
     try {
       await unpublishAll();
