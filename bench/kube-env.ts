@@ -50,13 +50,42 @@ export function writesBetween(before: ReadonlyMap<string, number>, after: Readon
 export interface BenchCluster {
   readonly kubeconfig: string;
   readonly namespace: string;
-  /** Creates `count` pods on `nodeName`, each with one CSI volume (VOLUME_NAME) of `spcName`. */
-  createPods(count: number, nodeName: string, spcName: string, volumeName: string, prefix: string): Promise<{ name: string; namespace: string; uid: string }[]>;
+  /** The cluster itself (admin clients, URL, CA), for setup a benchmark adds (e.g. a Vault's token reviewer). */
+  readonly cluster: KubeCluster;
+  /**
+   * Creates `count` pods on `nodeName`, each with one CSI volume (VOLUME_NAME) of `spcName`,
+   * running as `serviceAccountName` (default `default`).
+   */
+  createPods(count: number, nodeName: string, spcName: string, volumeName: string, prefix: string, serviceAccountName?: string): Promise<BenchClusterPod[]>;
+  /**
+   * The `csi.storage.k8s.io/serviceAccount.tokens` attribute kubelet passes for `pod`: one
+   * TokenRequest per audience, bound to the pod (as kubelet mints them for tokenRequests).
+   */
+  serviceAccountTokens(pod: BenchClusterPod, audiences: readonly string[], expirationSeconds?: number): Promise<string>;
   /** Write requests kube-apiserver has served so far, by resource (leases left out). */
   apiWrites(): Promise<Map<string, number>>;
   /** Events in the namespace. */
   eventCount(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** A pod createPods made. */
+export interface BenchClusterPod {
+  readonly name: string;
+  readonly namespace: string;
+  readonly uid: string;
+  readonly serviceAccountName: string;
+}
+
+/** What a benchmark's namespace holds besides its pods. */
+export interface BenchClusterSetup {
+  readonly spcName: string;
+  /** The SecretProviderClass's spec. */
+  readonly classSpec: Record<string, unknown>;
+  /** Audiences of the CSIDriver's tokenRequests (rotation mints tokens for them); none by default. */
+  readonly tokenAudiences?: readonly string[];
+  /** ServiceAccounts to create in the namespace besides `default`. */
+  readonly serviceAccounts?: readonly string[];
 }
 
 function getText(url: string, token: string, ca: Buffer): Promise<string> {
@@ -77,28 +106,39 @@ function getText(url: string, token: string, ca: Buffer): Promise<string> {
  * provider whose objects are synced into one Secret (so rounds exercise Secret sync), and
  * the CSIDriver object rotation reads (no tokenRequests).
  */
-export async function startBenchCluster(spcName: string, objectsYaml: string, objectNames: readonly string[]): Promise<BenchCluster> {
+export function startBenchCluster(spcName: string, objectsYaml: string, objectNames: readonly string[]): Promise<BenchCluster> {
+  return startBenchClusterWith({ spcName, classSpec: {
+    provider: 'file',
+    parameters: { objects: objectsYaml },
+    secretObjects: [{ secretName: `${spcName}-synced`, type: 'Opaque', data: objectNames.map((objectName) => ({ objectName, key: objectName })) }],
+  } });
+}
+
+/**
+ * Starts the cluster and prepares one namespace as `setup` says: its ServiceAccounts, the
+ * SecretProviderClass, and the CSIDriver object (with tokenRequests for `tokenAudiences`).
+ * Create it before the driver starts: the driver reads the CSIDriver once and caches it.
+ */
+export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<BenchCluster> {
   // Loaded here, not at the top: local-mode runs never load the Kubernetes client.
   const { createNamespace, startKubeCluster } = await import('../test/support/kube-cluster.js');
   const cluster: KubeCluster = await startKubeCluster();
   try {
     const ca = await readFile(cluster.caFile);
     const namespace = await createNamespace(cluster, 'bench');
+    for (const name of setup.serviceAccounts ?? []) await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    const tokenRequests = (setup.tokenAudiences ?? []).map((audience) => ({ audience }));
     await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] } } as never);
+      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], ...(tokenRequests.length > 0 ? { tokenRequests } : {}) } } as never);
     await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: spcName },
-      spec: {
-        provider: 'file',
-        parameters: { objects: objectsYaml },
-        secretObjects: [{ secretName: `${spcName}-synced`, type: 'Opaque', data: objectNames.map((objectName) => ({ objectName, key: objectName })) }],
-      },
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: setup.spcName }, spec: setup.classSpec,
     } });
     return {
       kubeconfig: cluster.driverKubeconfig,
       namespace,
-      async createPods(count, nodeName, spc, volumeName, prefix) {
-        const pods: { name: string; namespace: string; uid: string }[] = [];
+      cluster,
+      async createPods(count, nodeName, spc, volumeName, prefix, serviceAccountName = 'default') {
+        const pods: BenchClusterPod[] = [];
         let next = 0;
         const worker = async (): Promise<void> => {
           while (next < count) {
@@ -107,15 +147,28 @@ export async function startBenchCluster(spcName: string, objectsYaml: string, ob
               metadata: { name },
               spec: {
                 nodeName,
+                serviceAccountName,
                 containers: [{ name: 'app', image: 'app' }],
                 volumes: [{ name: volumeName, csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }],
               },
             } });
-            pods.push({ name, namespace, uid: pod.metadata?.uid ?? '' });
+            pods.push({ name, namespace, uid: pod.metadata?.uid ?? '', serviceAccountName });
           }
         };
         await Promise.all(Array.from({ length: 8 }, worker));
         return pods;
+      },
+      async serviceAccountTokens(pod, audiences, expirationSeconds = 3600) {
+        const out: Record<string, { token: string; expirationTimestamp: string }> = {};
+        for (const audience of audiences) {
+          const res = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace: pod.namespace, name: pod.serviceAccountName, body: {
+            spec: { audiences: [audience], expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } },
+          } });
+          const token = res.status?.token;
+          if (!token) throw new Error(`TokenRequest for pod ${pod.namespace}/${pod.name} (audience ${audience}) returned no token`);
+          out[audience] = { token, expirationTimestamp: new Date(res.status?.expirationTimestamp ?? Date.now()).toISOString() };
+        }
+        return JSON.stringify(out);
       },
       apiWrites: async () => apiWritesByResource(await getText(`${cluster.url}/metrics`, cluster.adminToken, ca)),
       eventCount: async () => (await cluster.admin.core.listNamespacedEvent({ namespace })).items.length,
