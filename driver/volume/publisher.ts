@@ -6,7 +6,7 @@ import { Pacer } from '../../proto/runtime/pacer.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PublishRequest } from '../csi/requests.js';
 import type { CallLimits } from '../provider-client/client.js';
-import { buildMountRequest } from '../provider-client/mount-request.js';
+import { buildMountRequest, kubeletOwnedParameters } from '../provider-client/mount-request.js';
 import { validateMountResponse } from '../provider-client/mount-response.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
@@ -128,6 +128,8 @@ export class VolumePublisher {
   private readonly writer: AtomicWriter<readonly ObjectVersion[]>;
   /** Targets whose content changed but whose hooks then failed: hooks are owed a retry. */
   private readonly hooksOwed = new Set<string>();
+  /** Class and dropped parameter names already warned about: one line per class, not per rotation round. */
+  private readonly warnedDropped = new Set<string>();
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter({ logger: deps.logger });
@@ -222,6 +224,13 @@ export class VolumePublisher {
   private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
     const mounted = firstMount ? [] : await this.mountedVersions(req.targetPath);
+    const dropped = kubeletOwnedParameters(spc.parameters);
+    const warning = `${req.pod.namespace}/${req.spcName} ${dropped.join(',')}`;
+    if (dropped.length > 0 && !this.warnedDropped.has(warning)) {
+      // Kubelet owns these keys: a class must not speak for it (names only, never values).
+      this.warnedDropped.add(warning);
+      this.deps.logger.warn('ignoring SecretProviderClass parameters that only kubelet may set', { spc: `${req.pod.namespace}/${req.spcName}`, parameters: dropped.join(',') });
+    }
     const request = buildMountRequest({
       parameters: spc.parameters,
       volumeContext: req.volumeContext,

@@ -106,6 +106,26 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(stack.driver.stderr()).not.to.include(tokens['vault-test']?.token ?? 'x');
   });
 
+  it('sends the tokens it minted, never a class parameter or volume attribute of that name', async () => {
+    // (A Secret key cannot contain '/', so nodePublishSecretRef data never carries one.)
+    const KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
+    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'tok-creds', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: { password: 'p' } } });
+    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'tok-spoof' }, spec: { provider: 'scripted', parameters: { [KEY]: 'from-class' } } } });
+    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'spoofpod' }, spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
+      volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'tok-spoof', [KEY]: 'from-pod' }, nodePublishSecretRef: { name: 'tok-creds' } } }] } } });
+    const target = stack.targetPath('spoof');
+    await stack.client.publish(stack.request(target, 'tok-spoof', 'spoofpod', ns, pod.metadata?.uid));
+    const forTarget = () => scripted.requests.filter((r) => r.target_path === target);
+    while (forTarget().length < 2) await logged(stack.driver, /"message":"rotation round done"/, count(stack.driver, /"message":"rotation round done"/) + 1);
+    const attributes = JSON.parse(forTarget().at(-1)?.attributes ?? '{}') as Record<string, string>;
+    const tokens = JSON.parse(attributes[KEY] ?? '{}') as Record<string, { token: string }>;
+    expect(Object.keys(tokens)).to.deep.equal(['vault-test']);
+    expect(tokens['vault-test']?.token).to.match(/^eyJ/);
+    expect(JSON.parse(forTarget().at(-1)?.secrets ?? '{}')).to.deep.equal({ password: 'p' });
+    await stack.client.unpublish('vol-spoofpod', target);
+  });
+
   it('sends the nodePublishSecretRef data, read through the used=true label watch, and follows its changes', async () => {
     await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'creds', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: { password: 'p1' } } });
     await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {

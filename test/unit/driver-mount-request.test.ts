@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildMountRequest, SERVICE_ACCOUNT_TOKENS_KEY, type MountInput } from '../../driver/provider-client/mount-request.js';
+import { buildMountRequest, kubeletOwnedParameters, mountAttributes, SERVICE_ACCOUNT_TOKENS_KEY, type MountInput } from '../../driver/provider-client/mount-request.js';
 
 const TOKENS = '{"vault":{"token":"eyJ.tok","expirationTimestamp":"2026-01-01T00:00:00Z"}}';
 const input = (o: Partial<MountInput> = {}): MountInput => ({
@@ -45,14 +45,41 @@ describe('buildMountRequest', () => {
     expect(buildMountRequest(input({ secrets: { [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS } })).secrets).to.equal('{}');
   });
 
-  it('keeps tokens already in volume_context', () => {
-    const req = buildMountRequest(input({ secrets: { [SERVICE_ACCOUNT_TOKENS_KEY]: 'from-secrets' }, volumeContext: { [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS } }));
+  it('lets tokens delivered in secrets beat a volume_context entry, as upstream v1.6.0 does', () => {
+    const req = buildMountRequest(input({ secrets: { [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS }, volumeContext: { [SERVICE_ACCOUNT_TOKENS_KEY]: 'from-volume-attributes' } }));
     expect(JSON.parse(req.attributes ?? '')).to.deep.equal({ [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS });
     expect(req.secrets).to.equal('{}');
+  });
+
+  it('never forwards a class parameter under csi.storage.k8s.io/, even when kubelet sent no such key', () => {
+    const req = buildMountRequest(input({ parameters: { [SERVICE_ACCOUNT_TOKENS_KEY]: 'class-token', 'csi.storage.k8s.io/pod.name': 'spoofed', roleName: 'r' } }));
+    expect(JSON.parse(req.attributes ?? '')).to.deep.equal({ roleName: 'r' });
   });
 
   it('fills current_object_version with what is mounted, in the given order', () => {
     const req = buildMountRequest(input({ currentVersions: [{ id: 'b', version: '2' }, { id: 'a', version: '1' }] }));
     expect(req.current_object_version).to.deep.equal([{ id: 'b', version: '2' }, { id: 'a', version: '1' }]);
+  });
+});
+
+describe('mountAttributes: who wins a key', () => {
+  const K = SERVICE_ACCOUNT_TOKENS_KEY;
+  const cases: [string, Record<string, string>, Record<string, string>, string | undefined, Record<string, string>][] = [
+    ['class tokens vs tokens in secrets: kubelet\'s', { [K]: 'class' }, {}, 'kubelet', { [K]: 'kubelet' }],
+    ['class tokens vs tokens in volume_context: kubelet\'s', { [K]: 'class' }, { [K]: 'kubelet' }, undefined, { [K]: 'kubelet' }],
+    ['class tokens and no tokens from kubelet: none', { [K]: 'class' }, {}, undefined, {}],
+    ['volume_context tokens vs tokens in secrets: the secrets\'', {}, { [K]: 'attribute' }, 'kubelet', { [K]: 'kubelet' }],
+    ['class pod info vs kubelet pod info: kubelet\'s', { 'csi.storage.k8s.io/pod.name': 'spoof' }, { 'csi.storage.k8s.io/pod.name': 'app' }, undefined, { 'csi.storage.k8s.io/pod.name': 'app' }],
+    ['class pod info without podInfoOnMount: dropped', { 'csi.storage.k8s.io/pod.namespace': 'kube-system' }, {}, undefined, {}],
+    ['a lookalike key outside the prefix: kept', { 'csi.storage.k8s.io.tokens': 'x', 'storage.k8s.io/x': 'y' }, {}, undefined, { 'csi.storage.k8s.io.tokens': 'x', 'storage.k8s.io/x': 'y' }],
+    ['ordinary parameters vs volume_context: volume_context', { roleName: 'class', objects: 'o' }, { roleName: 'pod' }, undefined, { roleName: 'pod', objects: 'o' }],
+  ];
+  for (const [name, parameters, volumeContext, secretsTokens, want] of cases) {
+    it(name, () => expect(mountAttributes(parameters, volumeContext, secretsTokens)).to.deep.equal(want));
+  }
+
+  it('kubeletOwnedParameters names the dropped keys, sorted, and nothing else', () => {
+    expect(kubeletOwnedParameters({ roleName: 'r', [K]: 't', 'csi.storage.k8s.io/pod.name': 'p' })).to.deep.equal(['csi.storage.k8s.io/pod.name', K]);
+    expect(kubeletOwnedParameters({ roleName: 'r' })).to.deep.equal([]);
   });
 });
