@@ -1,4 +1,6 @@
-import { createLogger, parseLogLevel } from '../../proto/runtime/logger.js';
+import { createLogger } from '../../proto/runtime/logger.js';
+import { packageVersion } from '../../proto/runtime/version.js';
+import { providerLogLevel } from './log-level.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { startHealthServer, type HealthServer } from '../../proto/runtime/http-server.js';
 import { onTerminationSignal } from '../../proto/runtime/signals.js';
@@ -15,8 +17,9 @@ export function commonProviderFlags(name: string): Record<string, FlagSpec> {
   return {
     'endpoint': { type: 'string', default: `unix:///var/run/secrets-store-csi-providers/${name}.sock`, help: 'provider socket the driver connects to' },
     'health-addr': { type: 'string', default: '', help: 'address for HTTP /healthz and /metrics, e.g. :8989 ("" disables it)' },
-    'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
+    'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug (hclog\'s trace logs as debug, off as error)' },
     'help': { type: 'boolean', default: false, help: 'print the flags and exit' },
+    'version': { type: 'boolean', default: false, help: 'print {"name","version"} as JSON and exit' },
   };
 }
 
@@ -52,7 +55,13 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
     process.stdout.write(`secrets-store-csi provider ${definition.name} [flags]\n${flagsHelp(specs)}\n`);
     return undefined;
   }
-  const logger = createLogger({ level: parseLogLevel(stringFlag(flags, 'log-level')), component: `provider-${definition.name}` });
+  if (booleanFlag(flags, 'version')) {
+    process.stdout.write(`${JSON.stringify({ name: `secrets-store-csi-provider-${definition.name}`, version: packageVersion() })}\n`);
+    return undefined;
+  }
+  const logLevel = providerLogLevel(flags);
+  const logger = createLogger({ level: logLevel, component: `provider-${definition.name}` });
+  for (const name of flags.ignoredGiven) logger.warn('ignoring a flag kept for compatibility', { flag: `--${name}`, help: specs[name]?.help ?? '' });
   const metrics = new ProviderMetrics(definition.name);
   const provider = await definition.create(flags, logger, { metricsRegistry: metrics.registry });
   const server = createProviderServer(provider, logger, metrics);
@@ -78,7 +87,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
     logger.info('shutting down', { signal });
     await running.stop();
   });
-  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port });
+  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port, logLevel });
   warnMissingNodeFlags(logger);
   return running;
 }

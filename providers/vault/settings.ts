@@ -39,6 +39,8 @@ export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'cache-size': { type: 'string', default: String(DEFAULT_CACHE_SIZE), help: 'most Vault clients (one per identity) kept; 0 keeps none' },
   'hmac-key-file': { type: 'string', default: '', help: 'file holding the key that makes versions (a mounted Secret, the same on every node; created if missing)' },
   'hmac-secret-name': { type: 'string', ignored: true, help: 'HashiCorp\'s provider keeps its HMAC key in this Secret; ignored: use --hmac-key-file' },
+  'debug': { type: 'boolean', default: false, help: 'HashiCorp\'s deprecated flag: log at debug level when --log-level is not given' },
+  'output': { type: 'string', ignored: true, help: 'HashiCorp\'s --version output format; ignored: --version prints JSON' },
 };
 
 /** TLS settings for talking to Vault, resolved. */
