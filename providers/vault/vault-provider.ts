@@ -17,6 +17,8 @@ import { ReadCache } from './read-cache.js';
 import { renderObject, type RenderedObject } from './render.js';
 import { groupByRequest } from './request-key.js';
 import { serviceAccountToken } from './sa-token.js';
+import { checkTokenSubject } from './jwt-subject.js';
+import { requirePodIdentity } from './parameters.js';
 import { mountConfig, type ProviderSettings } from './settings.js';
 import { createVaultHttp, type VaultHttp } from './vault-http.js';
 import { VaultMetrics } from './vault-metrics.js';
@@ -85,7 +87,9 @@ export class VaultProvider implements SecretsProvider {
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const config = mountConfig(this.settings, request.attributes);
     for (const warning of config.warnings) ctx.logger.warn(`vault provider: ${warning}`);
+    requirePodIdentity(config.pod);
     const jwt = serviceAccountToken(request.attributes, config.audience);
+    checkTokenSubject(jwt, config.pod.namespace, config.pod.serviceAccountName);
     const identity = identityOf(config);
     const session = await this.session(identity);
     const call: SessionCall = {
