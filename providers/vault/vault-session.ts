@@ -2,6 +2,7 @@
 // it learnt about mounts. Logins happen when there is no token or it is past two thirds
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
+import { Coalescer } from './coalescer.js';
 import type { VaultObject } from './objects.js';
 import type { VaultIdentity } from './identity.js';
 import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';
@@ -53,7 +54,10 @@ export interface SessionStats {
 export class VaultSession {
   readonly stats: SessionStats = { logins: 0, reads: 0, renewals: 0 };
   private token: VaultToken | undefined;
-  private pendingLogin: Promise<VaultToken> | undefined;
+  /** Logins in flight (one key: the identity's), shared by the Mounts arriving meanwhile. */
+  private readonly logins = new Coalescer<VaultToken>();
+  /** The JWT and deadline of the login attempt started last (never logged). */
+  private loginAttempt: { readonly jwt: string; readonly deadlineMs: number | undefined } | undefined;
   private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
 
   constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now,
@@ -82,13 +86,35 @@ export class VaultSession {
     return this.login(call);
   }
 
-  /** Logs in (once for all callers waiting meanwhile) at auth/<mount>/login with {role, jwt}. */
-  private login(call: SessionCall): Promise<VaultToken> {
-    if (this.pendingLogin) return this.pendingLogin;
+  /**
+   * Logs in at auth/<mount>/login with {role, jwt}, once for all callers arriving
+   * meanwhile (Coalescer: the attempt is cancelled only when every caller left). The
+   * attempt is made with its first caller's JWT and deadline, so a caller whose JWT
+   * differs (the first pod's may be refused: a deleted pod) or whose deadline outlives
+   * the attempt that timed out tries once more with its own.
+   */
+  private async login(call: SessionCall, retried = false): Promise<VaultToken> {
+    const pending = this.logins.coalesce('login', (signal) => this.loginOnce({ ...call, signal }), call.signal);
+    // Set synchronously by loginOnce when the attempt started: the attempt this caller waits on.
+    const attempt = this.loginAttempt;
+    try {
+      return await pending;
+    } catch (err) {
+      if (retried || call.signal?.aborted || attempt === undefined) throw err;
+      const otherJwt = attempt.jwt !== call.jwt;
+      const timedOut = err instanceof SscError && err.kind === 'deadline-exceeded';
+      const outlives = (call.deadlineMs ?? Infinity) > (attempt.deadlineMs ?? Infinity);
+      if (!otherJwt && !(timedOut && outlives)) throw err;
+      return this.login(call, true);
+    }
+  }
+
+  private async loginOnce(call: SessionCall): Promise<VaultToken> {
+    this.loginAttempt = { jwt: call.jwt, deadlineMs: call.deadlineMs };
     const path = `auth/${this.identity.vaultAuthMountPath}/login`;
     const started = this.now();
-    const pending = (async () => {
-      this.stats.logins++;
+    this.stats.logins++;
+    try {
       // Kubernetes and JWT auth take the same body; the mount's type decides which checks Vault makes.
       const body = await this.send('login', call, { method: 'POST', path, body: { role: this.identity.roleName, jwt: call.jwt } }) as { auth?: { client_token?: unknown; lease_duration?: unknown } } | undefined;
       const clientToken = body?.auth?.client_token;
@@ -97,17 +123,12 @@ export class VaultSession {
       }
       const lease = body?.auth?.lease_duration;
       this.token = { clientToken, obtainedAtMs: started, leaseSeconds: typeof lease === 'number' && lease > 0 ? lease : 0 };
-      return this.token;
-    })();
-    this.pendingLogin = pending;
-    pending.then(() => {
-      this.pendingLogin = undefined;
       this.hooks.login?.('success');
-    }, () => {
-      this.pendingLogin = undefined;
+      return this.token;
+    } catch (err) {
       this.hooks.login?.('failure');
-    });
-    return pending;
+      throw err;
+    }
   }
 
   /** Reads `object`, logging in again once if Vault answers 403 to a token from an earlier login. */
