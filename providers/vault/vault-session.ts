@@ -56,6 +56,8 @@ export class VaultSession {
   private token: VaultToken | undefined;
   /** Logins in flight (one key: the identity's), shared by the Mounts arriving meanwhile. */
   private readonly logins = new Coalescer<VaultToken>();
+  /** Mount lookups in flight, by path. */
+  private readonly mountLookups = new Coalescer<MountInfo | undefined>();
   /** The JWT and deadline of the login attempt started last (never logged). */
   private loginAttempt: { readonly jwt: string; readonly deadlineMs: number | undefined } | undefined;
   private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
@@ -78,6 +80,11 @@ export class VaultSession {
       if (err instanceof VaultCallError) throw Object.assign(vaultError(err.failure, this.op(action, request.path)), { failure: err.failure });
       throw err;
     }
+  }
+
+  /** Closes the client's sockets (the session was dropped); calls in flight end first. */
+  close(): void {
+    this.http.close?.();
   }
 
   /** A token usable now: the current one, or one from a new (shared) login with `call.jwt`. */
@@ -187,18 +194,24 @@ export class VaultSession {
       if ((path.startsWith(`${key}/`) || key === '') && (!best || key.length > best.path.length)) best = entry.info;
     }
     if (best) return best;
-    let info: MountInfo | undefined;
-    try {
-      info = parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
-    } catch (err) {
-      // A token without rights on the path gets 403 here; the read then says so itself.
-      if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;
-      throw err;
-    }
+    // Objects looked up at once (many Mounts, a large class) share one lookup per path:
+    // every token here is this identity's, so any of them may answer for the others.
+    const info = await this.mountLookups.coalesce(path,
+      (signal) => this.lookUpMount(path, { ...call, signal }, token), call.signal);
     if (info) {
       if (this.mounts.size >= MAX_MOUNTS) this.mounts.clear();
       this.mounts.set(info.path, { info, atMs: now });
     }
     return info;
+  }
+
+  private async lookUpMount(path: string, call: SessionCall, token: VaultToken): Promise<MountInfo | undefined> {
+    try {
+      return parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
+    } catch (err) {
+      // A token without rights on the path gets 403 here; the read then says so itself.
+      if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;
+      throw err;
+    }
   }
 }

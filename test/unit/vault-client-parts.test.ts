@@ -50,6 +50,17 @@ describe('vault LruCache', () => {
     none.set('a', 1);
     expect(none.get('a')).to.equal(undefined);
   });
+
+  it('hands each evicted entry to onEvict (an identity\'s client is closed), not deleted ones', () => {
+    const evicted: string[] = [];
+    const lru = new LruCache<string, number>(2, (k, v) => evicted.push(`${k}=${v}`));
+    lru.set('a', 1); lru.set('b', 2); lru.set('c', 3);
+    lru.delete('b');
+    expect(evicted).to.deep.equal(['a=1']);
+    const none = new LruCache<string, number>(0, (k, v) => evicted.push(`${k}=${v}`));
+    none.set('z', 9);
+    expect(evicted).to.deep.equal(['a=1', 'z=9']);
+  });
 });
 
 describe('vault KV path mapping', () => {
