@@ -7,7 +7,8 @@ export class LruCache<K, V> {
   /** A Map iterates in insertion order: the first key is the least recently used. */
   private readonly entries = new Map<K, V>();
 
-  constructor(readonly capacity: number) {}
+  /** `onEvict` gets each entry dropped to make room (not one deleted or replaced by the caller). */
+  constructor(readonly capacity: number, private readonly onEvict: (key: K, value: V) => void = () => undefined) {}
 
   /** The value for `key`, now the most recently used; undefined when absent. */
   get(key: K): V | undefined {
@@ -21,11 +22,16 @@ export class LruCache<K, V> {
   /** Stores `value` as the most recently used, evicting the least recently used entries beyond capacity. */
   set(key: K, value: V): void {
     this.entries.delete(key);
-    if (this.capacity <= 0) return;
+    if (this.capacity <= 0) {
+      this.onEvict(key, value);
+      return;
+    }
     this.entries.set(key, value);
     while (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next().value as K;
+      const dropped = this.entries.get(oldest) as V;
       this.entries.delete(oldest);
+      this.onEvict(oldest, dropped);
     }
   }
 

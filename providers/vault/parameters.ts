@@ -8,6 +8,7 @@
 // (a bad address, a client certificate without its key, a bad encoding) this fails at
 // once with INVALID_ARGUMENT naming the parameter.
 import { parseGoBool } from '../../proto/runtime/flags.js';
+import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
 import { parseObjects, type VaultObject } from './objects.js';
 import { invalidParameter } from './parameter-error.js';
@@ -52,6 +53,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why `value` is not a Vault address (an http:// or https:// URL without credentials, query or fragment), or undefined. */
 export function addressProblem(value: string): string | undefined {
+  // new URL() would trim or drop them silently, and they would reach messages and logs.
+  if (CONTROL.test(value) || /\s/.test(value)) return 'must not hold spaces or control characters';
   let url: URL;
   try {
     url = new URL(value);
@@ -122,6 +125,7 @@ export function parseVaultParameters(attributes: Readonly<Record<string, string>
   if (roleName === undefined) throw invalidParameter('roleName is required: the Vault role to log in as');
   const vaultAddress = param(attributes, 'vaultAddress');
   const problem = vaultAddress === undefined ? undefined : addressProblem(vaultAddress);
+  // The value is not shown: it may hold credentials.
   if (problem) throw invalidParameter(`vaultAddress ${problem}`);
   const vaultNamespace = param(attributes, 'vaultNamespace');
   const nsProblem = vaultNamespace === undefined ? undefined : namespaceProblem(vaultNamespace);
@@ -135,9 +139,28 @@ export function parseVaultParameters(attributes: Readonly<Record<string, string>
     tls, objects, warnings,
     pod: {
       name: attributes['csi.storage.k8s.io/pod.name'] ?? '',
-      namespace: attributes['csi.storage.k8s.io/pod.namespace'] ?? '',
+      namespace: attributes[POD_NAMESPACE_ATTRIBUTE] ?? '',
       uid: attributes['csi.storage.k8s.io/pod.uid'] ?? '',
-      serviceAccountName: attributes['csi.storage.k8s.io/serviceAccount.name'] ?? '',
+      serviceAccountName: attributes[SERVICE_ACCOUNT_ATTRIBUTE] ?? '',
     },
   };
+}
+
+/** The volume-context attribute naming the pod's namespace (kubelet adds it with podInfoOnMount). */
+export const POD_NAMESPACE_ATTRIBUTE = 'csi.storage.k8s.io/pod.namespace';
+/** The volume-context attribute naming the pod's service account. */
+export const SERVICE_ACCOUNT_ATTRIBUTE = 'csi.storage.k8s.io/serviceAccount.name';
+
+/**
+ * Throws FAILED_PRECONDITION (`PodInfoMissing`) naming the attribute when a Mount lacks
+ * the pod's namespace or service account: the identity is made of them, and without them
+ * every pod would share one identity (and one Vault token). Not part of parsing, so a
+ * class can be checked without a pod.
+ */
+export function requirePodIdentity(pod: PodInfo): void {
+  for (const [name, value] of [[POD_NAMESPACE_ATTRIBUTE, pod.namespace], [SERVICE_ACCOUNT_ATTRIBUTE, pod.serviceAccountName]] as const) {
+    if (value === '') {
+      throw new SscError('failed-precondition', `vault provider: the Mount has no ${name}: the CSIDriver must set podInfoOnMount: true (the pod's service account is the Vault identity)`, { reason: 'PodInfoMissing' });
+    }
+  }
 }

@@ -62,7 +62,7 @@ function vaultText(errors: readonly string[]): string {
 
 /** The Mount-level error for a failed Vault call. Messages name the path, role and address; never a token or value. */
 export function vaultError(failure: VaultFailure, op: VaultOperation): SscError {
-  const at = `Vault at ${op.vaultAddress}${op.vaultNamespace ? ` (namespace ${quoted(op.vaultNamespace, 64)})` : ''}`;
+  const at = `Vault at ${printable(op.vaultAddress, 200)}${op.vaultNamespace ? ` (namespace ${quoted(op.vaultNamespace, 64)})` : ''}`;
   const path = quoted(op.path, 160);
   const role = quoted(op.roleName, 64);
   switch (failure.type) {
@@ -98,6 +98,11 @@ function statusError(failure: Extract<VaultFailure, { type: 'status' }>, op: Vau
   const { status } = failure;
   if (op.action === 'login' && (status === 400 || status === 401 || status === 403)) {
     return new SscError('permission-denied', `${at} refused the login at ${path} as role ${role} (HTTP ${status})${vaultText(failure.errors)}`, { reason: 'VaultLoginFailed' });
+  }
+  if (op.action === 'login' && status === 404) {
+    // Nothing is mounted there: a configuration error, not a missing secret.
+    const mount = op.path.replace(/^auth\//, '').replace(/\/login$/, '');
+    return new SscError('invalid-argument', `${at} has no auth method at ${quoted(mount, 120)} (login ${path} answered HTTP 404): check vaultAuthMountPath (or --vault-mount)`, { reason: 'VaultAuthMountNotFound' });
   }
   if (status === 403) {
     return new SscError('permission-denied', `${at} denied ${ACTION_TEXT[op.action]} ${path} to role ${role} (HTTP 403): the role's policies must allow it`, { reason: 'VaultPermissionDenied' });

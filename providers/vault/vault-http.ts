@@ -48,6 +48,8 @@ export interface VaultCall {
 export interface VaultHttp {
   /** Resolves with the response body (undefined for 204); rejects with VaultCallError. */
   call(call: VaultCall): Promise<unknown>;
+  /** Closes the client's sockets once its calls in flight end (its session was dropped). */
+  close?(): void;
 }
 
 /** The TLS options for https.Agent from the settings' files; throws FAILED_PRECONDITION naming an unreadable file. */
@@ -104,10 +106,14 @@ export async function createVaultHttp(address: string, namespace: string | undef
   const agentOptions: Record<string, unknown> = { ...files, rejectUnauthorized: !tls.skipVerify, keepAlive: true };
   if (tls.serverName !== undefined) agentOptions['servername'] = tls.serverName;
   const endpoint = address.replace(/\/+$/, '');
+  const transport = vaultTransport(agentOptions, limits.maxResponseBytes);
+  // A dropped session may still have calls of a Mount in flight: close after them.
+  let active = 0;
+  let closing = false;
   const options = {
     endpoint, apiVersion: 'v1', token: '', namespace: namespace ?? '', pathPrefix: '', noCustomHTTPVerbs: true,
     debug: () => undefined,
-    'request-promise': vaultTransport(agentOptions, limits.maxResponseBytes),
+    'request-promise': transport,
   };
   const client = createNodeVault(options as Parameters<typeof createNodeVault>[0]) as unknown as NodeVaultFields;
   // The constructor filled the empty ones from VAULT_*: set them back.
@@ -116,8 +122,13 @@ export async function createVaultHttp(address: string, namespace: string | undef
   client.namespace = namespace ?? '';
   client.pathPrefix = '';
   return {
+    close() {
+      closing = true;
+      if (active === 0) transport.destroy();
+    },
     async call(call) {
       if (call.signal?.aborted) throw new VaultCallError({ type: 'deadline' });
+      active++;
       const headers: Record<string, string> = {};
       if (call.token !== undefined) headers['X-Vault-Token'] = call.token;
       // Whichever ends the call first, the timeout or the Mount, aborts the request itself.
@@ -140,6 +151,8 @@ export async function createVaultHttp(address: string, namespace: string | undef
       } finally {
         clearTimeout(timer);
         call.signal?.removeEventListener('abort', onAbort);
+        active--;
+        if (closing && active === 0) transport.destroy();
       }
     },
   };

@@ -16,7 +16,10 @@ import type { VaultObject } from './objects.js';
 import { ReadCache } from './read-cache.js';
 import { renderObject, type RenderedObject } from './render.js';
 import { groupByRequest } from './request-key.js';
+import { boundedAll, MOUNT_CONCURRENCY } from './bounded-all.js';
 import { serviceAccountToken } from './sa-token.js';
+import { checkTokenSubject } from './jwt-subject.js';
+import { requirePodIdentity } from './parameters.js';
 import { mountConfig, type ProviderSettings } from './settings.js';
 import { createVaultHttp, type VaultHttp } from './vault-http.js';
 import { VaultMetrics } from './vault-metrics.js';
@@ -57,7 +60,8 @@ export class VaultProvider implements SecretsProvider {
   private readonly reads: ReadCache<SecretRead>;
 
   constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
-    this.sessions = new LruCache(settings.cacheSize);
+    // An evicted identity's client closes its sockets (once its calls in flight end).
+    this.sessions = new LruCache(settings.cacheSize, (_key, session) => { session.then((s) => s.close(), () => undefined); });
     const metrics = options.metrics ?? new VaultMetrics();
     this.metrics = metrics;
     this.leases = new LeaseStore({ onDrop: (reason) => metrics.leaseDropped(reason) });
@@ -82,37 +86,56 @@ export class VaultProvider implements SecretsProvider {
     return session;
   }
 
+  /**
+   * After a TLS failure the session is dropped and closed, so the next Mount builds a new
+   * client and reads the CA and client certificate files again (they may have rotated).
+   */
+  private dropAfterTlsFailure(key: string, session: VaultSession, err: unknown): void {
+    if (!(err instanceof SscError) || (err.reason !== 'VaultTLSError' && err.reason !== 'VaultTLSConfig')) return;
+    const cached = this.sessions.get(key);
+    void cached?.then((s) => {
+      if (s === session && this.sessions.get(key) === cached) this.sessions.delete(key);
+    }, () => undefined);
+    session.close();
+  }
+
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const config = mountConfig(this.settings, request.attributes);
     for (const warning of config.warnings) ctx.logger.warn(`vault provider: ${warning}`);
+    requirePodIdentity(config.pod);
     const jwt = serviceAccountToken(request.attributes, config.audience);
+    checkTokenSubject(jwt, config.pod.namespace, config.pod.serviceAccountName);
     const identity = identityOf(config);
     const session = await this.session(identity);
     const call: SessionCall = {
       jwt, signal: ctx.signal, deadlineMs: ctx.deadline?.getTime(),
       requestTimeoutMs: this.options.requestTimeoutMs ?? this.settings.requestTimeoutMs,
     };
+    const idKey = identityKey(identity);
     try {
       await session.validToken(call);
     } catch (err) {
+      this.dropAfterTlsFailure(idKey, session, err);
       throw err instanceof SscError ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason }) : err;
     }
-    const idKey = identityKey(identity);
     const byName = new Map<string, RenderedObject>();
     const holds: (() => void)[] = [];
-    await Promise.all(groupByRequest(config.objects).map(async (group) => {
+    // A few calls at a time; the first failure aborts the others (bounded-all.ts).
+    await boundedAll(groupByRequest(config.objects), MOUNT_CONCURRENCY, async (group, mountSignal) => {
       const first = group.objects[0] as VaultObject;
+      const groupCall: SessionCall = { ...call, signal: mountSignal };
       // PUT and POST issue: never cached nor shared between Mounts.
       const fetch = (): Promise<SecretRead> => (first.method === 'GET'
-        ? this.reads.read(idKey, group.requestKey, (signal) => session.read(first, { ...call, signal }), ctx.signal)
-        : session.read(first, call));
+        ? this.reads.read(idKey, group.requestKey, (signal) => session.read(first, { ...call, signal }), mountSignal)
+        : session.read(first, groupCall));
       let read: LeasedRead;
       try {
         read = await readWithLease({
           store: this.leases, identityKey: idKey, now: Date.now,
           mounted: group.objects.map((object) => ({ object, version: request.currentObjectVersions.get(object.objectName) })),
-        }, { fetch, renew: (renewal) => session.renewLease(renewal, call) });
+        }, { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) });
       } catch (err) {
+        this.dropAfterTlsFailure(idKey, session, err);
         throw forObject(first, err);
       }
       if (read.renewFailure !== undefined) {
@@ -127,7 +150,7 @@ export class VaultProvider implements SecretsProvider {
         // Held again even when reused or renewed: the index follows the versions just returned.
         holds.push(() => this.leases.hold(idKey, rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version })), lease.leaseId, lease.lease, read.data));
       }
-    }));
+    }, ctx.signal);
     // Only once every object succeeded: a failed Mount holds nothing (its lease lapses at its TTL).
     for (const hold of holds) hold();
     const rendered = config.objects.map((object) => byName.get(object.objectName) as RenderedObject);

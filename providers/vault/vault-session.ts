@@ -2,6 +2,7 @@
 // it learnt about mounts. Logins happen when there is no token or it is past two thirds
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
+import { Coalescer } from './coalescer.js';
 import type { VaultObject } from './objects.js';
 import type { VaultIdentity } from './identity.js';
 import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';
@@ -53,7 +54,12 @@ export interface SessionStats {
 export class VaultSession {
   readonly stats: SessionStats = { logins: 0, reads: 0, renewals: 0 };
   private token: VaultToken | undefined;
-  private pendingLogin: Promise<VaultToken> | undefined;
+  /** Logins in flight (one key: the identity's), shared by the Mounts arriving meanwhile. */
+  private readonly logins = new Coalescer<VaultToken>();
+  /** Mount lookups in flight, by path. */
+  private readonly mountLookups = new Coalescer<MountInfo | undefined>();
+  /** The JWT and deadline of the login attempt started last (never logged). */
+  private loginAttempt: { readonly jwt: string; readonly deadlineMs: number | undefined } | undefined;
   private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
 
   constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now,
@@ -76,19 +82,46 @@ export class VaultSession {
     }
   }
 
+  /** Closes the client's sockets (the session was dropped); calls in flight end first. */
+  close(): void {
+    this.http.close?.();
+  }
+
   /** A token usable now: the current one, or one from a new (shared) login with `call.jwt`. */
   async validToken(call: SessionCall): Promise<VaultToken> {
     if (this.token && !tokenNeedsLogin(this.token, this.now(), call.requestTimeoutMs)) return this.token;
     return this.login(call);
   }
 
-  /** Logs in (once for all callers waiting meanwhile) at auth/<mount>/login with {role, jwt}. */
-  private login(call: SessionCall): Promise<VaultToken> {
-    if (this.pendingLogin) return this.pendingLogin;
+  /**
+   * Logs in at auth/<mount>/login with {role, jwt}, once for all callers arriving
+   * meanwhile (Coalescer: the attempt is cancelled only when every caller left). The
+   * attempt is made with its first caller's JWT and deadline, so a caller whose JWT
+   * differs (the first pod's may be refused: a deleted pod) or whose deadline outlives
+   * the attempt that timed out tries once more with its own.
+   */
+  private async login(call: SessionCall, retried = false): Promise<VaultToken> {
+    const pending = this.logins.coalesce('login', (signal) => this.loginOnce({ ...call, signal }), call.signal);
+    // Set synchronously by loginOnce when the attempt started: the attempt this caller waits on.
+    const attempt = this.loginAttempt;
+    try {
+      return await pending;
+    } catch (err) {
+      if (retried || call.signal?.aborted || attempt === undefined) throw err;
+      const otherJwt = attempt.jwt !== call.jwt;
+      const timedOut = err instanceof SscError && err.kind === 'deadline-exceeded';
+      const outlives = (call.deadlineMs ?? Infinity) > (attempt.deadlineMs ?? Infinity);
+      if (!otherJwt && !(timedOut && outlives)) throw err;
+      return this.login(call, true);
+    }
+  }
+
+  private async loginOnce(call: SessionCall): Promise<VaultToken> {
+    this.loginAttempt = { jwt: call.jwt, deadlineMs: call.deadlineMs };
     const path = `auth/${this.identity.vaultAuthMountPath}/login`;
     const started = this.now();
-    const pending = (async () => {
-      this.stats.logins++;
+    this.stats.logins++;
+    try {
       // Kubernetes and JWT auth take the same body; the mount's type decides which checks Vault makes.
       const body = await this.send('login', call, { method: 'POST', path, body: { role: this.identity.roleName, jwt: call.jwt } }) as { auth?: { client_token?: unknown; lease_duration?: unknown } } | undefined;
       const clientToken = body?.auth?.client_token;
@@ -97,17 +130,12 @@ export class VaultSession {
       }
       const lease = body?.auth?.lease_duration;
       this.token = { clientToken, obtainedAtMs: started, leaseSeconds: typeof lease === 'number' && lease > 0 ? lease : 0 };
-      return this.token;
-    })();
-    this.pendingLogin = pending;
-    pending.then(() => {
-      this.pendingLogin = undefined;
       this.hooks.login?.('success');
-    }, () => {
-      this.pendingLogin = undefined;
+      return this.token;
+    } catch (err) {
       this.hooks.login?.('failure');
-    });
-    return pending;
+      throw err;
+    }
   }
 
   /** Reads `object`, logging in again once if Vault answers 403 to a token from an earlier login. */
@@ -166,18 +194,24 @@ export class VaultSession {
       if ((path.startsWith(`${key}/`) || key === '') && (!best || key.length > best.path.length)) best = entry.info;
     }
     if (best) return best;
-    let info: MountInfo | undefined;
-    try {
-      info = parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
-    } catch (err) {
-      // A token without rights on the path gets 403 here; the read then says so itself.
-      if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;
-      throw err;
-    }
+    // Objects looked up at once (many Mounts, a large class) share one lookup per path:
+    // every token here is this identity's, so any of them may answer for the others.
+    const info = await this.mountLookups.coalesce(path,
+      (signal) => this.lookUpMount(path, { ...call, signal }, token), call.signal);
     if (info) {
       if (this.mounts.size >= MAX_MOUNTS) this.mounts.clear();
       this.mounts.set(info.path, { info, atMs: now });
     }
     return info;
+  }
+
+  private async lookUpMount(path: string, call: SessionCall, token: VaultToken): Promise<MountInfo | undefined> {
+    try {
+      return parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
+    } catch (err) {
+      // A token without rights on the path gets 403 here; the read then says so itself.
+      if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;
+      throw err;
+    }
   }
 }

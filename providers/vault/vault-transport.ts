@@ -13,6 +13,7 @@
 // - Size. An answer is read up to `maxResponseBytes` (decompressed); past that the call
 //   fails and the connection is dropped, so a broken or hostile Vault can't fill memory.
 // - Time. The call's AbortSignal ends it, socket included, not just the wait for it.
+import { Agent as HttpAgent } from 'node:http';
 import type { AgentOptions } from 'node:https';
 import { Agent } from 'node:https';
 import axios from 'axios';
@@ -78,7 +79,17 @@ interface NodeVaultResponse {
 /** The `request-promise` option of node-vault: `defaults()` gives the request function. */
 export interface NodeVaultTransport {
   defaults(): (request: NodeVaultRequest) => Promise<NodeVaultResponse>;
+  /** Closes the agent's sockets (the identity's session was dropped). */
+  destroy(): void;
 }
+
+/**
+ * Sockets one identity's agent opens to Vault at once; more calls wait for one. Without
+ * a bound every object of a large class opened its own (40,000 objects: EMFILE).
+ */
+export const MAX_SOCKETS = 16;
+/** Idle sockets kept alive per identity. */
+export const MAX_FREE_SOCKETS = 4;
 
 /** axios's error for an answer past maxContentLength (it has no code of its own). */
 function tooLarge(err: unknown): boolean {
@@ -88,8 +99,12 @@ function tooLarge(err: unknown): boolean {
 
 /** A transport for one client: TLS from `agentOptions` (one agent, kept alive), answers up to `maxResponseBytes`. */
 export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: number): NodeVaultTransport {
+  const bounds = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS };
+  const httpsAgent = new Agent({ ...agentOptions, ...bounds });
+  // An http:// address would otherwise use Node's global agent, which has no bound.
+  const httpAgent = new HttpAgent(bounds);
   const instance = axios.create({
-    httpsAgent: new Agent(agentOptions),
+    httpsAgent, httpAgent,
     // node-vault judges every status itself; redirects are judged below.
     validateStatus: () => true,
     maxRedirects: 0,
@@ -115,5 +130,5 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
       url = step.url;
     }
   };
-  return { defaults: () => send };
+  return { defaults: () => send, destroy: () => { httpsAgent.destroy(); httpAgent.destroy(); } };
 }

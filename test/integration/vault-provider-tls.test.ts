@@ -140,6 +140,23 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     }
   });
 
+  it('a rotated CA file takes effect at the next Mount: a TLS failure drops the identity\'s client', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ssc-ca-rotate-'));
+    try {
+      const caFile = join(dir, 'ca.pem');
+      // Not the CA that signed OpenBao's certificate: a PEM certificate all the same.
+      await copyFile(tls.clientCertPath, caFile);
+      const before = await provider.mountError(attrs({ ...client(), vaultCACertPath: caFile }));
+      expect(before.code).to.equal('UNAVAILABLE');
+      expect(before.details).to.include('TLS with Vault');
+      await copyFile(tls.caCertPath, caFile);
+      const after = await provider.mount(attrs({ ...client(), vaultCACertPath: caFile }));
+      expect(after.files[0]?.contents.toString()).to.equal('s3cret');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('vaultTLSServerName: the certificate is checked against that name', async () => {
     const ok = await provider.mount(attrs({ ...client(), vaultCACertPath: tls.caCertPath, vaultTLSServerName: tls.serverName }));
     expect(ok.files[0]?.contents.toString()).to.equal('s3cret');

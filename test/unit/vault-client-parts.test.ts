@@ -9,6 +9,7 @@ import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../providers/vault/sa-
 import { tokenNeedsLogin } from '../../providers/vault/token-expiry.js';
 import { failureOf, vaultError, type VaultFailure, type VaultOperation } from '../../providers/vault/vault-errors.js';
 import { encodePath } from '../../providers/vault/vault-http.js';
+import { checkTokenSubject, jwtSubject } from '../../providers/vault/jwt-subject.js';
 
 const ID: VaultIdentity = {
   vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes', roleName: 'app', audience: 'vault',
@@ -48,6 +49,17 @@ describe('vault LruCache', () => {
     const none = new LruCache<string, number>(0);
     none.set('a', 1);
     expect(none.get('a')).to.equal(undefined);
+  });
+
+  it('hands each evicted entry to onEvict (an identity\'s client is closed), not deleted ones', () => {
+    const evicted: string[] = [];
+    const lru = new LruCache<string, number>(2, (k, v) => evicted.push(`${k}=${v}`));
+    lru.set('a', 1); lru.set('b', 2); lru.set('c', 3);
+    lru.delete('b');
+    expect(evicted).to.deep.equal(['a=1']);
+    const none = new LruCache<string, number>(0, (k, v) => evicted.push(`${k}=${v}`));
+    none.set('z', 9);
+    expect(evicted).to.deep.equal(['a=1', 'z=9']);
   });
 });
 
@@ -115,6 +127,7 @@ describe('vault errors as gRPC codes', () => {
     [status(400, ['common name evil.test not allowed\n']), read, 'invalid-argument', 'VaultBadRequest', 'Vault at https://v:8200 (namespace "team") refused read "secret/data/db" as a bad request (HTTP 400): common name evil.test not allowed'],
     [status(400, ['invalid audience (aud) claim\u001b[31m']), login, 'permission-denied', 'VaultLoginFailed', 'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 400): invalid audience (aud) claim\\u001b[31m'],
     [status(403, ['permission denied']), login, 'permission-denied', 'VaultLoginFailed', 'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 403): permission denied'],
+    [status(404, []), { ...login, path: 'auth/k8s/c1/login' }, 'invalid-argument', 'VaultAuthMountNotFound', 'Vault at https://v:8200 (namespace "team") has no auth method at "k8s/c1" (login "auth/k8s/c1/login" answered HTTP 404): check vaultAuthMountPath (or --vault-mount)'],
     [{ type: 'network', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, read, 'unavailable', 'VaultUnreachable', 'cannot reach Vault at https://v:8200 (namespace "team") (ECONNREFUSED)'],
     [{ type: 'tls', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', message: 'unable to verify the first certificate' }, read, 'unavailable', 'VaultTLSError', 'TLS with Vault at https://v:8200 (namespace "team") failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE): unable to verify the first certificate; check vaultCACertPath, vaultTLSServerName and the client certificate'],
     [{ type: 'timeout', ms: 1500 }, read, 'deadline-exceeded', 'VaultTimeout', 'Vault at https://v:8200 (namespace "team") did not answer read "secret/data/db" within 1500 ms'],
@@ -184,6 +197,32 @@ describe('vault provider and node-vault\'s token-storing commands', () => {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
       const source = readFileSync(`${dir}${file}`, 'utf8');
       for (const name of [...stores, 'tokenRenewSelf', 'startTokenRenewal']) expect(source, `${file} calls ${name}`).to.not.match(new RegExp(`\\.${name}\\(`));
+    }
+  });
+});
+
+describe('vault service-account token subject', () => {
+  const jwtWith = (payload: unknown): string => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.c2lnbmF0dXJl`;
+  it('reads the sub claim without verifying; nonsense has none', () => {
+    expect(jwtSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }))).to.equal('system:serviceaccount:shop:web');
+    expect(jwtSubject(jwtWith({ aud: ['vault'] }))).to.equal(undefined);
+    expect(jwtSubject('garbage')).to.equal(undefined);
+    expect(jwtSubject('a.!!!.c')).to.equal(undefined);
+  });
+  it('a token of another service account, or no JWT, is FAILED_PRECONDITION naming the expected subject, never the token', () => {
+    expect(() => checkTokenSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }), 'shop', 'web')).to.not.throw();
+    const cases: [string, string][] = [
+      [jwtWith({ sub: 'system:serviceaccount:shop:admin' }), 'has sub "system:serviceaccount:shop:admin"'],
+      ['not-a-jwt-s3cret', 'is not a JWT with a "sub" claim'],
+    ];
+    for (const [token, why] of cases) {
+      try {
+        checkTokenSubject(token, 'shop', 'web');
+        expect.fail('expected FAILED_PRECONDITION');
+      } catch (err) {
+        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['failed-precondition', 'ServiceAccountTokenMismatch']);
+        expect((err as SscError).message).to.include(why).and.include('not "system:serviceaccount:shop:web"').and.not.include('s3cret').and.not.include('c2lnbmF0dXJl');
+      }
     }
   });
 });

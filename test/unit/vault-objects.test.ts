@@ -117,6 +117,9 @@ describe('vault parseObjects', () => {
     ['secretArgs a list', '- objectName: a\n  secretPath: s/a\n  secretArgs: [a]', 'vault provider: objects[0] ("a").secretArgs must be a map, not a list'],
     ['secretKey a list', '- objectName: a\n  secretPath: s/a\n  secretKey: [a]', 'vault provider: objects[0] ("a").secretKey must be a string, not a list'],
   ];
+  const many = (n: number) => Array.from({ length: n }, (_, i) => `- {objectName: o${i}, secretPath: s/o${i}}`).join('\n');
+  invalid.push(['more than 1000 objects', many(1001), 'vault provider: objects lists 1001 entries; at most 1000 are allowed per class']);
+  it('accepts 1000 objects, the most a class may list', () => expect(parseObjects(many(1000)).objects).to.have.length(1000));
   for (const [name, objects, message] of invalid) {
     it(`rejects ${name}`, () => expect(failure(objects)).to.equal(message));
   }

@@ -2,11 +2,13 @@ import { expect } from 'chai';
 import { SscError } from '../../proto/runtime/errors.js';
 import { parseFlags } from '../../proto/runtime/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
+import { requirePodIdentity } from '../../providers/vault/parameters.js';
 import { providerSettings, resolveSettings, vaultProviderFlags, type VaultMountConfig, type VaultTlsConfig } from '../../providers/vault/settings.js';
 
 const flagsOf = (argv: string[] = []) => parseFlags(argv, { ...commonProviderFlags('vault'), ...vaultProviderFlags });
 const OBJECTS = '- objectName: a\n  secretPath: secret/a\n';
-const CLASS = { roleName: 'app', objects: OBJECTS };
+const POD = { 'csi.storage.k8s.io/pod.namespace': 'shop', 'csi.storage.k8s.io/serviceAccount.name': 'web' };
+const CLASS = { roleName: 'app', objects: OBJECTS, ...POD };
 const NO_TLS: VaultTlsConfig = { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false };
 
 function resolve(env: Record<string, string> = {}, argv: string[] = [], params: Record<string, string> = {}): VaultMountConfig {
@@ -102,9 +104,12 @@ describe('vault resolveSettings', () => {
     ['an auth mount with ..', { vaultAuthMountPath: 'a/../b' }, 'vault provider: vaultAuthMountPath "a/../b" must be a mount path such as "kubernetes" or "k8s/cluster-1"'],
     ['an auth mount with ?', { vaultKubernetesMountPath: 'k?x=1' }, 'vault provider: vaultKubernetesMountPath "k?x=1" must be a mount path such as "kubernetes" (no spaces, "?", "#" or "%")'],
     ['an address that is no URL', { vaultAddress: 'vault:8200x' }, 'vault provider: vaultAddress must be an http:// or https:// URL'],
-    ['an address without scheme', { vaultAddress: 'not a url' }, 'vault provider: vaultAddress must be a URL such as https://vault.example.com:8200'],
+    ['an address without scheme', { vaultAddress: 'notaurl' }, 'vault provider: vaultAddress must be a URL such as https://vault.example.com:8200'],
     ['an address with credentials (never echoed)', { vaultAddress: 'https://user:s3cret@vault:8200' }, 'vault provider: vaultAddress must not hold credentials'],
     ['an address with a query', { vaultAddress: 'https://vault:8200/?x=1' }, 'vault provider: vaultAddress must not have a query or fragment'],
+    ['an address with a newline (new URL would drop it)', { vaultAddress: 'https://vault:8200\n' }, 'vault provider: vaultAddress must not hold spaces or control characters'],
+    ['an address with a tab inside', { vaultAddress: 'https://va\tult:8200' }, 'vault provider: vaultAddress must not hold spaces or control characters'],
+    ['an address with a leading space', { vaultAddress: ' https://vault:8200' }, 'vault provider: vaultAddress must not hold spaces or control characters'],
     ['a namespace with a newline', { vaultNamespace: 'a\nX-Evil: 1' }, 'vault provider: vaultNamespace must not hold control characters'],
     ['vaultSkipTLSVerify yes', { vaultSkipTLSVerify: 'yes' }, 'vault provider: vaultSkipTLSVerify must be "true" or "false", not "yes"'],
     ['a client cert without key', { vaultTLSClientCertPath: '/c' }, 'vault provider: vaultTLSClientKeyPath is required with vaultTLSClientCertPath: a client certificate needs its key'],
@@ -113,6 +118,28 @@ describe('vault resolveSettings', () => {
   ];
   for (const [name, params, message] of classErrors) {
     it(`rejects a class with ${name}`, () => expect(classFailure(params)).to.equal(message));
+  }
+
+  // Without them every pod would share the identity "/" and its Vault token.
+  const podInfoErrors: [string, Record<string, string>, string][] = [
+    ['no pod namespace', { 'csi.storage.k8s.io/pod.namespace': '' }, 'csi.storage.k8s.io/pod.namespace'],
+    ['no service account', { 'csi.storage.k8s.io/serviceAccount.name': '' }, 'csi.storage.k8s.io/serviceAccount.name'],
+  ];
+  for (const [name, params, attribute] of podInfoErrors) {
+    it(`a Mount with ${name} is FAILED_PRECONDITION naming ${attribute} and podInfoOnMount`, () => {
+      const attributes: Record<string, string> = { ...CLASS, ...params };
+      if (params[attribute] === '') delete attributes[attribute];
+      for (const attrs of [attributes, { ...CLASS, ...params }]) {
+        try {
+          requirePodIdentity(resolveSettings({}, flagsOf(), attrs).pod);
+          expect.fail('expected FAILED_PRECONDITION');
+        } catch (err) {
+          expect(err).to.be.instanceOf(SscError);
+          expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['failed-precondition', 'PodInfoMissing']);
+          expect((err as SscError).message).to.include(attribute).and.include('podInfoOnMount: true');
+        }
+      }
+    });
   }
 });
 
