@@ -10,7 +10,7 @@ import { csiPod, writeProviderFile } from '../test/support/e2e-pods.js';
 import { createNamespace } from '../test/support/kube-cluster.js';
 import { createSecretProviderClass } from '../test/support/kube-objects.js';
 import { machineInfo, mib, mountsUnder, processCpuMs, processMemory } from './proc.js';
-import { table, writeJson } from './report.js';
+import { positiveIntEnv, runBench, table, writeBenchResults } from './report.js';
 import { rounded, summarize, type LatencySummary } from './stats.js';
 
 /**
@@ -31,13 +31,6 @@ const CLASS = 'bench';
 /** Reads one secret file, then idles: Ready as soon as it runs (no probe), as most pods with a CSI secret volume would be. */
 const SCRIPT = 'cat /mnt/secrets-store/obj-0 >/dev/null; exec sleep 2147483647';
 
-function positiveIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
 
 function progress(text: string): void {
   process.stderr.write(`bench e2e-pods: ${text}\n`);
@@ -215,18 +208,11 @@ async function main(): Promise<void> {
     },
     batches: rows,
   };
-  const stamped = join(RESULTS_DIR, `e2e-pods-${results.startedAt.replace(/:/g, '-')}.json`);
-  const latest = join(RESULTS_DIR, 'e2e-pods-latest.json');
-  await writeJson(stamped, results);
-  await writeJson(latest, results);
+  const files = await writeBenchResults(RESULTS_DIR, 'e2e-pods', results, true);
   process.stdout.write(`secrets-store-csi e2e pods benchmark  ${results.startedAt}\n`
     + `machine: ${machine.cpuModel} × ${machine.cpuCount}, node ${machine.nodeVersion}; load avg ${results.loadAverage1m.before} → ${results.loadAverage1m.after}\n`
     + `${count} pods at once per batch, ${OBJECTS} objects of ${OBJECT_SIZE} bytes and one synced Secret per CSI volume\n\n${report(rows)}\n`);
-  progress(`wrote ${stamped} and ${latest}`);
+  progress(`wrote ${files.join(' and ')}`);
 }
 
-main().catch((err: unknown) => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  process.stderr.write(`bench e2e-pods failed: ${e.message}\n${(e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n')}\n`);
-  process.exitCode = 1;
-});
+runBench('e2e-pods', main);

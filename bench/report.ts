@@ -128,3 +128,38 @@ export async function writeResults(resultsDir: string, r: BenchResults, options:
   await writeJson(latest, r);
   return [stamped, latest];
 }
+
+/** A positive integer from the environment variable `name`, or `fallback` when unset or empty. */
+export function positiveIntEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Writes `results` as results/<prefix>-<startedAt>.json and, when `latest`, as
+ * results/<prefix>-latest.json (JSON before any table: a closed stdout must not lose the
+ * results); returns the paths written.
+ */
+export async function writeBenchResults(resultsDir: string, prefix: string, results: { readonly startedAt: string }, latest: boolean): Promise<string[]> {
+  await mkdir(resultsDir, { recursive: true });
+  // ISO 8601 with ':' replaced, so the name is valid everywhere.
+  const stamped = join(resultsDir, `${prefix}-${results.startedAt.replace(/:/g, '-')}.json`);
+  await writeJson(stamped, results);
+  if (!latest) return [stamped];
+  const latestPath = join(resultsDir, `${prefix}-latest.json`);
+  await writeJson(latestPath, results);
+  return [stamped, latestPath];
+}
+
+/** Runs a benchmark's main: a failure prints `bench <name> failed:` with the first stack frames and sets exit code 1. */
+export function runBench(name: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
+    process.stderr.write(`bench ${name} failed: ${e.message}\n${frames}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -7,7 +7,7 @@ import { CsiClient } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder, type MachineInfo } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, usesImageNodeFlags, withDriverSession, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { nodeFlagsText, table, writeJson, type Target, type TargetStatus } from './report.js';
+import { nodeFlagsText, runBench, table, writeBenchResults, type Target, type TargetStatus } from './report.js';
 import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
 import { asRound, countMoved, dataLinks, DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, scrape, Volumes, VOLUME_NAME, type BenchPod, type RoundReport, type Volume } from './rounds.js';
 
@@ -454,21 +454,10 @@ async function main(): Promise<void> {
     targets: targets(rows),
     checks,
   };
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const stamped = join(RESULTS_DIR, `rotation-${results.startedAt.replace(/:/g, '-')}.json`);
-  const latest = join(RESULTS_DIR, 'rotation-latest.json');
-  // JSON first: a closed stdout (`npm run bench | head`) must not lose the results.
-  await writeJson(stamped, results);
   // Profiled timings are inflated; other node flags are an experiment, not the product.
-  const updateLatest = !cpuProfDir && usesImageNodeFlags();
-  if (updateLatest) await writeJson(latest, results);
+  const files = await writeBenchResults(RESULTS_DIR, 'rotation', results, !cpuProfDir && usesImageNodeFlags());
   process.stdout.write(`${formatReport(results)}\n`);
-  progress(`wrote ${updateLatest ? `${stamped} and ${latest}` : stamped}`);
+  progress(`wrote ${files.join(' and ')}`);
 }
 
-main().catch((err: unknown) => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
-  process.stderr.write(`bench rotation failed: ${e.message}\n${frames}\n`);
-  process.exitCode = 1;
-});
+runBench('rotation', main);

@@ -8,7 +8,7 @@ import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVo
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { machineInfo, mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, withDriverSession, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { checkTarget, formatReport, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
+import { checkTarget, formatReport, positiveIntEnv, runBench, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
 import { rounded, summarize } from './stats.js';
 
 /**
@@ -26,13 +26,6 @@ const DEFAULT_ITERATIONS: Readonly<Record<Size, number>> = { 1: 200, 10: 200, 10
 const TARGET_P50_MS_10_OBJECTS = 5;
 const TARGET_IDLE_RSS_MIB = 60;
 
-function positiveIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
 
 /** BENCH_ITERATIONS: one count for every case ("20") or one per size 1,10,100 ("200,200,50"). */
 function iterationCounts(): Record<Size, number> {
@@ -324,9 +317,4 @@ async function main(): Promise<void> {
   progress(`wrote ${files.join(' and ')}`);
 }
 
-main().catch((err: unknown) => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
-  process.stderr.write(`bench failed: ${e.message}\n${frames}\n`);
-  process.exitCode = 1;
-});
+runBench('publish', main);

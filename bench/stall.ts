@@ -7,7 +7,7 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import type { BulkShape } from './bulk-provider.js';
 import { machineInfo, unmountAllUnder } from './proc.js';
 import { chooseMountMode, startDriver, type BenchProcess } from './processes.js';
-import { table, writeJson } from './report.js';
+import { runBench, table, writeJson } from './report.js';
 
 /**
  * The stall benchmark (part of `npm run bench`): while the driver publishes a 4 MiB
@@ -123,7 +123,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench: stall benchmark failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench('stall', main);

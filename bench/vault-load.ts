@@ -7,7 +7,7 @@ import { openBaoUnavailable, startOpenBao, type OpenBao } from '../test/support/
 import { kubernetesUnavailable, startBenchClusterWith, type BenchCluster } from './kube-env.js';
 import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, startVaultProvider, usesImageNodeFlags, withDriverSession, type BenchProcess } from './processes.js';
-import { writeJson } from './report.js';
+import { runBench, writeBenchResults } from './report.js';
 import { DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, runLimited, scrape, Volumes, VOLUME_NAME, type BenchPod, type Volume } from './rounds.js';
 import { DEFAULT_READ_WINDOW_MS } from '../providers/vault/read-cache.js';
 import { VaultAudit } from '../test/support/vault-audit.js';
@@ -236,19 +236,9 @@ async function main(): Promise<void> {
     },
     rows: measured.rows, targets: vaultLoadTargets(measured.rows, OBJECTS, READ_CACHE_WINDOW_MS), checks,
   };
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const stamped = join(RESULTS_DIR, `vault-load-${results.startedAt.replace(/:/g, '-')}.json`);
-  const latest = join(RESULTS_DIR, 'vault-load-latest.json');
-  await writeJson(stamped, results);
-  const updateLatest = !cpuProfDir && usesImageNodeFlags();
-  if (updateLatest) await writeJson(latest, results);
+  const files = await writeBenchResults(RESULTS_DIR, 'vault-load', results, !cpuProfDir && usesImageNodeFlags());
   process.stdout.write(`${formatVaultLoadReport(results)}\n`);
-  progress(`wrote ${updateLatest ? `${stamped} and ${latest}` : stamped}`);
+  progress(`wrote ${files.join(' and ')}`);
 }
 
-main().catch((err: unknown) => {
-  const e = err instanceof Error ? err : new Error(String(err));
-  const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
-  process.stderr.write(`bench vault-load failed: ${e.message}\n${frames}\n`);
-  process.exitCode = 1;
-});
+runBench('vault-load', main);
