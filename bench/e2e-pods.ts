@@ -1,7 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { E2E_IMAGE } from '../test/support/e2e-image.js';
@@ -9,8 +8,8 @@ import { e2eSkipReason, startE2eNode, type E2eNode } from '../test/support/e2e-n
 import { csiPod, writeProviderFile } from '../test/support/e2e-pods.js';
 import { createNamespace } from '../test/support/kube-cluster.js';
 import { createSecretProviderClass } from '../test/support/kube-objects.js';
-import { machineInfo, mib, mountsUnder, processCpuMs, processMemory } from './proc.js';
-import { positiveIntEnv, runBench, table, writeBenchResults } from './report.js';
+import { mib, mountsUnder, processCpuMs, processMemory } from './proc.js';
+import { machineLine, positiveIntEnv, runBench, startBenchRun, table, writeBenchResults } from './report.js';
 import { rounded, summarize, type LatencySummary } from './stats.js';
 
 /**
@@ -159,9 +158,7 @@ async function main(): Promise<void> {
   }
   const count = positiveIntEnv('BENCH_E2E_PODS', 50);
   const rounds = positiveIntEnv('BENCH_E2E_ROUNDS', 1);
-  const startedAt = new Date();
-  const loadBefore = loadavg()[0] ?? 0;
-  const machine = await machineInfo(REPO_DIR);
+  const run = await startBenchRun('e2e-pods', REPO_DIR);
   progress('starting the node (control plane, containerd, kubelet, driver, file provider)');
   const node = await startE2eNode({ driverArgs: ['--log-level=info'] });
   const rows: BatchResult[] = [];
@@ -189,15 +186,8 @@ async function main(): Promise<void> {
   } finally {
     await node.stop();
   }
-  const finishedAt = new Date();
   const results = {
-    schema: 1,
-    benchmark: 'e2e-pods',
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
-    machine,
-    loadAverage1m: { before: Math.round(loadBefore * 100) / 100, after: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
+    ...run.finish(),
     config: {
       pods: count, rounds, objectsPerVolume: OBJECTS, objectSizeBytes: OBJECT_SIZE, provider: 'file', secretObjects: 1,
       node: 'one node: etcd + kube-apiserver, kube-controller-manager, containerd, kubelet (test/support/e2e-node.ts); hostNetwork busybox pods, imagePullPolicy Never',
@@ -210,7 +200,7 @@ async function main(): Promise<void> {
   };
   const files = await writeBenchResults(RESULTS_DIR, 'e2e-pods', results, true);
   process.stdout.write(`secrets-store-csi e2e pods benchmark  ${results.startedAt}\n`
-    + `machine: ${machine.cpuModel} × ${machine.cpuCount}, node ${machine.nodeVersion}; load avg ${results.loadAverage1m.before} → ${results.loadAverage1m.after}\n`
+    + `${machineLine(results)}\n`
     + `${count} pods at once per batch, ${OBJECTS} objects of ${OBJECT_SIZE} bytes and one synced Secret per CSI volume\n\n${report(rows)}\n`);
   progress(`wrote ${files.join(' and ')}`);
 }

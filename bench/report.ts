@@ -1,6 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { MachineInfo } from './proc.js';
+import { machineInfo, type MachineInfo } from './proc.js';
 import type { LatencySummary } from './stats.js';
 
 /** How a report prints the node flags recorded in its config. */
@@ -45,14 +46,45 @@ export interface MemoryRow {
   readonly targetId?: string;
 }
 
-export interface BenchResults {
+/** What every benchmark's results JSON starts with. */
+export interface BenchRunHeader<B extends string> {
   readonly schema: 1;
-  readonly benchmark: 'publish';
+  readonly benchmark: B;
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly durationSeconds: number;
   readonly machine: MachineInfo;
+  /** Other work on the machine skews the numbers: the 1-minute load average before and after. */
   readonly loadAverage1m: { readonly before: number; readonly after: number };
+}
+
+const round2 = (x: number): number => Math.round(x * 100) / 100;
+
+/** Starts a benchmark's clock (machine facts, load average); `finish()` gives the results header at the end. */
+export async function startBenchRun<B extends string>(benchmark: B, repoDir: string): Promise<{ readonly machine: MachineInfo; finish(): BenchRunHeader<B> }> {
+  const started = new Date();
+  const loadBefore = loadavg()[0] ?? 0;
+  const machine = await machineInfo(repoDir);
+  return {
+    machine,
+    finish: () => {
+      const finished = new Date();
+      return {
+        schema: 1, benchmark, startedAt: started.toISOString(), finishedAt: finished.toISOString(),
+        durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
+        machine, loadAverage1m: { before: round2(loadBefore), after: round2(loadavg()[0] ?? 0) },
+      };
+    },
+  };
+}
+
+/** The report's `machine:` line. */
+export function machineLine(r: BenchRunHeader<string>): string {
+  const m = r.machine;
+  return `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}; commit ${m.gitCommit?.slice(0, 7) ?? 'unknown'}${m.gitDirty ? ' (dirty)' : ''}`;
+}
+
+export interface BenchResults extends BenchRunHeader<'publish'> {
   readonly mountMode: 'tmpfs' | 'dir';
   readonly mountModeReason: string;
   readonly config: Readonly<Record<string, unknown>>;
@@ -83,10 +115,9 @@ export function table(header: readonly string[], rows: readonly (readonly string
 
 /** The human-readable report printed to stdout. */
 export function formatReport(r: BenchResults): string {
-  const m = r.machine;
   const head = [
     `secrets-store-csi publish benchmark  ${r.startedAt}`,
-    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}`,
+    machineLine(r),
     `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`,
     ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`] : []),
     '',

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
-import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder, type MachineInfo } from './proc.js';
+import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, usesImageNodeFlags, withDriverSession, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { nodeFlagsText, runBench, table, writeBenchResults, type Target, type TargetStatus } from './report.js';
+import { machineLine, nodeFlagsText, runBench, startBenchRun, table, writeBenchResults, type BenchRunHeader, type Target, type TargetStatus } from './report.js';
 import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
 import { asRound, countMoved, dataLinks, DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, scrape, Volumes, VOLUME_NAME, type BenchPod, type RoundReport, type Volume } from './rounds.js';
 
@@ -284,14 +284,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
   });
 }
 
-interface RotationResults {
-  readonly schema: 1;
-  readonly benchmark: 'rotation';
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationSeconds: number;
-  readonly machine: MachineInfo;
-  readonly loadAverage1m: { readonly before: number; readonly after: number };
+interface RotationResults extends BenchRunHeader<'rotation'> {
   readonly mountMode: MountMode;
   readonly mountModeReason: string;
   readonly config: Readonly<Record<string, unknown>>;
@@ -313,10 +306,9 @@ function targetFor(row: RotationRow, targets: readonly Target[]): string {
 }
 
 function formatReport(r: RotationResults): string {
-  const m = r.machine;
   const head = [
     `secrets-store-csi rotation benchmark  ${r.startedAt}`,
-    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}`,
+    machineLine(r),
     `modes: ${String(r.config['modes'])}${r.config['kubernetesSkipped'] ? ` (Kubernetes mode skipped: ${String(r.config['kubernetesSkipped'])})` : ''}; file provider, mount mode ${r.mountMode} (${r.mountModeReason}); node flags: ${nodeFlagsText(r.config['nodeFlags'])}; ${OBJECTS_PER_VOLUME} objects × ${OBJECT_SIZE} B per volume; --rotation-poll-interval=${POLL_INTERVAL}; one measured round per row (driver paused until all volumes were due)`,
     ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, rotation-latest.json is not updated`] : []),
     '',
@@ -365,12 +357,10 @@ function targets(rows: readonly RotationRow[]): Target[] {
 }
 
 async function main(): Promise<void> {
-  const startedAt = new Date();
+  const run = await startBenchRun('rotation', REPO_DIR);
   const counts = volumeCounts();
   const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
   const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
-  const machine = await machineInfo(REPO_DIR);
-  const loadBefore = loadavg();
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-rotation-'));
   const processes: BenchProcess[] = [];
   const checks: Record<string, boolean> = {};
@@ -423,15 +413,8 @@ async function main(): Promise<void> {
     process.off('SIGTERM', onSignal);
   }
 
-  const finishedAt = new Date();
   const results: RotationResults = {
-    schema: 1,
-    benchmark: 'rotation',
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
-    machine,
-    loadAverage1m: { before: Math.round(loadBefore[0]! * 100) / 100, after: Math.round(loadavg()[0]! * 100) / 100 },
+    ...run.finish(),
     mountMode,
     mountModeReason,
     config: {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext, type CsiClient } from '../bin/csi-client.js';
+import type { RoundReport } from '../driver/rotation/reconciler.js';
 import type { BenchProcess } from './processes.js';
 
 /**
@@ -9,14 +10,8 @@ import type { BenchProcess } from './processes.js';
  * driver's JSON log for its rotation rounds, and the /metrics text of driver and provider.
  */
 
-/** What the reconciler logs after each round that refreshed something (driver/rotation/reconciler.ts). */
-export interface RoundReport {
-  readonly volumes: number;
-  readonly refreshed: number;
-  readonly changed: number;
-  readonly failed: number;
-  readonly durationMs: number;
-}
+/** What the reconciler logs after each round that refreshed something: its own report type. */
+export type { RoundReport } from '../driver/rotation/reconciler.js';
 
 /** One JSON log line of the driver or a provider. */
 export interface LogLine {

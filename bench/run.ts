@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
-import { machineInfo, mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
+import { mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, withDriverSession, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { checkTarget, formatReport, positiveIntEnv, runBench, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
+import { checkTarget, formatReport, positiveIntEnv, runBench, startBenchRun, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
 import { rounded, summarize } from './stats.js';
 
 /**
@@ -47,7 +47,6 @@ function progress(text: string): void {
   process.stderr.write(`bench: ${text}\n`);
 }
 
-const round2 = (x: number): number => Math.round(x * 100) / 100;
 const memoryMiB = (m: ProcessMemory) => ({ rssMiB: mib(m.rssKiB), peakMiB: mib(m.hwmKiB) });
 
 /** One volume as kubelet would publish it: a new pod, a new target path. */
@@ -232,14 +231,12 @@ async function measurePublish(bench: Bench, size: Size, iterations: number, warm
 }
 
 async function main(): Promise<void> {
-  const startedAt = new Date();
+  const run = await startBenchRun('publish', REPO_DIR);
   const iterations = iterationCounts();
   const warmup = positiveIntEnv('BENCH_WARMUP', 5);
   const rssVolumes = positiveIntEnv('BENCH_RSS_VOLUMES', 100);
   const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
   const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
-  const machine = await machineInfo(REPO_DIR);
-  const loadBefore = loadavg();
 
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-'));
   const bench: Bench = { work, mountMode, cpuProfDir, processes: [], checks: {} };
@@ -287,16 +284,8 @@ async function main(): Promise<void> {
     checkTarget('publish-10-p50', `publish p50 ≤ ${TARGET_P50_MS_10_OBJECTS} ms (10 objects, tmpfs)`, p50Ten, TARGET_P50_MS_10_OBJECTS, 'ms', mountMode === 'tmpfs', 'target is for tmpfs'),
     checkTarget('idle-rss', `idle RSS ≤ ${TARGET_IDLE_RSS_MIB} MiB`, idle, TARGET_IDLE_RSS_MIB, 'MiB', true),
   ];
-  const finishedAt = new Date();
   const results: BenchResults = {
-    schema: 1,
-    benchmark: 'publish',
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
-    machine,
-    // Other work on the machine skews latency: the 1-minute load average before and after.
-    loadAverage1m: { before: round2(loadBefore[0]!), after: round2(loadavg()[0]!) },
+    ...run.finish(),
     mountMode,
     mountModeReason,
     config: {

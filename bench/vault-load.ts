@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../bin/csi-client.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../test/support/openbao.js';
 import { kubernetesUnavailable, startBenchClusterWith, type BenchCluster } from './kube-env.js';
-import { machineInfo, mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
+import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, startVaultProvider, usesImageNodeFlags, withDriverSession, type BenchProcess } from './processes.js';
-import { runBench, writeBenchResults } from './report.js';
+import { runBench, startBenchRun, writeBenchResults } from './report.js';
 import { DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, runLimited, scrape, Volumes, VOLUME_NAME, type BenchPod, type Volume } from './rounds.js';
 import { DEFAULT_READ_WINDOW_MS } from '../providers/vault/read-cache.js';
 import { VaultAudit } from '../test/support/vault-audit.js';
@@ -177,11 +177,9 @@ async function main(): Promise<void> {
     return;
   }
   const n = podCount();
-  const startedAt = new Date();
+  const run = await startBenchRun('vault-load', REPO_DIR);
   const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
   const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
-  const machine = await machineInfo(REPO_DIR);
-  const loadBefore = loadavg();
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-vault-'));
   const onSignal = () => interrupt.abort();
   process.on('SIGINT', onSignal);
@@ -217,11 +215,8 @@ async function main(): Promise<void> {
     process.off('SIGTERM', onSignal);
   }
 
-  const finishedAt = new Date();
   const results: VaultLoadResults = {
-    schema: 1, benchmark: 'vault-load', startedAt: startedAt.toISOString(), finishedAt: finishedAt.toISOString(),
-    durationSeconds: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
-    machine, loadAverage1m: { before: Math.round(loadBefore[0]! * 100) / 100, after: Math.round(loadavg()[0]! * 100) / 100 },
+    ...run.finish(),
     mountMode, mountModeReason,
     config: {
       pods: n, objectsPerPod: OBJECTS, objectSizeBytes: OBJECT_SIZE, serviceAccounts: 1, classes: 1, openBao: baoVersion,

@@ -1,5 +1,4 @@
-import type { MachineInfo } from './proc.js';
-import { nodeFlagsText, table } from './report.js';
+import { machineLine, nodeFlagsText, table, type BenchRunHeader } from './report.js';
 import type { RoundReport } from './rounds.js';
 import type { VaultLoadTraffic } from './vault-traffic.js';
 
@@ -52,14 +51,7 @@ export function vaultLoadTargets(rows: readonly VaultLoadRow[], objects: number,
 }
 
 /** bench/results/vault-load-*.json. */
-export interface VaultLoadResults {
-  readonly schema: 1;
-  readonly benchmark: 'vault-load';
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationSeconds: number;
-  readonly machine: MachineInfo;
-  readonly loadAverage1m: { readonly before: number; readonly after: number };
+export interface VaultLoadResults extends BenchRunHeader<'vault-load'> {
   readonly mountMode: 'tmpfs' | 'dir';
   readonly mountModeReason: string;
   readonly config: Readonly<Record<string, unknown>>;
@@ -72,10 +64,9 @@ const measuredVsNaive = (measured: number, naive: number): string => `${measured
 
 /** The table printed to stdout: measured Vault requests next to the naive count, per row. */
 export function formatVaultLoadReport(r: VaultLoadResults): string {
-  const m = r.machine;
   const head = [
     `secrets-store-csi Vault-load benchmark  ${r.startedAt}`,
-    `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}; commit ${m.gitCommit?.slice(0, 7) ?? 'unknown'}${m.gitDirty ? ' (dirty)' : ''}`,
+    machineLine(r),
     `${String(r.config['pods'])} pods, one ServiceAccount, one class of ${String(r.config['objectsPerPod'])} KV v2 objects; OpenBao ${String(r.config['openBao'])}, ${String(r.config['auth'])}; mount mode ${r.mountMode}; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`,
     ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, vault-load-latest.json is not updated`] : []),
     '',

@@ -110,11 +110,6 @@ export class ReadCache<V> {
     return load(signal ?? new AbortController().signal);
   }
 
-  /** Forgets every cached read (reads in flight still complete for their callers). */
-  clear(): void {
-    this.#entries.clear();
-    this.#bytes = 0;
-  }
 
   /** Entries held now (expired ones may still count until the next store). */
   get size(): number {

@@ -11,6 +11,7 @@ import { quoted } from '../../proto/runtime/untrusted-text.js';
 import { hmacVersion } from '../framework/hmac-version.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { VaultObject } from './objects.js';
+import { objectConfigKey } from './request-key.js';
 import { stableJson } from './stable-json.js';
 
 /** Go's base64.StdEncoding after it dropped `\r` and `\n`: padded groups of the standard alphabet. */
@@ -61,11 +62,8 @@ export function renderContents(object: VaultObject, data: Readonly<Record<string
  * same contents still get different versions).
  */
 export function objectVersion(hmacKey: Buffer, object: VaultObject, contents: Buffer): string {
-  const config = {
-    objectName: object.objectName, secretPath: object.secretPath, secretKey: object.secretKey ?? null, method: object.method,
-    secretArgs: object.secretArgs ?? null, filePermission: object.filePermission ?? null, encoding: object.encoding,
-  };
-  return hmacVersion(hmacKey, contents, `${VERSION_SCHEME} ${stableJson(config)}`);
+  // The same configuration key the lease store indexes by (request-key.ts): one field list.
+  return hmacVersion(hmacKey, contents, `${VERSION_SCHEME} ${objectConfigKey(object)}`);
 }
 
 /** `object` rendered from its secret's `data`: the file (mode `filePermission`, else `defaultMode`) and its version. */

@@ -21,20 +21,16 @@ import { serviceAccountToken } from './sa-token.js';
 import { checkTokenSubject } from './jwt-subject.js';
 import { requirePodIdentity } from './parameters.js';
 import { mountConfig, type ProviderSettings } from './settings.js';
-import { createVaultHttp, type VaultHttp } from './vault-http.js';
-import { VaultMetrics } from './vault-metrics.js';
+import { createVaultHttp } from './vault-http.js';
+import type { VaultMetrics } from './vault-metrics.js';
 import { VaultSession, type SecretRead, type SessionCall } from './vault-session.js';
 
 /** Options of the vault provider beyond its settings. */
 export interface VaultProviderOptions {
   /** Key of the HMAC that makes versions. */
   readonly hmacKey: Buffer;
-  /** Timeout of one Vault call when the Mount's deadline is further away (default: the settings'). */
-  readonly requestTimeoutMs?: number;
-  /** Builds the client of an identity (the real node-vault one unless a test replaces it). */
-  readonly createHttp?: (identity: VaultIdentity) => Promise<VaultHttp>;
-  /** Where the provider counts cache hits, leases and logins (default: counters nobody exports). */
-  readonly metrics?: VaultMetrics;
+  /** Where the provider counts cache hits, leases and logins (the provider's /metrics registry). */
+  readonly metrics: VaultMetrics;
 }
 
 /** Prefixes a session error with the object it was for; kind and reason kept. */
@@ -62,7 +58,7 @@ export class VaultProvider implements SecretsProvider {
   constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
     // An evicted identity's client closes its sockets (once its calls in flight end).
     this.sessions = new LruCache(settings.cacheSize, (_key, session) => { session.then((s) => s.close(), () => undefined); });
-    const metrics = options.metrics ?? new VaultMetrics();
+    const metrics = options.metrics;
     this.metrics = metrics;
     this.leases = new LeaseStore({ onDrop: (reason) => metrics.leaseDropped(reason) });
     this.reads = new ReadCache<SecretRead>({
@@ -74,13 +70,11 @@ export class VaultProvider implements SecretsProvider {
     });
   }
 
-  /** The session of `identity`: the cached one, or a new client (kept while the cache has room). */
-  private session(identity: VaultIdentity): Promise<VaultSession> {
-    const key = identityKey(identity);
+  /** The session of `identity` (its key `key`): the cached one, or a new client (kept while the cache has room). */
+  private session(key: string, identity: VaultIdentity): Promise<VaultSession> {
     const cached = this.sessions.get(key);
     if (cached) return cached;
-    const create = this.options.createHttp ?? ((id: VaultIdentity) => createVaultHttp(id.vaultAddress, id.vaultNamespace, id.tls, { maxResponseBytes: this.settings.maxResponseBytes }));
-    const session = create(identity).then((http) => new VaultSession(identity, http, Date.now, { login: (result) => this.metrics.login(result) }));
+    const session = createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, { maxResponseBytes: this.settings.maxResponseBytes }).then((http) => new VaultSession(identity, http, Date.now, { login: (result) => this.metrics.login(result) }));
     this.sessions.set(key, session);
     session.catch(() => { if (this.sessions.get(key) === session) this.sessions.delete(key); });
     return session;
@@ -106,12 +100,9 @@ export class VaultProvider implements SecretsProvider {
     const jwt = serviceAccountToken(request.attributes, config.audience);
     checkTokenSubject(jwt, config.pod.namespace, config.pod.serviceAccountName);
     const identity = identityOf(config);
-    const session = await this.session(identity);
-    const call: SessionCall = {
-      jwt, signal: ctx.signal, deadlineMs: ctx.deadline?.getTime(),
-      requestTimeoutMs: this.options.requestTimeoutMs ?? this.settings.requestTimeoutMs,
-    };
     const idKey = identityKey(identity);
+    const session = await this.session(idKey, identity);
+    const call: SessionCall = { jwt, signal: ctx.signal, deadlineMs: ctx.deadline?.getTime(), requestTimeoutMs: this.settings.requestTimeoutMs };
     try {
       await session.validToken(call);
     } catch (err) {

@@ -4,7 +4,7 @@ import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { mountsUnder } from '../support/driver-stack.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
 import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
-import { containerLog, writeProviderFile } from '../support/e2e-pods.js';
+import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { statusOf, until } from '../support/until.js';
@@ -40,29 +40,10 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
       secretObjects: [{ secretName: 'db-synced', type: 'Opaque', data: [{ objectName: 'password', key: 'password' }] }],
     });
     const created = Date.now();
-    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: 'reader' },
-      spec: {
-        nodeName: node.nodeName, hostNetwork: true, terminationGracePeriodSeconds: 1,
-        containers: [{
-          name: 'app', image: E2E_IMAGE, imagePullPolicy: 'Never',
-          command: ['sh', '-c', 'echo "file=$(cat /mnt/secrets-store/password)"; echo "env=$DB_PASSWORD"; exec sleep 2147483647'],
-          env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-synced', key: 'password' } } }],
-          volumeMounts: [{ name: 'secrets', mountPath: '/mnt/secrets-store', readOnly: true }],
-        }],
-        volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'db' } } }],
-      },
-    } });
-    uid = pod.metadata?.uid ?? '';
-    const running = await until('the pod to run', async () => {
-      const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' });
-      return p.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready ? p : undefined;
-    }, 120_000).catch(async (err: Error) => {
-      const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).catch(() => undefined);
-      throw new Error(`${err.message}; pod status ${JSON.stringify(p?.status)}\nkubelet log:\n${await node.logTail('kubelet')}`);
-    });
+    uid = await runPod(node, ns, csiPod(node, 'reader', 'db', 'echo "file=$(cat /mnt/secrets-store/password)"; echo "env=$DB_PASSWORD"; exec sleep 2147483647', E2E_IMAGE, {
+      env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-synced', key: 'password' } } }],
+    }));
     process.stdout.write(`      pod Running ${Date.now() - created} ms after creation\n`);
-    expect(running.value.status?.phase).to.equal('Running');
     const log = await until('the container to log both values', async () => {
       const text = await containerLog(node, ns, 'reader', uid, 'app');
       return /^.*env=.*$/m.test(text) ? text : undefined;
@@ -74,7 +55,7 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
   it('unpublishes the volume when the pod is deleted: tmpfs gone, pod status object garbage-collected', async function () {
     if (!uid) this.skip();
     const { cluster } = node;
-    const target = join(node.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'secrets', 'mount');
+    const target = volumeTarget(node, uid, 'secrets');
     expect(await mountsUnder(target), 'mounted while the pod runs').to.deep.equal([target]);
     const statuses = async () => (await cluster.admin.custom.listNamespacedCustomObject({
       group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasspodstatuses',

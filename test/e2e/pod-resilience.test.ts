@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
 import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
-import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
+import { containerLog, csiPod, READ_LOOP, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { podEvents } from '../support/rbac-scenario.js';
@@ -18,7 +18,6 @@ import { until } from '../support/until.js';
 // down or their SecretProviderClass does not exist yet.
 
 const ROTATION_S = 2;
-const READ_LOOP = 'while true; do echo "file=$(cat /mnt/secrets-store/password)"; sleep 0.5; done';
 const ROUND_DONE = /"message":"rotation round done"/;
 /** A round that refreshed volumes and changed none (log keys are in alphabetical order). */
 const UNCHANGED_ROUND = /"changed":0,[^\n]*"failed":0,[^\n]*"message":"rotation round done","refreshed":[1-9]/;

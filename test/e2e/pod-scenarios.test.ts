@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';
 import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
-import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
+import { containerLog, csiPod, READ_LOOP, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { podEvents } from '../support/rbac-scenario.js';
@@ -17,7 +17,6 @@ import { until } from '../support/until.js';
 
 const ROTATION_S = 2;
 const E2E_AUDIENCE = 'e2e-audience';
-const READ_LOOP = 'while true; do echo "file=$(cat /mnt/secrets-store/password)"; sleep 0.5; done';
 
 /** The payload of a JWT (no signature check: the test asks what kubelet minted, not whether it is valid). */
 function jwtClaims(token: string): Record<string, unknown> {
@@ -60,9 +59,11 @@ describe('end to end: rotation, kubelet\'s tokens and fsGroup through kubelet an
     expect(seen.ms, 'within the rotation interval').to.be.below((2 * ROTATION_S + 2) * 1000);
     const after = await readFile(versionsPath, 'utf8');
     expect(after, 'versions.json follows the new version').to.not.equal(before);
-    const events = await until('the MountRotationComplete event', async () =>
-      (await podEvents(cluster, ns, 'rotating')).filter((e) => e.startsWith('Normal MountRotationComplete')), 30_000);
-    expect(events.value.length).to.be.greaterThan(0);
+    // until() stops at the first truthy value, and [] is truthy: wait for a non-empty list.
+    const events = await until('the MountRotationComplete event', async () => {
+      const found = (await podEvents(cluster, ns, 'rotating')).filter((e) => e.startsWith('Normal MountRotationComplete'));
+      return found.length > 0 ? found : undefined;
+    }, 30_000);
 
     // Two more rounds with the source unchanged: no new event, versions.json and the file untouched.
     const filePath = join(volumeTarget(node, uid, 'secrets'), 'password');

@@ -87,6 +87,12 @@ function expectSameInstall(chart: Map<string, Manifest>, deploy: Map<string, Man
   for (const k of differing) expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
 }
 
+/** The chart rendered with `values` (release csi-secrets-store in kube-system) and `objects` of deploy/, both keyed and normalised. */
+async function renderBoth(helm: Helm, values: Record<string, unknown>, objects: readonly Manifest[]): Promise<{ chart: Map<string, Manifest>; deploy: Map<string, Manifest> }> {
+  const rendered = await helm.template({ nameOverride: 'csi-secrets-store', ...values }, { release: 'csi-secrets-store', namespace: 'kube-system' });
+  return { chart: new Map(rendered.map((o) => [key(o), normalise(o)])), deploy: new Map(objects.map((o) => [key(o), normalise(o)])) };
+}
+
 describe('Helm chart with the vault provider and deploy/ with it opted in express the same install', function () {
   this.timeout(60_000);
   let helm: Helm;
@@ -95,10 +101,7 @@ describe('Helm chart with the vault provider and deploy/ with it opted in expres
 
   before(async () => {
     helm = createHelm();
-    const values = { nameOverride: 'csi-secrets-store', providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } };
-    const rendered = await helm.template(values, { release: 'csi-secrets-store', namespace: 'kube-system' });
-    chart = new Map(rendered.map((o) => [key(o), normalise(o)]));
-    deploy = new Map(deployObjectsWithVault().map((o) => [key(o), normalise(o)]));
+    ({ chart, deploy } = await renderBoth(helm, { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } }, deployObjectsWithVault()));
   });
   after(() => helm?.cleanup());
 
@@ -117,9 +120,7 @@ describe('Helm chart defaults and deploy/ express the same install', function ()
 
   before(async () => {
     helm = createHelm();
-    const rendered = await helm.template({ nameOverride: 'csi-secrets-store' }, { release: 'csi-secrets-store', namespace: 'kube-system' });
-    chart = new Map(rendered.map((o) => [key(o), normalise(o)]));
-    deploy = new Map(deployObjects().map((o) => [key(o), normalise(o)]));
+    ({ chart, deploy } = await renderBoth(helm, {}, deployObjects()));
   });
   after(() => helm?.cleanup());
 

@@ -61,17 +61,25 @@ export function expandArgs(c: Obj, extraEnv: Record<string, string>): string[] {
   return (c['args'] as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
 }
 
+/** Where a container path comes from: its volume, and the path inside that volume. */
+export interface VolumeFile { readonly volume: Obj; readonly mount: Obj; readonly inside: string }
+
+/** The volume (any kind) behind a container path, through the longest volumeMount holding it. */
+export function volumeFileOf(ds: Obj, container: Obj, containerPath: string): VolumeFile {
+  const mount = ((container['volumeMounts'] ?? []) as Obj[])
+    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
+    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
+  expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
+  const volume = ((ds['spec'].template.spec.volumes ?? []) as Obj[]).find((v) => v['name'] === mount?.['name']);
+  expect(volume, `volume ${mount?.['name']}`).to.not.equal(undefined);
+  return { volume: volume as Obj, mount: mount as Obj, inside: posix.relative(String(mount?.['mountPath']), containerPath) };
+}
+
 /** The host path behind a container path: the volumeMount that holds it and its hostPath volume. */
 export function hostPathOf(ds: Obj, c: Obj, containerPath: string): string {
-  const mounts = ((c['volumeMounts'] ?? []) as Obj[])
-    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
-    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length);
-  const mount = mounts[0];
-  expect(mount, `a volumeMount holding ${containerPath} in ${c['name']}`).to.not.equal(undefined);
-  const volume = ((ds['spec'].template.spec.volumes ?? []) as Obj[]).find((v) => v['name'] === mount?.['name']);
-  expect(volume?.['hostPath'], `volume ${mount?.['name']} is a hostPath`).to.be.an('object');
-  const rest = posix.relative(String(mount?.['mountPath']), containerPath);
-  return posix.normalize(posix.join(String(volume?.['hostPath'].path), rest)).replace(/\/$/, '');
+  const f = volumeFileOf(ds, c, containerPath);
+  expect(f.volume['hostPath'], `volume ${f.volume['name']} is a hostPath`).to.be.an('object');
+  return posix.normalize(posix.join(String(f.volume['hostPath'].path), f.inside)).replace(/\/$/, '');
 }
 
 /** A ClusterRole's rules as rights, one per verb, resource and name (sorted, comparable). */

@@ -1,11 +1,14 @@
 // Pods on the end-to-end node: the source files of the file provider, the containers' logs
 // as kubelet wrote them, and a pod created and awaited until Running (kubelet's log in the
 // failure message, where the reason usually is).
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { E2eNode } from './e2e-node.js';
 import { until } from './until.js';
+
+/** A container script printing `file=<content of the volume's password file>` twice a second (rotation seen from inside). */
+export const READ_LOOP = 'while true; do echo "file=$(cat /mnt/secrets-store/password)"; sleep 0.5; done';
 
 /** Writes a file under the file provider's root (the source of the secret). */
 export async function writeProviderFile(node: E2eNode, rel: string, contents: string): Promise<void> {
@@ -43,7 +46,7 @@ export async function runPod(node: E2eNode, ns: string, pod: V1Pod, timeoutMs = 
 }
 
 /** A hostNetwork pod on the node with one busybox container and the CSI inline volume `secrets` of class `spc`. */
-export function csiPod(node: E2eNode, name: string, spc: string, script: string, image: string, extra: { securityContext?: Record<string, unknown> } = {}): V1Pod {
+export function csiPod(node: E2eNode, name: string, spc: string, script: string, image: string, extra: { securityContext?: Record<string, unknown>; env?: V1EnvVar[] } = {}): V1Pod {
   return {
     metadata: { name },
     spec: {
@@ -51,6 +54,7 @@ export function csiPod(node: E2eNode, name: string, spc: string, script: string,
       ...(extra.securityContext ? { securityContext: extra.securityContext } : {}),
       containers: [{
         name: 'app', image, imagePullPolicy: 'Never', command: ['sh', '-c', script],
+        ...(extra.env ? { env: extra.env } : {}),
         volumeMounts: [{ name: 'secrets', mountPath: '/mnt/secrets-store', readOnly: true }],
       }],
       volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }],

@@ -4,6 +4,7 @@
 // driver's --provider-volume, the HMAC key and CA files come from the volumes they name.
 import { expect } from 'chai';
 import { basename, posix } from 'node:path';
+import { container, hostPathOf as hostPath, volumeFileOf, type Obj } from './deploy-manifests.js';
 import { DRIVER_FLAGS } from '../../driver/config.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
@@ -13,33 +14,6 @@ import { providerSettings, vaultProviderFlags, type ProviderSettings } from '../
 /** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
 export const VAULT_PROVIDER_NAME = 'vault';
 
-type Obj = Record<string, any>;
-
-/** Where a container path comes from: its volume, and the path inside that volume. */
-export interface VolumeFile { readonly volume: Obj; readonly mount: Obj; readonly inside: string }
-
-/** The volume (any kind) behind a container path, through the longest volumeMount holding it. */
-export function volumeFileOf(ds: Obj, container: Obj, containerPath: string): VolumeFile {
-  const mount = ((container['volumeMounts'] ?? []) as Obj[])
-    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
-    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
-  expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
-  const volume = ((ds['spec'].template.spec.volumes ?? []) as Obj[]).find((v) => v['name'] === mount?.['name']);
-  expect(volume, `volume ${mount?.['name']}`).to.not.equal(undefined);
-  return { volume: volume as Obj, mount: mount as Obj, inside: posix.relative(String(mount?.['mountPath']), containerPath) };
-}
-
-function container(ds: Obj, name: string, init = false): Obj {
-  const c = ((ds['spec'].template.spec[init ? 'initContainers' : 'containers'] ?? []) as Obj[]).find((x) => x['name'] === name);
-  expect(c, `${ds['metadata']?.name}: ${init ? 'init ' : ''}container ${name}`).to.not.equal(undefined);
-  return c as Obj;
-}
-
-function hostPath(ds: Obj, c: Obj, path: string): string {
-  const f = volumeFileOf(ds, c, path);
-  expect(f.volume['hostPath'], `volume ${f.volume['name']} is a hostPath`).to.be.an('object');
-  return posix.normalize(posix.join(String(f.volume['hostPath'].path), f.inside)).replace(/\/$/, '');
-}
 
 /** The key-to-file projection of a Secret or ConfigMap volume: the file `inside` must be one listed item. */
 function projectedKey(source: Obj, inside: string, what: string): string {
