@@ -72,3 +72,17 @@ export async function validateMountResponse(response: MountResponse__Output, def
   }
   return { files, versions: response.object_version.map((v) => ({ id: v.id, version: v.version })) };
 }
+
+/**
+ * True when a response carries no files and exactly the object versions already mounted
+ * (same ids, same versions): the provider saw that nothing changed and did not download
+ * the values again (the azure provider's rotation answers from version properties). The
+ * mounted files stay as they are. Upstream v1.6.0 keeps the mounted files whenever a
+ * response has no files (provider_client.go, issue #551); we do so only when the versions
+ * prove the content is the same, and otherwise write what the response says.
+ */
+export function keepsMountedFiles(fileCount: number, versions: readonly ObjectVersion[], mounted: readonly ObjectVersion[]): boolean {
+  if (fileCount !== 0 || mounted.length === 0 || versions.length !== mounted.length) return false;
+  const byId = new Map(mounted.map((v) => [v.id, v.version]));
+  return versions.every((v) => byId.get(v.id) === v.version);
+}

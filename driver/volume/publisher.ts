@@ -7,7 +7,7 @@ import type { Logger } from '../../proto/runtime/logger.js';
 import type { PublishRequest } from '../csi/requests.js';
 import type { CallLimits } from '../provider-client/client.js';
 import { buildMountRequest, kubeletOwnedParameters } from '../provider-client/mount-request.js';
-import { validateMountResponse } from '../provider-client/mount-response.js';
+import { keepsMountedFiles, validateMountResponse } from '../provider-client/mount-response.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { AtomicWriter } from './atomic-writer.js';
@@ -241,6 +241,9 @@ export class VolumePublisher {
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
     const { files: payload, versions } = await validateMountResponse(response, defaultMode, req.targetPath, new Pacer());
+    if (!firstMount && keepsMountedFiles(payload.size, versions, mounted)) {
+      return { request: req, spc, versions: mounted, changed: false, firstMount, origin, skipped: false };
+    }
     for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
     this.deps.mounter.assertWritable(req.targetPath);
     const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions), req.mountGroup);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { providerCodeReason, validateMountResponse } from '../../driver/provider-client/mount-response.js';
+import { keepsMountedFiles, providerCodeReason, validateMountResponse } from '../../driver/provider-client/mount-response.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
@@ -104,4 +104,23 @@ describe('validateMountResponse', () => {
   it('never echoes file contents', async () => {
     expect((await failure(response({ files: [file('/abs', 0, 'TOPSECRET')] }))).message).to.not.include('TOPSECRET');
   });
+});
+
+describe('keepsMountedFiles', () => {
+  const v = (id: string, version: string) => ({ id, version });
+  const mounted = [v('secret/a', '1'), v('key/b', '2')];
+  const cases: [string, number, { id: string; version: string }[], { id: string; version: string }[], boolean][] = [
+    ['no files, same versions in another order', 0, [v('key/b', '2'), v('secret/a', '1')], mounted, true],
+    ['files present', 1, mounted, mounted, false],
+    ['a version differs', 0, [v('secret/a', '1'), v('key/b', '3')], mounted, false],
+    ['an object more', 0, [...mounted, v('cert/c', '1')], mounted, false],
+    ['an object fewer', 0, [v('secret/a', '1')], mounted, false],
+    ['an object renamed', 0, [v('secret/a', '1'), v('key/c', '2')], mounted, false],
+    ['nothing mounted (first publish)', 0, mounted, [], false],
+  ];
+  for (const [name, files, versions, mountedNow, keeps] of cases) {
+    it(`${name} → ${keeps ? 'keep the mounted files' : 'write the answer'}`, () => {
+      expect(keepsMountedFiles(files, versions, mountedNow)).to.equal(keeps);
+    });
+  }
 });

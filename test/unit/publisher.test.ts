@@ -37,6 +37,33 @@ describe('VolumePublisher', () => {
   after(async () => { await rm(dir, { recursive: true, force: true }); });
   const req = (name: string) => ({ volumeId: 'v', targetPath: join(dir, name), spcName: 's', pod, volumeContext: {}, secrets: {} });
 
+  it('keeps the mounted files when the answer has no files and exactly the mounted versions (answered from version properties)', async () => {
+    let answer: 'full' | 'versions-only' | 'other-version' = 'full';
+    const publisher = new VolumePublisher({
+      locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+      classes: { get: async () => spc },
+      providers: {
+        mount: async () => (answer === 'full'
+          ? { files: [{ path: 'a', mode: 0o644, contents: Buffer.from('one') }], object_version: [{ id: 'secret/a', version: 'v1' }], error: null }
+          : { files: [], object_version: [{ id: 'secret/a', version: answer === 'versions-only' ? 'v1' : 'v2' }], error: null }),
+      },
+    });
+    const r = req('versions-only');
+    await publisher.publish(r);
+    const data = await readlink(join(r.targetPath, '..data'));
+    answer = 'versions-only';
+    const kept = await publisher.publish(r, {}, 'rotation');
+    expect(kept.changed).to.equal(false);
+    expect(kept.versions).to.deep.equal([{ id: 'secret/a', version: 'v1' }]);
+    expect(await readlink(join(r.targetPath, '..data'))).to.equal(data);
+    expect(await readFile(join(r.targetPath, 'a'), 'utf8')).to.equal('one');
+    // Other versions without files are written as they say: no file left for a.
+    answer = 'other-version';
+    const written = await publisher.publish(r, {}, 'rotation');
+    expect(written.changed).to.equal(true);
+    expect(await readFile(join(r.targetPath, 'a'), 'utf8').catch((e: NodeJS.ErrnoException) => e.code)).to.equal('ENOENT');
+  });
+
   it('never mounts for rotation: a target that is gone is skipped, not published again', async () => {
     const p = publisherWith([]);
     const result = await p.publisher.publish(req('gone'), {}, 'rotation');
