@@ -9,7 +9,7 @@ import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
 import { benchNodeFlags, chooseMountMode, startDriver, startVaultProvider, usesImageNodeFlags, withDriverSession, type BenchProcess } from './processes.js';
 import { runBench, startBenchRun, writeBenchResults } from './report.js';
 import { DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, runLimited, scrape, Volumes, VOLUME_NAME, type BenchPod, type Volume } from './rounds.js';
-import { DEFAULT_READ_WINDOW_MS } from '../providers/vault/read-cache.js';
+import { DEFAULT_READ_WINDOW_MS } from '../providers/framework/read-cache.js';
 import { VaultAudit } from '../test/support/vault-audit.js';
 import { vaultLoadTraffic } from './vault-traffic.js';
 import { benchSecrets, configureVault, LOGIN_TTL, VAULT_AUTH_MOUNT, openBaoVersion, REVIEWER_SERVICE_ACCOUNT, VAULT_AUDIENCE, vaultClassSpec, WORKLOAD_SERVICE_ACCOUNT, type BenchSecret } from './vault-env.js';

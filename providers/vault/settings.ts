@@ -9,7 +9,7 @@ import { parseGoDuration } from '../../proto/runtime/duration.js';
 import type { FlagSpec, ParsedFlags } from '../../proto/runtime/flags.js';
 import { booleanFlag, parseGoBool, stringFlag } from '../../proto/runtime/flags.js';
 import type { VaultObject } from './objects.js';
-import { DEFAULT_READ_WINDOW_MS } from './read-cache.js';
+import { DEFAULT_READ_WINDOW_MS } from '../framework/read-cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import { addressProblem, namespaceProblem, normalizeMountPath, parseVaultParameters, type PodInfo, type VaultTlsLayer } from './parameters.js';
 

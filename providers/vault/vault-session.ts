@@ -2,7 +2,7 @@
 // it learnt about mounts. Logins happen when there is no token or it is past two thirds
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
-import { Coalescer } from './coalescer.js';
+import { Coalescer } from '../framework/coalescer.js';
 import type { VaultObject } from './objects.js';
 import type { VaultIdentity } from './identity.js';
 import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';

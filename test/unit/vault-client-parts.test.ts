@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { SscError } from '../../proto/runtime/errors.js';
 import { identityKey, type VaultIdentity } from '../../providers/vault/identity.js';
 import { deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from '../../providers/vault/kv-path.js';
-import { LruCache } from '../../providers/vault/lru.js';
+import { LruCache } from '../../providers/framework/lru.js';
 import { parseObjects, type VaultObject } from '../../providers/vault/objects.js';
 import { requestTimeoutMs } from '../../providers/vault/request-timeout.js';
 import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../providers/vault/sa-token.js';

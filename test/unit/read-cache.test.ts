@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { inspect } from 'node:util';
 import { jsonBytes } from '../../providers/vault/lease-store.js';
 import { leaseOf } from '../../providers/vault/lease-policy.js';
-import { ReadCache, type ReadCacheOptions } from '../../providers/vault/read-cache.js';
+import { ReadCache, type ReadCacheOptions } from '../../providers/framework/read-cache.js';
 import { deferred, rejection } from '../support/deferred.js';
 
 const SECRET = 'hunter2-Zq9-never-print';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Coalescer } from '../../providers/vault/coalescer.js';
+import { Coalescer } from '../../providers/framework/coalescer.js';
 import { deferred, rejection } from '../support/deferred.js';
 
 describe('vault Coalescer', () => {

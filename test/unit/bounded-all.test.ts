@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { boundedAll } from '../../providers/vault/bounded-all.js';
+import { boundedAll } from '../../providers/framework/bounded-all.js';
 
 describe('vault boundedAll (a Mount\'s Vault calls, a few at a time)', () => {
   const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,6 +1,6 @@
 // At most one call in flight per key: callers that arrive while a call for their key
 // runs wait for it and share its result (a "singleflight"). Many pods of one workload
-// rotating in the same round then cost one Vault login or read per identity, not one
+// rotating in the same round then cost one vault login or read per identity, not one
 // per pod. Nothing is remembered once the call settles: a failure reaches every caller
 // waiting on it and the next caller tries again. The shared call is cancelled only
 // when every caller waiting on it has given up, so one pod's cancelled Mount does not

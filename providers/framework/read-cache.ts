@@ -1,10 +1,10 @@
-// A short-window cache of Vault GET reads, so that many pods of one workload (one
-// identity) rotating in the same round cost one read per (identity, request), not one
-// per pod. A read is reused for `windowMs` (default 5 s) counted from when it was sent,
+// A short-window cache of a vault's reads (Vault GETs, Key Vault gets and version
+// listings), so that many pods of one workload (one identity) rotating in the same
+// round cost one read per (identity, request), not one per pod. A read is reused for `windowMs` (default 5 s) counted from when it was sent,
 // so nothing served is older than the window; identical reads in flight meanwhile are
 // coalesced onto one request. Entries are keyed by the identity first: a read is never
 // served to another identity, whose policies may not allow it.
-// What it holds is secret (parsed Vault responses): memory only, never written to disk
+// What it holds is secret (parsed vault responses): memory only, never written to disk
 // or logged, hidden from util.inspect, JSON.stringify and String(); bounded by a count
 // and a byte size (expired entries go first, then the least recently used).
 // Failed reads are not cached: every caller waiting on one gets its error and the next
@@ -24,9 +24,9 @@ export const DEFAULT_READ_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** Counters for provider metrics; none of them gets a secret. */
 export interface ReadCacheHooks {
-  /** A read served from the window without calling Vault. */
+  /** A read served from the window without calling the vault. */
   readonly hit?: () => void;
-  /** A read that went to Vault. */
+  /** A read that went to the vault. */
   readonly miss?: () => void;
   /** A read that joined an identical read in flight. */
   readonly coalesced?: () => void;
@@ -58,7 +58,7 @@ interface Entry<V> {
 /** What a read in flight hands to the callers that joined it. */
 type Outcome<V> = { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
 
-/** Vault GET reads by (identity, request), reused for a short window; memory only. */
+/** A vault's reads by (identity, request), reused for a short window; memory only. */
 export class ReadCache<V> {
   readonly #entries = new Map<string, Entry<V>>();
   readonly #flights: Coalescer<Outcome<V>>;

@@ -1,6 +1,6 @@
 /**
- * A bounded map that forgets the least recently used entry when full: the vault
- * provider's per-identity clients, so a node with many workloads keeps memory bounded.
+ * A bounded map that forgets the least recently used entry when full: a provider's
+ * per-identity clients, so a node with many workloads keeps memory bounded.
  * A capacity of 0 keeps nothing (every get misses).
  */
 export class LruCache<K, V> {

@@ -1,9 +1,9 @@
-// Runs a Mount's Vault requests a few at a time. A class of many objects must not open a
+// Runs a Mount's vault requests a few at a time. A class of many objects must not open a
 // socket and hold an answer for every object at once (10,000 objects took 428 MB and
 // 40,000 ran out of file descriptors), and when one object fails the Mount fails: the
 // calls still running are aborted and no more start, so a failing Mount stops reading.
 
-/** Vault calls one Mount runs at once. */
+/** Vault (or Key Vault) calls one Mount runs at once. */
 export const MOUNT_CONCURRENCY = 8;
 
 /**
