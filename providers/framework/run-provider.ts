@@ -34,6 +34,8 @@ export interface ProviderDefinition {
   readonly name: string;
   readonly flags: Readonly<Record<string, FlagSpec>>;
   create(flags: ParsedFlags, logger: Logger, context: ProviderContext): Promise<SecretsProvider>;
+  /** The health address from the flags, when the provider has its own upstream flags for it; default --health-addr. */
+  healthAddress?(flags: ParsedFlags): string;
 }
 
 /** A provider process that is serving. */
@@ -68,7 +70,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   await bindUnixSocket(server, socketPath);
   let serving = true;
-  const healthAddr = stringFlag(flags, 'health-addr');
+  const healthAddr = definition.healthAddress ? definition.healthAddress(flags) : stringFlag(flags, 'health-addr');
   let health: HealthServer | undefined;
   if (healthAddr !== '') health = await startHealthServer(healthAddr, metrics.registry, () => serving);
   const running: RunningProvider = {
