@@ -25,6 +25,8 @@ export const GO_DRIVER_PEER = 'UPSTREAM_DRIVER';
 export interface GoDriverProvider {
   readonly name: string;
   args?(work: string): readonly string[];
+  /** Environment variables added to the provider's (e.g. NODE_EXTRA_CA_CERTS for a stand-in's CA). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** Options of startGoDriverStack. */
@@ -79,7 +81,7 @@ export async function startGoDriverStack(options: GoDriverStackOptions): Promise
     await options.prepare?.(work);
     const providers = new Map<string, Child>();
     for (const p of options.providers) {
-      const child = await startCli(['provider', p.name, `--endpoint=unix://${join(providersDir, `${p.name}.sock`)}`, ...(p.args?.(work) ?? [])], /provider started/);
+      const child = await startCli(['provider', p.name, `--endpoint=unix://${join(providersDir, `${p.name}.sock`)}`, ...(p.args?.(work) ?? [])], /provider started/, p.env ? { env: { ...process.env, ...p.env } } : {});
       children.push(child);
       providers.set(p.name, child);
     }
