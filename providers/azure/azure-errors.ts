@@ -73,7 +73,7 @@ export function keyVaultError(err: unknown, c: ReadContext): SscError {
   const token = tokenError(err, c);
   if (token) return token;
   const e = shape(err);
-  if (e.name === 'AbortError') return new SscError('deadline-exceeded', `azure provider: reading ${objectText(c)} was cancelled (the Mount's deadline passed)`, { reason: 'DeadlineExceeded' });
+  if (e.name === 'AbortError') return new SscError('deadline-exceeded', `azure provider: reading ${objectText(c)} was cancelled (the Mount's deadline passed)`, { reason: 'KeyVaultTimeout' });
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = serviceCode(err);
   const said = `HTTP ${status ?? '-'}${code ? `, ${code}` : ''}`;

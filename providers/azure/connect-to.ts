@@ -7,7 +7,6 @@
 // redirected unless this flag names it; production DaemonSets never set it.
 import { Agent as HttpsAgent, type AgentOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
 
 /** One `host:port=address:port` rule. */
@@ -26,7 +25,7 @@ function endpoint(text: string, rule: string): { host: string; port: number } {
   const portText = text.slice(colon + 1);
   const port = Number(portText);
   if (colon <= 0 || !HOST.test(host) || !/^[0-9]{1,5}$/.test(portText) || port < 1 || port > 65535) {
-    throw new SscError('invalid-argument', `--test-only-connect-to: ${quoted(rule, 120)} is not host:port=address:port`, { reason: 'InvalidFlag' });
+    throw new Error(`--test-only-connect-to: ${quoted(rule, 120)} is not host:port=address:port`);
   }
   return { host: host.replace(/^\[|\]$/g, '').toLowerCase(), port };
 }
@@ -36,7 +35,7 @@ export function parseConnectTo(text: string): ConnectToRule[] {
   const rules: ConnectToRule[] = [];
   for (const rule of text.split(',').map((r) => r.trim()).filter((r) => r !== '')) {
     const eq = rule.indexOf('=');
-    if (eq < 0) throw new SscError('invalid-argument', `--test-only-connect-to: ${quoted(rule, 120)} is not host:port=address:port`, { reason: 'InvalidFlag' });
+    if (eq < 0) throw new Error(`--test-only-connect-to: ${quoted(rule, 120)} is not host:port=address:port`);
     const from = endpoint(rule.slice(0, eq), rule);
     const to = endpoint(rule.slice(eq + 1), rule);
     rules.push({ host: from.host, port: from.port, toHost: to.host, toPort: to.port });

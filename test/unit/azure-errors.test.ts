@@ -25,7 +25,7 @@ describe('azure keyVaultError', () => {
     ['Entra refused the assertion', authError(400, 'invalid_client', 'AADSTS70021: No matching federated identity record found for presented assertion subject. token eyJhbGciOi'), 'permission-denied', 'AuthenticationFailed', ['Microsoft Entra ID refused the workload identity', 'invalid_client AADSTS70021']],
     ['Entra down', authError(503, 'temporarily_unavailable', 'AADSTS90033: busy'), 'unavailable', 'TokenUnavailable', ['HTTP 503']],
     ['IMDS unreachable', Object.assign(new Error('ManagedIdentityCredential: connect ECONNREFUSED'), { name: 'CredentialUnavailableError' }), 'unavailable', 'TokenUnavailable', ['token endpoint is unavailable']],
-    ['aborted', Object.assign(new Error('aborted'), { name: 'AbortError' }), 'deadline-exceeded', 'DeadlineExceeded', ['cancelled']],
+    ['aborted', Object.assign(new Error('aborted'), { name: 'AbortError' }), 'deadline-exceeded', 'KeyVaultTimeout', ['cancelled']],
   ];
   for (const [name, err, kind, reason, includes] of cases) {
     it(`${name} → ${kind} ${reason}`, () => {
