@@ -5,7 +5,6 @@
 // verified as a federated identity credential: signature by the registered issuer's keys,
 // iss, sub, aud, nbf/exp). Follows the Microsoft identity platform OAuth 2.0
 // client-credentials and workload identity federation references.
-import { createPublicKey } from 'node:crypto';
 import type { StandInCloud } from './clouds.js';
 import { type StandInClock, unixSeconds } from './clock.js';
 import { TOKEN_EXCHANGE_AUDIENCE, type EntraDirectory, type AppRegistration } from './entra-directory.js';
@@ -153,7 +152,7 @@ function checkAssertion(assertion: string, app: AppRegistration, ctx: EntraConte
   const auds = Array.isArray(audClaim) ? audClaim.map(String) : [String(audClaim ?? '')];
   const byIssuer = app.federated.filter((f) => f.issuer === iss);
   if (byIssuer.length === 0) return AADSTS.noIssuerRecord(iss);
-  if (!byIssuer.some((f) => f.keys.some((k) => verifyJwtSignature(jwt, createPublicKey(k))))) return AADSTS.badSignature();
+  if (!byIssuer.some((f) => f.keys.some((k) => verifyJwtSignature(jwt, k)))) return AADSTS.badSignature();
   const now = unixSeconds(ctx.clock);
   const exp = numericClaim(jwt.claims, 'exp');
   const nbf = numericClaim(jwt.claims, 'nbf');

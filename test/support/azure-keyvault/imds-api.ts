@@ -18,6 +18,7 @@ export interface ImdsAnswer {
   readonly principal?: string;
 }
 
+// The SDK asks for the path with a trailing slash; IMDS (and AKS pod identity) accept both.
 const TOKEN_PATH = '/metadata/identity/oauth2/token';
 
 function bad(description: string, error = 'invalid_request'): ImdsAnswer {
@@ -41,7 +42,7 @@ export function selectIdentity(all: readonly ManagedIdentity[], query: URLSearch
 
 /** Answers one IMDS request. */
 export function handleImds(method: string, path: string, query: URLSearchParams, metadataHeader: string | undefined, directory: EntraDirectory, authority: TokenAuthority, cloud: StandInCloud): ImdsAnswer {
-  if (path !== TOKEN_PATH) return { status: 404, body: { error: 'not_found', error_description: 'Not found' }, operation: 'unknown' };
+  if (path !== TOKEN_PATH && path !== `${TOKEN_PATH}/`) return { status: 404, body: { error: 'not_found', error_description: 'Not found' }, operation: 'unknown' };
   if (method !== 'GET') return { status: 405, body: { error: 'invalid_request', error_description: 'Method not allowed' }, operation: 'managedIdentityToken' };
   if (metadataHeader?.toLowerCase() !== 'true') return bad('Required metadata header not specified');
   if (query.get('api-version') === null) return bad("Required query variable 'api-version' is missing");

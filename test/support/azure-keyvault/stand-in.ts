@@ -119,7 +119,11 @@ export async function startAzureStandIn(options: AzureStandInOptions = {}): Prom
       }
       record('keyvault', req, url, host, { status: 404, operation: 'unknownHost' });
       return send(res, 404, { error: { code: 'NotFound', message: `No stand-in vault or login host is named ${host}` } });
-    })().catch((err: unknown) => send(res, 500, { error: { code: 'InternalError', message: String(err) } }));
+    })().catch((err: unknown) => {
+      // A stand-in defect, never a real-service answer: log it so the test's counts show it.
+      log.add({ at: Date.now(), service: 'keyvault', method: req.method ?? '', host: req.headers.host ?? '', path: req.url ?? '', query: {}, status: 500, operation: 'standInDefect', authorized: false });
+      send(res, 500, { error: { code: 'InternalError', message: String(err) } });
+    });
   });
   const imds = createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://imds');
