@@ -77,6 +77,20 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     expect(r.headers['www-authenticate']).to.include(standIn.tenantId);
   });
 
+  it('refuses a token signed by another stand-in instance (AKV10046)', async () => {
+    const other = await startAzureStandIn();
+    try {
+      other.registerApp(APP.clientId, APP.secret);
+      const otherAgent = standInAgent(other.connectTo, other.caPem);
+      const token = await new ClientSecretCredential(other.tenantId, APP.clientId, APP.secret, { agent: otherAgent }).getToken('https://vault.azure.net/.default');
+      otherAgent.destroy();
+      const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, { headers: { authorization: `Bearer ${token.token}` } });
+      expect([r.status, (r.body as { error: { message: string } }).error.message]).to.deep.equal([401, 'AKV10046: Unable to resolve the key used for signature validation.']);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers 403 Forbidden naming the principal when the access policy lacks the object kind', async () => {
     const noAccess = new SecretClient(VAULT_URL, new ClientSecretCredential(standIn.tenantId, OTHER.clientId, OTHER.secret, { agent }), { serviceVersion: '7.6', agent });
     const err = await noAccess.getSecret('db-password').then(() => undefined, (e: unknown) => e as { statusCode?: number; code?: string; message: string });

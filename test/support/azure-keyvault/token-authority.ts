@@ -10,6 +10,7 @@ import { type StandInClock, unixSeconds } from './clock.js';
 import { decodeJwt, numericClaim, signJwt, verifyJwtSignature } from './jwt.js';
 
 const generate = promisify(generateKeyPair);
+let sharedKey: Promise<KeyObject> | undefined;
 
 /** Lifetime of issued access tokens. CAE-capable clients get long-lived tokens from Entra. */
 export const ACCESS_TOKEN_SECONDS = 86_399;
@@ -35,10 +36,14 @@ export type TokenProblem = 'malformed' | 'signature' | 'expired' | 'not-yet-vali
 export class TokenAuthority {
   private constructor(private readonly key: KeyObject, readonly kid: string, private readonly clock: StandInClock) {}
 
-  /** A new authority with a fresh RSA-2048 signing key. */
+  /**
+   * A new authority. The RSA-2048 key is made once per process (key generation is most of a
+   * stand-in's startup); each authority has its own `kid`, so a token from another stand-in
+   * instance is still refused.
+   */
   static async create(clock: StandInClock): Promise<TokenAuthority> {
-    const { privateKey } = await generate('rsa', { modulusLength: 2048 });
-    return new TokenAuthority(privateKey, randomBytes(20).toString('base64url'), clock);
+    sharedKey ??= generate('rsa', { modulusLength: 2048 }).then((pair) => pair.privateKey);
+    return new TokenAuthority(await sharedKey, randomBytes(20).toString('base64url'), clock);
   }
 
   /** An access token for `resource` (an audience such as `https://vault.azure.net`). */
