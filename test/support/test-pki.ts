@@ -36,14 +36,15 @@ async function issue(dir: string, name: string, cn: string, extensions: string):
 /**
  * Writes a CA (`ca.pem`), a server certificate for `serverName`, `localhost` and
  * 127.0.0.1 (`server.pem`/`server.key`) and a client certificate (`client.pem`/`client.key`)
- * into `dir`; keys are unencrypted, valid for two days.
+ * into `dir`; keys are unencrypted, valid for two days. `extraDnsNames` (wildcards allowed)
+ * are added to the server certificate's SANs (the Azure stand-in serves many host names).
  */
-export async function makeTestPki(dir: string, serverName = 'openbao.test'): Promise<TestPki> {
+export async function makeTestPki(dir: string, serverName = 'openbao.test', extraDnsNames: readonly string[] = []): Promise<TestPki> {
   await openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
     '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=secrets-store-csi test CA',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
   await issue(dir, 'server', serverName,
-    `subjectAltName=DNS:${serverName},DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`);
+    `subjectAltName=${[serverName, ...extraDnsNames, 'localhost'].map((n) => `DNS:${n}`).join(',')},IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`);
   await issue(dir, 'client', 'secrets-store-csi test client', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\n');
   return {
     caCertPath: join(dir, 'ca.pem'),
