@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { tlsCertificateData, tlsPrivateKeyData } from './tls/tls-data.js';
-import { TlsInputError } from './tls/tls-input-error.js';
+import { TlsInputError } from '../../tls/tls-input-error.js';
 
 /** The Secret type whose data is split into `tls.crt` and `tls.key`. */
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';

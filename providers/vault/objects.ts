@@ -6,7 +6,7 @@
 import { parseDocument, isSeq, type Document } from 'yaml';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, resolveAlias } from './go-yaml.js';
+import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';
 

@@ -10,6 +10,7 @@
 import { parseGoBool } from '../../proto/runtime/flags.js';
 import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
+import type { TokenRequester } from '../framework/sa-token.js';
 import { parseObjects, type VaultObject } from './objects.js';
 import { invalidParameter } from './parameter-error.js';
 
@@ -48,6 +49,9 @@ export interface VaultClassParameters {
 
 /** The token audience used when the class sets none, as in HashiCorp's provider. */
 export const DEFAULT_AUDIENCE = 'vault';
+
+/** How the vault provider is named in service-account token errors (framework sa-token.ts). */
+export const VAULT_TOKEN_REQUESTER: TokenRequester = { provider: 'vault', audienceNote: "the class's audience parameter picks it" };
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 

@@ -1,10 +1,10 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { expect } from 'chai';
-import { encodeInteger, encodeSequence, encodeTlv, readOne } from '../../driver/sync/tls/der.js';
-import { decodeAllPem, decodePem, encodePem } from '../../driver/sync/tls/pem.js';
-import { rc2CbcDecrypt } from '../../driver/sync/tls/rc2.js';
+import { encodeInteger, encodeSequence, encodeTlv, readOne } from '../../tls/der.js';
+import { decodeAllPem, decodePem, encodePem } from '../../tls/pem.js';
+import { rc2CbcDecrypt } from '../../tls/rc2.js';
 import { tlsCertificateData, tlsPrivateKeyData } from '../../driver/sync/tls/tls-data.js';
-import { TlsInputError } from '../../driver/sync/tls/tls-input-error.js';
+import { TlsInputError } from '../../tls/tls-input-error.js';
 
 // The conversion pieces against fixed vectors and Node's (OpenSSL's) own encodings.
 // test/integration/tls-parity.test.ts compares whole objects with upstream's Go code.

@@ -5,11 +5,12 @@ import { deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type M
 import { LruCache } from '../../providers/framework/lru.js';
 import { parseObjects, type VaultObject } from '../../providers/vault/objects.js';
 import { requestTimeoutMs } from '../../providers/vault/request-timeout.js';
-import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../providers/vault/sa-token.js';
+import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../providers/framework/sa-token.js';
 import { tokenNeedsLogin } from '../../providers/vault/token-expiry.js';
 import { failureOf, vaultError, type VaultFailure, type VaultOperation } from '../../providers/vault/vault-errors.js';
 import { encodePath } from '../../providers/vault/vault-http.js';
-import { checkTokenSubject, jwtSubject } from '../../providers/vault/jwt-subject.js';
+import { checkTokenSubject, jwtSubject } from '../../providers/framework/jwt-subject.js';
+import { VAULT_TOKEN_REQUESTER } from '../../providers/vault/parameters.js';
 
 const ID: VaultIdentity = {
   vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes', roleName: 'app', audience: 'vault',
@@ -172,10 +173,10 @@ describe('vault token expiry and request timeouts', () => {
 describe('vault service-account token from the driver', () => {
   const attrs = (tokens: unknown) => ({ [TOKENS_ATTRIBUTE]: JSON.stringify(tokens) });
   it('picks the token of the audience', () => {
-    expect(serviceAccountToken(attrs({ vault: { token: 'jwt-1', expirationTimestamp: 'x' }, other: { token: 'jwt-2' } }), 'other')).to.equal('jwt-2');
+    expect(serviceAccountToken(attrs({ vault: { token: 'jwt-1', expirationTimestamp: 'x' }, other: { token: 'jwt-2' } }), 'other', VAULT_TOKEN_REQUESTER)).to.equal('jwt-2');
   });
   it('a missing audience is FAILED_PRECONDITION naming it and the tokenRequests, without tokens', () => {
-    const failure = (a: Record<string, string>, aud: string) => { try { serviceAccountToken(a, aud); } catch (e) { return e as SscError; } throw new Error('expected an error'); };
+    const failure = (a: Record<string, string>, aud: string) => { try { serviceAccountToken(a, aud, VAULT_TOKEN_REQUESTER); } catch (e) { return e as SscError; } throw new Error('expected an error'); };
     const e = failure(attrs({ vault: { token: 'jwt-1' } }), 'bao');
     expect([e.kind, e.reason]).to.deep.equal(['failed-precondition', 'ServiceAccountTokenMissing']);
     expect(e.message).to.equal('vault provider: no service-account token for audience "bao" (the driver passed only "vault"): add {audience: "bao"} to the CSIDriver\'s spec.tokenRequests (the class\'s audience parameter picks it)');
@@ -210,14 +211,14 @@ describe('vault service-account token subject', () => {
     expect(jwtSubject('a.!!!.c')).to.equal(undefined);
   });
   it('a token of another service account, or no JWT, is FAILED_PRECONDITION naming the expected subject, never the token', () => {
-    expect(() => checkTokenSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }), 'shop', 'web')).to.not.throw();
+    expect(() => checkTokenSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }), 'shop', 'web', 'vault')).to.not.throw();
     const cases: [string, string][] = [
       [jwtWith({ sub: 'system:serviceaccount:shop:admin' }), 'has sub "system:serviceaccount:shop:admin"'],
       ['not-a-jwt-s3cret', 'is not a JWT with a "sub" claim'],
     ];
     for (const [token, why] of cases) {
       try {
-        checkTokenSubject(token, 'shop', 'web');
+        checkTokenSubject(token, 'shop', 'web', 'vault');
         expect.fail('expected FAILED_PRECONDITION');
       } catch (err) {
         expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['failed-precondition', 'ServiceAccountTokenMismatch']);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SscError } from '../../proto/runtime/errors.js';
-import { goInteger } from '../../providers/vault/go-yaml.js';
+import { goInteger } from '../../providers/framework/go-yaml.js';
 import { parseObjects, type VaultObject } from '../../providers/vault/objects.js';
 import { parseSecretPath } from '../../providers/vault/secret-path.js';
 

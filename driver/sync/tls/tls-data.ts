@@ -1,7 +1,7 @@
-import { decodeAllPem, encodePem, type PemBlock } from './pem.js';
-import { pkcs12ToPem } from './pkcs12.js';
-import { parsePrivateKey, upstreamKeyBlock } from './private-key.js';
-import { TlsInputError } from './tls-input-error.js';
+import { decodeAllPem, encodePem, type PemBlock } from '../../../tls/pem.js';
+import { pkcs12ToPem } from '../../../tls/pkcs12.js';
+import { parsePrivateKey, upstreamKeyBlock } from '../../../tls/private-key.js';
+import { TlsInputError } from '../../../tls/tls-input-error.js';
 
 // tls.crt and tls.key of a kubernetes.io/tls Secret, byte for byte as upstream v1.6.0
 // writes them (pkg/util/secretutil GetCertPart): PEM blocks re-encoded the way Go

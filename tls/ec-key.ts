@@ -61,7 +61,8 @@ function checkBitString(tlv: Tlv): void {
   }
 }
 
-function encodeOid(dotted: string): Buffer {
+/** An OBJECT IDENTIFIER's DER from its dotted form. */
+export function encodeOid(dotted: string): Buffer {
   const arcs = dotted.split('.').map(Number);
   const values = [(arcs[0] as number) * 40 + (arcs[1] as number), ...arcs.slice(2)];
   const bytes: number[] = [];
@@ -76,8 +77,11 @@ function encodeOid(dotted: string): Buffer {
   return encodeTlv(0x06, Buffer.from(bytes));
 }
 
-/** SEC1 DER of `key` as Go's MarshalECPrivateKey writes it. */
-export function encodeSec1(key: EcKey): Buffer {
+/**
+ * SEC1 DER of `key` as Go's MarshalECPrivateKey writes it; without the curve
+ * (`namedCurve` false) as Go's MarshalPKCS8PrivateKey nests it (marshalECPrivateKeyWithOID(k, nil)).
+ */
+export function encodeSec1(key: EcKey, namedCurve = true): Buffer {
   const curve = CURVES.get(key.curveOid);
   if (!curve) throw new TlsInputError('EC private key: unknown elliptic curve');
   const ecdh = createECDH(curve.node);
@@ -86,7 +90,7 @@ export function encodeSec1(key: EcKey): Buffer {
   return encodeSequence([
     encodeInteger(1n),
     encodeTlv(0x04, key.scalar),
-    encodeTlv(0xa0, encodeOid(key.curveOid)),
+    ...(namedCurve ? [encodeTlv(0xa0, encodeOid(key.curveOid))] : []),
     encodeTlv(0xa1, encodeTlv(0x03, Buffer.concat([Buffer.from([0]), point]))),
   ]);
 }

@@ -1,5 +1,5 @@
-import { isUniversal, octets, oid, readTlv, sequence, TAG } from './der.js';
-import { encodeSec1, parseSec1, type EcKey } from './ec-key.js';
+import { encodeInteger, encodeSequence, encodeTlv, isUniversal, octets, oid, readTlv, sequence, TAG } from './der.js';
+import { encodeOid, encodeSec1, parseSec1, type EcKey } from './ec-key.js';
 import type { PemBlock } from './pem.js';
 import { encodePkcs1, parsePkcs1, type RsaKey } from './rsa-key.js';
 import { TlsInputError } from './tls-input-error.js';
@@ -81,4 +81,16 @@ export function upstreamKeyBlock(key: UpstreamKey): PemBlock {
   return key.kind === 'rsa'
     ? { type: 'RSA PRIVATE KEY', headers: new Map(), bytes: encodePkcs1(key.key) }
     : { type: 'EC PRIVATE KEY', headers: new Map(), bytes: encodeSec1(key.key) };
+}
+
+/**
+ * PKCS#8 PrivateKeyInfo DER of `key` as Go's x509.MarshalPKCS8PrivateKey writes it:
+ * RSA with NULL parameters around PKCS#1; EC with the named curve in the algorithm and
+ * SEC1 without it inside (what Azure's provider writes for a certificate's key).
+ */
+export function encodePkcs8(key: UpstreamKey): Buffer {
+  const [algorithm, inner] = key.kind === 'rsa'
+    ? [encodeSequence([encodeOid(OID_RSA), encodeTlv(0x05, Buffer.alloc(0))]), encodePkcs1(key.key)]
+    : [encodeSequence([encodeOid(OID_EC), encodeOid(key.key.curveOid)]), encodeSec1(key.key, false)];
+  return encodeSequence([encodeInteger(0n), algorithm, encodeTlv(0x04, inner)]);
 }

@@ -1,5 +1,6 @@
-// HashiCorp's provider decodes `objects` with Go's gopkg.in/yaml.v3 into typed fields
-// (internal/config/config.go). Checked against yaml.v3 v3.0.1 (resolve.go, decode.go):
+// Go providers decode `objects` with gopkg.in/yaml.v3 into typed fields (HashiCorp's
+// internal/config/config.go, Azure's pkg/provider/types). Checked against yaml.v3
+// v3.0.1 (resolve.go, decode.go):
 // - a string field takes any scalar's text as written: `objectName: 0600` is "0600",
 //   `secretKey: true` is "true"; `~`/`null` leave it empty;
 // - an integer field (filePermission, an os.FileMode) takes a plain scalar that
@@ -10,7 +11,7 @@
 //   scalars to null, true/false (only those spellings: `yes` stays a string), integers as
 //   above, and floats.
 // The `yaml` package parses the document; these functions read its scalars the Go way,
-// so a class written for HashiCorp's provider means the same here.
+// so a class written for a Go provider means the same here.
 import { isAlias, isMap, isScalar, isSeq, type Document, type Scalar } from 'yaml';
 
 /** yaml.v3's null spellings (plain scalars only). */

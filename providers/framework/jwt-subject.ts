@@ -2,8 +2,9 @@
 // attributes name: the identity (and so the shared Vault token) is keyed by those
 // attributes, so a token of another account would be answered from a session it could
 // not log in to. Only the payload's `sub` is read, without verifying the signature:
-// Vault verifies the token whenever it is used to log in; this check only keeps a
-// session's token to the account it was obtained for. The token is never echoed.
+// the secret store (Vault, Entra ID) verifies the token whenever it is used to log in;
+// this check only keeps a session's token to the account it was obtained for. The
+// token is never echoed.
 import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
 
@@ -27,12 +28,13 @@ export function jwtSubject(jwt: string): string | undefined {
 
 /**
  * Throws FAILED_PRECONDITION (`ServiceAccountTokenMismatch`) unless `jwt`'s `sub` is
- * the service account `namespace`/`name`; the message names the expected subject only.
+ * the service account `namespace`/`name`; the message, prefixed `<provider> provider:`,
+ * names the expected subject only.
  */
-export function checkTokenSubject(jwt: string, namespace: string, name: string): void {
+export function checkTokenSubject(jwt: string, namespace: string, name: string, provider: string): void {
   const expected = serviceAccountSubject(namespace, name);
   const sub = jwtSubject(jwt);
   if (sub === expected) return;
   const why = sub === undefined ? 'is not a JWT with a "sub" claim' : `has sub ${quoted(sub, 120)}`;
-  throw new SscError('failed-precondition', `vault provider: the pod's service-account token ${why}, not ${quoted(expected, 120)} of csi.storage.k8s.io/pod.namespace and csi.storage.k8s.io/serviceAccount.name`, { reason: 'ServiceAccountTokenMismatch' });
+  throw new SscError('failed-precondition', `${provider} provider: the pod's service-account token ${why}, not ${quoted(expected, 120)} of csi.storage.k8s.io/pod.namespace and csi.storage.k8s.io/serviceAccount.name`, { reason: 'ServiceAccountTokenMismatch' });
 }
