@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
-import { csiDriverTextForVault } from '../support/deploy-manifests.js';
+import { csiDriverTextForAzure, csiDriverTextForVault } from '../support/deploy-manifests.js';
 import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from '../support/helm.js';
 
 // deploy/ (kubectl apply -k) and the chart with its default values express the same
@@ -17,7 +17,9 @@ import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from 
 // The vault provider is an opt-in on both sides: providers.vault.enabled with deploy/'s
 // Vault address renders what a user gets by uncommenting provider-vault-daemonset.yaml in
 // kustomization.yaml and the tokenRequests (with serviceAccountTokenInSecrets, the chart
-// renders for Kubernetes 1.36) in csidriver.yaml.
+// renders for Kubernetes 1.36) in csidriver.yaml. The azure provider likewise:
+// providers.azure.enabled renders provider-azure-daemonset.yaml and the CSIDriver with the
+// api://AzureADTokenExchange entry of its comment uncommented.
 
 const DEPLOY = join(CHART_DIR, '../../deploy');
 
@@ -32,6 +34,13 @@ function deployObjectsWithVault(): Manifest[] {
   const csiDriver = parseManifests(csiDriverTextForVault());
   const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
   return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-vault-daemonset.yaml'), 'utf8'))];
+}
+
+/** deploy/ with the azure provider opted in: its DaemonSet added, the CSIDriver's workload-identity comment uncommented. */
+function deployObjectsWithAzure(): Manifest[] {
+  const csiDriver = parseManifests(csiDriverTextForAzure());
+  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
+  return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-azure-daemonset.yaml'), 'utf8'))];
 }
 
 /** The Vault address deploy/provider-vault-daemonset.yaml is written for. */
@@ -112,6 +121,25 @@ describe('Helm chart with the vault provider and deploy/ with it opted in expres
   });
 });
 
+describe('Helm chart with the azure provider and deploy/ with it opted in express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    ({ chart, deploy } = await renderBoth(helm, { providers: { azure: { enabled: true } } }, deployObjectsWithAzure()));
+  });
+  after(() => helm?.cleanup());
+
+  it('renders the same objects, the azure DaemonSet and the CSIDriver with the workload identity audience included', () => {
+    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-azure')).to.equal(true);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([{ audience: 'api://AzureADTokenExchange' }]);
+    expectSameInstall(chart, deploy);
+  });
+});
+
 describe('Helm chart defaults and deploy/ express the same install', function () {
   this.timeout(60_000);
   let helm: Helm;
@@ -132,8 +160,8 @@ describe('Helm chart defaults and deploy/ express the same install', function ()
     expectSameInstall(chart, deploy);
   });
 
-  it('renders no vault provider and no token audience by default', () => {
-    expect([...chart.keys()].filter((k) => k.includes('vault'))).to.deep.equal([]);
+  it('renders no vault or azure provider and no token audience by default', () => {
+    expect([...chart.keys()].filter((k) => k.includes('vault') || k.includes('azure'))).to.deep.equal([]);
     expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
   });
 });

@@ -7,6 +7,7 @@ import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';
 import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
+import { checkAzureProviderDaemonSet } from '../support/azure-provider-daemonset.js';
 import { checkVaultProviderDaemonSet } from '../support/vault-provider-daemonset.js';
 
 // The chart rendered by the real helm (test/peers/install.sh helm) for each value set, read
@@ -16,6 +17,7 @@ const NAMESPACE = 'secrets-store';
 const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
 const PROVIDER_DS = `${DRIVER_DS}-provider-file`;
 const VAULT_DS = `${DRIVER_DS}-provider-vault`;
+const AZURE_DS = `${DRIVER_DS}-provider-azure`;
 const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
 
 /** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
@@ -151,6 +153,21 @@ describe('Helm chart: lint and render (real helm)', function () {
         expect(c['env']).to.deep.equal(vault['env']);
         if (vault['image']?.digest) expect(c['image']).to.equal(`${vault['image'].repository}@${vault['image'].digest}`);
       });
+
+      it(want.providerAzure ? 'runs the azure provider with flags it accepts, on the host network, its socket in the driver\'s --provider-volume' : 'renders no azure provider', () => {
+        const providers = objects.filter((o) => o.kind === 'DaemonSet' && o.metadata?.name === AZURE_DS);
+        expect(providers).to.have.lengthOf(want.providerAzure ? 1 : 0);
+        if (!want.providerAzure) return;
+        const ds = providers[0] as Manifest;
+        checkAzureProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerAzure);
+        const c = podContainer(ds, 'provider');
+        const azure = (set.values['providers'] as { azure: Record<string, any> }).azure;
+        for (const arg of azure['extraArgs'] ?? []) expect(c['args']).to.include(arg);
+        expect(c['env']).to.deep.equal(azure['env']);
+        for (const m of azure['volumeMounts'] ?? []) expect(c['volumeMounts']).to.deep.include(m);
+        for (const v of azure['volumes'] ?? []) expect(ds['spec'].template.spec.volumes).to.deep.include(v);
+        if (azure['image']?.digest) expect(c['image']).to.equal(`${azure['image'].repository}@${azure['image'].digest}`);
+      });
     });
   }
 
@@ -162,7 +179,10 @@ describe('Helm chart: lint and render (real helm)', function () {
       ['an unknown fsGroupPolicy', { fsGroupPolicy: 'Group' }, /fsGroupPolicy must be File, ReadWriteOnceWithFSType, None or empty, got "Group"/],
       ['an unknown logLevel', { logLevel: 'verbose' }, /logLevel must be error, warn, info or debug/],
       ['a relative kubeletRootDir', { linux: { kubeletRootDir: 'var/lib/kubelet' } }, /linux\.kubeletRootDir must be an absolute path/],
-      ['a provider this chart does not have', { providers: { azure: { enabled: true } } }, /providers\.azure: this chart has no "azure" provider \(providers: file, vault\)/],
+      ['a provider this chart does not have', { providers: { aws: { enabled: true } } }, /providers\.aws: this chart has no "aws" provider \(providers: file, vault, azure\)/],
+      ['an azure cloudName that is not a cloud', { providers: { azure: { enabled: true, cloudName: 'AzureCloudX' } } }, /providers\.azure\.cloudName must be AzurePublicCloud, .* got "AzureCloudX"/],
+      ['an azure constructPEMChain that is not a boolean', { providers: { azure: { enabled: true, constructPEMChain: 'yes' } } }, /providers\.azure\.constructPEMChain must be true or false, got yes/],
+      ['an azure healthPort that is not a port', { providers: { azure: { enabled: true, healthPort: 'health' } } }, /providers\.azure\.healthPort must be a port number, got health/],
       ['the vault provider without vaultAddress', { providers: { vault: { enabled: true } } }, /providers\.vault\.vaultAddress must be Vault's http:\/\/ or https:\/\/ address .* got ""/],
       ['a vaultAddress that is not a URL', { providers: { vault: { enabled: true, vaultAddress: 'vault.vault.svc:8200' } } }, /providers\.vault\.vaultAddress must be/],
       ['a vaultAuthMountPath with a .. segment', { providers: { vault: { enabled: true, vaultAddress: 'https://v:8200', vaultAuthMountPath: 'k8s/..' } } }, /providers\.vault\.vaultAuthMountPath must be an auth mount path/],

@@ -105,7 +105,7 @@ export function rightKey(r: ApiRight): string {
 /** Our CSIDriver's name. */
 export const CSI_DRIVER_NAME = 'secrets-store.csi.k8s.io';
 /** Manifests the default kustomization leaves out on purpose (listed there, commented). */
-export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml'];
+export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml', 'provider-azure-daemonset.yaml'];
 /** The driver's ServiceAccount. */
 export const SA = { kind: 'ServiceAccount', name: 'secrets-store-csi-driver', namespace: 'kube-system' };
 /** The driver DaemonSet of deploy/. */
@@ -114,6 +114,8 @@ export const DRIVER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store').obj;
 export const PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-file').obj;
 /** The vault provider DaemonSet of deploy/ (opt-in). */
 export const VAULT_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-vault').obj;
+/** The azure provider DaemonSet of deploy/ (opt-in). */
+export const AZURE_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-azure').obj;
 
 /**
  * deploy/csidriver.yaml as a vault user edits it: the commented `tokenRequests:` block
@@ -129,4 +131,21 @@ export function csiDriverTextForVault(): string {
   const inSecrets = lines.findIndex((l) => l === '  # serviceAccountTokenInSecrets: true');
   if (inSecrets < 0) throw new Error('deploy/csidriver.yaml has no commented "  # serviceAccountTokenInSecrets: true" line');
   return lines.map((l, i) => ((i >= start && i < end) || i === inSecrets ? l.replace(/^ {2}# /, '  ') : l)).join('\n');
+}
+
+/**
+ * deploy/csidriver.yaml as an azure workload-identity user edits it: `tokenRequests:`, the
+ * commented api://AzureADTokenExchange entry and `serviceAccountTokenInSecrets: true`
+ * uncommented (the vault entry stays commented). Throws when the comment no longer has
+ * that shape.
+ */
+export function csiDriverTextForAzure(): string {
+  const lines = readFileSync(join(DEPLOY, 'csidriver.yaml'), 'utf8').split('\n');
+  const wanted = ['  # tokenRequests:', '  #   - audience: api://AzureADTokenExchange', '  # serviceAccountTokenInSecrets: true'];
+  const at = wanted.map((w) => {
+    const i = lines.indexOf(w);
+    if (i < 0) throw new Error(`deploy/csidriver.yaml has no commented "${w}" line`);
+    return i;
+  });
+  return lines.map((l, i) => (at.includes(i) ? l.replace(/^ {2}# /, '  ') : l)).join('\n');
 }

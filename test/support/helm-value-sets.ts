@@ -2,6 +2,7 @@
 // the rendered objects must say. Upstream's values are our own copy of the keys of
 // secrets-store-csi-driver v1.6.0's charts/secrets-store-csi-driver/values.yaml (read there),
 // not their file.
+import type { AzureDaemonSetExpectation } from './azure-provider-daemonset.js';
 import type { VaultDaemonSetExpectation } from './vault-provider-daemonset.js';
 
 /** What a value set must render. */
@@ -15,6 +16,8 @@ export interface ChartExpectation {
   readonly providerFile: boolean;
   /** The vault provider DaemonSet, with what its flags and volumes must say; undefined: none rendered. */
   readonly providerVault: VaultDaemonSetExpectation | undefined;
+  /** The azure provider DaemonSet, with what its flags must say; undefined: none rendered. */
+  readonly providerAzure: AzureDaemonSetExpectation | undefined;
   /** The two CRDs rendered (linux.crds.enabled). */
   readonly crds: boolean;
   readonly kubeletRootDir: string;
@@ -44,7 +47,7 @@ const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/
 const DEFAULTS: ChartExpectation = {
   sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-  providerFile: true, providerVault: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
+  providerFile: true, providerVault: undefined, providerAzure: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
   logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
 };
 
@@ -106,6 +109,10 @@ export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
   automountServiceAccountToken: true,
   commonLabels: {},
 };
+
+/** The token audience of Azure workload identity, which providers.azure adds to the CSIDriver. */
+export const AZURE_AUDIENCE = 'api://AzureADTokenExchange';
+const AZURE_DEFAULTS: AzureDaemonSetExpectation = { constructPemChain: true, writeCertAndKeyInSeparateFiles: false, cloudName: 'AzurePublicCloud', healthPort: 8989 };
 
 /** The value sets every chart test covers. */
 export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
@@ -171,6 +178,38 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       ...DEFAULTS,
       providerVault: { vaultAddress: 'http://10.0.0.5:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' }, ca: { kind: 'configMap', name: 'vault-ca', key: 'ca.crt' } },
     },
+  },
+  {
+    name: 'azure provider on',
+    values: { providers: { azure: { enabled: true } } },
+    expect: { ...DEFAULTS, tokenAudiences: [AZURE_AUDIENCE], providerAzure: AZURE_DEFAULTS },
+  },
+  {
+    name: 'azure and vault providers, azure customised, its audience already in tokenRequests',
+    values: {
+      tokenRequests: [{ audience: AZURE_AUDIENCE, expirationSeconds: 3600 }],
+      providers: {
+        vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' },
+        azure: {
+          enabled: true, constructPEMChain: false, writeCertAndKeyInSeparateFiles: true, cloudName: 'AzureUSGovernmentCloud', healthPort: 9898,
+          extraArgs: ['--read-cache-window=10s', '--identity-cache-size=200'],
+          env: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/azure-ca/ca.crt' }],
+          volumes: [{ name: 'azure-ca', configMap: { name: 'azure-ca' } }],
+          volumeMounts: [{ name: 'azure-ca', mountPath: '/etc/azure-ca', readOnly: true }],
+          image: { repository: 'registry.example.com/ssc/provider', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+        },
+      },
+    },
+    expect: {
+      ...DEFAULTS, tokenAudiences: [AZURE_AUDIENCE, 'vault'],
+      providerVault: { vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' } },
+      providerAzure: { constructPemChain: false, writeCertAndKeyInSeparateFiles: true, cloudName: 'AzureUSGovernmentCloud', healthPort: 9898 },
+    },
+  },
+  {
+    name: 'azure provider without a token audience (no workload identity)',
+    values: { providers: { file: { enabled: false }, azure: { enabled: true, tokenRequest: { audience: '' } } } },
+    expect: { ...DEFAULTS, providerFile: false, providerAzure: AZURE_DEFAULTS },
   },
   {
     name: 'everything customised',

@@ -143,6 +143,31 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
     expect(readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8')).to.match(/^#.*`vault`/m);
   });
 
+  it("the provider image keeps the azure provider's Azure SDK and everything it loads: production dependencies, none dev-only, none native", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies?: Record<string, string> };
+    const sdk = ['@azure/identity', '@azure/keyvault-secrets', '@azure/keyvault-keys', '@azure/keyvault-certificates'];
+    for (const name of sdk) {
+      expect(pkg.dependencies, 'package.json dependencies').to.have.property(name);
+      expect(pkg.devDependencies ?? {}).to.not.have.property(name);
+    }
+    // What npm prune --omit=dev keeps: the lock's packages without "dev": the SDK's own
+    // dependencies too (an SDK package marked dev would be pruned from the image).
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean; dependencies?: Record<string, string> }> };
+    const kept = (name: string) => lock.packages[`node_modules/${name}`];
+    const seen = new Set<string>();
+    const walk = (name: string): void => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const entry = kept(name);
+      expect(entry, `${name} is in package-lock.json`).to.not.equal(undefined);
+      expect(entry?.dev, `${name} is not dev-only`).to.not.equal(true);
+      expect(entry?.hasInstallScript, `${name} builds nothing at install (the runtime image has no toolchain)`).to.not.equal(true);
+      for (const dep of Object.keys(entry?.dependencies ?? {})) if (dep.startsWith('@azure')) walk(dep);
+    };
+    for (const name of sdk) walk(name);
+    expect(readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8')).to.match(/^#.*`azure`/m);
+  });
+
   it('the driver image carries the .proto files and the mount addon where the code loads them', () => {
     const runtime = parseDockerfile(join(REPO, 'Dockerfile.driver')).filter((i) => i.stage !== 'builder' && i.op === 'COPY')
       .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
