@@ -8,6 +8,7 @@ import type { ProviderDefinition } from '../providers/framework/run-provider.js'
 const PROVIDERS: Readonly<Record<string, () => Promise<ProviderDefinition>>> = {
   file: async () => (await import('../providers/file/main.js')).fileProviderDefinition,
   vault: async () => (await import('../providers/vault/main.js')).vaultProviderDefinition,
+  azure: async () => (await import('../providers/azure/main.js')).azureProviderDefinition,
 };
 
 const USAGE = `usage: secrets-store-csi <command> [flags]

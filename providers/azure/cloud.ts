@@ -7,6 +7,7 @@
 // Only the three values the provider uses are kept: the vault DNS suffix, the Entra
 // authority and the Key Vault resource (upstream: KeyVaultEndpoint without its "/").
 import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../proto/runtime/errors.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { goEqualFold } from './go-strings.js';
 
@@ -64,6 +65,7 @@ function stackCloud(stack: StackEnvironmentSource): AzureCloud {
   try {
     text = stack.read(stack.path);
   } catch (err) {
+    if (err instanceof SscError) throw err;
     // Only the errno code: the message of a failed read is the path again, or worse.
     const code = typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' ? (err as { code: string }).code : 'unreadable';
     throw invalidParameter(`${file} cannot be read (${code})`);
@@ -116,4 +118,12 @@ function isHttpsUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * True for the authority of a built-in cloud, which Entra's instance discovery knows;
+ * an Azure Stack Hub authority (AD FS or its own Entra endpoint) is used as given.
+ */
+export function isKnownAuthority(authorityHost: string): boolean {
+  return [...CLOUDS.values()].some((c) => c.authorityHost === authorityHost);
 }

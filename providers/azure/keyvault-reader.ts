@@ -74,17 +74,26 @@ export function operationOf(method: string, path: string): string {
   return parts[2] === 'versions' && parts.length === 3 ? `list_${kind}_versions` : `get_${kind}`;
 }
 
+/** How every Key Vault client is built. */
+export interface KeyVaultClientOptions {
+  /** The connect-to agent (tests), else the SDK's own. */
+  readonly agent: Agent | undefined;
+  readonly count: RequestCounter;
+  /** --custom-user-agent ('' for none). */
+  readonly userAgent: string;
+}
+
 /** The three clients of one vault, for one credential. */
 export class KeyVaultReader {
   private readonly secrets: SecretClient;
   private readonly keys: KeyClient;
   private readonly certificates: CertificateClient;
 
-  constructor(vaultUrl: string, credential: TokenCredential, options: { readonly agent: Agent | undefined; readonly count: RequestCounter }) {
+  constructor(vaultUrl: string, credential: TokenCredential, options: KeyVaultClientOptions) {
     const common = {
       serviceVersion: KEY_VAULT_API_VERSION,
       retryOptions: { maxRetries: 0 },
-      userAgentOptions: { userAgentPrefix: `secrets-store-csi-provider-azure/${packageVersion()}` },
+      userAgentOptions: { userAgentPrefix: `secrets-store-csi-provider-azure/${packageVersion()}${options.userAgent === '' ? '' : ` ${options.userAgent}`}` },
       additionalPolicies: [{ policy: countingPolicy(options.count), position: 'perRetry' as const }],
       ...(options.agent ? { agent: options.agent } : {}),
     };
@@ -96,7 +105,7 @@ export class KeyVaultReader {
   /** A secret's version (latest when `version` is ''). */
   async getSecret(name: string, version: string, abortSignal: AbortSignal): Promise<SecretRead> {
     const s = await this.secrets.getSecret(name, { version: version === '' ? undefined : version, abortSignal });
-    return { version: s.properties.version ?? '', value: s.value ?? '', contentType: s.properties.contentType, keyId: s.properties.keyId };
+    return { version: s.properties.version ?? '', value: s.value ?? '', contentType: s.properties.contentType, keyId: s.properties.certificateKeyId };
   }
 
   /** A key's version (latest when `version` is ''). */

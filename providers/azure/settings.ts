@@ -20,6 +20,7 @@ export const azureProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'cloud-name': { type: 'string', default: DEFAULT_CLOUD_NAME, help: 'cloud used when a class names none: AzurePublicCloud, AzureUSGovernmentCloud, AzureChinaCloud, AzureGermanCloud or AzureStackCloud' },
   'read-cache-window': { type: 'string', default: `${DEFAULT_READ_WINDOW_MS / 1000}s`, help: 'how long a Key Vault read of one identity is reused by other Mounts (Go duration); 0 only shares reads in flight' },
   'identity-cache-size': { type: 'string', default: String(DEFAULT_IDENTITY_CACHE_SIZE), help: 'most identities (a credential and its Key Vault clients each) kept; the least recently used goes first' },
+  'custom-user-agent': { type: 'string', default: '', help: 'appended to the User-Agent of Key Vault requests (upstream\'s flag)' },
   'healthz-port': { type: 'string', default: '', help: 'upstream\'s health port: serves /healthz and /metrics on :<port> when --health-addr is not given' },
   'healthz-path': { type: 'string', default: '/healthz', help: 'upstream\'s health path; only /healthz is served' },
   'test-only-connect-to': { type: 'string', default: '', help: 'TESTS ONLY: host:port=address:port[,…] connects to address:port whenever host:port is dialled (certificates are still checked for host)' },
@@ -41,6 +42,10 @@ export interface AzureSettings {
   readonly cloudName: string;
   readonly readCacheWindowMs: number;
   readonly identityCacheSize: number;
+  /** --custom-user-agent: appended to the Key Vault clients' User-Agent. */
+  readonly customUserAgent: string;
+  /** AZURE_ENVIRONMENT_FILEPATH: the Azure Stack Hub environment file when a class names none (as upstream). */
+  readonly environmentFilePath: string | undefined;
   /** Test-only connect-to rules; empty in production. */
   readonly connectTo: readonly ConnectToRule[];
 }
@@ -63,7 +68,7 @@ function readCacheWindow(raw: string): number {
 }
 
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
-export function azureSettings(flags: ParsedFlags): AzureSettings {
+export function azureSettings(flags: ParsedFlags, env: Readonly<Record<string, string | undefined>> = {}): AzureSettings {
   if (stringFlag(flags, 'healthz-path') !== '/healthz') throw new Error(`--healthz-path: only /healthz is served, got "${stringFlag(flags, 'healthz-path')}"`);
   return Object.freeze({
     constructPemChain: booleanFlag(flags, 'construct-pem-chain'),
@@ -71,8 +76,16 @@ export function azureSettings(flags: ParsedFlags): AzureSettings {
     cloudName: stringFlag(flags, 'cloud-name'),
     readCacheWindowMs: readCacheWindow(stringFlag(flags, 'read-cache-window')),
     identityCacheSize: wholeNumber('identity-cache-size', stringFlag(flags, 'identity-cache-size'), 1_000_000),
+    customUserAgent: userAgentSuffix(stringFlag(flags, 'custom-user-agent')),
+    environmentFilePath: env['AZURE_ENVIRONMENT_FILEPATH'] === '' ? undefined : env['AZURE_ENVIRONMENT_FILEPATH'],
     connectTo: Object.freeze(parseConnectTo(stringFlag(flags, 'test-only-connect-to'))),
   });
+}
+
+/** --custom-user-agent, checked: printable ASCII without control characters, at most 256 characters. */
+function userAgentSuffix(raw: string): string {
+  if (!/^[\x20-\x7e]{0,256}$/.test(raw)) throw new Error('--custom-user-agent must be at most 256 printable ASCII characters');
+  return raw.trim();
 }
 
 /** The health address: --health-addr when given, else `:<--healthz-port>`, else none. */

@@ -1,0 +1,129 @@
+// The azure provider: Azure Key Vault secrets, keys and certificates for a pod, through
+// the Azure SDK, with the pod's workload identity, a service principal from the
+// nodePublishSecretRef, or the node's managed identity (parameters.ts decides which).
+// A Mount is parse → resolve versions → (nothing changed: answer from properties) →
+// read values → render files. Reads of one identity are shared between Mounts for
+// --read-cache-window (framework read-cache.ts), so many pods of one workload rotating
+// together cost about one Key Vault read per object.
+import type { Agent } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SscError } from '../../proto/runtime/errors.js';
+import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
+import { checkTokenSubject } from '../framework/jwt-subject.js';
+import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import { ReadCache } from '../framework/read-cache.js';
+import { keyVaultError, type ReadContext } from './azure-errors.js';
+import type { AzureMetrics } from './azure-metrics.js';
+import { ConnectToAgent } from './connect-to.js';
+import { IdentityCache, type Identity } from './identities.js';
+import type { KeyVaultReader, VersionProperties } from './keyvault-reader.js';
+import { parseAzureMount, type AzureMountConfig } from './parameters.js';
+import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
+import { isKnownAuthority } from './cloud.js';
+import { readEnvironmentFile } from './environment-file.js';
+import type { AzureSettings } from './settings.js';
+import { withThrottleRetry, type RetryClock } from './throttle-retry.js';
+import { planEntries, unchangedFromProperties, uniqueVersions, type PlannedEntry } from './mount-plan.js';
+
+type Read = FetchedObject | VersionProperties[];
+
+/** What the provider needs besides its settings. */
+export interface AzureProviderDeps {
+  readonly metrics: AzureMetrics;
+  readonly clock?: RetryClock;
+}
+
+const realClock: RetryClock = { now: Date.now, sleep: (ms, signal) => sleep(ms, undefined, { signal }) };
+
+function weigh(read: Read): number {
+  if (Array.isArray(read)) return 64 * read.length;
+  if ('value' in read) return read.value.length + 128;
+  if ('cer' in read) return read.cer.length + 128;
+  return 1024;
+}
+
+/** Key Vault through the Azure SDK, one credential per identity. */
+export class AzureProvider implements SecretsProvider {
+  readonly name = 'azure';
+  private readonly identities: IdentityCache;
+  private readonly reads: ReadCache<Read>;
+  private readonly clock: RetryClock;
+
+  constructor(private readonly settings: AzureSettings, private readonly deps: AzureProviderDeps) {
+    const agent: Agent | undefined = settings.connectTo.length > 0 ? new ConnectToAgent(settings.connectTo) : undefined;
+    this.identities = new IdentityCache(settings.identityCacheSize, { agent, userAgent: settings.customUserAgent, count: (operation, status) => deps.metrics.request(operation, status) });
+    this.reads = new ReadCache<Read>({
+      windowMs: settings.readCacheWindowMs, weigh,
+      hooks: { hit: () => deps.metrics.read('hit'), miss: () => deps.metrics.read('miss'), coalesced: () => deps.metrics.read('coalesced') },
+    });
+    this.clock = deps.clock ?? realClock;
+  }
+
+  async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
+    const config = parseAzureMount(request.attributes, request.secrets, {
+      cloudName: this.settings.cloudName, environmentFilePath: this.settings.environmentFilePath, readEnvironmentFile,
+    });
+    for (const warning of config.warnings) ctx.logger.warn(`azure provider: ${warning}`);
+    if (config.objects.length === 0) {
+      // Upstream answers no object versions, which both drivers refuse with a vaguer error.
+      throw new SscError('invalid-argument', 'azure provider: objects lists no object (objects.array is empty)', { reason: 'InvalidParameters' });
+    }
+    if (config.auth.kind === 'workload-identity') checkTokenSubject(config.auth.token, config.pod.namespace, config.pod.serviceAccountName ?? '', 'azure');
+    const identity = this.identities.identity(config.auth, {
+      tenantId: config.tenantId, authorityHost: config.cloud.authorityHost, customAuthority: !isKnownAuthority(config.cloud.authorityHost),
+      serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },
+    });
+    const reader = identity.reader(config.vaultUrl);
+    const deadlineMs = ctx.deadline?.getTime();
+    const idKey = `${JSON.stringify([identity.kind, config.vaultUrl])}|${this.identityTag(identity)}`;
+    const read = <T extends Read>(requestKey: string, context: ReadContext, load: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> =>
+      this.reads.read(idKey, requestKey, (flightSignal) => withThrottleRetry(() => load(flightSignal), `${context.objectType} ${JSON.stringify(context.objectName).slice(0, 130)}`, deadlineMs, flightSignal, this.clock), signal)
+        .catch((err: unknown) => { throw keyVaultError(err, context); }) as Promise<T>;
+    const contextOf = (e: { object: PlannedEntry['object']; version: string }): ReadContext => ({
+      objectType: e.object.objectType, objectName: e.object.objectName, objectVersion: e.version, keyvaultName: config.keyvaultName, identityKind: identity.kind,
+    });
+    const listVersions = (object: PlannedEntry['object'], signal: AbortSignal): Promise<VersionProperties[]> =>
+      read(`list|${object.objectType}|${object.objectName}`, contextOf({ object, version: '' }), (s) => reader.listVersions(object.objectType, object.objectName, s), signal);
+
+    const planned = (await boundedAll(config.objects, MOUNT_CONCURRENCY, (object, signal) =>
+      planEntries(object, request.currentObjectVersions, (o) => listVersions(o, signal)), ctx.signal)).flat();
+    if (unchangedFromProperties(planned, request.currentObjectVersions)) {
+      ctx.logger.debug('azure provider: no object has a new version; answered from version properties', { objects: planned.length });
+      return { files: [], objectVersions: uniqueVersions(planned) };
+    }
+    const fetched = await boundedAll(planned, MOUNT_CONCURRENCY, (entry, signal) =>
+      read(`get|${entry.object.objectType}|${entry.object.objectName}|${entry.version}`, contextOf(entry), (s) => fetchObject(reader, entry, s), signal), ctx.signal);
+    const renderOptions = { constructPemChain: this.settings.constructPemChain, writeCertAndKeyInSeparateFiles: this.settings.writeCertAndKeyInSeparateFiles };
+    const rendered = planned.map((entry, i) => ({ entry, contents: renderEntry(entry, fetched[i] as FetchedObject, renderOptions) }));
+    const files = mountFiles(rendered);
+    const objectVersions = uniqueVersions(planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })));
+    for (const v of objectVersions) {
+      const previous = request.currentObjectVersions.get(v.id);
+      if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectId: v.id });
+    }
+    return { files, objectVersions };
+  }
+
+  /** A tag that tells identities apart in the read cache without naming them. */
+  private readonly tags = new WeakMap<Identity, string>();
+  private nextTag = 0;
+  private identityTag(identity: Identity): string {
+    let tag = this.tags.get(identity);
+    if (tag === undefined) {
+      tag = String(this.nextTag++);
+      this.tags.set(identity, tag);
+    }
+    return tag;
+  }
+}
+
+async function fetchObject(reader: KeyVaultReader, entry: PlannedEntry, signal: AbortSignal): Promise<FetchedObject> {
+  const { objectType, objectName } = entry.object;
+  if (objectType === 'secret') return { kind: 'secret', ...(await reader.getSecret(objectName, entry.version, signal)) };
+  if (objectType === 'key') return { kind: 'key', ...(await reader.getKey(objectName, entry.version, signal)) };
+  if (objectType === 'cert') return { kind: 'cert', ...(await reader.getCertificate(objectName, entry.version, signal)) };
+  throw new SscError('invalid-argument', `azure provider: objectType ${JSON.stringify(objectType)} is not secret, key or cert`, { reason: 'InvalidParameters' });
+}
+
+/** The parsed config type, re-exported for tests. */
+export type { AzureMountConfig };

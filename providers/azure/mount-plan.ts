@@ -1,0 +1,71 @@
+// Which object versions a Mount writes, decided before any value is read. A class entry
+// becomes one planned file (or N with objectVersionHistory), each with its object id
+// (Azure's provider's `<type>/<name>[/<i>]`) and the Key Vault version to read ('' = the
+// latest, resolved by the read itself). On a first Mount nothing is listed: a single
+// object's latest version comes with its value. On a rotation (the driver sent the
+// mounted versions) each unpinned object's versions are listed first (properties, no
+// value), so that when nothing changed the Mount is answered without reading a value.
+import { SscError } from '../../proto/runtime/errors.js';
+import { quoted } from '../../proto/runtime/untrusted-text.js';
+import type { VersionProperties } from './keyvault-reader.js';
+import { hasVersionHistory, historyFileName, historyObjectId, objectId, type KeyVaultObject } from './objects.js';
+import { describeObject } from './render.js';
+import { latestVersion, selectVersionHistory } from './version-history.js';
+
+/** One file-producing read of a Mount. */
+export interface PlannedEntry {
+  readonly object: KeyVaultObject;
+  /** The object id reported to the driver (and the pod status). */
+  readonly id: string;
+  /** The file the value is written to (before render suffixes). */
+  readonly fileName: string;
+  /** The Key Vault version to read; '' reads the latest. */
+  readonly version: string;
+}
+
+/**
+ * The entries of one class object. `list` lists the object's versions (shared and
+ * counted by the caller); it is called only for objectVersionHistory > 1 and for an
+ * unpinned single object on a rotation.
+ */
+export async function planEntries(object: KeyVaultObject, current: ReadonlyMap<string, string>, list: (o: KeyVaultObject) => Promise<VersionProperties[]>): Promise<PlannedEntry[]> {
+  if (hasVersionHistory(object)) {
+    const chosen = selectVersionHistory(await list(object), object.objectVersion, object.objectVersionHistory, describeObject(object));
+    return chosen.map(({ version, index }) => ({ object, id: historyObjectId(object, index), fileName: historyFileName(object, index), version }));
+  }
+  const single = { object, id: objectId(object), fileName: object.fileName };
+  if (object.objectVersion !== undefined) return [{ ...single, version: object.objectVersion }];
+  if (current.size === 0) return [{ ...single, version: '' }];
+  const latest = latestVersion(await list(object));
+  return [{ ...single, version: latest.version !== undefined && !latest.ambiguous ? latest.version : '' }];
+}
+
+/**
+ * One version per object id. A class may list one Key Vault object twice (a certificate
+ * as PEM and as PFX under two aliases): upstream then reports its id twice and the Go
+ * driver keeps one; the driver here refuses duplicate ids, so they are merged. Listed
+ * twice with different versions (one pinned), the ids would name two versions at once:
+ * INVALID_ARGUMENT naming the object.
+ */
+export function uniqueVersions(entries: readonly { readonly id: string; readonly version: string }[]): { id: string; version: string }[] {
+  const byId = new Map<string, string>();
+  for (const { id, version } of entries) {
+    const seen = byId.get(id);
+    if (seen !== undefined && seen !== version) {
+      throw new SscError('invalid-argument', `azure provider: ${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`, { reason: 'InvalidParameters' });
+    }
+    byId.set(id, version);
+  }
+  return [...byId].map(([id, version]) => ({ id, version }));
+}
+
+/**
+ * True when every planned version is known and the set of (id, version) is exactly
+ * what the driver has mounted: the Mount can be answered without files (the driver
+ * keeps the mounted ones).
+ */
+export function unchangedFromProperties(planned: readonly PlannedEntry[], current: ReadonlyMap<string, string>): boolean {
+  if (current.size === 0 || planned.some((e) => e.version === '')) return false;
+  const versions = uniqueVersions(planned);
+  return versions.length === current.size && versions.every((v) => current.get(v.id) === v.version);
+}
