@@ -46,20 +46,35 @@ function objectText(c: ReadContext): string {
   return `${c.objectType} ${quoted(c.objectName, 128)}${c.objectVersion === '' ? '' : ` version ${quoted(c.objectVersion, 64)}`} in key vault ${quoted(c.keyvaultName, 32)}`;
 }
 
+/** Entra error codes that mean "try later", not "refused". */
+const TRANSIENT_ENTRA = new Set(['temporarily_unavailable', 'server_error', 'network_error', 'request_timeout']);
+
+/** Entra's OAuth error and AADSTS number from an identity error: `errorResponse`, or msal's message `<error>: … AADSTS<n>: …`. */
+function entraError(e: ErrorShape, message: string): { status: number; error: string; aadsts: string | undefined } {
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
+  if (e.errorResponse !== undefined) {
+    const error = typeof e.errorResponse.error === 'string' && SAFE_CODE.test(e.errorResponse.error) ? e.errorResponse.error : 'unknown';
+    return { status, error, aadsts: aadstsCode(e.errorResponse.errorDescription) };
+  }
+  const error = /^([a-z_]{1,64}):/.exec(message)?.[1] ?? 'unknown';
+  return { status, error, aadsts: /\b(AADSTS[0-9]{1,9})\b/.exec(message)?.[1] };
+}
+
 function tokenError(err: unknown, c: ReadContext): SscError | undefined {
   const e = shape(err);
   if (e.name === 'CredentialUnavailableError') {
     return new SscError('unavailable', `azure provider: no ${c.identityKind} token for ${objectText(c)}: the token endpoint is unavailable`, { reason: 'TokenUnavailable' });
   }
-  if (e.name !== 'AuthenticationError') return undefined;
-  const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
-  const error = typeof e.errorResponse?.error === 'string' && SAFE_CODE.test(e.errorResponse.error) ? e.errorResponse.error : 'unknown';
-  const aadsts = aadstsCode(e.errorResponse?.errorDescription);
-  const detail = `${error}${aadsts ? ` ${aadsts}` : ''}`;
-  if (status >= 500 || status === 429 || status === 0) {
-    return new SscError('unavailable', `azure provider: Microsoft Entra ID could not issue a ${c.identityKind} token for ${objectText(c)} (HTTP ${status}, ${detail})`, { reason: 'TokenUnavailable' });
+  // @azure/identity 4.x raises what Entra answered as AuthenticationError (with the
+  // response) or, through msal, as AuthenticationRequiredError (with msal's message).
+  if (e.name !== 'AuthenticationError' && e.name !== 'AuthenticationRequiredError') return undefined;
+  const message = err instanceof Error ? err.message : '';
+  const { status, error, aadsts } = entraError(e, message);
+  const detail = `${status === 0 ? '' : `HTTP ${status}, `}${error}${aadsts ? ` ${aadsts}` : ''}`;
+  if (status >= 500 || status === 429 || TRANSIENT_ENTRA.has(error)) {
+    return new SscError('unavailable', `azure provider: Microsoft Entra ID could not issue a ${c.identityKind} token for ${objectText(c)} (${detail})`, { reason: 'TokenUnavailable' });
   }
-  return new SscError('permission-denied', `azure provider: Microsoft Entra ID refused the ${c.identityKind} (HTTP ${status}, ${detail}) for ${objectText(c)}`, { reason: 'AuthenticationFailed' });
+  return new SscError('permission-denied', `azure provider: Microsoft Entra ID refused the ${c.identityKind} (${detail}) for ${objectText(c)}`, { reason: 'AuthenticationFailed' });
 }
 
 /**

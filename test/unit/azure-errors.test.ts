@@ -23,6 +23,8 @@ describe('azure keyVaultError', () => {
     ['unknown name', restError(undefined, 'ENOTFOUND'), 'unavailable', 'KeyVaultUnreachable', ['ENOTFOUND']],
     ['certificate not trusted', restError(undefined, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'), 'unavailable', 'KeyVaultUnreachable', ['UNABLE_TO_VERIFY_LEAF_SIGNATURE']],
     ['Entra refused the assertion', authError(400, 'invalid_client', 'AADSTS70021: No matching federated identity record found for presented assertion subject. token eyJhbGciOi'), 'permission-denied', 'AuthenticationFailed', ['Microsoft Entra ID refused the workload identity', 'invalid_client AADSTS70021']],
+    ['msal\'s refusal (AuthenticationRequiredError)', Object.assign(new Error('invalid_client: Error(s): 7000215 - Timestamp: x - Description: AADSTS7000215: Invalid client secret provided. hunter2'), { name: 'AuthenticationRequiredError' }), 'permission-denied', 'AuthenticationFailed', ['refused the workload identity (invalid_client AADSTS7000215)']],
+    ['msal\'s network failure', Object.assign(new Error('network_error: Network request failed'), { name: 'AuthenticationRequiredError' }), 'unavailable', 'TokenUnavailable', ['could not issue', 'network_error']],
     ['Entra down', authError(503, 'temporarily_unavailable', 'AADSTS90033: busy'), 'unavailable', 'TokenUnavailable', ['HTTP 503']],
     ['IMDS unreachable', Object.assign(new Error('ManagedIdentityCredential: connect ECONNREFUSED'), { name: 'CredentialUnavailableError' }), 'unavailable', 'TokenUnavailable', ['token endpoint is unavailable']],
     ['aborted', Object.assign(new Error('aborted'), { name: 'AbortError' }), 'deadline-exceeded', 'KeyVaultTimeout', ['cancelled']],
