@@ -9,7 +9,6 @@ import type { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
-import { checkTokenSubject } from '../framework/jwt-subject.js';
 import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { ReadCache } from '../framework/read-cache.js';
 import { keyVaultError, type ReadContext } from './azure-errors.js';
@@ -68,7 +67,6 @@ export class AzureProvider implements SecretsProvider {
       // Upstream answers no object versions, which both drivers refuse with a vaguer error.
       throw new SscError('invalid-argument', 'azure provider: objects lists no object (objects.array is empty)', { reason: 'InvalidParameters' });
     }
-    if (config.auth.kind === 'workload-identity') checkTokenSubject(config.auth.token, config.pod.namespace, config.pod.serviceAccountName ?? '', 'azure');
     const identity = this.identities.identity(config.auth, {
       tenantId: config.tenantId, authorityHost: config.cloud.authorityHost, customAuthority: !isKnownAuthority(config.cloud.authorityHost),
       serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },

@@ -1,11 +1,9 @@
-// The shape of an azure SecretProviderClass's parameters as Azure's provider documents
-// them, read for the static checks of deploy/examples/azure (test/unit/deploy-azure.test.ts):
-// the identity mode, keyvaultName and tenant, and `objects` as yaml.v3 reads it upstream
-// (an `array:` of YAML strings, each a map of known fields). A check of the examples'
-// shape, not the provider's parser (providers/azure/parameters.ts), which the provider's
-// own tests cover.
-import { expect } from 'chai';
-import { parse } from 'yaml';
+// An azure SecretProviderClass's parameters read by the provider's own parser
+// (providers/azure/parameters.ts), for the static checks of deploy/examples/azure
+// (test/unit/deploy-azure.test.ts): the identity mode and the objects with the files they
+// become. A class the provider would refuse fails the test with the provider's message.
+import { parseAzureMount } from '../../providers/azure/parameters.js';
+import { hasVersionHistory, historyFileName } from '../../providers/azure/objects.js';
 
 /** Which identity a class reads Key Vault as (a service principal needs the pod's nodePublishSecretRef). */
 export type AzureClassAuth = 'workload-identity' | 'managed-identity' | 'service-principal';
@@ -30,46 +28,24 @@ export interface AzureClassShape {
   readonly files: readonly string[];
 }
 
-const FIELDS = ['objectName', 'objectType', 'objectAlias', 'objectVersion', 'objectVersionHistory', 'objectFormat', 'objectEncoding', 'filePermission'];
+/** An unsigned JWT for `default/azure-demo` (the parser reads only its `sub`). */
+const TOKEN = ['{"alg":"none"}', '{"sub":"system:serviceaccount:default:azure-demo"}', 'x'].map((p) => Buffer.from(p).toString('base64url')).join('.');
 
-function readObject(text: unknown, i: number): AzureClassObject {
-  expect(text, `objects.array[${i}] is a YAML string ("- |")`).to.be.a('string');
-  const o = parse(text as string) as Record<string, unknown>;
-  expect(o, `objects.array[${i}] is a map`).to.be.an('object');
-  for (const k of Object.keys(o)) expect(FIELDS, `objects.array[${i}].${k} is a field of Azure's provider`).to.include(k);
-  const name = String(o['objectName'] ?? '');
-  expect(name, `objects.array[${i}].objectName is a Key Vault name`).to.match(/^[0-9A-Za-z-]{1,127}$/);
-  const type = String(o['objectType'] ?? '');
-  expect(['secret', 'key', 'cert'], `objects.array[${i}].objectType`).to.include(type);
-  const format = String(o['objectFormat'] ?? '');
-  expect(['', 'pem', 'pfx'], `objects.array[${i}].objectFormat`).to.include(format);
-  if (format === 'pfx') expect(type, 'objectFormat pfx is for secrets').to.equal('secret');
-  const encoding = String(o['objectEncoding'] ?? '');
-  expect(['', 'utf-8', 'base64', 'hex'], `objects.array[${i}].objectEncoding`).to.include(encoding);
-  if (encoding !== '') expect(type, 'objectEncoding is for secrets').to.equal('secret');
-  if (o['filePermission'] !== undefined) expect(String(o['filePermission']), 'filePermission is octal').to.match(/^0?[0-7]{3}$/);
-  const history = Number(o['objectVersionHistory'] ?? 0);
-  expect(Number.isInteger(history) && history >= 0, `objects.array[${i}].objectVersionHistory`).to.equal(true);
-  const alias = String(o['objectAlias'] ?? '');
-  return { objectName: name, objectType: type as AzureClassObject['objectType'], fileName: alias === '' ? name : alias, objectFormat: format === '' ? 'pem' : format, objectEncoding: encoding === '' ? 'utf-8' : encoding, history };
-}
+/** What kubelet and the driver add to a Mount for a pod of `default/azure-demo`. */
+const MOUNT_ATTRIBUTES = {
+  'csi.storage.k8s.io/pod.name': 'demo-0', 'csi.storage.k8s.io/pod.namespace': 'default',
+  'csi.storage.k8s.io/serviceAccount.name': 'azure-demo',
+  'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ 'api://AzureADTokenExchange': { token: TOKEN, expirationTimestamp: '2030-01-01T00:00:00Z' } }),
+};
 
-/** The class's identity, vault, tenant and objects; fails the test where Azure's provider would refuse. */
+/** The class's identity and objects as the provider reads them; throws the provider's error where it would refuse. */
 export function azureClassShape(parameters: Readonly<Record<string, string>>): AzureClassShape {
-  expect(parameters['keyvaultName'], 'keyvaultName').to.match(/^[-A-Za-z0-9]{3,24}$/);
-  expect(parameters['tenantID'] ?? parameters['tenantId'], 'tenantID (or tenantId)').to.match(/^[0-9A-Za-z.-]+$/);
-  expect(parameters['usePodIdentity'] ?? 'false', 'usePodIdentity is refused').to.equal('false');
-  expect(parameters['useAzureTokenProxy'] ?? 'false', 'useAzureTokenProxy is refused').to.equal('false');
-  const clientID = parameters['clientID'];
-  const vm = parameters['useVMManagedIdentity'] === 'true';
-  expect(clientID !== undefined && vm, 'clientID and useVMManagedIdentity together').to.equal(false);
-  if (parameters['userAssignedIdentityID'] !== undefined) expect(vm, 'userAssignedIdentityID needs useVMManagedIdentity').to.equal(true);
-  const auth: AzureClassAuth = vm ? 'managed-identity' : clientID !== undefined ? 'workload-identity' : 'service-principal';
-
-  const objects = parse(parameters['objects'] ?? '') as { array?: unknown[] } | null;
-  expect(objects?.array, 'objects.array').to.be.an('array').that.is.not.empty;
-  const list = (objects?.array ?? []).map(readObject);
-  const files = list.flatMap((o) => (o.history > 1 ? Array.from({ length: o.history }, (_, i) => `${o.fileName}/${i}`) : [o.fileName]));
-  expect(new Set(list.map((o) => o.fileName)).size, 'every object writes its own file').to.equal(list.length);
-  return { auth, clientID, objects: list, files };
+  const spSecret: Record<string, string> = parameters['useVMManagedIdentity'] === 'true' || parameters['clientID'] !== undefined ? {} : { clientid: 'placeholder', clientsecret: 'placeholder' };
+  const config = parseAzureMount({ ...parameters, ...MOUNT_ATTRIBUTES }, spSecret, { cloudName: 'AzurePublicCloud' });
+  if (config.warnings.length > 0) throw new Error(`the provider warns: ${config.warnings.join('; ')}`);
+  const objects = config.objects.map((o) => ({
+    objectName: o.objectName, objectType: o.objectType, fileName: o.fileName, objectFormat: o.objectFormat, objectEncoding: o.objectEncoding, history: o.objectVersionHistory,
+  }));
+  const files = config.objects.flatMap((o) => (hasVersionHistory(o) ? Array.from({ length: o.objectVersionHistory }, (_, i) => historyFileName(o, i)) : [o.fileName]));
+  return { auth: config.auth.kind, clientID: parameters['clientID'], objects, files };
 }
