@@ -93,7 +93,7 @@ export class AzureProvider implements SecretsProvider {
       read(`get|${entry.object.objectType}|${entry.object.objectName}|${entry.version}`, contextOf(entry), (s) => fetchObject(reader, entry, s), signal), ctx.signal);
     const renderOptions = { constructPemChain: this.settings.constructPemChain, writeCertAndKeyInSeparateFiles: this.settings.writeCertAndKeyInSeparateFiles };
     const rendered = planned.map((entry, i) => ({ entry, contents: renderEntry(entry, fetched[i] as FetchedObject, renderOptions) }));
-    const files = mountFiles(rendered);
+    const files = mountFiles(rendered, request.permission);
     const objectVersions = uniqueVersions(planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })));
     for (const v of objectVersions) {
       const previous = request.currentObjectVersions.get(v.id);

@@ -1,5 +1,6 @@
 // The files of one planned entry from what was read: the framework's ProviderFiles, each
-// object's filePermission or the Mount's default mode. Two objects whose files collide
+// object's filePermission or the Mount's permission (never mode 0: upstream's Go driver
+// writes 0 as is, mode 000). Two objects whose files collide
 // (an alias equal to another object's `.crt`/`.key` under
 // --write-cert-and-key-in-separate-files) are refused here, where the flag is known.
 import { SscError } from '../../proto/runtime/errors.js';
@@ -22,8 +23,8 @@ export function renderEntry(entry: PlannedEntry, fetched: FetchedObject, options
   }
 }
 
-/** ProviderFiles of every entry (mode 0: the Mount's permission); refuses a path written twice. */
-export function mountFiles(entries: readonly { entry: PlannedEntry; contents: readonly RenderedContent[] }[]): ProviderFile[] {
+/** ProviderFiles of every entry, each with its filePermission or `permission` (the Mount's); refuses a path written twice. */
+export function mountFiles(entries: readonly { entry: PlannedEntry; contents: readonly RenderedContent[] }[], permission: number): ProviderFile[] {
   const files: ProviderFile[] = [];
   const owners = new Map<string, string>();
   for (const { entry, contents } of entries) {
@@ -34,7 +35,7 @@ export function mountFiles(entries: readonly { entry: PlannedEntry; contents: re
         throw new SscError('invalid-argument', `azure provider: objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`, { reason: 'InvalidParameters' });
       }
       owners.set(path, entry.id);
-      files.push({ path, mode: entry.object.filePermission ?? 0, contents: c.bytes });
+      files.push({ path, mode: entry.object.filePermission ?? permission, contents: c.bytes });
     }
   }
   return files;

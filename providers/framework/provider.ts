@@ -13,7 +13,10 @@ export interface ProviderMountRequest {
   readonly currentObjectVersions: ReadonlyMap<string, string>;
 }
 
-/** One file a provider hands back; mode 0 means "the request's permission". */
+/**
+ * One file a provider hands back. Give a real mode (the request's `permission` by default):
+ * our driver reads 0 as the request's permission, but upstream's Go driver writes it as is (000).
+ */
 export interface ProviderFile {
   readonly path: string;
   readonly mode: number;
