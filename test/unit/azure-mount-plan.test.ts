@@ -66,16 +66,16 @@ describe('azure mount plan', () => {
     expect(() => uniqueVersions([entry('secret/a', '1'), entry('secret/a', '2')])).to.throw(SscError, /"secret\/a" is listed twice with different versions/);
   });
 
-  it('mountFiles: modes from filePermission (0: the Mount\'s), and a path two objects write is refused naming both', () => {
+  it('mountFiles: modes from filePermission, else the Mount\'s permission; a path two objects write is refused naming both', () => {
     const files = mountFiles([
       { entry: { ...entry('secret/a', '1'), object: object({ filePermission: 0o400 }) }, contents: [{ suffix: '', bytes: Buffer.from('x') }] },
       { entry: entry('secret/b', '1'), contents: [{ suffix: '.crt', bytes: Buffer.from('c') }, { suffix: '', bytes: Buffer.from('y') }] },
-    ]);
-    expect(files.map((f) => [f.path, f.mode])).to.deep.equal([['secret/a', 0o400], ['secret/b.crt', 0], ['secret/b', 0]]);
+    ], 0o640);
+    expect(files.map((f) => [f.path, f.mode])).to.deep.equal([['secret/a', 0o400], ['secret/b.crt', 0o640], ['secret/b', 0o640]]);
     expect(() => mountFiles([
       { entry: { ...entry('secret/tls', '1'), fileName: 'tls' }, contents: [{ suffix: '.key', bytes: Buffer.from('k') }] },
       { entry: { ...entry('secret/other', '1'), fileName: 'tls.key' }, contents: [{ suffix: '', bytes: Buffer.from('o') }] },
-    ])).to.throw(SscError, /"secret\/tls" and "secret\/other" both write "tls.key"/);
+    ], 0o644)).to.throw(SscError, /"secret\/tls" and "secret\/other" both write "tls.key"/);
   });
 });
 
