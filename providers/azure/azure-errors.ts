@@ -79,8 +79,9 @@ function tokenError(err: unknown, c: ReadContext): SscError | undefined {
 
 /**
  * The SscError for an error the SDK threw while reading `c`: 404 → NOT_FOUND naming
- * the object and vault; 401/403 → PERMISSION_DENIED naming the identity kind; 429 and
- * 5xx and network failures → UNAVAILABLE; a token Entra refused → PERMISSION_DENIED.
+ * the object and vault; 401/403 → PERMISSION_DENIED naming the identity kind; 429 (still
+ * throttled after throttle-retry.ts waited) → RESOURCE_EXHAUSTED, which the driver does not
+ * retry at once; 5xx and network failures → UNAVAILABLE; a token Entra refused → PERMISSION_DENIED.
  * An SscError passes through.
  */
 export function keyVaultError(err: unknown, c: ReadContext): SscError {
@@ -96,7 +97,7 @@ export function keyVaultError(err: unknown, c: ReadContext): SscError {
   if (status === 401 || status === 403) {
     return new SscError('permission-denied', `azure provider: key vault ${quoted(c.keyvaultName, 32)} refused the ${c.identityKind} for ${objectText(c)} (${said})`, { reason: 'KeyVaultAccessDenied' });
   }
-  if (status === 429) return new SscError('unavailable', `azure provider: key vault ${quoted(c.keyvaultName, 32)} throttled reading ${objectText(c)} (${said})`, { reason: 'KeyVaultThrottled' });
+  if (status === 429) return new SscError('resource-exhausted', `azure provider: key vault ${quoted(c.keyvaultName, 32)} throttled reading ${objectText(c)} (${said})`, { reason: 'KeyVaultThrottled' });
   if (status !== undefined && status >= 500) return new SscError('unavailable', `azure provider: key vault ${quoted(c.keyvaultName, 32)} failed reading ${objectText(c)} (${said})`, { reason: 'KeyVaultUnavailable' });
   if (status !== undefined) return new SscError('invalid-argument', `azure provider: key vault ${quoted(c.keyvaultName, 32)} rejected reading ${objectText(c)} (${said})`, { reason: 'KeyVaultRequestRejected' });
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(e.code))) {

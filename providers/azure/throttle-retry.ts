@@ -4,7 +4,9 @@
 // each read goes through here: a throttled read waits as asked and tries again while
 // the wait fits before the deadline, and fails at once, saying so, when it does not.
 // A connection reset (a kept-alive socket the server closed) is retried after a short
-// pause as the SDK would.
+// pause as the SDK would. Throttling that outlasts the deadline is RESOURCE_EXHAUSTED,
+// not UNAVAILABLE: the driver retries a provider's UNAVAILABLE at once (100 ms, 200 ms),
+// which would send a vault that asked for a wait two more requests.
 import { SscError } from '../../proto/runtime/errors.js';
 
 /** Attempts of one read, the first included. */
@@ -59,7 +61,7 @@ function isReset(err: unknown): boolean {
 /**
  * `read()` with throttling and reset retries bounded by `deadlineMs` (epoch ms; none:
  * no bound but MAX_ATTEMPTS). A wait that would end past the deadline fails at once
- * with UNAVAILABLE `KeyVaultThrottled` naming the wait; other errors pass through.
+ * with RESOURCE_EXHAUSTED `KeyVaultThrottled` naming the wait; other errors pass through.
  */
 export async function withThrottleRetry<T>(read: () => Promise<T>, what: string, deadlineMs: number | undefined, signal: AbortSignal, clock: RetryClock): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -74,7 +76,7 @@ export async function withThrottleRetry<T>(read: () => Promise<T>, what: string,
       if (deadlineMs !== undefined && now + wait >= deadlineMs) {
         if (throttled === undefined) throw err;
         const left = Math.max(0, Math.round((deadlineMs - now) / 100) / 10);
-        throw new SscError('unavailable', `azure provider: key vault throttled ${what} and asked to wait ${Math.ceil(wait / 1000)}s, more than the ${left}s left before the Mount's deadline`, { reason: 'KeyVaultThrottled', cause: err });
+        throw new SscError('resource-exhausted', `azure provider: key vault throttled ${what} and asked to wait ${Math.ceil(wait / 1000)}s, more than the ${left}s left before the Mount's deadline`, { reason: 'KeyVaultThrottled', cause: err });
       }
       await clock.sleep(wait, signal);
     }

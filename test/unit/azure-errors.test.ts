@@ -16,7 +16,7 @@ describe('azure keyVaultError', () => {
     ['404 SecretNotFound', restError(404, 'SecretNotFound'), 'not-found', 'KeyVaultObjectNotFound', ['secret "db-password"', 'key vault "kv1"', 'SecretNotFound']],
     ['403 Forbidden', restError(403, 'Forbidden'), 'permission-denied', 'KeyVaultAccessDenied', ['refused the workload identity', 'Forbidden']],
     ['401 Unauthorized', restError(401, 'Unauthorized'), 'permission-denied', 'KeyVaultAccessDenied', ['HTTP 401']],
-    ['429 after retries', restError(429, 'Throttled'), 'unavailable', 'KeyVaultThrottled', ['throttled']],
+    ['429 after retries', restError(429, 'Throttled'), 'resource-exhausted', 'KeyVaultThrottled', ['throttled']],
     ['500', restError(500, 'InternalError'), 'unavailable', 'KeyVaultUnavailable', ['HTTP 500']],
     ['400 BadParameter', restError(400, 'BadParameter'), 'invalid-argument', 'KeyVaultRequestRejected', ['BadParameter']],
     ['connection refused', restError(undefined, 'ECONNREFUSED'), 'unavailable', 'KeyVaultUnreachable', ['unreachable', 'ECONNREFUSED']],

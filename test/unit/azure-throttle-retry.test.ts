@@ -47,7 +47,9 @@ describe('azure throttle retry', () => {
     expect(clock.slept).to.deep.equal([2000, 2000]);
   });
 
-  it('fails at once, UNAVAILABLE KeyVaultThrottled, when the wait would pass the deadline', async () => {
+  // RESOURCE_EXHAUSTED, not UNAVAILABLE: the driver retries a provider's UNAVAILABLE at once
+  // (100 ms, 200 ms), which would ask a vault that said "wait 30 s" twice more.
+  it('fails at once, RESOURCE_EXHAUSTED KeyVaultThrottled, when the wait would pass the deadline', async () => {
     const clock = fakeClock();
     let calls = 0;
     const err = await withThrottleRetry(async () => { calls++; throw restError(429, { 'retry-after': '30' }); }, 'secret "a"', clock.now() + 5_000, new AbortController().signal, clock)
@@ -55,7 +57,7 @@ describe('azure throttle retry', () => {
     expect(calls).to.equal(1);
     expect(clock.slept).to.deep.equal([]);
     expect(err).to.be.instanceOf(SscError);
-    expect((err as SscError).kind).to.equal('unavailable');
+    expect((err as SscError).kind).to.equal('resource-exhausted');
     expect((err as SscError).reason).to.equal('KeyVaultThrottled');
     expect((err as SscError).message).to.include('asked to wait 30s').and.include('5s left');
   });
