@@ -151,12 +151,12 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
       expect(Date.now() - started).to.be.greaterThanOrEqual(900);
     });
 
-    it('429 with a Retry-After past the deadline: UNAVAILABLE at once, saying how long Key Vault asked to wait', async () => {
+    it('429 with a Retry-After past the deadline: RESOURCE_EXHAUSTED at once (not UNAVAILABLE, which the driver retries), saying how long Key Vault asked to wait', async () => {
       standIn.throttle(1, 60);
       const started = Date.now();
       const f = await unshared.mountError(attributes(), { deadlineMs: 5_000 });
       expect(Date.now() - started).to.be.lessThan(4_000);
-      expect(f.code).to.equal('UNAVAILABLE');
+      expect(f.code).to.equal('RESOURCE_EXHAUSTED');
       expect(f.details).to.include('asked to wait 60s');
       standIn.throttle(0, 0);
     });
