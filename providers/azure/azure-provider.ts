@@ -10,21 +10,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import { LruCache } from '../framework/lru.js';
 import { ReadCache } from '../framework/read-cache.js';
-import { keyVaultError, type ReadContext } from './azure-errors.js';
 import type { AzureMetrics } from './azure-metrics.js';
-import { ConnectToAgent } from './connect-to.js';
-import { IdentityCache, type Identity } from './identities.js';
-import type { KeyVaultReader, VersionProperties } from './keyvault-reader.js';
-import { parseAzureMount, type AzureMountConfig } from './parameters.js';
-import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
 import { isKnownAuthority } from './cloud.js';
+import { ConnectToAgent } from './connect-to.js';
 import { readEnvironmentFile } from './environment-file.js';
+import { IdentityCache, type Identity } from './identities.js';
+import { planEntries, unchangedFromProperties, uniqueVersions } from './mount-plan.js';
+import { MountReads, renderFingerprint, type Read, type SharedReads } from './mount-reads.js';
+import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
+import { parseAzureMount, type AzureMountConfig } from './parameters.js';
 import type { AzureSettings } from './settings.js';
-import { withThrottleRetry, type RetryClock } from './throttle-retry.js';
-import { planEntries, unchangedFromProperties, uniqueVersions, type PlannedEntry } from './mount-plan.js';
+import type { RetryClock } from './throttle-retry.js';
 
-type Read = FetchedObject | VersionProperties[];
+/** Targets whose last answer the provider remembers (for properties-only rotations). */
+const REMEMBERED_TARGETS = 10_000;
 
 /** What the provider needs besides its settings. */
 export interface AzureProviderDeps {
@@ -35,6 +36,7 @@ export interface AzureProviderDeps {
 const realClock: RetryClock = { now: Date.now, sleep: (ms, signal) => sleep(ms, undefined, { signal }) };
 
 function weigh(read: Read): number {
+  if (read === 'too-many-pages') return 16;
   if (Array.isArray(read)) return 64 * read.length;
   if ('value' in read) return read.value.length + 128;
   if ('cer' in read) return read.cer.length + 128;
@@ -45,17 +47,21 @@ function weigh(read: Read): number {
 export class AzureProvider implements SecretsProvider {
   readonly name = 'azure';
   private readonly identities: IdentityCache;
-  private readonly reads: ReadCache<Read>;
-  private readonly clock: RetryClock;
+  private readonly shared: SharedReads;
+  /** targetPath → the rendering fingerprint of its last answer (mount-reads.ts renderFingerprint). */
+  private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
 
-  constructor(private readonly settings: AzureSettings, private readonly deps: AzureProviderDeps) {
+  constructor(private readonly settings: AzureSettings, deps: AzureProviderDeps) {
     const agent: Agent | undefined = settings.connectTo.length > 0 ? new ConnectToAgent(settings.connectTo) : undefined;
     this.identities = new IdentityCache(settings.identityCacheSize, { agent, userAgent: settings.customUserAgent, count: (operation, status) => deps.metrics.request(operation, status) });
-    this.reads = new ReadCache<Read>({
-      windowMs: settings.readCacheWindowMs, weigh,
-      hooks: { hit: () => deps.metrics.read('hit'), miss: () => deps.metrics.read('miss'), coalesced: () => deps.metrics.read('coalesced') },
-    });
-    this.clock = deps.clock ?? realClock;
+    this.shared = {
+      cache: new ReadCache<Read>({
+        windowMs: settings.readCacheWindowMs, weigh,
+        hooks: { hit: () => deps.metrics.read('hit'), miss: () => deps.metrics.read('miss'), coalesced: () => deps.metrics.read('coalesced') },
+      }),
+      clock: deps.clock ?? realClock,
+      listRefusals: new LruCache<string, number>(REMEMBERED_TARGETS),
+    };
   }
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
@@ -71,26 +77,17 @@ export class AzureProvider implements SecretsProvider {
       tenantId: config.tenantId, authorityHost: config.cloud.authorityHost, customAuthority: !isKnownAuthority(config.cloud.authorityHost),
       serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },
     });
-    const reader = identity.reader(config.vaultUrl);
-    const deadlineMs = ctx.deadline?.getTime();
     const idKey = `${JSON.stringify([identity.kind, config.vaultUrl])}|${this.identityTag(identity)}`;
-    const read = <T extends Read>(requestKey: string, context: ReadContext, load: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> =>
-      this.reads.read(idKey, requestKey, (flightSignal) => withThrottleRetry(() => load(flightSignal), `${context.objectType} ${JSON.stringify(context.objectName).slice(0, 130)}`, deadlineMs, flightSignal, this.clock), signal)
-        .catch((err: unknown) => { throw keyVaultError(err, context); }) as Promise<T>;
-    const contextOf = (e: { object: PlannedEntry['object']; version: string }): ReadContext => ({
-      objectType: e.object.objectType, objectName: e.object.objectName, objectVersion: e.version, keyvaultName: config.keyvaultName, identityKind: identity.kind,
-    });
-    const listVersions = (object: PlannedEntry['object'], signal: AbortSignal): Promise<VersionProperties[]> =>
-      read(`list|${object.objectType}|${object.objectName}`, contextOf({ object, version: '' }), (s) => reader.listVersions(object.objectType, object.objectName, s), signal);
-
+    const reads = new MountReads(this.shared, identity.reader(config.vaultUrl), idKey, { keyvaultName: config.keyvaultName, identityKind: identity.kind }, ctx.deadline?.getTime(), ctx.logger);
+    const fingerprint = renderFingerprint(request.attributes, request.permission);
+    const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
     const planned = (await boundedAll(config.objects, MOUNT_CONCURRENCY, (object, signal) =>
-      planEntries(object, request.currentObjectVersions, (o) => listVersions(o, signal)), ctx.signal)).flat();
-    if (unchangedFromProperties(planned, request.currentObjectVersions)) {
+      planEntries(object, sameRendering ? request.currentObjectVersions : new Map(), reads.lister(signal)), ctx.signal)).flat();
+    if (sameRendering && unchangedFromProperties(planned, request.currentObjectVersions)) {
       ctx.logger.debug('azure provider: no object has a new version; answered from version properties', { objects: planned.length });
       return { files: [], objectVersions: uniqueVersions(planned) };
     }
-    const fetched = await boundedAll(planned, MOUNT_CONCURRENCY, (entry, signal) =>
-      read(`get|${entry.object.objectType}|${entry.object.objectName}|${entry.version}`, contextOf(entry), (s) => fetchObject(reader, entry, s), signal), ctx.signal);
+    const fetched = await boundedAll(planned, MOUNT_CONCURRENCY, (entry, signal) => reads.get(entry, signal), ctx.signal);
     const renderOptions = { constructPemChain: this.settings.constructPemChain, writeCertAndKeyInSeparateFiles: this.settings.writeCertAndKeyInSeparateFiles };
     const rendered = planned.map((entry, i) => ({ entry, contents: renderEntry(entry, fetched[i] as FetchedObject, renderOptions) }));
     const files = mountFiles(rendered, request.permission);
@@ -99,6 +96,7 @@ export class AzureProvider implements SecretsProvider {
       const previous = request.currentObjectVersions.get(v.id);
       if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectId: v.id });
     }
+    this.renderedAs.set(request.targetPath, fingerprint);
     return { files, objectVersions };
   }
 
@@ -113,14 +111,6 @@ export class AzureProvider implements SecretsProvider {
     }
     return tag;
   }
-}
-
-async function fetchObject(reader: KeyVaultReader, entry: PlannedEntry, signal: AbortSignal): Promise<FetchedObject> {
-  const { objectType, objectName } = entry.object;
-  if (objectType === 'secret') return { kind: 'secret', ...(await reader.getSecret(objectName, entry.version, signal)) };
-  if (objectType === 'key') return { kind: 'key', ...(await reader.getKey(objectName, entry.version, signal)) };
-  if (objectType === 'cert') return { kind: 'cert', ...(await reader.getCertificate(objectName, entry.version, signal)) };
-  throw new SscError('invalid-argument', `azure provider: objectType ${JSON.stringify(objectType)} is not secret, key or cert`, { reason: 'InvalidParameters' });
 }
 
 /** The parsed config type, re-exported for tests. */

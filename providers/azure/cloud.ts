@@ -76,7 +76,8 @@ function stackCloud(stack: StackEnvironmentSource): AzureCloud {
 /**
  * An Azure Stack environment from go-autorest's Environment JSON (`keyVaultDNSSuffix`,
  * `activeDirectoryEndpoint`, `keyVaultEndpoint`, or `resourceIdentifiers.keyVault`).
- * Throws INVALID_ARGUMENT naming `file` and the field; never shows the file's text.
+ * Throws INVALID_ARGUMENT naming `file` and the field; shows no more of the file than
+ * the value of a field it refuses (at most 128 characters).
  */
 export function parseStackEnvironment(text: string, file: string): AzureCloud {
   let json: unknown;

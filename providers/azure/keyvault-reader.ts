@@ -121,13 +121,20 @@ export class KeyVaultReader {
     return { version: c.properties.version ?? '', cer: c.cer ?? new Uint8Array() };
   }
 
-  /** Every version of an object, without values (all pages). */
-  async listVersions(type: KeyVaultObjectType, name: string, abortSignal: AbortSignal): Promise<VersionProperties[]> {
-    const pages = type === 'secret' ? this.secrets.listPropertiesOfSecretVersions(name, { abortSignal })
-      : type === 'key' ? this.keys.listPropertiesOfKeyVersions(name, { abortSignal })
-        : this.certificates.listPropertiesOfCertificateVersions(name, { abortSignal });
+  /**
+   * Every version of an object, without values; undefined when there are more than
+   * `maxPages` pages (Key Vault lists at most 25 versions a page, in no set order).
+   */
+  async listVersions(type: KeyVaultObjectType, name: string, abortSignal: AbortSignal, maxPages = Infinity): Promise<VersionProperties[] | undefined> {
+    const pages = type === 'secret' ? this.secrets.listPropertiesOfSecretVersions(name, { abortSignal }).byPage()
+      : type === 'key' ? this.keys.listPropertiesOfKeyVersions(name, { abortSignal }).byPage()
+        : this.certificates.listPropertiesOfCertificateVersions(name, { abortSignal }).byPage();
     const versions: VersionProperties[] = [];
-    for await (const p of pages) versions.push({ version: p.version ?? '', createdOn: p.createdOn, enabled: p.enabled });
+    let count = 0;
+    for await (const page of pages) {
+      if (++count > maxPages) return undefined;
+      for (const p of page) versions.push({ version: p.version ?? '', createdOn: p.createdOn, enabled: p.enabled });
+    }
     return versions;
   }
 }

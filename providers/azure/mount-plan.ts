@@ -23,21 +23,36 @@ export interface PlannedEntry {
   readonly version: string;
 }
 
+/** How planEntries lists an object's versions (shared and counted by the caller). */
+export interface VersionLister {
+  /** Every version, for objectVersionHistory; errors fail the Mount. */
+  all(object: KeyVaultObject): Promise<VersionProperties[]>;
+  /**
+   * Versions to find the latest for a rotation; undefined when they are not worth or
+   * not allowed to list (too many pages, no `list` permission): the value is read then.
+   */
+  forLatest(object: KeyVaultObject): Promise<VersionProperties[] | undefined>;
+}
+
 /**
- * The entries of one class object. `list` lists the object's versions (shared and
- * counted by the caller); it is called only for objectVersionHistory > 1 and for an
- * unpinned single object on a rotation.
+ * The entries of one class object. Versions are listed only for objectVersionHistory > 1
+ * and for an unpinned single object on a rotation.
  */
-export async function planEntries(object: KeyVaultObject, current: ReadonlyMap<string, string>, list: (o: KeyVaultObject) => Promise<VersionProperties[]>): Promise<PlannedEntry[]> {
+export async function planEntries(object: KeyVaultObject, current: ReadonlyMap<string, string>, lister: VersionLister): Promise<PlannedEntry[]> {
   if (hasVersionHistory(object)) {
-    const chosen = selectVersionHistory(await list(object), object.objectVersion, object.objectVersionHistory, describeObject(object));
+    const chosen = selectVersionHistory(await lister.all(object), object.objectVersion, object.objectVersionHistory, describeObject(object));
     return chosen.map(({ version, index }) => ({ object, id: historyObjectId(object, index), fileName: historyFileName(object, index), version }));
   }
   const single = { object, id: objectId(object), fileName: object.fileName };
   if (object.objectVersion !== undefined) return [{ ...single, version: object.objectVersion }];
   if (current.size === 0) return [{ ...single, version: '' }];
-  const latest = latestVersion(await list(object));
-  return [{ ...single, version: latest.version !== undefined && !latest.ambiguous ? latest.version : '' }];
+  const versions = await lister.forLatest(object);
+  if (versions === undefined) return [{ ...single, version: '' }];
+  const latest = latestVersion(versions);
+  // A disabled newest version is read, so that Key Vault's refusal (SecretDisabled) is
+  // reported as a read would report it, instead of the mounted content passing as current.
+  const disabled = versions.some((v) => v.version === latest.version && v.enabled === false);
+  return [{ ...single, version: latest.version !== undefined && !latest.ambiguous && !disabled ? latest.version : '' }];
 }
 
 /**

@@ -8,10 +8,10 @@
 // filePermission silently becoming mode 0, two objects writing one file, a pinned
 // version missing from the history) this fails at once with INVALID_ARGUMENT naming
 // the object and field. Unknown fields are ignored upstream; here they become warnings.
-import { isSeq, parseDocument, type Document } from 'yaml';
+import { isSeq, type Document } from 'yaml';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goInteger, goString, mapEntries, NOT_A_SCALAR, resolveAlias } from '../framework/go-yaml.js';
+import { describeNode, goInteger, goString, mapEntries, MAX_YAML_PARAMETER_BYTES, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { goTrimSpace } from './go-strings.js';
 
@@ -62,6 +62,18 @@ const OBJECT_NAME = /^[0-9A-Za-z-]{1,127}$/;
 const OBJECT_VERSION = /^[0-9A-Za-z]{1,64}$/;
 const YAML_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 
+/** Warnings (ignored fields) logged per Mount at most; the rest are counted. */
+const MAX_WARNINGS = 10;
+
+/** The parameter parsed bounded and linear (framework go-yaml.ts), as INVALID_ARGUMENT when it can't be. */
+function yamlParameter(text: string, what: string): Document {
+  try {
+    return parseYamlParameter(text, what);
+  } catch (err) {
+    throw invalidParameter((err as Error).message);
+  }
+}
+
 /** `objects.array[1] ("db-pass").objectType`: a field named for messages. */
 function fieldName(index: number, objectName: string | undefined, field: string): string {
   return `objects.array[${index}]${objectName === undefined ? '' : ` (${quoted(objectName, 64)})`}.${field}`;
@@ -100,8 +112,7 @@ function filePermission(text: string, name: string): number | undefined {
 }
 
 function parseObject(text: string, index: number, warnings: string[]): KeyVaultObject {
-  const doc: Document = parseDocument(text, { version: '1.2' });
-  if (doc.errors.length > 0) throw invalidParameter(`objects.array[${index}] is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
+  const doc: Document = yamlParameter(text, `objects.array[${index}]`);
   const root = resolveAlias(doc.contents, doc);
   const entries = root === null || describeNode(root) === 'null' ? [] : mapEntries(root, doc);
   if (!entries) throw invalidParameter(`objects.array[${index}] must hold a YAML map of objectName, objectType, …; not ${describeNode(root)}`);
@@ -193,8 +204,7 @@ function checkFileNames(objects: readonly KeyVaultObject[]): void {
 export function parseKeyVaultObjects(raw: string | undefined): ParsedKeyVaultObjects {
   const text = goTrimSpace(raw ?? '');
   if (text === '') throw invalidParameter('objects is required: a YAML "array:" of objects, each a YAML string with objectName and objectType');
-  const doc = parseDocument(text, { version: '1.2' });
-  if (doc.errors.length > 0) throw invalidParameter(`objects is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
+  const doc = yamlParameter(text, 'objects');
   const root = resolveAlias(doc.contents, doc);
   const entries = describeNode(root) === 'null' ? [] : mapEntries(root, doc);
   if (!entries) throw invalidParameter(`objects must be a YAML map with an "array:" list, not ${describeNode(root)}`);
@@ -202,13 +212,20 @@ export function parseKeyVaultObjects(raw: string | undefined): ParsedKeyVaultObj
   const warnings: string[] = [];
   if (list === undefined || describeNode(list) === 'null') return { objects: [], warnings: ['objects has no "array:" entries: nothing is mounted'] };
   if (!isSeq(list)) throw invalidParameter(`objects.array must be a list of YAML strings, not ${describeNode(list)}`);
-  const objects = list.items.map((item, i) => {
+  // Bounded before any entry is parsed: the count, and the entries' text together
+  // (aliases could repeat one long entry thousands of times).
+  if (list.items.length > MAX_OBJECTS) throw invalidParameter(`objects.array lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`);
+  const texts = list.items.map((item, i) => {
     const node = resolveAlias(item, doc);
     const value = goString(node);
     // yaml.v3: "cannot unmarshal !!map into string": each entry is YAML text (`- |`).
     if (value === NOT_A_SCALAR) throw invalidParameter(`objects.array[${i}] must be a YAML string (write "- |" before the object's fields), not ${describeNode(node)}`);
-    return parseObject(value ?? '', i, warnings);
+    return value ?? '';
   });
+  const total = texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
+  if (total > MAX_YAML_PARAMETER_BYTES) throw invalidParameter(`objects.array entries hold ${total} bytes of YAML together (aliases expanded); at most ${MAX_YAML_PARAMETER_BYTES} are read`);
+  const objects = texts.map((value, i) => parseObject(value, i, warnings));
+  if (warnings.length > MAX_WARNINGS) warnings.splice(MAX_WARNINGS, warnings.length - MAX_WARNINGS, `… and ${warnings.length - MAX_WARNINGS} more ignored fields`);
   const files = objects.reduce((sum, o) => sum + Math.max(o.objectVersionHistory, 1), 0);
   if (files > MAX_OBJECTS) throw invalidParameter(`objects asks for ${files} files (objects times objectVersionHistory); at most ${MAX_OBJECTS} are allowed per class`);
   checkFileNames(objects);

@@ -12,7 +12,7 @@
 //   above, and floats.
 // The `yaml` package parses the document; these functions read its scalars the Go way,
 // so a class written for a Go provider means the same here.
-import { isAlias, isMap, isScalar, isSeq, type Document, type Scalar } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Scalar } from 'yaml';
 
 /** yaml.v3's null spellings (plain scalars only). */
 const NULLS = new Set(['', '~', 'null', 'Null', 'NULL']);
@@ -150,4 +150,46 @@ export function mapEntries(node: unknown, doc: Document): [string, unknown][] | 
     const key = goString(resolveAlias(pair.key, doc));
     return [typeof key === 'string' ? key : '', resolveAlias(pair.value, doc)];
   });
+}
+
+/** Largest class parameter parsed as YAML (`objects`): far above any real class, far below what stalls a provider. */
+export const MAX_YAML_PARAMETER_BYTES = 256 * 1024;
+
+/**
+ * Parses a class parameter as YAML 1.2, bounded and in linear time: text over `maxBytes`
+ * is refused, and duplicate map keys are found with one Set per map instead of the
+ * `yaml` package's pairwise check (quadratic: 60,000 keys took 33 s). A duplicate key is
+ * an error, as yaml.v3's "mapping key already defined". Throws an Error whose message
+ * names `what` and never quotes the text.
+ */
+export function parseYamlParameter(text: string, what: string, maxBytes = MAX_YAML_PARAMETER_BYTES): Document {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > maxBytes) throw new Error(`${what} is ${bytes} bytes; at most ${maxBytes} are read`);
+  const doc = parseDocument(text, { version: '1.2', uniqueKeys: false });
+  if (doc.errors.length > 0) throw new Error(`${what} is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
+  const duplicate = duplicateKey(doc.contents);
+  if (duplicate !== undefined) throw new Error(`${what} is not valid YAML: mapping key ${duplicate} is defined twice`);
+  return doc;
+}
+
+/** The first key that appears twice in one map anywhere under `node` (quoted), else undefined. */
+function duplicateKey(node: unknown): string | undefined {
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (isMap(n)) {
+      const seen = new Set<string>();
+      for (const pair of n.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
+        if (key !== undefined) {
+          if (seen.has(key)) return JSON.stringify(key.slice(0, 64));
+          seen.add(key);
+        }
+        stack.push(pair.value);
+      }
+    } else if (isSeq(n)) {
+      for (const item of n.items) stack.push(item);
+    }
+  }
+  return undefined;
 }

@@ -3,10 +3,10 @@
 // filePermission, encoding}; see go-yaml.ts for how scalars are read). Unknown fields
 // are ignored there too; here each one becomes a warning the caller logs, so a typo
 // such as `secretkey` is visible instead of silently mounting the whole secret.
-import { parseDocument, isSeq, type Document } from 'yaml';
+import { isSeq, type Document } from 'yaml';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, resolveAlias } from '../framework/go-yaml.js';
+import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';
 
@@ -124,8 +124,12 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
  */
 export function parseObjects(raw: string | undefined): ParsedObjects {
   if (raw === undefined || raw.trim() === '') throw invalidParameter('objects is required: a YAML list of objectName/secretPath entries');
-  const doc = parseDocument(raw, { version: '1.2' });
-  if (doc.errors.length > 0) throw invalidParameter(`objects is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
+  let doc: Document;
+  try {
+    doc = parseYamlParameter(raw, 'objects');
+  } catch (err) {
+    throw invalidParameter((err as Error).message);
+  }
   const list = resolveAlias(doc.contents, doc);
   if (!isSeq(list) || list.items.length === 0) throw invalidParameter('objects must be a non-empty YAML list');
   if (list.items.length > MAX_OBJECTS) throw invalidParameter(`objects lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`);

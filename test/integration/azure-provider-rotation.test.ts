@@ -82,10 +82,49 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
   it('a pinned objectVersion that is mounted costs no request at all', async () => {
     const pinned = vault.versions('secrets', 'db-password')?.[0]?.version as string;
     const objects = objectsParameter([{ objectName: 'db-password', objectType: 'secret', objectVersion: pinned }]);
+    await unshared.mount(attributes({ objects }));
     standIn.clearRequests();
     const res = await unshared.mount(attributes({ objects }), { current: { 'secret/db-password': pinned } });
     expect(res.files).to.deep.equal([]);
     expect(standIn.requests().filter((r) => r.service === 'keyvault')).to.deep.equal([]);
+  });
+
+  it('an edited class (alias, encoding, mode) is read and written anew, though no version changed', async () => {
+    const target = { targetPath: '/var/lib/kubelet/pods/edited/volumes/v' };
+    const first = await unshared.mount(attributes(), target);
+    const current = Object.fromEntries(first.object_version.map((v) => [v.id, v.version]));
+    const edited = objectsParameter([{ objectName: 'db-password', objectType: 'secret', objectAlias: 'DB_PASSWORD', filePermission: '0400' }, { objectName: 'api-key', objectType: 'secret' }]);
+    const res = await unshared.mount(attributes({ objects: edited }), { ...target, current });
+    expect(res.files.map((f) => [f.path, f.mode])).to.deep.equal([['DB_PASSWORD', 0o400], ['api-key', 0o644]]);
+  });
+
+  it('an identity that may only get (Azure\'s documented access policy): rotations read the value, and stop asking to list', async () => {
+    const getOnly = workloadIdentity(standIn, '1c1c1c1c-0000-4000-8000-000000000003', 'apps/getonly');
+    vault.grant(getOnly.principal, ['secrets'], ['get']);
+    const attrs = { ...attributes(), clientID: getOnly.clientId, ...getOnly.attributes('getonly-0') };
+    const first = await unshared.mount(attrs);
+    const current = Object.fromEntries(first.object_version.map((v) => [v.id, v.version]));
+    standIn.clearRequests();
+    for (let round = 0; round < 3; round++) {
+      const res = await unshared.mount({ ...attrs, ...getOnly.attributes('getonly-0') }, { current });
+      expect(res.files.length).to.equal(2);
+    }
+    const log = standIn.requests().filter((r) => r.service === 'keyvault' && r.authorized);
+    expect(log.filter((r) => LISTS.has(r.operation)).map((r) => r.status)).to.deep.equal([403, 403]);
+    expect(counts(log)).to.deep.equal({ reads: 6, lists: 0 });
+  });
+
+  it('an object with hundreds of versions: a rotation stops listing after a few pages and reads the value', async () => {
+    for (let i = 0; i < 130; i++) vault.setSecret('busy', `v-${i}`);
+    const objects = objectsParameter([{ objectName: 'busy', objectType: 'secret' }]);
+    const first = await unshared.mount(attributes({ objects }));
+    const current = Object.fromEntries(first.object_version.map((v) => [v.id, v.version]));
+    standIn.clearRequests();
+    const res = await unshared.mount(attributes({ objects }), { current });
+    expect(Buffer.from(res.files[0]?.contents ?? []).toString()).to.equal('v-129');
+    const { reads, lists } = counts(standIn.requests());
+    expect(reads).to.equal(1);
+    expect(lists).to.be.at.most(5);
   });
 
   it('20 Mounts of one identity at once: one Entra token, one read per object (read window and coalescing)', async () => {

@@ -47,6 +47,8 @@ export interface MountOptions {
   readonly deadlineMs?: number;
   /** The nodePublishSecretRef data (default none: `{}`). */
   readonly secrets?: Record<string, string>;
+  /** The volume's target path (default one path for every call). */
+  readonly targetPath?: string;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function startProviderProcess(name: string, args: readonly string[]
   const client = new Client(`unix://${join(providersDir, `${name}.sock`)}`, grpc.credentials.createInsecure());
   const mount = (attributes: Record<string, string>, options: MountOptions = {}) => new Promise<MountResponse__Output>((resolve, reject) => {
     client.Mount({
-      attributes: JSON.stringify(attributes), secrets: JSON.stringify(options.secrets ?? {}), permission: '420', target_path: '/var/lib/kubelet/pods/x/volumes/v',
+      attributes: JSON.stringify(attributes), secrets: JSON.stringify(options.secrets ?? {}), permission: '420', target_path: options.targetPath ?? '/var/lib/kubelet/pods/x/volumes/v',
       current_object_version: Object.entries(options.current ?? {}).map(([id, version]) => ({ id, version })),
     }, { deadline: new Date(Date.now() + (options.deadlineMs ?? 20_000)) }, (err, res) => (err ? reject(err) : resolve(res as MountResponse__Output)));
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
 import { readEnvironmentFile, MAX_ENVIRONMENT_FILE_BYTES } from '../../providers/azure/environment-file.js';
 import { identityKey } from '../../providers/azure/identities.js';
-import { planEntries, unchangedFromProperties, uniqueVersions, type PlannedEntry } from '../../providers/azure/mount-plan.js';
+import { planEntries, unchangedFromProperties, uniqueVersions, type PlannedEntry, type VersionLister } from '../../providers/azure/mount-plan.js';
 import { mountFiles } from '../../providers/azure/object-files.js';
 import type { KeyVaultObject } from '../../providers/azure/objects.js';
 import type { VersionProperties } from '../../providers/azure/version-history.js';
@@ -14,6 +14,8 @@ const object = (o: Partial<KeyVaultObject> = {}): KeyVaultObject => ({
   objectName: 'db', objectType: 'secret', objectAlias: undefined, objectVersion: undefined, objectVersionHistory: 0,
   objectFormat: 'pem', objectEncoding: 'utf-8', filePermission: undefined, fileName: 'db', ...o,
 });
+/** A lister answering both kinds of listing with `list`. */
+const lister = (list: () => Promise<VersionProperties[]>): VersionLister => ({ all: list, forLatest: list });
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const versions: VersionProperties[] = [
   { version: 'a1', createdOn: at(1), enabled: true }, { version: 'b2', createdOn: at(2), enabled: true }, { version: 'c3', createdOn: at(3), enabled: true },
@@ -22,28 +24,38 @@ const versions: VersionProperties[] = [
 describe('azure mount plan', () => {
   it('a first Mount lists nothing: the latest comes with the value', async () => {
     let listed = 0;
-    const entries = await planEntries(object(), new Map(), async () => { listed++; return versions; });
+    const entries = await planEntries(object(), new Map(), lister(async () => { listed++; return versions; }));
     expect(entries.map((e) => [e.id, e.fileName, e.version])).to.deep.equal([['secret/db', 'db', '']]);
     expect(listed).to.equal(0);
   });
 
   it('a rotation lists the versions and plans the newest', async () => {
-    const entries = await planEntries(object(), new Map([['secret/db', 'b2']]), async () => versions);
+    const entries = await planEntries(object(), new Map([['secret/db', 'b2']]), lister(async () => versions));
     expect(entries.map((e) => e.version)).to.deep.equal(['c3']);
   });
 
   it('two versions in the newest second: the read decides (version "")', async () => {
     const tie = [...versions, { version: 'd4', createdOn: at(3), enabled: true }];
-    expect((await planEntries(object(), new Map([['secret/db', 'c3']]), async () => tie)).map((e) => e.version)).to.deep.equal(['']);
+    expect((await planEntries(object(), new Map([['secret/db', 'c3']]), lister(async () => tie))).map((e) => e.version)).to.deep.equal(['']);
+  });
+
+  it('a disabled newest version is read (so Key Vault\'s refusal shows), not taken as current', async () => {
+    const disabled = [...versions, { version: 'd4', createdOn: at(4), enabled: false }];
+    expect((await planEntries(object(), new Map([['secret/db', 'd4']]), lister(async () => disabled))).map((e) => e.version)).to.deep.equal(['']);
+  });
+
+  it('versions not listed for the latest (too many pages, no list permission): the value is read', async () => {
+    const entries = await planEntries(object(), new Map([['secret/db', 'c3']]), { all: async () => versions, forLatest: async () => undefined });
+    expect(entries.map((e) => e.version)).to.deep.equal(['']);
   });
 
   it('a pinned version is planned without listing', async () => {
-    const entries = await planEntries(object({ objectVersion: 'a1' }), new Map([['secret/db', 'a1']]), async () => { throw new Error('listed'); });
+    const entries = await planEntries(object({ objectVersion: 'a1' }), new Map([['secret/db', 'a1']]), lister(async () => { throw new Error('listed'); }));
     expect(entries.map((e) => e.version)).to.deep.equal(['a1']);
   });
 
   it('a history: <file>/<i> with ids <type>/<name>/<i>, newest first', async () => {
-    const entries = await planEntries(object({ objectVersionHistory: 2, objectAlias: 'pw', fileName: 'pw' }), new Map(), async () => versions);
+    const entries = await planEntries(object({ objectVersionHistory: 2, objectAlias: 'pw', fileName: 'pw' }), new Map(), lister(async () => versions));
     expect(entries.map((e) => [e.id, e.fileName, e.version])).to.deep.equal([['secret/db/0', 'pw/0', 'c3'], ['secret/db/1', 'pw/1', 'b2']]);
   });
 

@@ -70,7 +70,7 @@ export function handleKeyVault(req: KeyVaultRequest, ctx: KeyVaultContext): KeyV
   const k = kind as ObjectKind;
   if (name !== undefined && !NAME.test(name)) return fail(badParameter(`The request URI contains an invalid name: ${name}`), operation, caller);
   const permission = req.method === 'PUT' ? 'set' : req.method === 'PATCH' ? 'update' : name === undefined || third === 'versions' ? 'list' : 'get';
-  if (!ctx.vault.allows(caller.principal.objectId, k)) {
+  if (!ctx.vault.allows(caller.principal.objectId, k, permission)) {
     return fail(accessDenied(caller.description, k, permission, ctx.vault.name, VAULT_LOCATION), operation, caller);
   }
   const answer = route(req, ctx, k, segs);

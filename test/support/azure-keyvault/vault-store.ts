@@ -3,13 +3,16 @@
 // version: secrets (value, contentType, kid/managed for a certificate's backing secret),
 // keys (public JWK) and certificates (cer, x5t), each with `enabled`/`created`/`updated`
 // attributes in Unix seconds, version ids of 32 hex characters, plus the vault's access
-// policies (per principal object id and object kind).
+// policies (per principal object id, object kind and permission: get, list).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { type CertificateMaterial, describeCertificate, pemSecretValue, pfxSecretValue, publicJwk, type PublicJwk } from './certificates.js';
 import { type StandInClock, unixSeconds } from './clock.js';
 
 /** Key Vault's object collections (the first path segment). */
 export type ObjectKind = 'secrets' | 'keys' | 'certificates';
+
+/** Access-policy permissions the stand-in checks (set and update are not granted to readers). */
+export type AccessPermission = 'get' | 'list' | 'set' | 'update';
 
 /** The `attributes` every version carries (Unix seconds). */
 export interface VersionAttributes {
@@ -74,7 +77,7 @@ export function newVersionId(): string {
 /** One vault: objects by kind and name (versions in creation order), and access policies. */
 export class VaultStore {
   private readonly objects: Record<ObjectKind, Map<string, AnyVersion[]>> = { secrets: new Map(), keys: new Map(), certificates: new Map() };
-  private readonly policies = new Map<string, Set<ObjectKind>>();
+  private readonly policies = new Map<string, Map<ObjectKind, Set<AccessPermission>>>();
 
   constructor(readonly name: string, readonly host: string, readonly tenantId: string, private readonly clock: StandInClock) {}
 
@@ -159,11 +162,15 @@ export class VaultStore {
     for (const k of kinds) this.objects[k].delete(name);
   }
 
-  /** Gives a principal get and list on the named kinds (an access policy entry). */
-  grant(principal: Principal, kinds: readonly ObjectKind[]): void {
-    const set = this.policies.get(principal.objectId) ?? new Set<ObjectKind>();
-    for (const k of kinds) set.add(k);
-    this.policies.set(principal.objectId, set);
+  /**
+   * Gives a principal permissions on the named kinds (an access policy entry): get and
+   * list by default; `['get']` is what Azure's provider's docs grant
+   * (`az keyvault set-policy --secret-permissions get`).
+   */
+  grant(principal: Principal, kinds: readonly ObjectKind[], permissions: readonly AccessPermission[] = ['get', 'list']): void {
+    const entry = this.policies.get(principal.objectId) ?? new Map<ObjectKind, Set<AccessPermission>>();
+    for (const k of kinds) entry.set(k, new Set([...(entry.get(k) ?? []), ...permissions]));
+    this.policies.set(principal.objectId, entry);
   }
 
   /** Removes a principal's access policy entry. */
@@ -171,8 +178,8 @@ export class VaultStore {
     this.policies.delete(principal.objectId);
   }
 
-  /** Whether the principal (by object id) may read objects of `kind`. */
-  allows(objectId: string, kind: ObjectKind): boolean {
-    return this.policies.get(objectId)?.has(kind) ?? false;
+  /** Whether the principal (by object id) has `permission` on objects of `kind`. */
+  allows(objectId: string, kind: ObjectKind, permission: AccessPermission): boolean {
+    return this.policies.get(objectId)?.get(kind)?.has(permission) ?? false;
   }
 }
