@@ -35,7 +35,7 @@ function withStderr(stderr: Buffer, c: CallContext): string {
 export function outcomeError(outcome: HelperOutcome, c: CallContext): SscError | undefined {
   switch (outcome.kind) {
     case 'start-failed':
-      return new SscError('failed-precondition', `exec provider: ${what(c)} could not start (${outcome.errno}): is it an executable with a #! line?`, { reason: 'HelperStartFailed' });
+      return new SscError('failed-precondition', `exec provider: ${what(c)} could not start (${outcome.errno}): is its #! interpreter installed?`, { reason: 'HelperStartFailed' });
     case 'timeout':
       return new SscError('deadline-exceeded', `exec provider: ${what(c)} ran longer than ${c.timeoutMs} ms and was killed${withStderr(outcome.stderr, c)}`, { reason: 'HelperTimeout' });
     case 'cancelled':
