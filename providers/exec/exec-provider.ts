@@ -1,9 +1,10 @@
 // The exec provider: each object's file is the stdout of a helper program from
 // --helpers-dir (seed 002's "two dozen lines of shell" per kind of vault), called with
 // the pod's identity as argv and the object's parameters in a clean environment. A Mount
-// asks every object's helper for its `version` first, then `get`s every object; a
-// rotation whose versions are all unchanged (and whose class is as last answered) gets
-// no `get` at all and answers with no files, so the driver keeps the mounted ones. All
+// asks every object's helper for its `version` first, then `get`s every object. A
+// rotation (class as last answered) gets only the objects without helper versions first:
+// when every version, helper's or digest, is as mounted, it answers with no files (the
+// driver keeps the mounted ones) and the other objects get no `get` at all. All
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
@@ -71,22 +72,33 @@ export class ExecProvider implements SecretsProvider {
       ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', { objects: ids.length });
       return { files: [], objectVersions: ids.map((id, i) => ({ id, version: versions[i] as string })) };
     }
-    const contents = await boundedAll(params.objects, MOUNT_CONCURRENCY, async (object, signal) => {
-      const { outcome, context } = await call(object, 'get', signal);
-      return contentFrom(outcome, context);
-    }, ctx.signal);
-    const objectVersions = params.objects.map((object, i) => ({
-      id: object.objectName,
-      version: versions[i] ?? digestVersion(this.hmacKey, object, contents[i] as Buffer),
-    }));
+    const contents: (Buffer | undefined)[] = new Array<Buffer | undefined>(ids.length);
+    const fetch = async (indexes: readonly number[]) => {
+      const got = await boundedAll(indexes, MOUNT_CONCURRENCY, async (i, signal) => {
+        const object = params.objects[i] as ExecObject;
+        const { outcome, context } = await call(object, 'get', signal);
+        return contentFrom(outcome, context);
+      }, ctx.signal);
+      indexes.forEach((i, n) => { contents[i] = got[n]; });
+    };
+    const digested = (i: number) => versions[i] ?? (contents[i] === undefined ? undefined : digestVersion(this.hmacKey, params.objects[i] as ExecObject, contents[i]));
+    const all = ids.map((_, i) => i);
+    if (sameRendering && request.currentObjectVersions.size === ids.length) {
+      // A rotation: the objects without helper versions are read first; when their
+      // digests are as mounted too, the others need no get.
+      await fetch(all.filter((i) => versions[i] === undefined));
+      if (unchangedVersions(ids, all.map(digested), request.currentObjectVersions)) {
+        ctx.logger.debug('exec provider: every object is as mounted; answered without files', { objects: ids.length });
+        return { files: [], objectVersions: ids.map((id, i) => ({ id, version: digested(i) as string })) };
+      }
+    }
+    await fetch(all.filter((i) => contents[i] === undefined));
+    const objectVersions = ids.map((id, i) => ({ id, version: digested(i) as string }));
     for (const v of objectVersions) {
       const previous = request.currentObjectVersions.get(v.id);
       if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectName: v.id });
     }
     this.renderedAs.set(request.targetPath, fingerprint);
-    if (sameRendering && unchangedVersions(ids, objectVersions.map((v) => v.version), request.currentObjectVersions)) {
-      return { files: [], objectVersions };
-    }
     const files: ProviderFile[] = params.objects.map((object, i) => ({ path: object.objectName, mode: object.filePermission ?? request.permission, contents: contents[i] as Buffer }));
     return { files, objectVersions };
   }
