@@ -17,4 +17,7 @@ case "$path" in
   '' | /* | .. | ../* | */.. | */../*) echo "parameter path must be a relative path inside file-get.d without .." >&2; exit 64 ;;
 esac
 [ -f "$base/$path" ] || { echo "no file $path in file-get.d" >&2; exit 66; }
-exec cat -- "$base/$path"
+# Symlinks are followed only when they stay inside file-get.d.
+real="$(realpath -e -- "$base/$path")" root="$(realpath -e -- "$base")"
+case "$real" in "$root"/*) ;; *) echo "parameter path leads outside file-get.d" >&2; exit 64 ;; esac
+exec cat -- "$real"

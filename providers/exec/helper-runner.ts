@@ -34,6 +34,7 @@ export type HelperOutcome =
 
 /** Runs `run` in a fresh empty temp directory (removed afterwards) and reports how it ended. */
 export async function runHelper(run: HelperRun): Promise<HelperOutcome> {
+  if (run.signal.aborted) return { kind: 'cancelled', stderr: Buffer.alloc(0) };
   const cwd = await mkdtemp(join(tmpdir(), 'ssc-exec-'));
   try {
     return await spawnAndWait(run, cwd);

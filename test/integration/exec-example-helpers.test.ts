@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
@@ -35,6 +35,7 @@ describe('exec provider example helper file-get.sh', function () {
     await install(helpers, 'file-get.sh');
     await writeFile(join(store, 'db', 'password'), 'hunter2\n');
     await writeFile(join(provider.work, 'outside'), 'not yours');
+    await symlink(join(provider.work, 'outside'), join(store, 'escape'));
   });
   after(async () => {
     await provider?.stop();
@@ -59,6 +60,7 @@ describe('exec provider example helper file-get.sh', function () {
   const refused: [string, string, string, RegExp][] = [
     ['a path with ..', '../../outside', 'FAILED_PRECONDITION', /exited with 64: parameter path must be a relative path inside file-get\.d without \.\.$/],
     ['an absolute path', '/etc/passwd', 'FAILED_PRECONDITION', /exited with 64/],
+    ['a symlink leading outside', 'escape', 'FAILED_PRECONDITION', /exited with 64: parameter path leads outside file-get\.d$/],
     ['a missing file', 'db/nope', 'NOT_FOUND', /helper "file-get\.sh" get "password" exited with 66: no file \[redacted\] in file-get\.d$/],
   ];
   for (const [name, path, code, message] of refused) {
