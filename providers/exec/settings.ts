@@ -1,0 +1,57 @@
+// Flags of the exec provider (docs/providers/exec.md), parsed once at start.
+import { parseGoDuration } from '../../proto/runtime/duration.js';
+import { stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+
+/** Default of --helper-timeout. */
+export const DEFAULT_HELPER_TIMEOUT = '10s';
+/** Default of --max-output-bytes: 1 MiB per helper call. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** Default of --max-concurrent-helpers. */
+export const DEFAULT_MAX_CONCURRENT_HELPERS = 8;
+
+/** Flags of the exec provider (on top of the framework's common ones). */
+export const execProviderFlags: Readonly<Record<string, FlagSpec>> = {
+  'helpers-dir': { type: 'string', default: '', help: 'directory holding the helper executables a class may name (required); nothing outside it runs' },
+  'helper-timeout': { type: 'string', default: DEFAULT_HELPER_TIMEOUT, help: 'longest one helper call may run (Go duration, 100ms to 10m); less when the Mount\'s deadline is nearer' },
+  'max-output-bytes': { type: 'string', default: String(DEFAULT_MAX_OUTPUT_BYTES), help: 'most bytes a helper call may print on stdout (1 to 67108864); more fails the Mount' },
+  'max-concurrent-helpers': { type: 'string', default: String(DEFAULT_MAX_CONCURRENT_HELPERS), help: 'most helper processes running at once, over all Mounts (1 to 1024)' },
+  'hmac-key-file': { type: 'string', default: '', help: 'file holding the key that makes versions of helpers without a version subcommand (created if missing); without it those versions change on restart' },
+};
+
+/** The provider's settings. */
+export interface ExecSettings {
+  readonly helpersDir: string;
+  readonly helperTimeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxConcurrentHelpers: number;
+  readonly hmacKeyFile: string;
+}
+
+function wholeNumber(flag: string, raw: string, min: number, max: number): number {
+  if (!/^[0-9]{1,9}$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) throw new Error(`--${flag} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return Number(raw);
+}
+
+function helperTimeout(raw: string): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch (err) {
+    throw new Error(`--helper-timeout: ${(err as Error).message} (use Go duration syntax such as 10s)`);
+  }
+  if (!(ms >= 100) || ms > 600_000) throw new Error(`--helper-timeout must be between 100ms and 10m, got "${raw}"`);
+  return ms;
+}
+
+/** Settings from parsed flags; throws an Error naming the flag on a bad value. */
+export function execSettings(flags: ParsedFlags): ExecSettings {
+  const helpersDir = stringFlag(flags, 'helpers-dir');
+  if (helpersDir === '') throw new Error('--helpers-dir is required: the directory holding the helper executables');
+  return Object.freeze({
+    helpersDir,
+    helperTimeoutMs: helperTimeout(stringFlag(flags, 'helper-timeout')),
+    maxOutputBytes: wholeNumber('max-output-bytes', stringFlag(flags, 'max-output-bytes'), 1, 64 * 1024 * 1024),
+    maxConcurrentHelpers: wholeNumber('max-concurrent-helpers', stringFlag(flags, 'max-concurrent-helpers'), 1, 1024),
+    hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
+  });
+}
