@@ -1,7 +1,7 @@
 // Flags of the azure provider. Names and defaults are Azure's provider's (cmd/main.go,
 // v1.8.2), so its DaemonSet and Helm arguments start this provider unchanged; the ones
 // that configure something we do differently are accepted and ignored with a warning.
-import { booleanFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { booleanFlag, parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { parseConnectTo, type ConnectToRule } from './connect-to.js';
 
@@ -49,12 +49,6 @@ export interface AzureSettings {
   readonly connectTo: readonly ConnectToRule[];
 }
 
-function wholeNumber(flag: string, raw: string, max: number): number {
-  if (!/^[0-9]{1,9}$/.test(raw.trim()) || Number(raw) > max) throw new Error(`--${flag} must be a whole number from 0 to ${max}, got "${raw}"`);
-  return Number(raw);
-}
-
-
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
 export function azureSettings(flags: ParsedFlags, env: Readonly<Record<string, string | undefined>> = {}): AzureSettings {
   if (stringFlag(flags, 'healthz-path') !== '/healthz') throw new Error(`--healthz-path: only /healthz is served, got "${stringFlag(flags, 'healthz-path')}"`);
@@ -63,7 +57,7 @@ export function azureSettings(flags: ParsedFlags, env: Readonly<Record<string, s
     writeCertAndKeyInSeparateFiles: booleanFlag(flags, 'write-cert-and-key-in-separate-files'),
     cloudName: stringFlag(flags, 'cloud-name'),
     readCacheWindowMs: parseReadCacheWindowFlag(stringFlag(flags, 'read-cache-window')),
-    identityCacheSize: wholeNumber('identity-cache-size', stringFlag(flags, 'identity-cache-size'), 1_000_000),
+    identityCacheSize: parseWholeNumberFlag('identity-cache-size', stringFlag(flags, 'identity-cache-size'), 0, 1_000_000),
     customUserAgent: userAgentSuffix(stringFlag(flags, 'custom-user-agent')),
     environmentFilePath: env['AZURE_ENVIRONMENT_FILEPATH'] === '' ? undefined : env['AZURE_ENVIRONMENT_FILEPATH'],
     connectTo: Object.freeze(parseConnectTo(stringFlag(flags, 'test-only-connect-to'))),
@@ -81,6 +75,6 @@ export function azureHealthAddress(flags: ParsedFlags): string {
   if (flags.given.has('health-addr')) return stringFlag(flags, 'health-addr');
   const port = stringFlag(flags, 'healthz-port');
   if (port === '') return '';
-  const n = wholeNumber('healthz-port', port, 65535);
+  const n = parseWholeNumberFlag('healthz-port', port, 0, 65535);
   return `:${n}`;
 }

@@ -1,6 +1,6 @@
 // Flags of the exec provider (docs/providers/exec.md), parsed once at start.
-import { parseGoDuration } from '../../proto/runtime/duration.js';
-import { stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseDurationFlag } from '../../proto/runtime/duration.js';
+import { parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
 
 /** Default of --helper-timeout. */
 export const DEFAULT_HELPER_TIMEOUT = '10s';
@@ -27,31 +27,15 @@ export interface ExecSettings {
   readonly hmacKeyFile: string;
 }
 
-function wholeNumber(flag: string, raw: string, min: number, max: number): number {
-  if (!/^[0-9]{1,9}$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) throw new Error(`--${flag} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  return Number(raw);
-}
-
-function helperTimeout(raw: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--helper-timeout: ${(err as Error).message} (use Go duration syntax such as 10s)`);
-  }
-  if (!(ms >= 100) || ms > 600_000) throw new Error(`--helper-timeout must be between 100ms and 10m, got "${raw}"`);
-  return ms;
-}
-
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
 export function execSettings(flags: ParsedFlags): ExecSettings {
   const helpersDir = stringFlag(flags, 'helpers-dir');
   if (helpersDir === '') throw new Error('--helpers-dir is required: the directory holding the helper executables');
   return Object.freeze({
     helpersDir,
-    helperTimeoutMs: helperTimeout(stringFlag(flags, 'helper-timeout')),
-    maxOutputBytes: wholeNumber('max-output-bytes', stringFlag(flags, 'max-output-bytes'), 1, 64 * 1024 * 1024),
-    maxConcurrentHelpers: wholeNumber('max-concurrent-helpers', stringFlag(flags, 'max-concurrent-helpers'), 1, 1024),
+    helperTimeoutMs: parseDurationFlag('helper-timeout', stringFlag(flags, 'helper-timeout'), { example: '10s', min: [100, '100ms'], max: [600_000, '10m'] }),
+    maxOutputBytes: parseWholeNumberFlag('max-output-bytes', stringFlag(flags, 'max-output-bytes'), 1, 64 * 1024 * 1024),
+    maxConcurrentHelpers: parseWholeNumberFlag('max-concurrent-helpers', stringFlag(flags, 'max-concurrent-helpers'), 1, 1024),
     hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
   });
 }
