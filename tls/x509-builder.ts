@@ -2,7 +2,7 @@
 // certificates but not make them. Generic: the caller chooses names, validity and
 // extensions; this module encodes them, picks the signature algorithm from the signing
 // key, and signs the TBSCertificate with crypto.sign.
-import { createHash, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
 import {
   encodeBitString, encodeBoolean, encodeInteger, encodeNamedBits, encodeOctetString, encodeSequence, encodeTime, encodeTlv,
   encodeUtf8String, readOne, sequence, unsignedValue,
@@ -43,6 +43,7 @@ export interface CertificateTemplate {
   readonly subject: Buffer;
   readonly notBefore: Date;
   readonly notAfter: Date;
+  /** The subject's key (public, or a private key whose public half is used). */
   readonly publicKey: KeyObject;
   /** Encoded Extension values (the helpers below). */
   readonly extensions: readonly Buffer[];
@@ -100,10 +101,15 @@ export function authorityKeyIdentifier(id: Buffer): Buffer {
  * subjectPublicKey BIT STRING's value (without tag, length and unused-bits octet).
  */
 export function keyIdentifier(publicKey: KeyObject): Buffer {
-  const spki = publicKey.export({ type: 'spki', format: 'der' });
+  const spki = spkiDer(publicKey);
   const [, bits] = sequence(readOne(spki, 'SubjectPublicKeyInfo'), 'SubjectPublicKeyInfo');
   if (bits === undefined || bits.tag !== 3 || bits.content.length < 1) throw new TlsInputError('SubjectPublicKeyInfo: expected BIT STRING');
   return createHash('sha1').update(bits.content.subarray(1)).digest();
+}
+
+/** SubjectPublicKeyInfo DER of a key (a private key gives its public half). */
+function spkiDer(key: KeyObject): Buffer {
+  return (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' });
 }
 
 /** How a key signs a certificate: the AlgorithmIdentifier DER and crypto.sign's digest. */
@@ -149,7 +155,7 @@ export function buildCertificate(template: CertificateTemplate, signer: KeyObjec
     template.issuer,
     encodeSequence([encodeTime(template.notBefore), encodeTime(template.notAfter)]),
     template.subject,
-    template.publicKey.export({ type: 'spki', format: 'der' }),
+    spkiDer(template.publicKey),
     ...(template.extensions.length > 0 ? [encodeTlv(0xa3, encodeSequence([...template.extensions]))] : []),
   ]);
   const signature = sign(alg.digest, tbs, signer);
