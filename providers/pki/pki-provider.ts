@@ -52,7 +52,6 @@ export class PkiProvider implements SecretsProvider {
       return { files: [], objectVersions: Object.values(OBJECT_IDS).map((id) => ({ id, version: request.currentObjectVersions.get(id) as string })) };
     }
     const key = await generateLeafKey(wanted.keyAlgorithm);
-    ctx.signal.throwIfAborted();
     const issued = issueCertificate(wanted, key, ca, now, this.random);
     ctx.logger.info('pki provider: certificate issued', {
       reason: decision, serial: issued.version, keyAlgorithm: wanted.keyAlgorithm,
