@@ -1,5 +1,5 @@
 // Flags of the pki provider.
-import { parseGoDuration } from '../../proto/runtime/duration.js';
+import { parseDurationFlag } from '../../proto/runtime/duration.js';
 import { stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
 
 /** Default of --min-duration. */
@@ -17,13 +17,6 @@ export interface PkiSettings {
 
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
 export function pkiSettings(flags: ParsedFlags): PkiSettings {
-  const raw = stringFlag(flags, 'min-duration');
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--min-duration: ${(err as Error).message} (use Go duration syntax such as 1h)`);
-  }
-  if (!(ms >= 1000) || ms > 365 * 24 * 3_600_000) throw new Error(`--min-duration must be between 1s and 8760h, got "${raw}"`);
+  const ms = parseDurationFlag('min-duration', stringFlag(flags, 'min-duration'), { example: '1h', min: [1000, '1s'], max: [365 * 24 * 3_600_000, '8760h'] });
   return Object.freeze({ minDurationSeconds: Math.floor(ms / 1000) });
 }
