@@ -28,6 +28,8 @@ export interface InlinePodOptions {
   /** Audiences kubelet mints tokens for (the CSIDriver's tokenRequests). */
   readonly tokenAudiences?: readonly string[];
   readonly volumeName?: string;
+  /** The pod's service account (it must exist in the namespace); default `default`. */
+  readonly serviceAccountName?: string;
 }
 
 /** A pod in the API with one inline volume, and kubelet's view of that volume. */
@@ -46,6 +48,7 @@ export interface InlinePod {
 export async function createInlinePod(cluster: KubeCluster, options: InlinePodOptions): Promise<InlinePod> {
   const { namespace, name, spc } = options;
   const volumeName = options.volumeName ?? 'secrets-store';
+  const serviceAccountName = options.serviceAccountName ?? 'default';
   const secretName = `${name}-creds`;
   if (options.nodePublishSecret) {
     await cluster.admin.core.createNamespacedSecret({ namespace, body: { metadata: { name: secretName }, stringData: { ...options.nodePublishSecret } } });
@@ -54,7 +57,7 @@ export async function createInlinePod(cluster: KubeCluster, options: InlinePodOp
     metadata: { name },
     spec: {
       nodeName: options.nodeName,
-      serviceAccountName: 'default',
+      serviceAccountName,
       containers: [{ name: 'app', image: 'busybox', volumeMounts: [{ name: volumeName, mountPath: '/mnt/secrets-store', readOnly: true }] }],
       volumes: [{ name: volumeName, csi: {
         driver: CSI_DRIVER_NAME, readOnly: true, volumeAttributes: { secretProviderClass: spc },
@@ -72,7 +75,7 @@ export async function createInlinePod(cluster: KubeCluster, options: InlinePodOp
     if (audiences.length === 0) return undefined;
     const out: Record<string, { token: string; expirationTimestamp: string }> = {};
     for (const audience of audiences) {
-      const res = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace, name: 'default', body: {
+      const res = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace, name: serviceAccountName, body: {
         spec: { audiences: [audience], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } },
       } });
       const expiration = res.status?.expirationTimestamp;
@@ -84,7 +87,7 @@ export async function createInlinePod(cluster: KubeCluster, options: InlinePodOp
   return {
     name, namespace, uid, volumeId, targetPath,
     async publishRequest() {
-      const context = inlineVolumeContext({ name, namespace, uid, serviceAccountName: 'default' }, spc);
+      const context = inlineVolumeContext({ name, namespace, uid, serviceAccountName }, spc);
       const minted = await tokens();
       if (minted !== undefined) context[TOKENS_KEY] = minted;
       return inlinePublishRequest(volumeId, targetPath, context, { ...options.nodePublishSecret });
