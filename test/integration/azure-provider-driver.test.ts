@@ -9,7 +9,7 @@ import type { RequestRecord } from '../support/azure-keyvault/request-log.js';
 import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/stand-in.js';
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
 import { AZURE_AUDIENCE, startAzureProvider, workloadIdentity, type WorkloadIdentity } from '../support/azure-provider.js';
-import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { driverLogSince, rotationRoundsSince, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
 import { parseMetrics, type ProviderProcess } from '../support/provider-process.js';
 import { tokensAttribute } from '../support/service-account-tokens.js';
 
@@ -71,37 +71,11 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     return { ...request, volume_context: { ...request.volume_context, 'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(token, AZURE_AUDIENCE) } };
   }
 
-  /** The driver's JSON log lines at or after `since` (epoch ms). */
-  function driverLog(since: number): Record<string, unknown>[] {
-    return stack.driver.stderr().split('\n').flatMap((line) => {
-      try {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        return Date.parse(String(entry['timestamp'])) >= since ? [entry] : [];
-      } catch {
-        return []; // the tail's first, cut line
-      }
-    });
-  }
+  const driverLog = (since: number) => driverLogSince(stack, since);
 
-  /** Resolves with `check`'s first truthy value, checking again each time the driver logs. */
-  async function whenDriverLogs<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      const stderr = stack.driver.process.stderr;
-      if (!stderr) throw new Error('the driver has no stderr');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-        function done() { clearTimeout(timer); stderr?.off('data', done); resolve(); }
-        stderr.once('data', done);
-      });
-    }
-  }
 
   /** Rotation rounds the driver finished since `since`. */
-  const roundsSince = (since: number) => driverLog(since).filter((e) => e['message'] === 'rotation round done').length;
+  const roundsSince = (since: number) => rotationRoundsSince(stack, since);
 
   /** The driver's 'rotation refresh failed' line for `target` since `since`, if any. */
   const refreshFailure = (target: string, since: number) =>
@@ -202,7 +176,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const before = await readVersions(target);
     clock.advance(1); // Key Vault orders versions by their creation second
     const v2 = vault.setSecret('db-password', 'correct horse battery staple');
-    await whenDriverLogs('the rotation to write db-password\'s new version', async () => (await versionOf(target, 'secret/db-password')) === v2);
+    await whenDriverLogs(stack, 'the rotation to write db-password\'s new version', async () => (await versionOf(target, 'secret/db-password')) === v2);
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse battery staple');
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
     expect(await readFile(join(target, '.metadata', metadataFileName('secret/db-password')), 'utf8')).to.equal(v2);
@@ -221,7 +195,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     standIn.clearRequests();
     const since = Date.now();
     // Until every object was listed afresh (the read window is 5 s) over at least three rounds.
-    await whenDriverLogs('rounds that list every object', () => roundsSince(since) >= 3
+    await whenDriverLogs(stack, 'rounds that list every object', () => roundsSince(since) >= 3
       && ['db-password', 'web-tls', 'signing'].every((name) => keyVaultRequests(name).length > 0));
     const ops = new Set(keyVaultRequests().map((r) => r.operation));
     expect([...ops].sort()).to.deep.equal(['getCertificateVersions', 'getKeyVersions', 'getSecretVersions']);
@@ -251,7 +225,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const since = Date.now();
     clock.advance(1);
     const v2 = vault.setSecret('fleet-token', 'fleet-v2');
-    await whenDriverLogs('all ten volumes to rotate to fleet-token\'s new version', async () => {
+    await whenDriverLogs(stack, 'all ten volumes to rotate to fleet-token\'s new version', async () => {
       for (const t of targets) if ((await versionOf(t, 'secret/fleet-token')) !== v2) return false;
       return true;
     });
@@ -291,7 +265,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const since = Date.now();
     clock.advance(1);
     const alpha2 = vault.setSecret('alpha', 'alpha-v2');
-    const failure = await whenDriverLogs('a failed rotation of the pair volume', () => refreshFailure(target, since));
+    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () => refreshFailure(target, since));
     standIn.throttle(0, 0);
     const failedAt = Date.parse(String(failure['timestamp']));
     const throttled = keyVaultRequests().filter((r) => r.operation === 'throttled' && r.at <= failedAt);
@@ -310,13 +284,13 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     expect(await readFile(join(target, 'alpha'), 'utf8')).to.equal('alpha-v1');
     expect(await readFile(join(target, '.metadata/versions.json'))).to.deep.equal(versionsJson);
     // Throttling over, a later round writes the new version (after the failure backoff).
-    await whenDriverLogs('the pair volume to rotate to alpha\'s new version', async () => (await versionOf(target, 'secret/alpha')) === alpha2);
+    await whenDriverLogs(stack, 'the pair volume to rotate to alpha\'s new version', async () => (await versionOf(target, 'secret/alpha')) === alpha2);
     expect(await readFile(join(target, 'alpha'), 'utf8')).to.equal('alpha-v2');
   });
 
   it('an object deleted from Key Vault during rotation: the failure names it, no file is rewritten, not even the one that changed', async () => {
     const target = stack.targetPath('pair');
-    await whenDriverLogs('the pair volume at alpha-v2', async () => (await readFile(join(target, 'alpha'), 'utf8')) === 'alpha-v2');
+    await whenDriverLogs(stack, 'the pair volume at alpha-v2', async () => (await readFile(join(target, 'alpha'), 'utf8')) === 'alpha-v2');
     const files = await tree(target);
     const data = await readlink(join(target, '..data'));
     const versionsJson = await readFile(join(target, '.metadata/versions.json'));
@@ -324,7 +298,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     clock.advance(1);
     vault.setSecret('alpha', 'alpha-v3');
     vault.delete('secrets', 'beta');
-    const failure = await whenDriverLogs('a failed rotation of the pair volume', () => refreshFailure(target, since));
+    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () => refreshFailure(target, since));
     expect(String(failure['error'])).to.match(new RegExp(`provider "azure" Mount failed: azure provider: secret "beta" in key vault "${VAULT}" not found \\(HTTP 404, SecretNotFound\\)`));
     expect(failure['reason']).to.equal('GRPCProviderError');
     expect(sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_error_total', 'provider="azure"', `error_type="${String(failure['reason'])}"`)).to.be.greaterThan(0);

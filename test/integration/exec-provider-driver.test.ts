@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { metadataFileName } from '../../driver/volume/metadata.js';
-import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { driverLogSince, rotationRoundsSince, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
 
 // The exec provider process behind our real driver process (local mode: classes from
@@ -44,39 +44,8 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
 `;
   }
 
-  /** Resolves with `check`'s first truthy value, checking again each time the driver logs. */
-  async function whenDriverLogs<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      const stderr = stack.driver.process.stderr;
-      if (!stderr) throw new Error('the driver has no stderr');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-        function done() { clearTimeout(timer); stderr?.off('data', done); resolve(); }
-        stderr.once('data', done);
-      });
-    }
-  }
-
-  const roundsSince = (since: number) => stack.driver.stderr().split('\n').filter((line) => {
-    try {
-      const e = JSON.parse(line) as Record<string, unknown>;
-      return e['message'] === 'rotation round done' && Date.parse(String(e['timestamp'])) >= since;
-    } catch {
-      return false;
-    }
-  }).length;
-  const refreshFailed = (target: string, since: number) => stack.driver.stderr().split('\n').some((line) => {
-    try {
-      const e = JSON.parse(line) as Record<string, unknown>;
-      return e['message'] === 'rotation refresh failed' && e['targetPath'] === target && Date.parse(String(e['timestamp'])) >= since;
-    } catch {
-      return false;
-    }
-  });
+  const roundsSince = (since: number) => rotationRoundsSince(stack, since);
+  const refreshFailed = (target: string, since: number) => driverLogSince(stack, since).some((e) => e['message'] === 'rotation refresh failed' && e['targetPath'] === target);
   const readVersions = async (target: string) => JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson;
   const versionOf = async (target: string, id: string) => (await readVersions(target)).objects.find((o) => o.id === id)?.version;
   const calls = async () => (existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : []);
@@ -137,7 +106,7 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     const file = await stat(join(target, 'db-password'));
     const before = (await calls()).length;
     const since = Date.now();
-    await whenDriverLogs('three rotation rounds', () => roundsSince(since) >= 3);
+    await whenDriverLogs(stack, 'three rotation rounds', () => roundsSince(since) >= 3);
     const during = (await calls()).slice(before);
     expect(during.length).to.be.greaterThan(0);
     expect(during.filter((c) => c.startsWith('get ')), 'no get while versions are unchanged').to.deep.equal([]);
@@ -150,7 +119,7 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     const target = stack.targetPath('app');
     await writeFile(join(store, 'db-password'), 'correct horse');
     await writeFile(join(store, 'db-password.version'), '2\n');
-    await whenDriverLogs('db-password at version 2', async () => (await versionOf(target, 'db-password')) === '2');
+    await whenDriverLogs(stack, 'db-password at version 2', async () => (await versionOf(target, 'db-password')) === '2');
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
     expect(await versionOf(target, 'api-key')).to.equal('1');
@@ -160,7 +129,7 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     const target = stack.targetPath('app');
     const before = await versionOf(target, 'motd');
     await writeFile(join(files, 'motd'), 'hello v2\n');
-    await whenDriverLogs('motd\'s new digest', async () => (await versionOf(target, 'motd')) !== before);
+    await whenDriverLogs(stack, 'motd\'s new digest', async () => (await versionOf(target, 'motd')) !== before);
     expect(await readFile(join(target, 'motd'), 'utf8')).to.equal('hello v2\n');
   });
 
@@ -174,12 +143,12 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     await writeFile(join(store, 'api-key.version.bak'), await readFile(join(store, 'api-key.version')));
     await writeFile(join(store, 'api-key.version'), '');
     const since = Date.now();
-    await whenDriverLogs('a failed refresh of the app volume', () => refreshFailed(target, since));
+    await whenDriverLogs(stack, 'a failed refresh of the app volume', () => refreshFailed(target, since));
     expect(await readlink(join(target, '..data'))).to.equal(data);
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
     expect(await readFile(join(target, '.metadata/versions.json'))).to.deep.equal(versionsJson);
     await writeFile(join(store, 'api-key.version'), '1\n');
-    await whenDriverLogs('db-password at version 3', async () => (await versionOf(target, 'db-password')) === '3');
+    await whenDriverLogs(stack, 'db-password at version 3', async () => (await versionOf(target, 'db-password')) === '3');
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('battery staple');
     await stack.client.unpublish('vol-app', target);
   });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { rotationRoundsSince, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
 import { caSecret, makeTestCa, opensslDir, opensslVerify, type TestCa } from '../support/pki-test-ca.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
 
@@ -54,35 +54,7 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
   let stack: DriverStack;
   let provider: ProviderProcess;
 
-  function driverLog(since: number): Record<string, unknown>[] {
-    return stack.driver.stderr().split('\n').flatMap((line) => {
-      try {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        return Date.parse(String(entry['timestamp'])) >= since ? [entry] : [];
-      } catch {
-        return [];
-      }
-    });
-  }
-
-  /** Resolves with `check`'s first truthy value, checking again each time the driver logs. */
-  async function whenDriverLogs<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      const stderr = stack.driver.process.stderr;
-      if (!stderr) throw new Error('the driver has no stderr');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-        function done() { clearTimeout(timer); stderr?.off('data', done); resolve(); }
-        stderr.once('data', done);
-      });
-    }
-  }
-
-  const roundsSince = (since: number) => driverLog(since).filter((e) => e['message'] === 'rotation round done').length;
+  const roundsSince = (since: number) => rotationRoundsSince(stack, since);
   const readVersions = async (target: string) => (JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson).objects;
   const versionOf = async (target: string, id: string) => (await readVersions(target)).find((o) => o.id === id)?.version;
   const leafOf = async (target: string) => new X509Certificate(await readFile(join(target, 'tls.crt')));
@@ -140,7 +112,7 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     const before = await readFile(join(target, 'tls.crt'));
     const keptBefore = (await provider.metrics()).get('pki_mount_decisions_total{decision="keep"}') ?? 0;
     const since = Date.now();
-    await whenDriverLogs('three rotation rounds', () => roundsSince(since) >= 3);
+    await whenDriverLogs(stack, 'three rotation rounds', () => roundsSince(since) >= 3);
     expect((await readFile(join(target, 'tls.crt'))).equals(before)).to.equal(true);
     expect((await provider.metrics()).get('pki_mount_decisions_total{decision="keep"}')).to.be.at.least(keptBefore + 2);
   });
@@ -151,7 +123,7 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     const first = await leafOf(target);
     const firstKey = await readFile(join(target, 'tls.key'), 'utf8');
     const firstSerial = await versionOf(target, 'tls.crt');
-    const renewedSerial = await whenDriverLogs('a renewal', async () => {
+    const renewedSerial = await whenDriverLogs(stack, 'a renewal', async () => {
       const v = await versionOf(target, 'tls.crt');
       return v !== firstSerial ? v : undefined;
     }, 30_000);
@@ -179,13 +151,13 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     // with kubelet's republish; skipped as fresh, it is the next rotation round that uses
     // it (in Kubernetes mode the driver reads the Secret itself each round).
     await republishWith(target, caSecret([oldCa, newCa], oldCa));
-    await whenDriverLogs('the new CA to join the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === oldCa.certPem + newCa.certPem);
+    await whenDriverLogs(stack, 'the new CA to join the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === oldCa.certPem + newCa.certPem);
     expect((await leafOf(target)).issuer).to.equal('CN=old CA');
     const oldLeaf = await readFile(join(target, 'tls.crt'));
 
     // Phase 2: ca.key is the new CA's: the leaf is signed by it; both leaves verify with the volume's bundle.
     await republishWith(target, caSecret([oldCa, newCa], newCa));
-    await whenDriverLogs('a leaf of the new CA', async () => (await leafOf(target)).issuer === 'CN=new CA');
+    await whenDriverLogs(stack, 'a leaf of the new CA', async () => (await leafOf(target)).issuer === 'CN=new CA');
     expect(await readFile(join(target, 'ca.crt'), 'utf8')).to.equal(oldCa.certPem + newCa.certPem);
     const bundle = await readFile(join(target, 'ca.crt'));
     expect(await verifies(bundle, await readFile(join(target, 'tls.crt')))).to.equal(true);
@@ -193,11 +165,11 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     // Rounds with nothing due keep that leaf (the provider answers no files).
     const kept = await readFile(join(target, 'tls.crt'));
     const since = Date.now();
-    await whenDriverLogs('two rotation rounds', () => roundsSince(since) >= 2);
+    await whenDriverLogs(stack, 'two rotation rounds', () => roundsSince(since) >= 2);
     expect((await readFile(join(target, 'tls.crt'))).equals(kept)).to.equal(true);
 
     // The old CA expires (still in the Secret's ca.crt): rotation drops it from the bundle.
-    await whenDriverLogs('the old CA to leave the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === newCa.certPem, 60_000);
+    await whenDriverLogs(stack, 'the old CA to leave the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === newCa.certPem, 60_000);
     expect((await leafOf(target)).issuer).to.equal('CN=new CA');
     expect(await verifies(await readFile(join(target, 'ca.crt')), await readFile(join(target, 'tls.crt')))).to.equal(true);
     expect((await provider.metrics()).get('pki_mount_decisions_total{decision="bundle-changed"}')).to.be.at.least(1);

@@ -132,3 +132,40 @@ spec:
     objects: |
 ${lines}`;
 }
+
+/** The driver's JSON log lines logged at or after `since` (epoch ms), from its stderr tail. */
+export function driverLogSince(stack: DriverStack, since: number): Record<string, unknown>[] {
+  return stack.driver.stderr().split('\n').flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      return Date.parse(String(entry['timestamp'])) >= since ? [entry] : [];
+    } catch {
+      return []; // the tail's first, cut line
+    }
+  });
+}
+
+/** Rotation rounds the driver finished since `since` (epoch ms). */
+export function rotationRoundsSince(stack: DriverStack, since: number): number {
+  return driverLogSince(stack, since).filter((e) => e['message'] === 'rotation round done').length;
+}
+
+/**
+ * Resolves with `check`'s first truthy value, checking again each time the driver logs
+ * (with rotation on it logs every round): an event to wait on, not a sleep.
+ */
+export async function whenDriverLogs<T>(stack: DriverStack, what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    const stderr = stack.driver.process.stderr;
+    if (!stderr) throw new Error('the driver has no stderr');
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+      function done() { clearTimeout(timer); stderr?.off('data', done); resolve(); }
+      stderr.once('data', done);
+    });
+  }
+}
