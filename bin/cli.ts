@@ -9,6 +9,8 @@ const PROVIDERS: Readonly<Record<string, () => Promise<ProviderDefinition>>> = {
   file: async () => (await import('../providers/file/main.js')).fileProviderDefinition,
   vault: async () => (await import('../providers/vault/main.js')).vaultProviderDefinition,
   azure: async () => (await import('../providers/azure/main.js')).azureProviderDefinition,
+  exec: async () => (await import('../providers/exec/main.js')).execProviderDefinition,
+  pki: async () => (await import('../providers/pki/main.js')).pkiProviderDefinition,
 };
 
 const USAGE = `usage: secrets-store-csi <command> [flags]

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isGrpcCallError } from '../proto/runtime/errors.js';
-import { parseGoDuration } from '../proto/runtime/duration.js';
+import { parseDurationFlag } from '../proto/runtime/duration.js';
 import { flagsHelp, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
 import { status } from '@grpc/grpc-js';
@@ -33,14 +33,7 @@ function fail(message: string): never {
 
 /** Parses `--timeout`; a bad value is an error naming the flag (issue 9 item 15). */
 export function parseTimeoutFlag(raw: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--timeout: ${(err as Error).message} (use Go duration syntax such as 30s or 2m)`);
-  }
-  if (!(ms > 0)) throw new Error(`--timeout must be greater than zero, got "${raw}"`);
-  return ms;
+  return parseDurationFlag('timeout', raw, { example: '30s or 2m', positive: true });
 }
 
 /** Parses `--secrets-file` text: a JSON object of strings, as kubelet reads a Secret's data. */

@@ -1,4 +1,4 @@
-import { parseGoDuration } from '../proto/runtime/duration.js';
+import { parseDurationFlag } from '../proto/runtime/duration.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../proto/runtime/flags.js';
 import { parseLogLevel, type LogLevel } from '../proto/runtime/logger.js';
 import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
@@ -77,15 +77,7 @@ function positiveInteger(name: string, raw: string): number {
 }
 
 function duration(name: string, raw: string, minMs: number): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as 2m or 1h30m)`);
-  }
-  if (ms <= 0) throw new Error(`--${name} must be greater than zero, got "${raw}"`);
-  if (ms < minMs) throw new Error(`--${name} must be at least ${minMs / 1000}s, got "${raw}"`);
-  return ms;
+  return parseDurationFlag(name, raw, { example: '2m or 1h30m', positive: true, min: [minMs, `${minMs / 1000}s`] });
 }
 
 /**

@@ -67,6 +67,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     locks, mounter, providers, logger, now: () => new Date(),
     classes,
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
+    skippedHooks: rotation?.hooks ?? [],
     failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
     ...(rotation ? { republish: (t: string, spc: SecretProviderClass) => rotation.republish(t, spc) } : {}),
   });

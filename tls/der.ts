@@ -183,3 +183,60 @@ export function unsignedBytes(n: bigint, size: number): Buffer {
 export function unsignedValue(bytes: Buffer): bigint {
   return bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`);
 }
+
+/** A BOOLEAN (DER: TRUE is 0xff). */
+export function encodeBoolean(value: boolean): Buffer {
+  return encodeTlv(0x01, Buffer.from([value ? 0xff : 0x00]));
+}
+
+/** An OCTET STRING holding `bytes`. */
+export function encodeOctetString(bytes: Buffer): Buffer {
+  return encodeTlv(0x04, bytes);
+}
+
+/** A BIT STRING of whole octets (no unused bits), e.g. a public key or a signature. */
+export function encodeBitString(bytes: Buffer): Buffer {
+  return encodeTlv(0x03, Buffer.concat([Buffer.from([0]), bytes]));
+}
+
+/**
+ * A named-bit BIT STRING (KeyUsage): bit 0 is the most significant bit of the first
+ * octet; DER drops trailing zero bits and counts them as unused.
+ */
+export function encodeNamedBits(bits: readonly number[]): Buffer {
+  const highest = bits.length === 0 ? -1 : Math.max(...bits);
+  const octetCount = Math.floor(highest / 8) + 1;
+  const bytes = Buffer.alloc(highest < 0 ? 0 : octetCount);
+  for (const bit of bits) bytes[Math.floor(bit / 8)] = (bytes[Math.floor(bit / 8)] as number) | (0x80 >> (bit % 8));
+  const unused = highest < 0 ? 0 : 7 - (highest % 8);
+  return encodeTlv(0x03, Buffer.concat([Buffer.from([unused]), bytes]));
+}
+
+/** A UTF8String. */
+export function encodeUtf8String(text: string): Buffer {
+  return encodeTlv(0x0c, Buffer.from(text, 'utf8'));
+}
+
+/**
+ * An X.509 Time (RFC 5280 4.1.2.5): UTCTime `YYMMDDHHMMSSZ` for years 1950–2049,
+ * GeneralizedTime `YYYYMMDDHHMMSSZ` otherwise; whole seconds, UTC.
+ */
+export function encodeTime(date: Date): Buffer {
+  const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
+  const digits = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+  const year = date.getUTCFullYear();
+  return year >= 1950 && year < 2050 ? encodeTlv(0x17, Buffer.from(digits.slice(2), 'latin1')) : encodeTlv(0x18, Buffer.from(digits, 'latin1'));
+}
+
+/** An X.509 Time (UTCTime or GeneralizedTime, seconds, `Z`) as a Date. */
+export function time(tlv: Tlv | undefined, what: string): Date {
+  if (tlv === undefined || tlv.tagClass !== CLASS.UNIVERSAL || tlv.constructed || (tlv.tag !== 23 && tlv.tag !== 24)) throw bad(what, 'expected UTCTime or GeneralizedTime');
+  const text = tlv.content.toString('latin1');
+  const m = (tlv.tag === 23 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/ : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/).exec(text);
+  if (!m) throw bad(what, 'malformed time');
+  let year = Number(m[1]);
+  if (tlv.tag === 23) year += year < 50 ? 2000 : 1900;
+  const ms = Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+  if (Number.isNaN(ms)) throw bad(what, 'malformed time');
+  return new Date(ms);
+}

@@ -80,6 +80,12 @@ export interface PublisherDeps {
   /** Default file mode sent as `permission` and used for mode-0 files (0644). */
   readonly defaultMode?: number;
   readonly hooks?: readonly PublishHook[];
+  /**
+   * Run for a kubelet republish skipped as fresh (nothing fetched or written): they learn
+   * kubelet's latest request (its fresh tokens, the nodePublishSecretRef data as it is
+   * now), which local mode's rotation refreshes with later.
+   */
+  readonly skippedHooks?: readonly PublishHook[];
   readonly failureHooks?: readonly PublishFailureHook[];
   /**
    * With rotation on: decides what a kubelet republish (requiresRepublish) of a mounted
@@ -184,7 +190,9 @@ export class VolumePublisher {
     // A republish naming another group than the files have rewrites ownership, fresh or not.
     if (decision === 'skip' && this.groupUnchanged(req)) {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
-      return { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+      const skipped: PublishedVolume = { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+      for (const hook of this.deps.skippedHooks ?? []) await hook(skipped, limits);
+      return skipped;
     }
     if (decision === 'rotate') {
       origin = 'rotation';

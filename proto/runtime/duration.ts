@@ -45,3 +45,33 @@ export function formatGoDuration(ms: number): string {
   const s = rest / 1000;
   return `${sign}${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
+
+/** Limits of a duration flag, each with the words its error message uses ("1s", "1h"). */
+export interface DurationFlagBounds {
+  /** Examples for the syntax hint, e.g. "2m or 1h30m". */
+  readonly example: string;
+  /** Refuses zero and less with "must be greater than zero". */
+  readonly positive?: boolean;
+  readonly min?: readonly [ms: number, words: string];
+  readonly max?: readonly [ms: number, words: string];
+}
+
+/**
+ * A Go-duration flag value in whole milliseconds, within `bounds`. Throws an Error
+ * naming `--name` and the value: one wording for every flag of every process.
+ */
+export function parseDurationFlag(name: string, raw: string, bounds: DurationFlagBounds): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(raw);
+  } catch (err) {
+    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as ${bounds.example})`);
+  }
+  if (bounds.positive && !(ms > 0)) throw new Error(`--${name} must be greater than zero, got "${raw}"`);
+  const { min, max } = bounds;
+  if ((min && ms < min[0]) || (max && ms > max[0])) {
+    const range = min && max ? `between ${min[1]} and ${max[1]}` : min ? `at least ${min[1]}` : `at most ${max?.[1] ?? ''}`;
+    throw new Error(`--${name} must be ${range}, got "${raw}"`);
+  }
+  return Math.floor(ms);
+}

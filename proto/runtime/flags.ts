@@ -95,3 +95,10 @@ export function flagsHelp(specs: Readonly<Record<string, FlagSpec>>): string {
     .map(([name, s]) => `  --${name}${s.type === 'string' ? '=VALUE' : ''}\n      ${s.help}${s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : ''}`)
     .join('\n');
 }
+
+/** A whole-number flag value from `min` to `max` (digits only). Throws an Error naming `--name`. */
+export function parseWholeNumberFlag(name: string, raw: string, min: number, max: number): number {
+  const n = /^[0-9]{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(n >= min && n <= max)) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}

@@ -18,7 +18,8 @@ import { ConnectToAgent } from './connect-to.js';
 import { readEnvironmentFile } from './environment-file.js';
 import { IdentityCache, type Identity } from './identities.js';
 import { planEntries, unchangedFromProperties, uniqueVersions } from './mount-plan.js';
-import { MountReads, renderFingerprint, type Read, type SharedReads } from './mount-reads.js';
+import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { MountReads, type Read, type SharedReads } from './mount-reads.js';
 import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
 import { parseAzureMount, type AzureMountConfig } from './parameters.js';
 import type { AzureSettings } from './settings.js';
@@ -48,7 +49,7 @@ export class AzureProvider implements SecretsProvider {
   readonly name = 'azure';
   private readonly identities: IdentityCache;
   private readonly shared: SharedReads;
-  /** targetPath → the rendering fingerprint of its last answer (mount-reads.ts renderFingerprint). */
+  /** targetPath → the rendering fingerprint of its last answer (framework render-fingerprint.ts). */
   private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
 
   constructor(private readonly settings: AzureSettings, deps: AzureProviderDeps) {

@@ -5,10 +5,8 @@
 // fail: when listing would take more than a few pages, or the identity may not list
 // (Azure's docs grant `get` only), the value is read instead, as Azure's provider does;
 // a refused listing is remembered for an hour so it is not asked again each round.
-import { createHash } from 'node:crypto';
 import { LruCache } from '../framework/lru.js';
 import type { ReadCache } from '../framework/read-cache.js';
-import { TOKENS_ATTRIBUTE } from '../framework/sa-token.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { keyVaultError, type IdentityKind, type ReadContext } from './azure-errors.js';
 import type { KeyVaultReader, VersionProperties } from './keyvault-reader.js';
@@ -94,16 +92,4 @@ export class MountReads {
       },
     };
   }
-}
-
-/**
- * A digest of everything that shapes a Mount's files besides Key Vault's versions: the
- * class parameters and volume attributes (tokens left out: they change every Mount)
- * and the default mode. A rotation may answer "unchanged" from versions only when this
- * is what the target was last answered with: an edited class (alias, encoding, mode)
- * must be read and written anew.
- */
-export function renderFingerprint(attributes: Readonly<Record<string, string>>, permission: number): string {
-  const entries = Object.entries(attributes).filter(([k]) => k !== TOKENS_ATTRIBUTE).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify([entries, permission])).digest('hex');
 }

@@ -1,9 +1,8 @@
 // Flags of the azure provider. Names and defaults are Azure's provider's (cmd/main.go,
 // v1.8.2), so its DaemonSet and Helm arguments start this provider unchanged; the ones
 // that configure something we do differently are accepted and ignored with a warning.
-import { parseGoDuration } from '../../proto/runtime/duration.js';
-import { booleanFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { DEFAULT_READ_WINDOW_MS } from '../framework/read-cache.js';
+import { booleanFlag, parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { parseConnectTo, type ConnectToRule } from './connect-to.js';
 
 /** Default of --cloud-name, as upstream. */
@@ -50,23 +49,6 @@ export interface AzureSettings {
   readonly connectTo: readonly ConnectToRule[];
 }
 
-function wholeNumber(flag: string, raw: string, max: number): number {
-  if (!/^[0-9]{1,9}$/.test(raw.trim()) || Number(raw) > max) throw new Error(`--${flag} must be a whole number from 0 to ${max}, got "${raw}"`);
-  return Number(raw);
-}
-
-/** --read-cache-window in milliseconds: a Go duration from 0 to 1h. */
-function readCacheWindow(raw: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--read-cache-window: ${(err as Error).message} (use Go duration syntax such as 5s, or 0)`);
-  }
-  if (!(ms >= 0) || ms > 3_600_000) throw new Error(`--read-cache-window must be between 0 and 1h, got "${raw}"`);
-  return ms;
-}
-
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
 export function azureSettings(flags: ParsedFlags, env: Readonly<Record<string, string | undefined>> = {}): AzureSettings {
   if (stringFlag(flags, 'healthz-path') !== '/healthz') throw new Error(`--healthz-path: only /healthz is served, got "${stringFlag(flags, 'healthz-path')}"`);
@@ -74,8 +56,8 @@ export function azureSettings(flags: ParsedFlags, env: Readonly<Record<string, s
     constructPemChain: booleanFlag(flags, 'construct-pem-chain'),
     writeCertAndKeyInSeparateFiles: booleanFlag(flags, 'write-cert-and-key-in-separate-files'),
     cloudName: stringFlag(flags, 'cloud-name'),
-    readCacheWindowMs: readCacheWindow(stringFlag(flags, 'read-cache-window')),
-    identityCacheSize: wholeNumber('identity-cache-size', stringFlag(flags, 'identity-cache-size'), 1_000_000),
+    readCacheWindowMs: parseReadCacheWindowFlag(stringFlag(flags, 'read-cache-window')),
+    identityCacheSize: parseWholeNumberFlag('identity-cache-size', stringFlag(flags, 'identity-cache-size'), 0, 1_000_000),
     customUserAgent: userAgentSuffix(stringFlag(flags, 'custom-user-agent')),
     environmentFilePath: env['AZURE_ENVIRONMENT_FILEPATH'] === '' ? undefined : env['AZURE_ENVIRONMENT_FILEPATH'],
     connectTo: Object.freeze(parseConnectTo(stringFlag(flags, 'test-only-connect-to'))),
@@ -93,6 +75,6 @@ export function azureHealthAddress(flags: ParsedFlags): string {
   if (flags.given.has('health-addr')) return stringFlag(flags, 'health-addr');
   const port = stringFlag(flags, 'healthz-port');
   if (port === '') return '';
-  const n = wholeNumber('healthz-port', port, 65535);
+  const n = parseWholeNumberFlag('healthz-port', port, 0, 65535);
   return `:${n}`;
 }

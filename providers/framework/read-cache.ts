@@ -13,10 +13,16 @@
 // the callers that joined it: each of them reads for itself. PUT and POST never come
 // here (they issue; lease-store.ts keeps what they issued).
 import { inspect } from 'node:util';
+import { parseDurationFlag } from '../../proto/runtime/duration.js';
 import { Coalescer } from './coalescer.js';
 
 /** Reads reused within this many milliseconds by default. */
 export const DEFAULT_READ_WINDOW_MS = 5_000;
+/** --read-cache-window (every provider with a read window): a Go duration from 0 to 1h, in ms. */
+export function parseReadCacheWindowFlag(raw: string): number {
+  return parseDurationFlag('read-cache-window', raw, { example: '5s, or 0', min: [0, '0'], max: [3_600_000, '1h'] });
+}
+
 /** Most reads cached by default. */
 export const DEFAULT_READ_CACHE_ENTRIES = 1000;
 /** Most bytes of reads cached by default. */

@@ -5,11 +5,11 @@
 // can turn TLS verification back on (`vaultSkipTLSVerify: "false"` wins over
 // `--vault-tls-skip-verify`; Go's TLS overlay could only switch it off), and these values
 // are handed to the Vault client explicitly: it never reads VAULT_* itself.
-import { parseGoDuration } from '../../proto/runtime/duration.js';
+import { parseDurationFlag } from '../../proto/runtime/duration.js';
 import type { FlagSpec, ParsedFlags } from '../../proto/runtime/flags.js';
 import { booleanFlag, parseGoBool, stringFlag } from '../../proto/runtime/flags.js';
 import type { VaultObject } from './objects.js';
-import { DEFAULT_READ_WINDOW_MS } from '../framework/read-cache.js';
+import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import { addressProblem, namespaceProblem, normalizeMountPath, parseVaultParameters, type PodInfo, type VaultTlsLayer } from './parameters.js';
 
@@ -143,14 +143,7 @@ function checkPair(tls: VaultTlsLayer, cert: string, key: string): void {
 
 /** --vault-request-timeout in milliseconds: a Go duration of at least 1ms. Throws an Error naming the flag. */
 export function parseRequestTimeout(raw: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--vault-request-timeout: ${(err as Error).message} (use Go duration syntax such as 10s or 1m30s)`);
-  }
-  if (!(ms >= 1) || ms > 2 ** 31 - 1) throw new Error(`--vault-request-timeout must be between 1ms and 596h, got "${raw}"`);
-  return Math.floor(ms);
+  return parseDurationFlag('vault-request-timeout', raw, { example: '10s or 1m30s', min: [1, '1ms'], max: [2 ** 31 - 1, '596h'] });
 }
 
 /** --vault-max-response-bytes: a whole number of bytes, at least 1. Throws an Error naming the flag. */
@@ -158,18 +151,6 @@ export function parseMaxResponseBytes(raw: string): number {
   const n = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1)) throw new Error(`--vault-max-response-bytes must be a whole number of bytes, at least 1, got "${raw}"`);
   return n;
-}
-
-/** --read-cache-window in milliseconds: a Go duration from 0 to 1h. Throws an Error naming the flag. */
-export function parseReadCacheWindow(raw: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(raw);
-  } catch (err) {
-    throw new Error(`--read-cache-window: ${(err as Error).message} (use Go duration syntax such as 5s, or 0)`);
-  }
-  if (!(ms >= 0) || ms > 3_600_000) throw new Error(`--read-cache-window must be between 0 and 1h, got "${raw}"`);
-  return Math.floor(ms);
 }
 
 /**
@@ -200,7 +181,7 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
     hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
     requestTimeoutMs: parseRequestTimeout(stringFlag(flags, 'vault-request-timeout')),
     maxResponseBytes: parseMaxResponseBytes(stringFlag(flags, 'vault-max-response-bytes')),
-    readCacheWindowMs: parseReadCacheWindow(stringFlag(flags, 'read-cache-window')),
+    readCacheWindowMs: parseReadCacheWindowFlag(stringFlag(flags, 'read-cache-window')),
   };
 }
 

@@ -64,6 +64,23 @@ describe('VolumePublisher', () => {
     expect(await readFile(join(r.targetPath, 'a'), 'utf8').catch((e: NodeJS.ErrnoException) => e.code)).to.equal('ENOENT');
   });
 
+  it('a republish skipped as fresh hands kubelet\'s new request to the skipped-hooks (and to no other hook)', async () => {
+    const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
+    const publisher = new VolumePublisher({
+      locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+      classes: { get: async () => spc },
+      providers: { mount: async () => ({ files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }], object_version: [{ id: 'a', version: 'v1' }], error: null }) },
+      hooks: [async (v) => { seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] }); }],
+      skippedHooks: [async (v) => { seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] }); }],
+      republish: () => 'skip',
+    });
+    const r = req('skipped-hooks');
+    await publisher.publish({ ...r, secrets: { 'ca.key': 'old' } });
+    const result = await publisher.publish({ ...r, secrets: { 'ca.key': 'new' } });
+    expect(result.skipped).to.equal(true);
+    expect(seen).to.deep.equal([{ hook: 'publish', skipped: false, secret: 'old' }, { hook: 'skipped', skipped: true, secret: 'new' }]);
+  });
+
   it('never mounts for rotation: a target that is gone is skipped, not published again', async () => {
     const p = publisherWith([]);
     const result = await p.publisher.publish(req('gone'), {}, 'rotation');

@@ -1,0 +1,135 @@
+// The exec provider: each object's file is the stdout of a helper program from
+// --helpers-dir (seed 002's "two dozen lines of shell" per kind of vault), called with
+// the pod's identity as argv and the object's parameters in a clean environment. A Mount
+// asks every object's helper for its `version` first, then `get`s every object. A
+// rotation (class as last answered) gets only the objects without helper versions first:
+// when every version, helper's or digest, is as mounted, it answers with no files (the
+// driver keeps the mounted ones) and the other objects get no `get` at all. All
+// objects or none: one failure fails the Mount, and the helpers still running are killed.
+import { SscError } from '../../proto/runtime/errors.js';
+import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
+import { hmacVersion } from '../framework/hmac-version.js';
+import { LruCache } from '../framework/lru.js';
+import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
+import { resolveHelper } from './helper-path.js';
+import { runHelper, type HelperOutcome, type HelperRun } from './helper-runner.js';
+import { helperArguments, helperEnvironment, podIdentity, secretValues, tokensToPass, type HelperOperation, type PodIdentity } from './invocation.js';
+import { parseExecParameters, type ExecObject } from './parameters.js';
+import { Semaphore } from './semaphore.js';
+import type { ExecSettings } from './settings.js';
+
+/** Targets whose last answer's fingerprint the provider remembers. */
+const REMEMBERED_TARGETS = 10_000;
+/** Time kept back from the Mount's deadline so a helper's error, not the driver's timeout, is what the driver sees. */
+const DEADLINE_MARGIN_MS = 200;
+
+/**
+ * Whether a Mount may answer "unchanged" (no files): every object has a version, the
+ * driver has exactly these objects mounted, each at that version.
+ */
+export function unchangedVersions(ids: readonly string[], versions: readonly (string | undefined)[], mounted: ReadonlyMap<string, string>): boolean {
+  if (ids.length === 0 || mounted.size !== ids.length) return false;
+  return ids.every((id, i) => versions[i] !== undefined && mounted.get(id) === versions[i]);
+}
+
+/** The version of content from a helper without version support: keyed, bound to the object and helper. */
+export function digestVersion(key: Buffer, object: ExecObject, contents: Buffer): string {
+  return hmacVersion(key, contents, `exec\0${object.helper}\0${object.objectName}`);
+}
+
+/** What the provider runs helpers with; tests may pass their own runner. */
+export type HelperRunner = (run: HelperRun) => Promise<HelperOutcome>;
+
+/** Helper programs as the secret source. */
+export class ExecProvider implements SecretsProvider {
+  readonly name = 'exec';
+  private readonly slots: Semaphore;
+  /** targetPath → the rendering fingerprint of its last full answer. */
+  private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
+
+  constructor(private readonly settings: ExecSettings, private readonly hmacKey: Buffer, private readonly runner: HelperRunner = runHelper) {
+    this.slots = new Semaphore(settings.maxConcurrentHelpers);
+  }
+
+  async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
+    const params = parseExecParameters(request.attributes);
+    for (const warning of params.warnings) ctx.logger.warn(`exec provider: ${warning}`);
+    const pod = podIdentity(request.attributes);
+    const tokens = tokensToPass(request.attributes, params.passServiceAccountTokens);
+    const fingerprint = renderFingerprint(request.attributes, request.permission);
+    const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
+    const ids = params.objects.map((o) => o.objectName);
+    const call = (object: ExecObject, operation: HelperOperation, signal: AbortSignal) =>
+      this.call(object, operation, pod, tokens, request.secrets, ctx, signal);
+
+    const versions = await boundedAll(params.objects, MOUNT_CONCURRENCY, async (object, signal) => {
+      const { outcome, context } = await call(object, 'version', signal);
+      return versionFrom(outcome, context);
+    }, ctx.signal);
+    if (sameRendering && unchangedVersions(ids, versions, request.currentObjectVersions)) {
+      ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', { objects: ids.length });
+      return { files: [], objectVersions: ids.map((id, i) => ({ id, version: versions[i] as string })) };
+    }
+    const contents: (Buffer | undefined)[] = new Array<Buffer | undefined>(ids.length);
+    const fetch = async (indexes: readonly number[]) => {
+      const got = await boundedAll(indexes, MOUNT_CONCURRENCY, async (i, signal) => {
+        const object = params.objects[i] as ExecObject;
+        const { outcome, context } = await call(object, 'get', signal);
+        return contentFrom(outcome, context);
+      }, ctx.signal);
+      indexes.forEach((i, n) => { contents[i] = got[n]; });
+    };
+    const digested = (i: number) => versions[i] ?? (contents[i] === undefined ? undefined : digestVersion(this.hmacKey, params.objects[i] as ExecObject, contents[i]));
+    const all = ids.map((_, i) => i);
+    if (sameRendering && request.currentObjectVersions.size === ids.length) {
+      // A rotation: the objects without helper versions are read first; when their
+      // digests are as mounted too, the others need no get.
+      await fetch(all.filter((i) => versions[i] === undefined));
+      if (unchangedVersions(ids, all.map(digested), request.currentObjectVersions)) {
+        ctx.logger.debug('exec provider: every object is as mounted; answered without files', { objects: ids.length });
+        return { files: [], objectVersions: ids.map((id, i) => ({ id, version: digested(i) as string })) };
+      }
+    }
+    await fetch(all.filter((i) => contents[i] === undefined));
+    const objectVersions = ids.map((id, i) => ({ id, version: digested(i) as string }));
+    for (const v of objectVersions) {
+      const previous = request.currentObjectVersions.get(v.id);
+      if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectName: v.id });
+    }
+    this.renderedAs.set(request.targetPath, fingerprint);
+    const files: ProviderFile[] = params.objects.map((object, i) => ({ path: object.objectName, mode: object.filePermission ?? request.permission, contents: contents[i] as Buffer }));
+    return { files, objectVersions };
+  }
+
+  /** One helper call: resolve, wait for a slot, run within the time left. */
+  private async call(object: ExecObject, operation: HelperOperation, pod: PodIdentity, tokens: string | undefined,
+    secrets: Readonly<Record<string, string>>, ctx: ProviderCallContext, signal: AbortSignal): Promise<{ outcome: HelperOutcome; context: CallContext }> {
+    const path = await resolveHelper(this.settings.helpersDir, object.helper);
+    const release = await this.slots.acquire(signal);
+    try {
+      const left = ctx.deadline === undefined ? Infinity : ctx.deadline.getTime() - Date.now() - DEADLINE_MARGIN_MS;
+      const timeoutMs = Math.min(this.settings.helperTimeoutMs, left);
+      const context: CallContext = {
+        operation, objectName: object.objectName, helper: object.helper, timeoutMs: Math.max(0, Math.round(timeoutMs)),
+        maxOutputBytes: this.settings.maxOutputBytes, secrets: secretValues(object, secrets, tokens),
+      };
+      if (timeoutMs <= 0) {
+        throw new SscError('deadline-exceeded', `exec provider: no time left before the Mount's deadline to run helper for ${operation} of ${JSON.stringify(object.objectName).slice(0, 130)}`, { reason: 'HelperTimeout' });
+      }
+      const started = Date.now();
+      const outcome = await this.runner({
+        path, args: helperArguments(operation, object, pod), env: helperEnvironment(object, tokens),
+        timeoutMs, maxOutputBytes: this.settings.maxOutputBytes, signal,
+      });
+      ctx.logger.debug('exec provider: helper ran', {
+        helper: object.helper, operation, objectName: object.objectName, ms: Date.now() - started,
+        outcome: outcome.kind, exitCode: outcome.kind === 'exited' ? outcome.code : undefined,
+      });
+      return { outcome, context };
+    } finally {
+      release();
+    }
+  }
+}

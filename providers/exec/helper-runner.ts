@@ -1,0 +1,131 @@
+// Runs one helper process: the I/O edge of the exec provider. execve(2) of the resolved
+// file with an argv (never a shell), a clean environment, stdin on /dev/null, a fresh
+// empty working directory removed afterwards, in its own process group so that a
+// timeout, an output flood or a cancelled Mount kills everything it forked: SIGTERM to
+// the group, SIGKILL one second later. When the helper itself exits, the group is killed
+// at once: a child it left behind must not hold stdout open (or run on) after it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Bytes of stderr kept: its first line is all that is ever shown. */
+export const STDERR_KEPT_BYTES = 16 * 1024;
+/** How long a helper has to end after SIGTERM before the group gets SIGKILL. */
+export const KILL_GRACE_MS = 1000;
+
+/** One helper run. */
+export interface HelperRun {
+  /** The helper's real path (resolved inside --helpers-dir). */
+  readonly path: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  /** Aborts when the Mount is cancelled (its deadline passed, or another object failed). */
+  readonly signal: AbortSignal;
+}
+
+/** How a run ended. stdout is only kept when the helper exited by itself. */
+export type HelperOutcome =
+  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: Buffer; readonly stderr: Buffer }
+  | { readonly kind: 'timeout' | 'too-large' | 'cancelled'; readonly stderr: Buffer }
+  | { readonly kind: 'start-failed'; readonly errno: string };
+
+/** Runs `run` in a fresh empty temp directory (removed afterwards) and reports how it ended. */
+export async function runHelper(run: HelperRun): Promise<HelperOutcome> {
+  if (run.signal.aborted) return { kind: 'cancelled', stderr: Buffer.alloc(0) };
+  const cwd = await mkdtemp(join(tmpdir(), 'ssc-exec-'));
+  try {
+    return await spawnAndWait(run, cwd);
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the group is gone already.
+  }
+}
+
+function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(run.path, run.args, { cwd, env: { ...run.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'], shell: false });
+    } catch (err) {
+      resolve({ kind: 'start-failed', errno: String((err as NodeJS.ErrnoException).code ?? 'error') });
+      return;
+    }
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    let stopped: 'timeout' | 'too-large' | 'cancelled' | undefined;
+    let exit: { code: number | null; signal: string | null } | undefined;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const finish = (outcome: HelperOutcome): void => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      run.signal.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve(outcome);
+    };
+    const ended = (): HelperOutcome => {
+      const err = Buffer.concat(stderr);
+      if (stopped) return { kind: stopped, stderr: err };
+      return { kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: Buffer.concat(stdout), stderr: err };
+    };
+    /** Gives up on pipes a process outside the group still holds, `ms` from now. */
+    const abandonAfter = (ms: number): void => {
+      timers.push(setTimeout(() => finish(ended()), ms));
+    };
+    const stop = (why: 'timeout' | 'too-large' | 'cancelled'): void => {
+      if (stopped || settled) return;
+      stopped = why;
+      child.stdout?.pause();
+      killGroup(child, 'SIGTERM');
+      timers.push(setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS));
+      abandonAfter(KILL_GRACE_MS * 2);
+    };
+    const onAbort = (): void => stop('cancelled');
+
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (stopped) return;
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > run.maxOutputBytes) {
+        stop('too-large');
+        return;
+      }
+      stdout.push(chunk);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderrBytes >= STDERR_KEPT_BYTES) return;
+      const kept = chunk.subarray(0, STDERR_KEPT_BYTES - stderrBytes);
+      stderrBytes += kept.length;
+      stderr.push(kept);
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      // spawn failed (ENOENT, EACCES, ENOEXEC…): no process ran.
+      if (child.pid === undefined) finish({ kind: 'start-failed', errno: String(err.code ?? 'error') });
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Whatever it forked goes with it; their pipes then close.
+      killGroup(child, 'SIGKILL');
+      abandonAfter(KILL_GRACE_MS);
+    });
+    child.on('close', () => finish(ended()));
+    timers.push(setTimeout(() => stop('timeout'), Math.max(0, run.timeoutMs)));
+    if (run.signal.aborted) stop('cancelled');
+    else run.signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

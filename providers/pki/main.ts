@@ -1,0 +1,17 @@
+import type { ParsedFlags } from '../../proto/runtime/flags.js';
+import type { Logger } from '../../proto/runtime/logger.js';
+import type { ProviderContext, ProviderDefinition } from '../framework/run-provider.js';
+import { PkiMetrics } from './pki-metrics.js';
+import { PkiProvider } from './pki-provider.js';
+import { pkiProviderFlags, pkiSettings } from './settings.js';
+
+/** The `pki` provider process: `secrets-store-csi provider pki [--min-duration 1h]`. */
+export const pkiProviderDefinition: ProviderDefinition = {
+  name: 'pki',
+  flags: pkiProviderFlags,
+  async create(flags: ParsedFlags, logger: Logger, context: ProviderContext) {
+    const settings = pkiSettings(flags);
+    logger.info('pki provider settings', { minDurationSeconds: settings.minDurationSeconds });
+    return new PkiProvider(settings, { metrics: new PkiMetrics(context.metricsRegistry) });
+  },
+};

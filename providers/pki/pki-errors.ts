@@ -1,0 +1,29 @@
+// The pki provider's errors: SscErrors whose reason is the metric `error_type` (listed
+// in docs/metrics.md). Messages name the parameter or the nodePublishSecretRef key and
+// never quote key material or a whole certificate.
+import { SscError } from '../../proto/runtime/errors.js';
+
+/** A bad SecretProviderClass parameter: INVALID_ARGUMENT, reason `InvalidParameters` as for the other providers. */
+export function invalidParameter(message: string): SscError {
+  return new SscError('invalid-argument', `pki provider: ${message}`, { reason: 'InvalidParameters' });
+}
+
+/** A template names pod information the Mount lacks (the CSIDriver needs podInfoOnMount: true). */
+export function podInfoMissing(message: string): SscError {
+  return new SscError('failed-precondition', `pki provider: ${message}`, { reason: 'PodInfoMissing' });
+}
+
+/** The nodePublishSecretRef lacks `ca.crt` or `ca.key`. */
+export function caMissing(message: string): SscError {
+  return new SscError('failed-precondition', `pki provider: ${message}`, { reason: 'CaMissing' });
+}
+
+/** `ca.crt` or `ca.key` is unusable: not PEM, no certificate, an encrypted or unsupported key, no certificate for the key, not a CA. */
+export function caInvalid(message: string): SscError {
+  return new SscError('failed-precondition', `pki provider: ${message}`, { reason: 'CaInvalid' });
+}
+
+/** The signing CA certificate is expired or not valid yet. */
+export function caExpired(message: string): SscError {
+  return new SscError('failed-precondition', `pki provider: ${message}`, { reason: 'CaExpired' });
+}

@@ -1,0 +1,22 @@
+// Flags of the pki provider.
+import { parseDurationFlag } from '../../proto/runtime/duration.js';
+import { stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+
+/** Default of --min-duration. */
+export const DEFAULT_MIN_DURATION = '1h';
+
+/** Flags of the pki provider (on top of the framework's common ones). */
+export const pkiProviderFlags: Readonly<Record<string, FlagSpec>> = {
+  'min-duration': { type: 'string', default: DEFAULT_MIN_DURATION, help: 'the shortest certificate duration a class may ask for (Go duration, 1s to 8760h); lower it only for tests or short-lived workloads' },
+};
+
+/** The provider's settings, parsed once at start. */
+export interface PkiSettings {
+  readonly minDurationSeconds: number;
+}
+
+/** Settings from parsed flags; throws an Error naming the flag on a bad value. */
+export function pkiSettings(flags: ParsedFlags): PkiSettings {
+  const ms = parseDurationFlag('min-duration', stringFlag(flags, 'min-duration'), { example: '1h', min: [1000, '1s'], max: [365 * 24 * 3_600_000, '8760h'] });
+  return Object.freeze({ minDurationSeconds: Math.floor(ms / 1000) });
+}
