@@ -13,8 +13,7 @@ import { parseGoDuration } from '../../proto/runtime/duration.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
-// Switch to '../../providers/exec/settings.js' once the exec provider is on main.
-import { execProviderFlags } from './exec-pki-planned-flags.js';
+import { execProviderFlags, execSettings } from '../../providers/exec/settings.js';
 
 /** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
 export const EXEC_PROVIDER_NAME = 'exec';
@@ -96,9 +95,11 @@ function checkHelpers(ds: Obj, c: Obj, helpersDir: string, want: ExecHelpersSour
 export function checkExecProviderDaemonSet(ds: Obj, driverDs: Obj, want: ExecDaemonSetExpectation): void {
   const c = container(ds, 'provider');
   const flags = execProviderArgs(ds);
-  expect(parseGoDuration(stringFlag(flags, 'helper-timeout')), '--helper-timeout').to.equal(parseGoDuration(want.helperTimeout));
-  expect(Number(stringFlag(flags, 'max-output-bytes')), '--max-output-bytes').to.equal(want.maxOutputBytes);
-  expect(Number(stringFlag(flags, 'max-concurrent-helpers')), '--max-concurrent-helpers').to.equal(want.maxConcurrentHelpers);
+  // As the provider reads them at start: bounds and the required --helpers-dir.
+  const settings = execSettings(flags);
+  expect(settings.helperTimeoutMs, '--helper-timeout').to.equal(parseGoDuration(want.helperTimeout));
+  expect(settings.maxOutputBytes, '--max-output-bytes').to.equal(want.maxOutputBytes);
+  expect(settings.maxConcurrentHelpers, '--max-concurrent-helpers').to.equal(want.maxConcurrentHelpers);
 
   const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   expect(basename(socket)).to.equal(`${EXEC_PROVIDER_NAME}.sock`);

@@ -11,8 +11,7 @@ import { parseGoDuration } from '../../proto/runtime/duration.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
-// Switch to '../../providers/pki/settings.js' once the pki provider is on main.
-import { pkiProviderFlags } from './exec-pki-planned-flags.js';
+import { pkiProviderFlags, pkiSettings } from '../../providers/pki/settings.js';
 
 /** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
 export const PKI_PROVIDER_NAME = 'pki';
@@ -43,7 +42,7 @@ export function pkiProviderArgs(ds: Obj): ParsedFlags {
 export function checkPkiProviderDaemonSet(ds: Obj, driverDs: Obj, want: PkiDaemonSetExpectation): void {
   const c = container(ds, 'provider');
   const flags = pkiProviderArgs(ds);
-  expect(parseGoDuration(stringFlag(flags, 'min-duration')), '--min-duration').to.equal(parseGoDuration(want.minDuration));
+  expect(pkiSettings(flags).minDurationSeconds, '--min-duration as the provider reads it').to.equal(parseGoDuration(want.minDuration) / 1000);
 
   const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   expect(basename(socket)).to.equal(`${PKI_PROVIDER_NAME}.sock`);

@@ -8,14 +8,15 @@ import { stringFlag } from '../../proto/runtime/flags.js';
 import { container, DEPLOY, DRIVER_DS, EXEC_PROVIDER_DS, find, CSI_DRIVER_NAME, MANIFESTS, PKI_PROVIDER_DS, volumeFileOf, type Obj } from '../support/deploy-manifests.js';
 import { checkExecProviderDaemonSet, EXEC_PROVIDER_NAME, execProviderArgs } from '../support/exec-provider-daemonset.js';
 import { checkPkiProviderDaemonSet, PKI_PROVIDER_NAME, pkiProviderArgs } from '../support/pki-provider-daemonset.js';
+import { parseExecParameters } from '../../providers/exec/parameters.js';
+import { parseCertificateRequest } from '../../providers/pki/parameters.js';
+import { pkiSettings } from '../../providers/pki/settings.js';
 
 // Static checks of deploy/'s exec and pki providers (opt-in) and deploy/examples/{exec,pki}
 // against the providers' flag tables and class parameters. The chart's rendering:
 // test/integration/helm-chart-render.test.ts.
-// Until the providers are on main, the flag tables come from
-// test/support/exec-pki-planned-flags.ts and the class parameters are checked against the
-// names docs/providers/{exec,pki}.md give; then parseExecParameters and
-// parseCertificateRequest replace those checks.
+// The example classes are also read with the providers' own parsers (parseExecParameters,
+// parseCertificateRequest with the DaemonSet's --min-duration).
 
 /** A helper's file name (docs/providers/exec.md: `helper`). */
 const HELPER_NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -123,6 +124,13 @@ describe('deploy/examples/exec', () => {
     for (const so of s.secretObjects) for (const d of so.data) expect(list.map((o) => o.objectName)).to.include(d.objectName);
   });
 
+  it("the class parses with the exec provider's own parser, and file-get.sh is examples/helpers/file-get.sh verbatim", () => {
+    const parsed = parseExecParameters(spc().parameters);
+    expect(parsed.warnings).to.deep.equal([]);
+    expect(parsed.objects.map((o) => [o.objectName, o.helper])).to.deep.equal(objects().map((o) => [o.objectName, o.helper]));
+    expect(helpers()['data']['file-get.sh']).to.equal(readFileSync(join(DEPLOY, '../examples/helpers/file-get.sh'), 'utf8'));
+  });
+
   it('the pod mounts exec-demo read-only in its namespace and reads the synced Secret', () => {
     const pod = find('Pod', 'exec-demo').obj;
     expect(pod['metadata'].namespace).to.equal(spc().namespace);
@@ -172,6 +180,18 @@ describe('deploy/examples/pki', () => {
     const duration = parseGoDuration(p['duration'] ?? '');
     expect(duration, 'duration ≥ the DaemonSet\'s --min-duration').to.be.at.least(minDuration);
     expect(duration, 'duration ≤ one year').to.be.at.most(8760 * 3600_000);
+  });
+
+  it("the class parses with the pki provider's own parser for the example pod, within the DaemonSet's --min-duration", () => {
+    const p = pod();
+    const attributes = { ...spc().parameters, 'csi.storage.k8s.io/pod.name': p['metadata'].name, 'csi.storage.k8s.io/pod.namespace': p['metadata'].namespace,
+      'csi.storage.k8s.io/serviceAccount.name': p['spec'].serviceAccountName, 'csi.storage.k8s.io/pod.uid': '0b6c1c1e-1f1a-4a7e-9a57-3f3c1f3c1f3c' };
+    const request = parseCertificateRequest(attributes, pkiSettings(pkiProviderArgs(PKI_PROVIDER_DS())));
+    expect(request.commonName).to.equal('pki-demo.default');
+    expect(request.dnsNames).to.include('pki-demo.default.svc');
+    expect(request.uris).to.deep.equal(['spiffe://cluster.local/ns/default/sa/pki-demo']);
+    expect(request.usages).to.deep.equal(['server', 'client']);
+    expect(request.keyFilePermission).to.equal(0o640);
   });
 
   it('syncs a kubernetes.io/tls Secret from tls.crt and tls.key (and the bundle as ca.crt), files the provider writes', () => {
