@@ -19,7 +19,10 @@ import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from 
 // kustomization.yaml and the tokenRequests (with serviceAccountTokenInSecrets, the chart
 // renders for Kubernetes 1.36) in csidriver.yaml. The azure provider likewise:
 // providers.azure.enabled renders provider-azure-daemonset.yaml and the CSIDriver with the
-// api://AzureADTokenExchange entry of its comment uncommented.
+// api://AzureADTokenExchange entry of its comment uncommented. The exec provider:
+// providers.exec.enabled with deploy/examples/exec's helpers as values renders
+// provider-exec-daemonset.yaml and that example's ConfigMaps; the pki provider:
+// providers.pki.enabled renders provider-pki-daemonset.yaml. Neither adds a token audience.
 
 const DEPLOY = join(CHART_DIR, '../../deploy');
 
@@ -41,6 +44,20 @@ function deployObjectsWithAzure(): Manifest[] {
   const csiDriver = parseManifests(csiDriverTextForAzure());
   const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
   return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-azure-daemonset.yaml'), 'utf8'))];
+}
+
+/** deploy/ with the exec provider opted in: its DaemonSet and the example's helpers ConfigMaps added. */
+function deployObjectsWithExec(): Manifest[] {
+  return [...deployObjects(), ...['provider-exec-daemonset.yaml', 'examples/exec/helpers-configmap.yaml'].flatMap((f) => parseManifests(readFileSync(join(DEPLOY, f), 'utf8')))];
+}
+
+/** The chart values that render deploy/examples/exec's ConfigMaps: helpers, and helper files by path (a key's "_" is the path's "/"). */
+function execValuesOfExample(): Record<string, unknown> {
+  const [helpers, files] = parseManifests(readFileSync(join(DEPLOY, 'examples/exec/helpers-configmap.yaml'), 'utf8'));
+  const items = (deployObjectsWithExec().find((o) => o.kind === 'DaemonSet' && o.metadata?.name === 'csi-secrets-store-provider-exec')?.['spec'].template.spec.volumes as Record<string, any>[])
+    .find((v) => v['name'] === 'helpers')?.['projected'].sources[1].configMap.items as { key: string; path: string }[];
+  const data = (files?.['data'] ?? {}) as Record<string, string>;
+  return { enabled: true, helpers: helpers?.['data'], helperFiles: Object.fromEntries(items.map((i) => [i.path, data[i.key]])) };
 }
 
 /** The Vault address deploy/provider-vault-daemonset.yaml is written for. */
@@ -140,6 +157,47 @@ describe('Helm chart with the azure provider and deploy/ with it opted in expres
   });
 });
 
+describe('Helm chart with the exec provider and deploy/ with it opted in express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    ({ chart, deploy } = await renderBoth(helm, { providers: { exec: execValuesOfExample() } }, deployObjectsWithExec()));
+  });
+  after(() => helm?.cleanup());
+
+  it("renders the same objects: the exec DaemonSet and, from values, deploy/examples/exec's helpers ConfigMaps; no token audience", () => {
+    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-exec')).to.equal(true);
+    expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helpers')).to.equal(true);
+    expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helper-files')).to.equal(true);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+    expectSameInstall(chart, deploy);
+  });
+});
+
+describe('Helm chart with the pki provider and deploy/ with it opted in express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    const objects = [...deployObjects(), ...parseManifests(readFileSync(join(DEPLOY, 'provider-pki-daemonset.yaml'), 'utf8'))];
+    ({ chart, deploy } = await renderBoth(helm, { providers: { pki: { enabled: true } } }, objects));
+  });
+  after(() => helm?.cleanup());
+
+  it('renders the same objects, the pki DaemonSet included, no token audience', () => {
+    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-pki')).to.equal(true);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+    expectSameInstall(chart, deploy);
+  });
+});
+
 describe('Helm chart defaults and deploy/ express the same install', function () {
   this.timeout(60_000);
   let helm: Helm;
@@ -160,8 +218,8 @@ describe('Helm chart defaults and deploy/ express the same install', function ()
     expectSameInstall(chart, deploy);
   });
 
-  it('renders no vault or azure provider and no token audience by default', () => {
-    expect([...chart.keys()].filter((k) => k.includes('vault') || k.includes('azure'))).to.deep.equal([]);
+  it('renders no vault, azure, exec or pki provider and no token audience by default', () => {
+    expect([...chart.keys()].filter((k) => /vault|azure|exec|pki/.test(k))).to.deep.equal([]);
     expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
   });
 });

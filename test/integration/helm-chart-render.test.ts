@@ -9,6 +9,8 @@ import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.j
 import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
 import { checkAzureProviderDaemonSet } from '../support/azure-provider-daemonset.js';
 import { checkVaultProviderDaemonSet } from '../support/vault-provider-daemonset.js';
+import { checkExecProviderDaemonSet } from '../support/exec-provider-daemonset.js';
+import { checkPkiProviderDaemonSet } from '../support/pki-provider-daemonset.js';
 
 // The chart rendered by the real helm (test/peers/install.sh helm) for each value set, read
 // with the driver's and the file provider's own flag parsers.
@@ -18,6 +20,8 @@ const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
 const PROVIDER_DS = `${DRIVER_DS}-provider-file`;
 const VAULT_DS = `${DRIVER_DS}-provider-vault`;
 const AZURE_DS = `${DRIVER_DS}-provider-azure`;
+const EXEC_DS = `${DRIVER_DS}-provider-exec`;
+const PKI_DS = `${DRIVER_DS}-provider-pki`;
 const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
 
 /** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
@@ -168,6 +172,57 @@ describe('Helm chart: lint and render (real helm)', function () {
         for (const v of azure['volumes'] ?? []) expect(ds['spec'].template.spec.volumes).to.deep.include(v);
         if (azure['image']?.digest) expect(c['image']).to.equal(`${azure['image'].repository}@${azure['image'].digest}`);
       });
+
+      it(want.providerExec ? 'runs the exec provider with flags it accepts, its helpers from the values\' ConfigMaps (0555) or a hostPath, its socket in the driver\'s --provider-volume' : 'renders no exec provider', () => {
+        const providers = objects.filter((o) => o.kind === 'DaemonSet' && o.metadata?.name === EXEC_DS);
+        const configMaps = objects.filter((o) => o.kind === 'ConfigMap');
+        expect(providers).to.have.lengthOf(want.providerExec ? 1 : 0);
+        if (!want.providerExec) {
+          expect(configMaps).to.deep.equal([]);
+          return;
+        }
+        const ds = providers[0] as Manifest;
+        checkExecProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerExec);
+        const c = podContainer(ds, 'provider');
+        const exec = (set.values['providers'] as { exec: Record<string, any> }).exec;
+        for (const arg of exec['extraArgs'] ?? []) expect(c['args']).to.include(arg);
+        expect(c['env']).to.deep.equal(exec['env']);
+        for (const m of exec['volumeMounts'] ?? []) expect(c['volumeMounts']).to.deep.include(m);
+        for (const v of exec['volumes'] ?? []) expect(ds['spec'].template.spec.volumes).to.deep.include(v);
+        if (exec['image']?.digest) expect(c['image']).to.equal(`${exec['image'].repository}@${exec['image'].digest}`);
+        if (exec['resources']) expect(c['resources']).to.deep.equal(exec['resources']);
+        for (const [k, v] of Object.entries(exec['nodeSelector'] ?? {})) expect(ds['spec'].template.spec.nodeSelector[k]).to.equal(v);
+        if (exec['tolerations']) expect(ds['spec'].template.spec.tolerations).to.deep.equal(exec['tolerations']);
+        if (exec['tmpSizeLimit']) expect(ds['spec'].template.spec.volumes.find((v: { name: string }) => v.name === 'tmp').emptyDir.sizeLimit).to.equal(exec['tmpSizeLimit']);
+        const helpers = want.providerExec.helpers;
+        if (helpers.kind === 'hostPath') {
+          expect(configMaps, 'no ConfigMap with helpers on the nodes').to.deep.equal([]);
+          return;
+        }
+        // The helpers verbatim; each helper file under a key that is its path with / as _.
+        expect(findManifest(objects, 'ConfigMap', helpers.name)['data']).to.deep.equal(exec['helpers']);
+        const files = Object.entries((exec['helperFiles'] ?? {}) as Record<string, string>);
+        if (helpers.filesConfigMap) {
+          expect(findManifest(objects, 'ConfigMap', helpers.filesConfigMap.name)['data']).to.deep.equal(Object.fromEntries(files.map(([p, t]) => [p.replaceAll('/', '_'), t])));
+        }
+        expect(configMaps.map((m) => m.metadata?.namespace)).to.deep.equal(configMaps.map(() => NAMESPACE));
+        expect(configMaps).to.have.lengthOf(files.length > 0 ? 2 : 1);
+      });
+
+      it(want.providerPki ? 'runs the pki provider with flags it accepts, holding nothing but its socket in the driver\'s --provider-volume' : 'renders no pki provider', () => {
+        const providers = objects.filter((o) => o.kind === 'DaemonSet' && o.metadata?.name === PKI_DS);
+        expect(providers).to.have.lengthOf(want.providerPki ? 1 : 0);
+        if (!want.providerPki) return;
+        const ds = providers[0] as Manifest;
+        checkPkiProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerPki);
+        const c = podContainer(ds, 'provider');
+        const pki = (set.values['providers'] as { pki: Record<string, any> }).pki;
+        for (const arg of pki['extraArgs'] ?? []) expect(c['args']).to.include(arg);
+        if (pki['image']?.tag) expect(c['image']).to.equal(`${pki['image'].repository}:${pki['image'].tag}`);
+        if (pki['resources']) expect(c['resources']).to.deep.equal(pki['resources']);
+        for (const [k, v] of Object.entries(pki['nodeSelector'] ?? {})) expect(ds['spec'].template.spec.nodeSelector[k]).to.equal(v);
+        if (pki['priorityClassName'] === '') expect(ds['spec'].template.spec.priorityClassName).to.equal(undefined);
+      });
     });
   }
 
@@ -179,7 +234,20 @@ describe('Helm chart: lint and render (real helm)', function () {
       ['an unknown fsGroupPolicy', { fsGroupPolicy: 'Group' }, /fsGroupPolicy must be File, ReadWriteOnceWithFSType, None or empty, got "Group"/],
       ['an unknown logLevel', { logLevel: 'verbose' }, /logLevel must be error, warn, info or debug/],
       ['a relative kubeletRootDir', { linux: { kubeletRootDir: 'var/lib/kubelet' } }, /linux\.kubeletRootDir must be an absolute path/],
-      ['a provider this chart does not have', { providers: { aws: { enabled: true } } }, /providers\.aws: this chart has no "aws" provider \(providers: file, vault, azure\)/],
+      ['a provider this chart does not have', { providers: { aws: { enabled: true } } }, /providers\.aws: this chart has no "aws" provider \(providers: file, vault, azure, exec, pki\)/],
+      ['the exec provider without helpers', { providers: { exec: { enabled: true } } }, /providers\.exec\.helpers must hold at least one helper .* or set providers\.exec\.helpersHostPath/],
+      ['an exec helper name with a /', { providers: { exec: { enabled: true, helpers: { 'bin/sh': 'x' } } } }, /providers\.exec\.helpers: "bin\/sh" is not a helper file name/],
+      ['an exec helper name starting with a dot', { providers: { exec: { enabled: true, helpers: { '..data': 'x' } } } }, /providers\.exec\.helpers: "\.\.data" is not a helper file name/],
+      ['an exec helper file outside a subdirectory', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, helperFiles: { 'greeting.txt': 'x' } } } }, /providers\.exec\.helperFiles: "greeting\.txt" must be a relative path in a subdirectory/],
+      ['an exec helper file with a .. segment', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, helperFiles: { 'd/../e': 'x' } } } }, /providers\.exec\.helperFiles: "d\/\.\.\/e" must be a relative path/],
+      ['two exec helper files with the same ConfigMap key', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, helperFiles: { 'd/e_f': 'x', 'd_e/f': 'y' } } } }, /both make the ConfigMap key "d_e_f"/],
+      ['exec helpers from values and a hostPath', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, helpersHostPath: '/opt/h' } } }, /providers\.exec: set helpers \(and helperFiles\) or helpersHostPath, not both/],
+      ['a relative exec helpersHostPath', { providers: { exec: { enabled: true, helpersHostPath: 'opt/h' } } }, /providers\.exec\.helpersHostPath must be an absolute path, got "opt\/h"/],
+      ['an exec helperTimeout that is not a Go duration', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, helperTimeout: '10 seconds' } } }, /providers\.exec\.helperTimeout must be a Go duration such as 10s, got "10 seconds"/],
+      ['an exec maxConcurrentHelpers of 0', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, maxConcurrentHelpers: 0 } } }, /providers\.exec\.maxConcurrentHelpers must be a positive whole number, got 0/],
+      ['no exec HMAC key Secret name', { providers: { exec: { enabled: true, helpers: { 'a.sh': 'x' }, hmacKeySecret: { name: '' } } } }, /providers\.exec\.hmacKeySecret\.name and \.key must name the Secret/],
+      ['a pki minDuration that is not a Go duration', { providers: { pki: { enabled: true, minDuration: 'one hour' } } }, /providers\.pki\.minDuration must be a Go duration such as 1h, got "one hour"/],
+      ['a pki healthPort that is not a port', { providers: { pki: { enabled: true, healthPort: 'health' } } }, /providers\.pki\.healthPort must be a port number, got health/],
       ['an azure cloudName that is not a cloud', { providers: { azure: { enabled: true, cloudName: 'AzureCloudX' } } }, /providers\.azure\.cloudName must be AzurePublicCloud, .* got "AzureCloudX"/],
       ['an azure constructPEMChain that is not a boolean', { providers: { azure: { enabled: true, constructPEMChain: 'yes' } } }, /providers\.azure\.constructPEMChain must be true or false, got yes/],
       ['an azure healthPort that is not a port', { providers: { azure: { enabled: true, healthPort: 'health' } } }, /providers\.azure\.healthPort must be a port number, got health/],

@@ -42,7 +42,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   });
 
   it('accepts every deploy/ manifest in a server-side dry run', async () => {
-    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'provider-vault-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
+    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'provider-vault-daemonset.yaml', 'provider-exec-daemonset.yaml', 'provider-pki-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
       ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
     for (const file of files) {
       for (const obj of await readManifests(join(REPO, 'deploy', file))) {
@@ -57,7 +57,8 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     const live = await cluster.admin.objects.read(csiDriver as never).then((o) => o, () => undefined);
     if (live) await cluster.admin.objects.replace({ ...csiDriver, metadata: { ...csiDriver?.metadata, resourceVersion: live.metadata?.resourceVersion } } as never, undefined, 'All');
     else await cluster.admin.objects.create(csiDriver as never, undefined, 'All');
-    const examples = ['secretproviderclass-file.yaml', 'pod.yaml', 'vault/secretproviderclass-vault.yaml', 'vault/secretproviderclass-openbao.yaml', 'vault/pod.yaml'];
+    const examples = ['secretproviderclass-file.yaml', 'pod.yaml', 'vault/secretproviderclass-vault.yaml', 'vault/secretproviderclass-openbao.yaml', 'vault/pod.yaml',
+      'exec/helpers-configmap.yaml', 'exec/secretproviderclass.yaml', 'exec/pod.yaml', 'pki/secretproviderclass.yaml', 'pki/pod.yaml'];
     const objects = (await Promise.all(examples.map((f) => readManifests(join(REPO, 'deploy/examples', f))))).flat();
     // Pod admission looks the pod's ServiceAccount up, so those are created for real first.
     for (const obj of objects.filter((o) => o.kind === 'ServiceAccount')) await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } });

@@ -105,7 +105,7 @@ export function rightKey(r: ApiRight): string {
 /** Our CSIDriver's name. */
 export const CSI_DRIVER_NAME = 'secrets-store.csi.k8s.io';
 /** Manifests the default kustomization leaves out on purpose (listed there, commented). */
-export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml', 'provider-azure-daemonset.yaml'];
+export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml', 'provider-azure-daemonset.yaml', 'provider-exec-daemonset.yaml', 'provider-pki-daemonset.yaml'];
 /** The driver's ServiceAccount. */
 export const SA = { kind: 'ServiceAccount', name: 'secrets-store-csi-driver', namespace: 'kube-system' };
 /** The driver DaemonSet of deploy/. */
@@ -116,6 +116,10 @@ export const PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provi
 export const VAULT_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-vault').obj;
 /** The azure provider DaemonSet of deploy/ (opt-in). */
 export const AZURE_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-azure').obj;
+/** The exec provider DaemonSet of deploy/ (opt-in). */
+export const EXEC_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-exec').obj;
+/** The pki provider DaemonSet of deploy/ (opt-in). */
+export const PKI_PROVIDER_DS = (): Obj => find('DaemonSet', 'csi-secrets-store-provider-pki').obj;
 
 /**
  * deploy/csidriver.yaml as a vault user edits it: the commented `tokenRequests:` block

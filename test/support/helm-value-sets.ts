@@ -3,6 +3,8 @@
 // secrets-store-csi-driver v1.6.0's charts/secrets-store-csi-driver/values.yaml (read there),
 // not their file.
 import type { AzureDaemonSetExpectation } from './azure-provider-daemonset.js';
+import type { ExecDaemonSetExpectation } from './exec-provider-daemonset.js';
+import type { PkiDaemonSetExpectation } from './pki-provider-daemonset.js';
 import type { VaultDaemonSetExpectation } from './vault-provider-daemonset.js';
 
 /** What a value set must render. */
@@ -18,6 +20,10 @@ export interface ChartExpectation {
   readonly providerVault: VaultDaemonSetExpectation | undefined;
   /** The azure provider DaemonSet, with what its flags must say; undefined: none rendered. */
   readonly providerAzure: AzureDaemonSetExpectation | undefined;
+  /** The exec provider DaemonSet, with what its flags and volumes must say; undefined: none rendered. */
+  readonly providerExec: ExecDaemonSetExpectation | undefined;
+  /** The pki provider DaemonSet, with what its flags must say; undefined: none rendered. */
+  readonly providerPki: PkiDaemonSetExpectation | undefined;
   /** The two CRDs rendered (linux.crds.enabled). */
   readonly crds: boolean;
   readonly kubeletRootDir: string;
@@ -47,7 +53,7 @@ const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/
 const DEFAULTS: ChartExpectation = {
   sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-  providerFile: true, providerVault: undefined, providerAzure: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
+  providerFile: true, providerVault: undefined, providerAzure: undefined, providerExec: undefined, providerPki: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
   logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
 };
 
@@ -113,6 +119,12 @@ export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
 /** The token audience of Azure workload identity, which providers.azure adds to the CSIDriver. */
 export const AZURE_AUDIENCE = 'api://AzureADTokenExchange';
 const AZURE_DEFAULTS: AzureDaemonSetExpectation = { constructPemChain: true, writeCertAndKeyInSeparateFiles: false, cloudName: 'AzurePublicCloud', healthPort: 8989 };
+/** The exec provider's DaemonSet name in the chart tests' release, and so its ConfigMaps' prefix. */
+const EXEC_DS = 'csi-secrets-store-secrets-store-csi-driver-provider-exec';
+/** A helper for the exec value sets: any program text; the chart renders it verbatim. */
+const HELPER = '#!/bin/sh\nexec cat -- "${0%/*}/data.d/$SSC_PARAM_PATH"\n';
+const EXEC_DEFAULTS = { helperTimeout: '10s', maxOutputBytes: 1048576, maxConcurrentHelpers: 8, healthPort: 8991, hmacSecret: { name: 'exec-provider-hmac-key', key: 'key' } };
+const PKI_DEFAULTS: PkiDaemonSetExpectation = { minDuration: '1h', healthPort: 8992 };
 
 /** The value sets every chart test covers. */
 export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
@@ -210,6 +222,58 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
     name: 'azure provider without a token audience (no workload identity)',
     values: { providers: { file: { enabled: false }, azure: { enabled: true, tokenRequest: { audience: '' } } } },
     expect: { ...DEFAULTS, providerFile: false, providerAzure: AZURE_DEFAULTS },
+  },
+  {
+    name: 'exec provider on, helpers and their files from values',
+    values: { providers: { exec: { enabled: true, helpers: { 'get.sh': HELPER, 'other-helper': '#!/bin/sh\necho hi\n' }, helperFiles: { 'data.d/a.txt': 'a', 'data.d/sub/b.txt': 'b' } } } },
+    expect: {
+      ...DEFAULTS,
+      providerExec: { ...EXEC_DEFAULTS, helpers: { kind: 'configMap', name: `${EXEC_DS}-helpers`, filesConfigMap: { name: `${EXEC_DS}-helper-files`, paths: ['data.d/a.txt', 'data.d/sub/b.txt'] } } },
+    },
+  },
+  {
+    name: 'exec provider only, helpers on the nodes (hostPath), customised',
+    values: {
+      providers: {
+        file: { enabled: false },
+        exec: {
+          enabled: true, helpersHostPath: '/opt/ssc-helpers', hmacKeySecret: { name: 'exec-hmac', key: 'hmac.key' },
+          helperTimeout: '30s', maxOutputBytes: 65536, maxConcurrentHelpers: 2, healthPort: 9993, tmpSizeLimit: '64Mi',
+          extraArgs: ['--log-level=debug'],
+          env: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=128' }],
+          volumes: [{ name: 'bao', hostPath: { path: '/usr/local/bin/bao', type: 'File' } }],
+          volumeMounts: [{ name: 'bao', mountPath: '/opt/bao/bin/bao', readOnly: true }],
+          nodeSelector: { 'node-role.kubernetes.io/worker': 'true' },
+          tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'secrets', effect: 'NoSchedule' }],
+          resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+          image: { repository: 'registry.example.com/ssc/provider-with-bao', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+        },
+      },
+    },
+    expect: {
+      ...DEFAULTS, providerFile: false,
+      providerExec: { helpers: { kind: 'hostPath', path: '/opt/ssc-helpers' }, hmacSecret: { name: 'exec-hmac', key: 'hmac.key' }, helperTimeout: '30s', maxOutputBytes: 65536, maxConcurrentHelpers: 2, healthPort: 9993 },
+    },
+  },
+  { name: 'pki provider on', values: { providers: { pki: { enabled: true } } }, expect: { ...DEFAULTS, providerPki: PKI_DEFAULTS } },
+  {
+    name: 'pki and exec providers, pki customised',
+    values: {
+      providers: {
+        exec: { enabled: true, helpers: { 'get.sh': HELPER } },
+        pki: {
+          enabled: true, minDuration: '10m', healthPort: 9994, extraArgs: ['--log-level=debug'],
+          nodeSelector: { 'kubernetes.io/arch': 'amd64' }, priorityClassName: '',
+          resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { cpu: '2', memory: '256Mi' } },
+          image: { repository: 'registry.example.com/ssc/provider', tag: '9.9.9' },
+        },
+      },
+    },
+    expect: {
+      ...DEFAULTS,
+      providerExec: { ...EXEC_DEFAULTS, helpers: { kind: 'configMap', name: `${EXEC_DS}-helpers` } },
+      providerPki: { minDuration: '10m', healthPort: 9994 },
+    },
   },
   {
     name: 'everything customised',

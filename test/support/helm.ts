@@ -120,6 +120,7 @@ function statusMessage(text: string): string {
 /** Where each kind the chart renders lives in the API (the chart renders no other kinds). */
 const RESOURCES: Readonly<Record<string, { plural: string; namespaced: boolean }>> = {
   ServiceAccount: { plural: 'serviceaccounts', namespaced: true },
+  ConfigMap: { plural: 'configmaps', namespaced: true },
   DaemonSet: { plural: 'daemonsets', namespaced: true },
   ClusterRole: { plural: 'clusterroles', namespaced: false },
   ClusterRoleBinding: { plural: 'clusterrolebindings', namespaced: false },

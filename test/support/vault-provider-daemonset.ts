@@ -16,7 +16,7 @@ export const VAULT_PROVIDER_NAME = 'vault';
 
 
 /** The key-to-file projection of a Secret or ConfigMap volume: the file `inside` must be one listed item. */
-function projectedKey(source: Obj, inside: string, what: string): string {
+export function projectedKey(source: Obj, inside: string, what: string): string {
   const items = (source['items'] ?? []) as Obj[];
   const item = items.find((i) => i['path'] === inside);
   expect(item, `${what}: ${inside} is a projected item (items listed, so a missing key stops the pod)`).to.not.equal(undefined);

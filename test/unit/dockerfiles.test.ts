@@ -168,6 +168,20 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
     expect(readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8')).to.match(/^#.*`azure`/m);
   });
 
+  it("the provider image keeps Debian slim's /bin/sh and essential tools for the exec provider's helpers, and names every provider", () => {
+    const instructions = parseDockerfile(join(REPO, 'Dockerfile.provider'));
+    const runtime = instructions.filter((i) => i.stage !== 'builder');
+    // bookworm-slim: dash as /bin/sh, coreutils, grep and sed are Essential packages.
+    expect(runtime.find((i) => i.op === 'FROM')?.args).to.match(/^node:\S+-bookworm-slim$/);
+    // The runtime stage removes only npm, npx, corepack and yarn: nothing a helper calls.
+    for (const run of runtime.filter((i) => i.op === 'RUN')) {
+      const removed = run.args.split(/\s+/).filter((w) => w.startsWith('/'));
+      for (const path of removed) expect(path, `RUN ${run.args}`).to.match(/^\/usr\/local\/(lib\/node_modules\/(npm|corepack)|bin\/(npm|npx|corepack))$|^\/opt\/yarn-\*$/);
+    }
+    const text = readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8');
+    for (const name of ['file', 'vault', 'azure', 'exec', 'pki']) expect(text).to.match(new RegExp(`^#.*\`${name}\``, 'm'));
+  });
+
   it('the driver image carries the .proto files and the mount addon where the code loads them', () => {
     const runtime = parseDockerfile(join(REPO, 'Dockerfile.driver')).filter((i) => i.stage !== 'builder' && i.op === 'COPY')
       .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
