@@ -36,13 +36,26 @@ const USER_HZ = 100;
  * in ms, from /proc/<pid>/stat (10 ms resolution). Steadier than wall time on a shared machine.
  */
 export async function processCpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
+  const t = statCpuTicks(await readFile(`/proc/${pid}/stat`, 'utf8'), pid);
+  return ((t.utime + t.stime) * 1000) / USER_HZ;
+}
+
+/**
+ * Like processCpuMs, plus the CPU time of its children that have exited and been waited
+ * for (cutime + cstime): the Go driver runs mount(8)/umount(8) as child processes.
+ */
+export async function processTreeCpuMs(pid: number): Promise<number> {
+  const t = statCpuTicks(await readFile(`/proc/${pid}/stat`, 'utf8'), pid);
+  return ((t.utime + t.stime + t.cutime + t.cstime) * 1000) / USER_HZ;
+}
+
+/** utime, stime, cutime, cstime (clock ticks) of a /proc/<pid>/stat line. */
+export function statCpuTicks(stat: string, pid: number): { utime: number; stime: number; cutime: number; cstime: number } {
+  // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`cannot read CPU times of ${pid}`);
-  return ((utime + stime) * 1000) / USER_HZ;
+  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]));
+  if (![utime, stime, cutime, cstime].every((x) => Number.isFinite(x))) throw new Error(`cannot read CPU times of ${pid}`);
+  return { utime: utime!, stime: stime!, cutime: cutime!, cstime: cstime! };
 }
 
 /** Mount points at or below `dir` in our mount namespace, deepest first (for cleanup). */

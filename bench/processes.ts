@@ -38,6 +38,11 @@ export class BenchProcess {
     return new BenchProcess(label, await startProcess(process.execPath, [...nodeFlags, CLI_PATH, ...args], ready));
   }
 
+  /** Starts another program (a peer binary such as upstream's Go driver) the same way. */
+  static async startBinary(label: string, binary: string, args: readonly string[], ready: RegExp): Promise<BenchProcess> {
+    return new BenchProcess(label, await startProcess(binary, args, ready));
+  }
+
   get pid(): number {
     const pid = this.child.process.pid;
     if (pid === undefined) throw new Error(`${this.label} has no pid`);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCli, startProcess, type Child } from '../../bin/child-process.js';
 import { CsiClient } from '../../bin/csi-client.js';
+import { GO_DRIVER_READY, goDriverArgs } from '../../bench/go-driver-args.js';
 import { CAN_MOUNT, unmountAllUnder } from './driver-stack.js';
 import { goDriverKubeconfig } from './go-driver-identity.js';
 import { createInlinePod, type InlinePod, type InlinePodOptions } from './inline-pod.js';
@@ -85,13 +86,7 @@ export async function startGoDriverStack(options: GoDriverStackOptions): Promise
       children.push(child);
       providers.set(p.name, child);
     }
-    const driver = await startProcess(binary, [
-      `--endpoint=unix://${socketPath}`, `--nodeid=${nodeName}`, `--kubeconfig=${kubeconfig}`,
-      // Both provider paths point at our dir, so no socket elsewhere on the machine is used.
-      `--provider-volume=${providersDir}`, `--additional-provider-volume-paths=${providersDir}`,
-      '--metrics-addr=127.0.0.1:0', '-v=2',
-      ...(options.rotation ? ['--enable-secret-rotation', '--rotation-poll-interval=1ms'] : []),
-    ], /Listening for connections/);
+    const driver = await startProcess(binary, goDriverArgs({ socketPath, nodeName, kubeconfig, providersDir, rotation: options.rotation ?? false }), GO_DRIVER_READY);
     children.push(driver);
     const client = new CsiClient(socketPath);
     return {

@@ -1,0 +1,132 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { unmountAllUnder } from './proc.js';
+import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
+import { positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
+import { summarize } from './stats.js';
+import { burst, driverRss, firstPublish, providerCpu, republish, type SideSamples } from './vs-go-cases.js';
+import { clusterUnavailable, FAKE_SPC, goHalfUnavailable, SIZES, spcFor, startSide, startVsGoEnv, type DriverUnderTest, type Side, type Size } from './vs-go-env.js';
+import { checkTargets, compare, formatVsReport, type ComparisonRow, type VsGoResults } from './vs-go-report.js';
+
+/**
+ * `npm run bench:vs-go`: our driver against upstream's Go driver v1.6.0 on the same
+ * kube-apiserver, `file` provider and kubelet-like client, in interleaved batches
+ * (bench/README.md, "Versus upstream's Go driver").
+ */
+
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
+
+function progress(text: string): void {
+  process.stderr.write(`bench vs-go: ${text}\n`);
+}
+
+/** BENCH_VS_ITERATIONS: one count for every size ("5") or one per size 1,10,100 ("100,100,30"). */
+function iterationCounts(): Record<Size, number> {
+  const raw = process.env['BENCH_VS_ITERATIONS'];
+  if (raw === undefined || raw.trim() === '') return { 1: 100, 10: 100, 100: 30 };
+  const parts = raw.split(',').map((p) => Number(p.trim()));
+  if (parts.some((n) => !Number.isSafeInteger(n) || n <= 0) || (parts.length !== 1 && parts.length !== SIZES.length)) {
+    throw new Error(`BENCH_VS_ITERATIONS must be a positive integer or three of them for 1,10,100 objects ("100,100,30"), got "${raw}"`);
+  }
+  return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
+}
+
+const p = (m: Map<Side, SideSamples>, side: Side, pick: (s: SideSamples) => number): number | null => (m.has(side) ? pick(m.get(side)!) : null);
+const p50 = (xs: number[]) => summarize(xs).p50;
+const p99 = (xs: number[]) => summarize(xs).p99;
+
+async function main(): Promise<void> {
+  const run = await startBenchRun('vs-go-driver', REPO_DIR);
+  const noCluster = clusterUnavailable();
+  if (noCluster) {
+    process.stdout.write(`bench vs-go: not run: ${noCluster}\n`);
+    return;
+  }
+  const goMissing = goHalfUnavailable();
+  if (goMissing) process.stdout.write(`bench vs-go: upstream's Go driver is absent (${goMissing}); running our half only\n`);
+  const iterations = iterationCounts();
+  const batch = positiveIntEnv('BENCH_VS_BATCH', 10);
+  const warmup = positiveIntEnv('BENCH_VS_WARMUP', 3);
+  const burstPods = positiveIntEnv('BENCH_VS_BURST_PODS', 100);
+  const burstRounds = positiveIntEnv('BENCH_VS_BURST_ROUNDS', 3);
+  const rssCounts = [positiveIntEnv('BENCH_VS_RSS_VOLUMES_SMALL', 100), positiveIntEnv('BENCH_VS_RSS_VOLUMES', 500)];
+  const { mode: mountMode } = chooseMountMode();
+  const sides: Side[] = goMissing ? ['ours'] : ['ours', 'theirs'];
+
+  const work = await mkdtemp(join(tmpdir(), 'ssc-vs-go-'));
+  const processes: BenchProcess[] = [];
+  const rows: ComparisonRow[] = [];
+  let stopCluster: (() => Promise<void>) | undefined;
+  try {
+    progress(`working in ${work}; starting kube-apiserver and providers`);
+    const env = await startVsGoEnv(work, !goMissing, processes);
+    stopCluster = () => env.kube.stop();
+
+    // Memory first, each driver fresh and alone: idle, then 100 and 500 volumes of 10 objects.
+    const rss = new Map<Side, Awaited<ReturnType<typeof driverRss>>>();
+    for (const side of sides) {
+      progress(`RSS: ${side} driver idle, then ${rssCounts.join(' and ')} volumes`);
+      const d = await startSide(env, side, mountMode);
+      try { rss.set(side, await driverRss(env, d, spcFor(10), rssCounts)); } finally { await d.stop(); }
+    }
+    const rssOf = (side: Side, pick: (r: Awaited<ReturnType<typeof driverRss>>) => number | undefined) => (rss.has(side) ? pick(rss.get(side)!) ?? null : null);
+
+    const drivers: DriverUnderTest[] = [];
+    for (const side of sides) drivers.push(await startSide(env, side, mountMode));
+    try {
+      for (const size of SIZES) {
+        progress(`first publish of ${size} object(s): ${iterations[size]} per driver`);
+        const m = await firstPublish(env, drivers, spcFor(size), size, iterations[size], batch, warmup);
+        rows.push(compare(`publish-${size}-p50`, `first publish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.publishMs))!, p(m, 'theirs', (s) => p50(s.publishMs))));
+        rows.push(compare(`publish-${size}-p99`, `first publish ${size} obj p99`, 'ms', p(m, 'ours', (s) => p99(s.publishMs))!, p(m, 'theirs', (s) => p99(s.publishMs))));
+        rows.push(compare(`unpublish-${size}-p50`, `unpublish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.unpublishMs))!, p(m, 'theirs', (s) => p50(s.unpublishMs))));
+        rows.push(compare(`driver-cpu-${size}`, `driver CPU / publish+unpublish, ${size} obj`, 'ms', p(m, 'ours', (s) => s.cpuMs / s.calls)!, p(m, 'theirs', (s) => s.cpuMs / s.calls)));
+      }
+      progress(`unchanged republish of 10 objects: ${iterations[10]} per driver`);
+      const re = await republish(env, drivers, spcFor(10), iterations[10], batch);
+      rows.push(compare('republish-10-p50', 'unchanged republish 10 obj p50', 'ms', p(re, 'ours', (s) => p50(s.publishMs))!, p(re, 'theirs', (s) => p50(s.publishMs))));
+      rows.push(compare('republish-10-p99', 'unchanged republish 10 obj p99', 'ms', p(re, 'ours', (s) => p99(s.publishMs))!, p(re, 'theirs', (s) => p99(s.publishMs))));
+      progress(`burst: ${burstPods} pods at once, ${burstRounds} round(s) per driver`);
+      const b = await burst(env, drivers, spcFor(10), burstPods, burstRounds);
+      const median = (xs: number[] | undefined) => (xs === undefined ? null : summarize(xs).p50);
+      rows.push(compare('burst-100', `burst of ${burstPods} pods, total (median of ${burstRounds})`, 'ms', median(b.get('ours'))!, median(b.get('theirs'))));
+      progress(`provider CPU per 10-object Mount: ${iterations[10]} per provider`);
+      const pc = await providerCpu(env, drivers[0]!, { file: spcFor(10), fake: FAKE_SPC }, iterations[10], batch);
+      rows.push(compare('provider-cpu-10', 'provider CPU / 10-obj Mount (file vs Go fake)', 'ms', pc.file, pc.fake));
+      for (const d of drivers) if (!d.process.running) throw new Error(`the ${d.side} driver exited:\n${d.process.stderrTail()}`);
+    } finally {
+      for (const d of drivers) await d.stop();
+    }
+    rows.push(compare('rss-idle', 'driver RSS idle', 'MiB', rssOf('ours', (r) => r.idle)!, rssOf('theirs', (r) => r.idle)));
+    for (const n of rssCounts) rows.push(compare(`rss-${n}`, `driver RSS, ${n} volumes mounted`, 'MiB', rssOf('ours', (r) => r.mounted.get(n))!, rssOf('theirs', (r) => r.mounted.get(n))));
+  } finally {
+    for (const proc of processes.reverse()) await proc.stop().catch(() => undefined);
+    await stopCluster?.().catch(() => undefined);
+    const leftover = await unmountAllUnder(work);
+    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s)`);
+    await rm(work, { recursive: true, force: true });
+  }
+
+  const results: VsGoResults = {
+    ...run.finish(),
+    goDriver: goMissing ? { ran: false, reason: goMissing } : { ran: true },
+    mountMode,
+    config: {
+      iterations, batch, warmup, burstPods, burstRounds, rssVolumes: rssCounts, objectSizeBytes: 1024, nodeFlags: benchNodeFlags(),
+      ourDriver: 'Kubernetes mode (--kubeconfig, deploy/ RBAC), info logging, metrics on, no rotation',
+      goDriver: 'v1.6.0, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
+      order: 'batches alternate ours/theirs in ABBA order', percentiles: 'nearest rank',
+      cpu: '/proc/<pid>/stat utime+stime+cutime+cstime (children that exited included), 10 ms ticks',
+    },
+    rows,
+    targets: checkTargets(rows),
+  };
+  const files = await writeBenchResults(RESULTS_DIR, 'vs-go-driver', results, usesImageNodeFlags() && !goMissing);
+  process.stdout.write(`${formatVsReport(results)}\n`);
+  progress(`wrote ${files.join(', ')}`);
+}
+
+runBench('vs-go', main);

@@ -1,0 +1,82 @@
+import { machineLine, table, type BenchRunHeader } from './report.js';
+
+/**
+ * The side-by-side benchmark's rows, ratios and targets (issue 15's targets), and the
+ * table it prints. Pure: the numbers come in, text and statuses go out.
+ */
+
+/** One measured quantity of both drivers; `theirs` is null when the Go half did not run. */
+export interface ComparisonRow {
+  readonly id: string;
+  readonly label: string;
+  readonly unit: 'ms' | 'MiB';
+  readonly ours: number;
+  readonly theirs: number | null;
+  /** ours / theirs, null without theirs. */
+  readonly ratio: number | null;
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/** A row with its ratio. */
+export function compare(id: string, label: string, unit: 'ms' | 'MiB', ours: number, theirs: number | null): ComparisonRow {
+  return { id, label, unit, ours: round3(ours), theirs: theirs === null ? null : round3(theirs), ratio: theirs === null || theirs === 0 ? null : round3(ours / theirs) };
+}
+
+/** A target of issue 15: a limit on a row's ratio or on its own value. */
+export interface VsTarget {
+  readonly rowId: string;
+  readonly description: string;
+  readonly on: 'ratio' | 'ours';
+  readonly limit: number;
+}
+
+export interface VsTargetResult extends VsTarget {
+  readonly value: number | null;
+  readonly status: 'met' | 'MISSED' | 'n/a';
+}
+
+/** Issue 15's targets (ratios in one run; memory in MiB of our driver). */
+export const VS_TARGETS: readonly VsTarget[] = [
+  { rowId: 'publish-10-p50', description: 'first publish 10 objects p50 ≤ 0.8×', on: 'ratio', limit: 0.8 },
+  { rowId: 'publish-10-p99', description: 'first publish 10 objects p99 ≤ 1.0×', on: 'ratio', limit: 1.0 },
+  { rowId: 'publish-1-p50', description: 'first publish 1 object p50 ≤ 0.9×', on: 'ratio', limit: 0.9 },
+  { rowId: 'publish-100-p50', description: 'first publish 100 objects p50 ≤ 0.9×', on: 'ratio', limit: 0.9 },
+  { rowId: 'driver-cpu-10', description: 'driver CPU per publish+unpublish (10 objects, children included) ≤ 1.0×', on: 'ratio', limit: 1.0 },
+  { rowId: 'provider-cpu-10', description: 'file provider CPU per 10-object Mount ≤ 2× the Go fake provider', on: 'ratio', limit: 2.0 },
+  { rowId: 'rss-idle', description: 'driver RSS idle ≤ 55 MiB', on: 'ours', limit: 55 },
+  { rowId: 'rss-500', description: 'driver RSS with 500 volumes ≤ 70 MiB', on: 'ours', limit: 70 },
+];
+
+/** Each target's value and status against `rows` (n/a when its row or ratio is missing). */
+export function checkTargets(rows: readonly ComparisonRow[], targets: readonly VsTarget[] = VS_TARGETS): VsTargetResult[] {
+  return targets.map((t) => {
+    const row = rows.find((r) => r.id === t.rowId);
+    const value = row === undefined ? null : t.on === 'ratio' ? row.ratio : row.ours;
+    return { ...t, value, status: value === null ? 'n/a' : value <= t.limit ? 'met' : 'MISSED' };
+  });
+}
+
+export interface VsGoResults extends BenchRunHeader<'vs-go-driver'> {
+  readonly goDriver: { readonly ran: boolean; readonly reason?: string };
+  readonly mountMode: 'tmpfs' | 'dir';
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly rows: readonly ComparisonRow[];
+  readonly targets: readonly VsTargetResult[];
+}
+
+const num = (x: number | null, unit: 'ms' | 'MiB'): string => (x === null ? '—' : unit === 'MiB' ? x.toFixed(1) : x.toFixed(2));
+
+/** The report printed to stdout. */
+export function formatVsReport(r: VsGoResults): string {
+  const head = [
+    `secrets-store-csi versus upstream's Go driver v1.6.0  ${r.startedAt}`,
+    machineLine(r),
+    r.goDriver.ran ? `mount mode ${r.mountMode}; interleaved batches of ${String(r.config['batch'])}` : `Go driver NOT RUN (${r.goDriver.reason ?? ''}): our half only`,
+    '',
+  ];
+  const rows = table(['case', 'unit', 'ours', 'Go driver', 'ours/Go'],
+    r.rows.map((x) => [x.label, x.unit, num(x.ours, x.unit), num(x.theirs, x.unit), x.ratio === null ? '—' : `${x.ratio.toFixed(2)}×`]), new Set([2, 3, 4]));
+  const targets = r.targets.map((t) => `  ${t.status === 'met' ? 'met   ' : t.status === 'MISSED' ? 'MISSED' : 'n/a   '} ${t.description}: ${t.value === null ? '—' : t.on === 'ratio' ? `${t.value.toFixed(2)}×` : `${t.value.toFixed(1)} MiB`}`);
+  return [...head, rows, '', 'targets (issue 15):', ...targets].join('\n');
+}
