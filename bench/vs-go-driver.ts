@@ -6,7 +6,7 @@ import { unmountAllUnder } from './proc.js';
 import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
 import { positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { summarize } from './stats.js';
-import { burst, driverRss, firstPublish, providerCpu, republish, type SideSamples } from './vs-go-cases.js';
+import { burst, cleanupRetryCount, driverRss, firstPublish, providerCpu, republish, type SideSamples } from './vs-go-cases.js';
 import { clusterUnavailable, FAKE_SPC, goHalfUnavailable, SIZES, spcFor, startSide, startVsGoEnv, type DriverUnderTest, type Side, type Size } from './vs-go-env.js';
 import { checkTargets, compare, formatVsReport, type ComparisonRow, type VsGoResults } from './vs-go-report.js';
 
@@ -34,6 +34,15 @@ function iterationCounts(): Record<Size, number> {
   return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
 }
 
+/** A non-negative integer from the environment, or `fallback` when unset or empty. */
+function nonNegativeIntEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
 const p = (m: Map<Side, SideSamples>, side: Side, pick: (s: SideSamples) => number): number | null => (m.has(side) ? pick(m.get(side)!) : null);
 const p50 = (xs: number[]) => summarize(xs).p50;
 const p99 = (xs: number[]) => summarize(xs).p99;
@@ -50,6 +59,7 @@ async function main(): Promise<void> {
   const iterations = iterationCounts();
   const batch = positiveIntEnv('BENCH_VS_BATCH', 10);
   const warmup = positiveIntEnv('BENCH_VS_WARMUP', 3);
+  const paceMs = nonNegativeIntEnv('BENCH_VS_PACE_MS', 150);
   const burstPods = positiveIntEnv('BENCH_VS_BURST_PODS', 100);
   const burstRounds = positiveIntEnv('BENCH_VS_BURST_ROUNDS', 3);
   const rssCounts = [positiveIntEnv('BENCH_VS_RSS_VOLUMES_SMALL', 100), positiveIntEnv('BENCH_VS_RSS_VOLUMES', 500)];
@@ -79,14 +89,14 @@ async function main(): Promise<void> {
     try {
       for (const size of SIZES) {
         progress(`first publish of ${size} object(s): ${iterations[size]} per driver`);
-        const m = await firstPublish(env, drivers, spcFor(size), size, iterations[size], batch, warmup);
+        const m = await firstPublish(env, drivers, spcFor(size), size, iterations[size], batch, warmup, paceMs);
         rows.push(compare(`publish-${size}-p50`, `first publish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.publishMs))!, p(m, 'theirs', (s) => p50(s.publishMs))));
         rows.push(compare(`publish-${size}-p99`, `first publish ${size} obj p99`, 'ms', p(m, 'ours', (s) => p99(s.publishMs))!, p(m, 'theirs', (s) => p99(s.publishMs))));
         rows.push(compare(`unpublish-${size}-p50`, `unpublish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.unpublishMs))!, p(m, 'theirs', (s) => p50(s.unpublishMs))));
         rows.push(compare(`driver-cpu-${size}`, `driver CPU / publish+unpublish, ${size} obj`, 'ms', p(m, 'ours', (s) => s.cpuMs / s.calls)!, p(m, 'theirs', (s) => s.cpuMs / s.calls)));
       }
       progress(`unchanged republish of 10 objects: ${iterations[10]} per driver`);
-      const re = await republish(env, drivers, spcFor(10), iterations[10], batch);
+      const re = await republish(env, drivers, spcFor(10), iterations[10], batch, paceMs);
       rows.push(compare('republish-10-p50', 'unchanged republish 10 obj p50', 'ms', p(re, 'ours', (s) => p50(s.publishMs))!, p(re, 'theirs', (s) => p50(s.publishMs))));
       rows.push(compare('republish-10-p99', 'unchanged republish 10 obj p99', 'ms', p(re, 'ours', (s) => p99(s.publishMs))!, p(re, 'theirs', (s) => p99(s.publishMs))));
       progress(`burst: ${burstPods} pods at once, ${burstRounds} round(s) per driver`);
@@ -115,13 +125,14 @@ async function main(): Promise<void> {
     goDriver: goMissing ? { ran: false, reason: goMissing } : { ran: true },
     mountMode,
     config: {
-      iterations, batch, warmup, burstPods, burstRounds, rssVolumes: rssCounts, objectSizeBytes: 1024, nodeFlags: benchNodeFlags(),
+      iterations, batch, warmup, paceMs, burstPods, burstRounds, rssVolumes: rssCounts, objectSizeBytes: 1024, nodeFlags: benchNodeFlags(),
       ourDriver: 'Kubernetes mode (--kubeconfig, deploy/ RBAC), info logging, metrics on, no rotation',
       goDriver: 'v1.6.0, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
       order: 'batches alternate ours/theirs in ABBA order', percentiles: 'nearest rank',
       cpu: '/proc/<pid>/stat utime+stime+cutime+cstime (children that exited included), 10 ms ticks',
     },
     rows,
+    cleanupUnpublishRetries: cleanupRetryCount(),
     targets: checkTargets(rows),
   };
   const files = await writeBenchResults(RESULTS_DIR, 'vs-go-driver', results, usesImageNodeFlags() && !goMissing);

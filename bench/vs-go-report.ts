@@ -1,4 +1,4 @@
-import { machineLine, table, type BenchRunHeader } from './report.js';
+import { machineLine, nodeFlagsText, table, type BenchRunHeader } from './report.js';
 
 /**
  * The side-by-side benchmark's rows, ratios and targets (issue 15's targets), and the
@@ -62,6 +62,8 @@ export interface VsGoResults extends BenchRunHeader<'vs-go-driver'> {
   readonly mountMode: 'tmpfs' | 'dir';
   readonly config: Readonly<Record<string, unknown>>;
   readonly rows: readonly ComparisonRow[];
+  /** Untimed cleanup unpublishes that failed once and were retried (kubelet retries too). */
+  readonly cleanupUnpublishRetries: number;
   readonly targets: readonly VsTargetResult[];
 }
 
@@ -72,7 +74,7 @@ export function formatVsReport(r: VsGoResults): string {
   const head = [
     `secrets-store-csi versus upstream's Go driver v1.6.0  ${r.startedAt}`,
     machineLine(r),
-    r.goDriver.ran ? `mount mode ${r.mountMode}; interleaved batches of ${String(r.config['batch'])}` : `Go driver NOT RUN (${r.goDriver.reason ?? ''}): our half only`,
+    r.goDriver.ran ? `mount mode ${r.mountMode}; interleaved batches of ${String(r.config['batch'])}; sequential calls start ≥ ${String(r.config['paceMs'])} ms apart; node flags: ${nodeFlagsText(r.config['nodeFlags'])}` : `Go driver NOT RUN (${r.goDriver.reason ?? ''}): our half only`,
     '',
   ];
   const rows = table(['case', 'unit', 'ours', 'Go driver', 'ours/Go'],
