@@ -4,11 +4,9 @@
 // test-only one), its socket lands in the driver's --provider-volume, it runs on the host
 // network as Azure's does but unprivileged, and its probes hit the health port.
 import { expect } from 'chai';
-import { basename, posix } from 'node:path';
-import { container, hostPathOf as hostPath, type Obj } from './deploy-manifests.js';
-import { DRIVER_FLAGS } from '../../driver/config.js';
-import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged } from './provider-daemonset-checks.js';
+import { container, type Obj } from './deploy-manifests.js';
+import { parseFlags, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { azureHealthAddress, azureProviderFlags, azureSettings, type AzureSettings } from '../../providers/azure/settings.js';
 
@@ -42,7 +40,6 @@ export function azureProviderArgs(ds: Obj): { flags: ParsedFlags; settings: Azur
  * API token, probes on the health port, and a selector of its own.
  */
 export function checkAzureProviderDaemonSet(ds: Obj, driverDs: Obj, want: AzureDaemonSetExpectation): void {
-  const c = container(ds, 'provider');
   const { flags, settings, healthAddress } = azureProviderArgs(ds);
   expect(settings.constructPemChain, '--construct-pem-chain').to.equal(want.constructPemChain);
   expect(settings.writeCertAndKeyInSeparateFiles, '--write-cert-and-key-in-separate-files').to.equal(want.writeCertAndKeyInSeparateFiles);
@@ -50,36 +47,14 @@ export function checkAzureProviderDaemonSet(ds: Obj, driverDs: Obj, want: AzureD
   expect(settings.connectTo).to.deep.equal([]);
   expect(healthAddress, 'health address').to.equal(`:${want.healthPort}`);
 
-  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
-  expect(basename(socket)).to.equal(`${AZURE_PROVIDER_NAME}.sock`);
-  const driver = container(driverDs, 'secrets-store');
-  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
-  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
-  const init = container(ds, 'prepare-host-dirs', true);
-  expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
-  expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${AZURE_PROVIDER_NAME}.sock`);
-  expect(init['securityContext']?.capabilities).to.deep.equal({ drop: ['ALL'], add: ['CHOWN', 'FOWNER'] });
+  checkProviderSocket(ds, driverDs, flags, AZURE_PROVIDER_NAME);
 
   const pod = ds['spec'].template.spec as Obj;
   // As Azure's DaemonSet: IMDS is asked as the node; cluster names still resolve.
   expect(pod['hostNetwork'], 'hostNetwork').to.equal(true);
   expect(pod['dnsPolicy'], 'dnsPolicy').to.equal('ClusterFirstWithHostNet');
-  const sc = c['securityContext'] as Obj;
-  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
-  expect(sc['privileged']).to.not.equal(true);
-  expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
-  expect(pod['automountServiceAccountToken']).to.equal(false);
-  expect(c['resources']?.requests).to.be.an('object');
-  expect(c['resources']?.limits).to.be.an('object');
+  checkUnprivileged(ds);
   expect(pod['nodeSelector']?.['kubernetes.io/os']).to.equal('linux');
 
-  const ports = new Map(((c['ports'] ?? []) as Obj[]).map((p) => [p['name'], p['containerPort']]));
-  for (const probe of ['livenessProbe', 'readinessProbe']) {
-    expect(c[probe]?.httpGet?.path, probe).to.equal('/healthz');
-    expect(ports.get(c[probe].httpGet.port), probe).to.equal(want.healthPort);
-  }
-  // Its own selector: the driver DaemonSet must not adopt provider pods.
-  const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
-  const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
-  expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+  checkProbesAndSelector(ds, driverDs, want.healthPort);
 }

@@ -5,13 +5,11 @@
 // helpers are read-only and 0555, the HMAC key comes from the Secret, /tmp is writable
 // (each helper call's working directory) while the root filesystem is not.
 import { expect } from 'chai';
-import { basename, posix } from 'node:path';
+import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
 import { container, hostPathOf as hostPath, volumeFileOf, type Obj } from './deploy-manifests.js';
 import { projectedKey } from './vault-provider-daemonset.js';
-import { DRIVER_FLAGS } from '../../driver/config.js';
 import { parseGoDuration } from '../../proto/runtime/duration.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { execProviderFlags, execSettings } from '../../providers/exec/settings.js';
 
@@ -101,15 +99,7 @@ export function checkExecProviderDaemonSet(ds: Obj, driverDs: Obj, want: ExecDae
   expect(settings.maxOutputBytes, '--max-output-bytes').to.equal(want.maxOutputBytes);
   expect(settings.maxConcurrentHelpers, '--max-concurrent-helpers').to.equal(want.maxConcurrentHelpers);
 
-  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
-  expect(basename(socket)).to.equal(`${EXEC_PROVIDER_NAME}.sock`);
-  const driver = container(driverDs, 'secrets-store');
-  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
-  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
-  const init = container(ds, 'prepare-host-dirs', true);
-  expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
-  expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${EXEC_PROVIDER_NAME}.sock`);
-  expect(init['securityContext']?.capabilities).to.deep.equal({ drop: ['ALL'], add: ['CHOWN', 'FOWNER'] });
+  checkProviderSocket(ds, driverDs, flags, EXEC_PROVIDER_NAME);
 
   const helpersDir = stringFlag(flags, 'helpers-dir');
   expect(helpersDir, '--helpers-dir is required').to.not.equal('');
@@ -128,26 +118,13 @@ export function checkExecProviderDaemonSet(ds: Obj, driverDs: Obj, want: ExecDae
   expect(tmp.mount['readOnly']).to.not.equal(true);
 
   const pod = ds['spec'].template.spec as Obj;
+  checkUnprivileged(ds);
   const sc = c['securityContext'] as Obj;
-  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
-  expect(sc['privileged']).to.not.equal(true);
-  expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
   expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(sc['runAsGroup']);
-  expect(pod['automountServiceAccountToken'], 'no API token for the provider or its helpers').to.equal(false);
   expect(pod['hostNetwork'], 'helpers stay off the node\'s network').to.not.equal(true);
-  expect(c['resources']?.requests).to.be.an('object');
-  expect(c['resources']?.limits).to.be.an('object');
   expect(pod['nodeSelector']?.['kubernetes.io/os']).to.equal('linux');
 
-  const port = Number(stringFlag(flags, 'health-addr').split(':').pop());
+  const port = healthPortOf(flags);
   expect(port, '--health-addr port').to.equal(want.healthPort);
-  const ports = new Map(((c['ports'] ?? []) as Obj[]).map((p) => [p['name'], p['containerPort']]));
-  for (const probe of ['livenessProbe', 'readinessProbe']) {
-    expect(c[probe]?.httpGet?.path, probe).to.equal('/healthz');
-    expect(ports.get(c[probe].httpGet.port), probe).to.equal(port);
-  }
-  // Its own selector: the driver DaemonSet must not adopt provider pods.
-  const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
-  const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
-  expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+  checkProbesAndSelector(ds, driverDs, port);
 }

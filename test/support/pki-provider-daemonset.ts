@@ -4,9 +4,9 @@
 // --provider-volume, and it holds nothing but that socket: no Secret, no token, no host
 // directory besides the socket's, unprivileged and non-root.
 import { expect } from 'chai';
-import { basename, posix } from 'node:path';
-import { container, hostPathOf as hostPath, type Obj } from './deploy-manifests.js';
-import { DRIVER_FLAGS } from '../../driver/config.js';
+import { posix } from 'node:path';
+import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
+import { container, type Obj } from './deploy-manifests.js';
 import { parseGoDuration } from '../../proto/runtime/duration.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
@@ -44,43 +44,22 @@ export function checkPkiProviderDaemonSet(ds: Obj, driverDs: Obj, want: PkiDaemo
   const flags = pkiProviderArgs(ds);
   expect(pkiSettings(flags).minDurationSeconds, '--min-duration as the provider reads it').to.equal(parseGoDuration(want.minDuration) / 1000);
 
-  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
-  expect(basename(socket)).to.equal(`${PKI_PROVIDER_NAME}.sock`);
-  const driver = container(driverDs, 'secrets-store');
-  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
-  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
-  const init = container(ds, 'prepare-host-dirs', true);
-  expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
-  expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${PKI_PROVIDER_NAME}.sock`);
-  expect(init['securityContext']?.capabilities).to.deep.equal({ drop: ['ALL'], add: ['CHOWN', 'FOWNER'] });
+  checkProviderSocket(ds, driverDs, flags, PKI_PROVIDER_NAME);
 
   // The CA arrives with each Mount: the pod holds no Secret and no other host directory.
   const pod = ds['spec'].template.spec as Obj;
   const volumes = (pod['volumes'] ?? []) as Obj[];
+  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   const socketVolume = (c['volumeMounts'] as Obj[]).find((m) => m['mountPath'] === posix.dirname(socket))?.['name'];
   for (const v of volumes) {
     expect(v['secret'], `volume ${v['name']}: no Secret`).to.equal(undefined);
     if (v['hostPath']) expect(v['name'], `volume ${v['name']}: the only host directory is the socket's`).to.equal(socketVolume);
   }
-  const sc = c['securityContext'] as Obj;
-  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
-  expect(sc['privileged']).to.not.equal(true);
-  expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
-  expect(pod['automountServiceAccountToken']).to.equal(false);
+  checkUnprivileged(ds);
   expect(pod['hostNetwork']).to.not.equal(true);
-  expect(c['resources']?.requests).to.be.an('object');
-  expect(c['resources']?.limits).to.be.an('object');
   expect(pod['nodeSelector']?.['kubernetes.io/os']).to.equal('linux');
 
-  const port = Number(stringFlag(flags, 'health-addr').split(':').pop());
+  const port = healthPortOf(flags);
   expect(port, '--health-addr port').to.equal(want.healthPort);
-  const ports = new Map(((c['ports'] ?? []) as Obj[]).map((p) => [p['name'], p['containerPort']]));
-  for (const probe of ['livenessProbe', 'readinessProbe']) {
-    expect(c[probe]?.httpGet?.path, probe).to.equal('/healthz');
-    expect(ports.get(c[probe].httpGet.port), probe).to.equal(port);
-  }
-  // Its own selector: the driver DaemonSet must not adopt provider pods.
-  const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
-  const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
-  expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+  checkProbesAndSelector(ds, driverDs, port);
 }

@@ -3,11 +3,9 @@
 // its args parse with the provider's own flag table and settings, its socket lands in the
 // driver's --provider-volume, the HMAC key and CA files come from the volumes they name.
 import { expect } from 'chai';
-import { basename, posix } from 'node:path';
-import { container, hostPathOf as hostPath, volumeFileOf, type Obj } from './deploy-manifests.js';
-import { DRIVER_FLAGS } from '../../driver/config.js';
-import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
+import { container, volumeFileOf, type Obj } from './deploy-manifests.js';
+import { parseFlags, type ParsedFlags } from '../../proto/runtime/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { providerSettings, vaultProviderFlags, type ProviderSettings } from '../../providers/vault/settings.js';
 
@@ -57,15 +55,7 @@ export function checkVaultProviderDaemonSet(ds: Obj, driverDs: Obj, want: VaultD
   expect(settings.vaultAuthMountPath).to.equal(want.authMount);
   expect(settings.vaultNamespace).to.equal(want.vaultNamespace);
 
-  const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
-  expect(basename(socket)).to.equal(`${VAULT_PROVIDER_NAME}.sock`);
-  const driver = container(driverDs, 'secrets-store');
-  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
-  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
-  const init = container(ds, 'prepare-host-dirs', true);
-  expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
-  expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${VAULT_PROVIDER_NAME}.sock`);
-  expect(init['securityContext']?.capabilities).to.deep.equal({ drop: ['ALL'], add: ['CHOWN', 'FOWNER'] });
+  checkProviderSocket(ds, driverDs, flags, VAULT_PROVIDER_NAME);
 
   const key = volumeFileOf(ds, c, settings.hmacKeyFile);
   expect(key.mount['readOnly'], 'the HMAC key mount is read-only').to.equal(true);
@@ -85,23 +75,10 @@ export function checkVaultProviderDaemonSet(ds: Obj, driverDs: Obj, want: VaultD
   }
 
   const pod = ds['spec'].template.spec as Obj;
+  checkUnprivileged(ds);
   const sc = c['securityContext'] as Obj;
-  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
-  expect(sc['privileged']).to.not.equal(true);
-  expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
   expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(sc['runAsGroup']);
-  expect(pod['automountServiceAccountToken']).to.equal(false);
-  expect(c['resources']?.requests).to.be.an('object');
-  expect(c['resources']?.limits).to.be.an('object');
 
-  const port = Number(stringFlag(flags, 'health-addr').split(':').pop());
-  const ports = new Map(((c['ports'] ?? []) as Obj[]).map((p) => [p['name'], p['containerPort']]));
-  for (const probe of ['livenessProbe', 'readinessProbe']) {
-    expect(c[probe]?.httpGet?.path, probe).to.equal('/healthz');
-    expect(ports.get(c[probe].httpGet.port), probe).to.equal(port);
-  }
-  // Its own selector: the driver DaemonSet must not adopt provider pods.
-  const podLabels = ds['spec'].template.metadata.labels as Record<string, string>;
-  const driverSelector = driverDs['spec'].selector.matchLabels as Record<string, string>;
-  expect(Object.entries(driverSelector).every(([k, v]) => podLabels[k] === v)).to.equal(false);
+  const port = healthPortOf(flags);
+  checkProbesAndSelector(ds, driverDs, port);
 }
