@@ -21,7 +21,7 @@ import { planEntries, unchangedFromProperties, uniqueVersions } from './mount-pl
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { MountReads, type Read, type SharedReads } from './mount-reads.js';
 import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
-import { parseAzureMount, type AzureMountConfig } from './parameters.js';
+import { parseAzureMount } from './parameters.js';
 import type { AzureSettings } from './settings.js';
 import type { RetryClock } from './throttle-retry.js';
 
@@ -114,5 +114,3 @@ export class AzureProvider implements SecretsProvider {
   }
 }
 
-/** The parsed config type, re-exported for tests. */
-export type { AzureMountConfig };

@@ -11,7 +11,7 @@ import type { PipelinePolicy } from '@azure/core-rest-pipeline';
 import { packageVersion } from '../../proto/runtime/version.js';
 
 /** Key Vault REST API version every client speaks. */
-export const KEY_VAULT_API_VERSION = '7.6';
+export const KEY_VAULT_API_VERSION = '7.6' as const;
 
 /** Object kinds as Azure's provider names them. */
 export type KeyVaultObjectType = 'secret' | 'key' | 'cert';
@@ -97,9 +97,9 @@ export class KeyVaultReader {
       additionalPolicies: [{ policy: countingPolicy(options.count), position: 'perRetry' as const }],
       ...(options.agent ? { agent: options.agent } : {}),
     };
-    this.secrets = new SecretClient(vaultUrl, credential, { ...common, serviceVersion: '7.6' });
+    this.secrets = new SecretClient(vaultUrl, credential, common);
     this.keys = new KeyClient(vaultUrl, credential, common);
-    this.certificates = new CertificateClient(vaultUrl, credential, { ...common, serviceVersion: '7.6' });
+    this.certificates = new CertificateClient(vaultUrl, credential, common);
   }
 
   /** A secret's version (latest when `version` is ''). */

@@ -2,11 +2,11 @@
 // `objects`, a YAML list of {objectName, helper, parameters, filePermission}, read
 // bounded (framework go-yaml.ts), and `passServiceAccountTokens`. Pure: every problem
 // is INVALID_ARGUMENT naming the field, never quoting a parameter value.
-import { isSeq, type Document } from 'yaml';
+import type { Document } from 'yaml';
 import { parseGoBool } from '../../proto/runtime/flags.js';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goString, goUnsigned, mapEntries, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
+import { describeNode, goString, goUnsigned, mapEntries, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './exec-errors.js';
 
 /** A helper's file name: letters, digits, `.`, `_`, `-`; never `.` or `..`, never a path. */
@@ -127,18 +127,16 @@ export function parseExecParameters(attributes: Readonly<Record<string, string>>
   if (passServiceAccountTokens === undefined) throw invalidParameter(`passServiceAccountTokens must be "true" or "false", not ${quoted(pass ?? '', 16)}`);
   const raw = attributes['objects'];
   if (raw === undefined || raw.trim() === '') throw invalidParameter('objects is required: a YAML list of objectName/helper entries');
-  let doc: Document;
+  let parsed: { readonly doc: Document; readonly items: readonly unknown[] };
   try {
-    doc = parseYamlParameter(raw, 'objects');
+    parsed = parseYamlList(raw, 'objects', MAX_OBJECTS);
   } catch (err) {
     throw invalidParameter((err as Error).message);
   }
-  const list = resolveAlias(doc.contents, doc);
-  if (!isSeq(list) || list.items.length === 0) throw invalidParameter('objects must be a non-empty YAML list');
-  if (list.items.length > MAX_OBJECTS) throw invalidParameter(`objects lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`);
+  const { doc } = parsed;
   const warnings: string[] = [];
   const seen = new Set<string>();
-  const objects = list.items.map((item, i) => {
+  const objects = parsed.items.map((item, i) => {
     const object = parseObject(resolveAlias(item, doc), i, doc, warnings);
     if (seen.has(object.objectName)) throw invalidParameter(`objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`);
     seen.add(object.objectName);

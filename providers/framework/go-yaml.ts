@@ -193,3 +193,16 @@ function duplicateKey(node: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A class parameter that must be a non-empty YAML list of at most `maxItems` entries
+ * (`objects` of the vault and exec providers), parsed as parseYamlParameter does. Throws
+ * an Error naming `what`; the caller turns it into its provider's INVALID_ARGUMENT.
+ */
+export function parseYamlList(text: string, what: string, maxItems: number): { readonly doc: Document; readonly items: readonly unknown[] } {
+  const doc = parseYamlParameter(text, what);
+  const list = resolveAlias(doc.contents, doc);
+  if (!isSeq(list) || list.items.length === 0) throw new Error(`${what} must be a non-empty YAML list`);
+  if (list.items.length > maxItems) throw new Error(`${what} lists ${list.items.length} entries; at most ${maxItems} are allowed per class`);
+  return { doc, items: list.items };
+}

@@ -3,10 +3,10 @@
 // filePermission, encoding}; see go-yaml.ts for how scalars are read). Unknown fields
 // are ignored there too; here each one becomes a warning the caller logs, so a typo
 // such as `secretkey` is visible instead of silently mounting the whole secret.
-import { isSeq, type Document } from 'yaml';
+import type { Document } from 'yaml';
 import { pathProblem } from '../../proto/runtime/provider-file-path.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
+import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';
 
@@ -124,20 +124,18 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
  */
 export function parseObjects(raw: string | undefined): ParsedObjects {
   if (raw === undefined || raw.trim() === '') throw invalidParameter('objects is required: a YAML list of objectName/secretPath entries');
-  let doc: Document;
+  let parsed: { readonly doc: Document; readonly items: readonly unknown[] };
   try {
-    doc = parseYamlParameter(raw, 'objects');
+    parsed = parseYamlList(raw, 'objects', MAX_OBJECTS);
   } catch (err) {
     throw invalidParameter((err as Error).message);
   }
-  const list = resolveAlias(doc.contents, doc);
-  if (!isSeq(list) || list.items.length === 0) throw invalidParameter('objects must be a non-empty YAML list');
-  if (list.items.length > MAX_OBJECTS) throw invalidParameter(`objects lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`);
+  const { doc } = parsed;
   const warnings: string[] = [];
   const seen = new Set<string>();
   // One bound on the secretArgs values of all entries together (go-yaml.ts, MAX_VALUES).
   const budget = { left: MAX_VALUES };
-  const objects = list.items.map((entry, i) => {
+  const objects = parsed.items.map((entry, i) => {
     const object = parseObject(resolveAlias(entry, doc), i, doc, warnings, budget);
     if (seen.has(object.objectName)) throw invalidParameter(`objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`);
     seen.add(object.objectName);
