@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
 import { mountPointsUnder } from '../driver/volume/mountinfo.js';
+import { benchNode } from './processes.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -86,6 +87,8 @@ export interface MachineInfo {
   readonly cpuCount: number;
   readonly totalMemMiB: number;
   readonly nodeVersion: string;
+  /** The node our driver and providers ran on (benchNode), when not the runner's own. */
+  readonly processNode?: { readonly version: string; readonly source: string; readonly note?: string };
   readonly platform: string;
   readonly kernel: string;
   readonly arch: string;
@@ -112,6 +115,7 @@ export async function machineInfo(repoDir: string): Promise<MachineInfo> {
     cpuCount: cpu.length,
     totalMemMiB: Math.round(totalmem() / (1024 * 1024)),
     nodeVersion: process.version,
+    processNode: (({ version, source, note }) => ({ version, source, ...(note ? { note } : {}) }))(benchNode()),
     platform: platform(),
     kernel: release(),
     arch: arch(),

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CsiClient } from '../bin/csi-client.js';
 import { CLI_PATH, startProcess, type Child } from '../bin/child-process.js';
 import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
@@ -35,7 +37,7 @@ export class BenchProcess {
 
   /** Starts `secrets-store-csi <args>` like `startCli`, with optional node flags before the script. */
   static async start(label: string, args: readonly string[], ready: RegExp, nodeFlags: readonly string[] = []): Promise<BenchProcess> {
-    return new BenchProcess(label, await startProcess(process.execPath, [...nodeFlags, CLI_PATH, ...args], ready));
+    return new BenchProcess(label, await startProcess(benchNode().path, [...nodeFlags, CLI_PATH, ...args], ready));
   }
 
   /** Starts another program (a peer binary such as upstream's Go driver) the same way. */
@@ -85,9 +87,47 @@ export function benchNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
   return raw === undefined ? [...NODE_FLAGS] : raw.split(/\s+/).filter(Boolean);
 }
 
-/** Whether the processes run with the images' own node flags (else the run is an experiment: latest results stay). */
+/** The Node.js our driver and providers run on in a benchmark, and why that one. */
+export interface BenchNode {
+  readonly path: string;
+  readonly version: string;
+  /** `image`: the images' pinned Node (.ci/install-node); `BENCH_NODE`: chosen; `fallback`: the pin could not be had. */
+  readonly source: 'image' | 'BENCH_NODE' | 'fallback';
+  readonly note?: string;
+}
+
+const INSTALL_NODE = fileURLToPath(new URL('../../.ci/install-node', import.meta.url));
+let resolvedNode: BenchNode | undefined;
+
+/**
+ * The node binary of the benchmarked processes: the images' own (Dockerfile.driver's
+ * pinned version, installed once and cached by .ci/install-node, as CI does), so a
+ * benchmark measures what a DaemonSet runs (issue 15 item 3: Node 24 maps ~17 MiB more
+ * of its binary than the Node 20 a developer machine may have). BENCH_NODE=<path> runs
+ * another node (an experiment: latest results stay).
+ */
+export function benchNode(env: NodeJS.ProcessEnv = process.env): BenchNode {
+  if (resolvedNode) return resolvedNode;
+  const versionOf = (path: string) => execFileSync(path, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+  const chosen = env['BENCH_NODE'];
+  if (chosen) return (resolvedNode = { path: chosen, version: versionOf(chosen), source: 'BENCH_NODE' });
+  try {
+    const prefix = execFileSync('bash', [INSTALL_NODE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    const path = join(prefix, 'bin', 'node');
+    resolvedNode = { path, version: versionOf(path), source: 'image' };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    resolvedNode = { path: process.execPath, version: process.version, source: 'fallback', note: `the images' Node could not be installed (${reason ?? ''}): this node runs them` };
+  }
+  return resolvedNode;
+}
+
+/**
+ * Whether the processes run as the images run them: their node binary and node flags
+ * (else the run is an experiment and latest results stay).
+ */
 export function usesImageNodeFlags(env: NodeJS.ProcessEnv = process.env): boolean {
-  return benchNodeFlags(env).join(' ') === NODE_FLAGS.join(' ');
+  return benchNodeFlags(env).join(' ') === NODE_FLAGS.join(' ') && benchNode(env).source === 'image';
 }
 
 /** With BENCH_CPU_PROF=<dir>, a process writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS). */

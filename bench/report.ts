@@ -81,7 +81,8 @@ export async function startBenchRun<B extends string>(benchmark: B, repoDir: str
 /** The report's `machine:` line. */
 export function machineLine(r: BenchRunHeader<string>): string {
   const m = r.machine;
-  return `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}; commit ${m.gitCommit?.slice(0, 7) ?? 'unknown'}${m.gitDirty ? ' (dirty)' : ''}`;
+  const processes = m.processNode ? `, driver and providers on node ${m.processNode.version} (${m.processNode.source === 'image' ? "the images'" : m.processNode.source}${m.processNode.note ? `: ${m.processNode.note}` : ''})` : '';
+  return `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}${processes}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}; commit ${m.gitCommit?.slice(0, 7) ?? 'unknown'}${m.gitDirty ? ' (dirty)' : ''}`;
 }
 
 export interface BenchResults extends BenchRunHeader<'publish'> {

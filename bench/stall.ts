@@ -6,7 +6,7 @@ import { startProcess, type Child } from '../bin/child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { BulkShape } from './bulk-provider.js';
 import { machineInfo, unmountAllUnder } from './proc.js';
-import { chooseMountMode, startDriver, type BenchProcess } from './processes.js';
+import { benchNode, chooseMountMode, startDriver, type BenchProcess } from './processes.js';
 import { runBench, table, writeJson } from './report.js';
 
 /**
@@ -80,7 +80,7 @@ async function runShape(work: string, shape: BulkShape, mountMode: 'tmpfs' | 'di
   const client = new CsiClient(join(work, `csi-${shape}.sock`));
   const target = join(work, 'pods', shape, 'volume');
   try {
-    provider = await startProcess(process.execPath, [BULK_PROVIDER, join(providers, 'bulk.sock'), shape], /bulk provider started/);
+    provider = await startProcess(benchNode().path, [BULK_PROVIDER, join(providers, 'bulk.sock'), shape], /bulk provider started/);
     driver = await startDriver(work, join(work, `csi-${shape}.sock`), spcDir, mountMode, process.env['BENCH_CPU_PROF']);
     const port = Number(/"metricsPort":(\d+)/.exec(driver.stderrTail(50))?.[1]);
     const request = inlinePublishRequest(`vol-${shape}`, target, inlineVolumeContext({ name: shape, namespace: 'default', uid: `uid-${shape}`, serviceAccountName: 'default' }, 'bulk'));
