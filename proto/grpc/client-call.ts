@@ -101,7 +101,6 @@ export function runClientCall(conn: Connection, headers: OutgoingHttpHeaders, fr
     let responseHeaders: IncomingHttpHeaders | undefined;
     let trailers: IncomingHttpHeaders | undefined;
     let streamError: unknown;
-    let serverEnded = false;
     stream.on('error', (err) => { streamError = err; });
     stream.on('response', (h, flags) => {
       responseHeaders = h;
@@ -113,7 +112,6 @@ export function runClientCall(conn: Connection, headers: OutgoingHttpHeaders, fr
       const problem = deframer.push(chunk);
       if (problem) { cancel(); finish(framingError(problem)); }
     });
-    stream.on('end', () => { serverEnded = true; });
     stream.on('close', () => {
       if (settled) return;
       const lost = !trailers && (conn.session.destroyed || !conn.connected);
@@ -123,7 +121,8 @@ export function runClientCall(conn: Connection, headers: OutgoingHttpHeaders, fr
         trailers: trailers && { status: headerValue(trailers['grpc-status']), message: headerValue(trailers['grpc-message']) },
         messages: deframer.messages.length,
         pendingBytes: deframer.pendingBytes,
-        rstCode: serverEnded ? undefined : stream.rstCode,
+        // A stream that ended normally closes with NO_ERROR; Node emits 'end' after a reset too.
+        rstCode: stream.rstCode === constants.NGHTTP2_NO_ERROR ? undefined : stream.rstCode,
       });
       if (outcome) {
         finish(!responseHeaders && stream.rstCode === constants.NGHTTP2_REFUSED_STREAM ? markRefused(outcome) : outcome);

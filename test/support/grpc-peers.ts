@@ -3,11 +3,14 @@
 // message codecs (raw bytes, JSON) so these tests do not depend on proto/wire, and raw
 // node:http2 exchanges for what no well-behaved gRPC peer sends.
 import * as grpc from '@grpc/grpc-js';
-import { connect, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { MessageCodec, UnaryMethod } from '../../proto/grpc/method.js';
 
 /** A message that is its bytes. */
@@ -114,4 +117,65 @@ export function rawRequest(socketPath: string, headers: OutgoingHttpHeaders, bod
     });
     body.forEach((chunk, i) => (i === body.length - 1 ? stream.end(chunk) : stream.write(chunk)));
   });
+}
+
+/** A plain node:http2 server on `socketPath` answering each stream with `answer`: for responses no gRPC server sends. */
+export async function startRawServer(socketPath: string, answer: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void): Promise<{ close(): Promise<void> }> {
+  const server = createServer();
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (s: ServerHttp2Session) => { sessions.add(s); s.on('error', () => {}); s.once('close', () => sessions.delete(s)); });
+  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => { stream.on('error', () => {}); answer(stream, headers); });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sessions) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A grpc-js server in its own process, to crash with SIGKILL: "echo" answers, "hang" never does. */
+export interface ChildGrpcServer {
+  readonly process: ChildProcess;
+  /** Resolves once a call reached the server. */
+  readonly called: Promise<void>;
+  kill(): Promise<void>;
+}
+
+/** Starts a grpc-js server process on `socketPath` serving /test.Echo/Bytes; resolves when it listens. */
+export async function spawnGrpcJsServer(socketPath: string, behaviour: 'echo' | 'hang'): Promise<ChildGrpcServer> {
+  const grpcJs = pathToFileURL(createRequire(import.meta.url).resolve('@grpc/grpc-js')).href;
+  const script = `
+    import grpcModule from ${JSON.stringify(grpcJs)};
+    const grpc = grpcModule.default ?? grpcModule;
+    const server = new grpc.Server();
+    const id = (b) => b;
+    server.register('/test.Echo/Bytes', (call, cb) => {
+      process.stdout.write('called\\n');
+      if (${JSON.stringify(behaviour)} === 'echo') cb(null, Buffer.concat([Buffer.from('echo:'), call.request]));
+    }, id, id, 'unary');
+    server.bindAsync(${JSON.stringify(`unix://${socketPath}`)}, grpc.ServerCredentials.createInsecure(), (err) => {
+      if (err) { process.stderr.write(String(err)); process.exit(1); }
+      process.stdout.write('ready\\n');
+    });`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = (wanted: string) => new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => { seen += chunk.toString(); if (seen.includes(`${wanted}\n`)) resolve(); });
+    child.once('exit', (code) => reject(new Error(`grpc-js server exited with ${code} before "${wanted}"`)));
+  });
+  const ready = lines('ready');
+  const called = lines('called');
+  called.catch(() => {});
+  await ready;
+  return {
+    process: child,
+    called,
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
