@@ -22,7 +22,7 @@ function readOrError<T>(b: Uint8Array, read: (r: ProtoReader) => T): T | string 
   }
 }
 
-describe('protobuf wire writer and reader', () => {
+describe('proto/wire: the protobuf wire writer and reader', () => {
   // Encodings from the protobuf encoding guide and Go's protowire.
   const varints: [number, string][] = [
     [0, '00'], [1, '01'], [127, '7f'], [128, '8001'], [300, 'ac02'], [16383, 'ff7f'], [16384, '808001'],
