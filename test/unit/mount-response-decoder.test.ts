@@ -65,6 +65,8 @@ describe('decodeMountResponse', () => {
     ['a varint of 11 bytes', Buffer.from([0x08, ...Array(10).fill(0x80), 0x01])],
     ['a group (wire type 3)', Buffer.from([(7 << 3) | 3])],
     ['a truncated fixed32', Buffer.from([(12 << 3) | 5, 1, 2])],
+    ['field number 0 (as Go refuses it)', Buffer.from([0x02, 0x00])],
+    ['a 10-byte varint over 64 bits (as Go refuses it)', Buffer.from([0x08, ...Array(9).fill(0xff), 0x02])],
   ];
   for (const [name, bytes] of broken) {
     it(`refuses ${name} as INVALID_ARGUMENT`, async () => {
@@ -74,6 +76,13 @@ describe('decodeMountResponse', () => {
       expect((err as SscError).message).to.match(/^provider returned a malformed MountResponse \(/);
     });
   }
+});
+
+describe('decodeMountResponse error messages', () => {
+  it('say what is wrong, in which field and where', async () => {
+    const err = await decodeMountResponse(Buffer.concat([Buffer.from([(3 << 3) | 2, 50]), Buffer.from('short')])).then(() => undefined, (e: unknown) => e);
+    expect((err as SscError).message).to.equal('provider returned a malformed MountResponse (length 50 past the end in field 3 at byte 2)');
+  });
 });
 
 describe('Pacer', () => {
