@@ -8,8 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse } from '../proto/gen/v1alpha1/MountResponse.js';
-import { loadProviderProto } from '../proto/runtime/loader.js';
-import { bindUnixSocket } from '../proto/runtime/unix-socket.js';
+import { bindGrpcJsServer, loadProviderProto } from '../test/support/grpc-js-proto.js';
 
 /** The response shapes of the stall benchmark. */
 export type BulkShape = 'nested' | 'tiny';
@@ -41,7 +40,7 @@ async function main(): Promise<void> {
     Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'bulk', runtime_version: '0' }),
     Mount: (_call: grpc.ServerUnaryCall<unknown, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, bytes),
   });
-  await bindUnixSocket(server, socket);
+  await bindGrpcJsServer(server, socket);
   process.stderr.write(`bulk provider started (${shape}, ${bytes.length} bytes)\n`);
   process.on('SIGTERM', () => server.forceShutdown());
 }

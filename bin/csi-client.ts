@@ -1,60 +1,56 @@
-import * as grpc from '@grpc/grpc-js';
-import type { IdentityClient } from '../proto/gen/csi/v1/Identity.js';
-import type { NodeClient } from '../proto/gen/csi/v1/Node.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import { loadCsiProto } from '../proto/runtime/loader.js';
+import type { UnaryMethod } from '../proto/grpc/method.js';
+import { UnaryClient } from '../proto/grpc/unary-client.js';
+import { CSI_IDENTITY } from '../proto/wire/csi-identity.js';
+import { CSI_NODE } from '../proto/wire/csi-node.js';
+import type { WireMethod } from '../proto/wire/codec.js';
 
-/** A kubelet-like CSI client over a Unix socket, for the CLI, the demo, tests and benchmarks. */
+/** A client's view of a method: it encodes the request input type and decodes the full response. */
+function asClient<ReqIn, ReqOut, ResIn, ResOut>(method: WireMethod<ReqIn, ReqOut, ResIn, ResOut>): UnaryMethod<ReqIn, ResOut> {
+  return method as unknown as UnaryMethod<ReqIn, ResOut>;
+}
+
+/**
+ * A kubelet-like CSI client over a Unix socket, for the CLI, the demo, tests and benchmarks.
+ * Failed calls reject with a GrpcError (`code`, `details`).
+ */
 export class CsiClient {
-  readonly identity: IdentityClient;
-  readonly node: NodeClient;
+  private readonly client: UnaryClient;
 
   constructor(socketPath: string) {
-    const csi = loadCsiProto().csi.v1;
-    const address = `unix://${socketPath}`;
-    const creds = grpc.credentials.createInsecure();
-    this.identity = new csi.Identity(address, creds);
-    this.node = new csi.Node(address, creds);
+    this.client = new UnaryClient(socketPath);
   }
 
   /** NodePublishVolume with kubelet's usual fields for a CSI inline volume. */
-  publish(request: NodePublishVolumeRequest, timeoutMs = 30_000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.node.NodePublishVolume(request, { deadline: Date.now() + timeoutMs }, (err) => (err ? reject(err) : resolve()));
-    });
+  async publish(request: NodePublishVolumeRequest, timeoutMs = 30_000): Promise<void> {
+    await this.client.call(asClient(CSI_NODE.NodePublishVolume), request, { deadline: new Date(Date.now() + timeoutMs) });
   }
 
   /** NodeUnpublishVolume. */
-  unpublish(volumeId: string, targetPath: string, timeoutMs = 30_000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.node.NodeUnpublishVolume({ volume_id: volumeId, target_path: targetPath }, { deadline: Date.now() + timeoutMs }, (err) => (err ? reject(err) : resolve()));
-    });
+  async unpublish(volumeId: string, targetPath: string, timeoutMs = 30_000): Promise<void> {
+    await this.client.call(asClient(CSI_NODE.NodeUnpublishVolume), { volume_id: volumeId, target_path: targetPath }, { deadline: new Date(Date.now() + timeoutMs) });
   }
 
   /** NodeGetCapabilities: the node capability types the driver advertises. */
-  nodeCapabilities(): Promise<string[]> {
-    return new Promise((resolve, reject) => {
-      this.node.NodeGetCapabilities({}, { deadline: Date.now() + 10_000 }, (err, res) => (err || !res ? reject(err) : resolve(res.capabilities.map((c) => c.rpc?.type ?? ''))));
-    });
+  async nodeCapabilities(): Promise<string[]> {
+    const res = await this.client.call(asClient(CSI_NODE.NodeGetCapabilities), {}, { deadline: new Date(Date.now() + 10_000) });
+    return res.capabilities.map((c) => String(c.rpc?.type ?? ''));
   }
 
   /** GetPluginInfo: name and vendor version. */
-  pluginInfo(): Promise<{ name: string; vendor_version: string }> {
-    return new Promise((resolve, reject) => {
-      this.identity.GetPluginInfo({}, { deadline: Date.now() + 10_000 }, (err, res) => (err || !res ? reject(err) : resolve(res)));
-    });
+  async pluginInfo(): Promise<{ name: string; vendor_version: string }> {
+    const res = await this.client.call(asClient(CSI_IDENTITY.GetPluginInfo), {}, { deadline: new Date(Date.now() + 10_000) });
+    return { name: res.name, vendor_version: res.vendor_version };
   }
 
   /** Probe: whether the driver is ready. */
-  probe(): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.identity.Probe({}, { deadline: Date.now() + 10_000 }, (err, res) => (err || !res ? reject(err) : resolve(res.ready?.value === true)));
-    });
+  async probe(): Promise<boolean> {
+    const res = await this.client.call(asClient(CSI_IDENTITY.Probe), {}, { deadline: new Date(Date.now() + 10_000) });
+    return res.ready?.value === true;
   }
 
   close(): void {
-    this.node.close();
-    this.identity.close();
+    this.client.close();
   }
 }
 

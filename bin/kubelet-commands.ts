@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { GrpcStatus, grpcStatusName } from '../proto/grpc/status.js';
 import { isGrpcCallError } from '../proto/runtime/errors.js';
 import { parseDurationFlag } from '../proto/runtime/duration.js';
 import { flagsHelp, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../proto/runtime/flags.js';
 import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
-import { status } from '@grpc/grpc-js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from './csi-client.js';
 import { isNotYetListening, noDriverMessage, realSocketWaitPorts, tryConnectUnix, waitForSocket } from './wait-for-socket.js';
 
@@ -52,17 +52,17 @@ export function parseSecretsFile(path: string, text: string): Record<string, str
 }
 
 /**
- * Explains a failed call. grpc-js's text for a socket nobody listens on ("No connection
- * established. Last error: … Resolution note:") is replaced by ours, decided by trying
- * the socket again: a driver's own UNAVAILABLE (say, a provider is down) stays as is.
+ * Explains a failed call. The transport's text for a socket nobody listens on (connect
+ * ECONNREFUSED …) is replaced by ours, decided by trying the socket again: a driver's own
+ * UNAVAILABLE (say, a provider is down) stays as is.
  */
 async function describeCallError(err: unknown, socketPath: string): Promise<string> {
   if (!isGrpcCallError(err)) return (err as Error).message;
-  if (err.code === status.UNAVAILABLE) {
+  if (err.code === GrpcStatus.UNAVAILABLE) {
     const code = await tryConnectUnix(socketPath);
     if (code !== undefined && isNotYetListening(code)) return noDriverMessage(socketPath, code, 0);
   }
-  return `${status[err.code] ?? err.code}: ${err.details}`;
+  return `${grpcStatusName(err.code)}: ${err.details}`;
 }
 
 /**

@@ -1,5 +1,7 @@
-import * as grpc from '@grpc/grpc-js';
-import { loadCsiProto } from '../proto/runtime/loader.js';
+import { UnaryServer } from '../proto/grpc/unary-server.js';
+import { addService } from '../proto/runtime/service.js';
+import { CSI_CONTROLLER, CSI_IDENTITY } from '../proto/wire/csi-identity.js';
+import { CSI_NODE } from '../proto/wire/csi-node.js';
 import { createLogger, type Logger } from '../proto/runtime/logger.js';
 import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js';
 import { InFlightCalls } from '../proto/runtime/in-flight.js';
@@ -77,13 +79,12 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   if (config.mountMode === 'tmpfs') await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
-  const csi = loadCsiProto().csi.v1;
+  const server = new UnaryServer({ maxReceiveMessageLength: 4 * 1024 * 1024, onError: (what, err) => logger.warn('gRPC connection problem', { what, error: err instanceof Error ? err.message : String(err) }) });
   const ready = () => serving && (kube?.classes.ready ?? true);
-  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
-  server.addService(csi.Controller.service, controllerHandlers(logger));
+  addService(server, CSI_IDENTITY, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
+  addService(server, CSI_CONTROLLER, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
-  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
+  addService(server, CSI_NODE, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 

@@ -1,7 +1,7 @@
-import type { ControllerHandlers } from '../../proto/gen/csi/v1/Controller.js';
-import type { IdentityHandlers } from '../../proto/gen/csi/v1/Identity.js';
 import type { Logger } from '../../proto/runtime/logger.js';
+import type { ServiceHandlers } from '../../proto/runtime/service.js';
 import { unary } from '../../proto/runtime/unary.js';
+import type { CSI_CONTROLLER, CSI_IDENTITY } from '../../proto/wire/csi-identity.js';
 
 /** What Identity reports. */
 export interface IdentityOptions {
@@ -15,7 +15,7 @@ export interface IdentityOptions {
  * CSI Identity service. No plugin capabilities are advertised: this is a node-only
  * driver, so neither CONTROLLER_SERVICE nor accessibility constraints apply.
  */
-export function identityHandlers(options: IdentityOptions, logger: Logger): IdentityHandlers {
+export function identityHandlers(options: IdentityOptions, logger: Logger): ServiceHandlers<typeof CSI_IDENTITY> {
   return {
     GetPluginInfo: unary('GetPluginInfo', async () => ({ name: options.driverName, vendor_version: options.vendorVersion }), logger),
     GetPluginCapabilities: unary('GetPluginCapabilities', async () => ({ capabilities: [] }), logger),
@@ -29,7 +29,7 @@ export function identityHandlers(options: IdentityOptions, logger: Logger): Iden
  * csi-sanity's node suite calls this method unconditionally and rejects an empty
  * list, and kubelet never calls it. Other Controller methods are UNIMPLEMENTED.
  */
-export function controllerHandlers(logger: Logger): ControllerHandlers {
+export function controllerHandlers(logger: Logger): Pick<ServiceHandlers<typeof CSI_CONTROLLER>, 'ControllerGetCapabilities'> {
   return {
     ControllerGetCapabilities: unary('ControllerGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'UNKNOWN' } }] }), logger),
   };

@@ -1,11 +1,11 @@
-import * as grpc from '@grpc/grpc-js';
 import { stat } from 'node:fs/promises';
-import type { CSIDriverProviderClient } from '../../proto/gen/v1alpha1/CSIDriverProvider.js';
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionResponse.js';
+import { GrpcStatus } from '../../proto/grpc/status.js';
+import { UnaryClient, type CallOptions } from '../../proto/grpc/unary-client.js';
 import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../proto/runtime/errors.js';
-import { loadProviderProto } from '../../proto/runtime/loader.js';
+import { CSI_PROVIDER } from '../../proto/wire/provider.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { printable } from '../../proto/runtime/untrusted-text.js';
 import { Pacer } from '../../proto/runtime/pacer.js';
@@ -37,12 +37,7 @@ export interface CallLimits {
  * UNIMPLEMENTED — e.g. a wrong service on the socket —, OUT_OF_RANGE, DATA_LOSS) become
  * FAILED_PRECONDITION: they are the provider's failures, not this driver's.
  */
-const PASSED_THROUGH: ReadonlySet<number> = new Set([grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED, grpc.status.UNAUTHENTICATED, grpc.status.ABORTED, grpc.status.ALREADY_EXISTS]);
-
-/** True when a channel is in TRANSIENT_FAILURE: its last connect failed and it waits out a backoff. */
-function isBackingOff(client: grpc.Client): boolean {
-  return client.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE;
-}
+const PASSED_THROUGH: ReadonlySet<number> = new Set([GrpcStatus.NOT_FOUND, GrpcStatus.INVALID_ARGUMENT, GrpcStatus.PERMISSION_DENIED, GrpcStatus.UNAUTHENTICATED, GrpcStatus.ABORTED, GrpcStatus.ALREADY_EXISTS]);
 
 /**
  * Most of a provider's gRPC error message relayed to kubelet, events and the log: enough
@@ -55,21 +50,22 @@ const DEADLINE_MARGIN_MS = 250;
 
 /**
  * Talks to providers over their Unix sockets (SPEC 3.2): finds `<dir>/<name>.sock` in
- * search order, keeps one channel per socket, puts a deadline on every call, caps the
- * response size and retries UNAVAILABLE a bounded number of times.
+ * search order, keeps one connection per socket (proto/grpc: a lost one is replaced on
+ * the next call, with no reconnect backoff — issue 9), puts a deadline on every call,
+ * caps the response size and retries UNAVAILABLE a bounded number of times.
  */
 export class ProviderClient {
-  private readonly clients = new Map<string, CSIDriverProviderClient>();
+  private readonly clients = new Map<string, UnaryClient>();
 
   constructor(private readonly options: ProviderClientOptions) {}
 
   /** Calls Mount on provider `name`; errors are SscErrors naming the provider. */
   async mount(name: string, request: MountRequest, limits: CallLimits = {}): Promise<MountResponse__Output> {
-    // The response arrives as bytes and is decoded here, pacing the event loop: grpc-js's
-    // own decoder holds it for hundreds of milliseconds on a response of many files.
-    const method = loadProviderProto().v1alpha1.CSIDriverProvider.service.Mount;
-    const raw = await this.call<Buffer>(name, 'Mount', limits, (client, deadline, done) =>
-      client.makeUnaryRequest(method.path, method.requestSerialize, (bytes: Buffer) => bytes, request, { deadline }, done));
+    // The response arrives as bytes and is decoded here, pacing the event loop: decoding a
+    // response of many files in one go would hold it for hundreds of milliseconds.
+    const method = CSI_PROVIDER.Mount;
+    const requestBytes = method.request.encode(request);
+    const raw = await this.call(name, 'Mount', limits, (client, options) => client.callRaw(method.path, requestBytes, options));
     try {
       return await decodeMountResponse(raw, new Pacer(), this.options.maxObjectsPerVolume);
     } catch (err) {
@@ -79,10 +75,16 @@ export class ProviderClient {
 
   /** Calls Version on provider `name`. */
   async version(name: string, limits: CallLimits = {}): Promise<VersionResponse__Output> {
-    return this.call(name, 'Version', limits, (client, deadline, done) => client.Version({ version: 'v1alpha1' }, { deadline }, done));
+    const method = CSI_PROVIDER.Version;
+    const raw = await this.call(name, 'Version', limits, (client, options) => client.callRaw(method.path, method.request.encode({ version: 'v1alpha1' }), options));
+    try {
+      return method.response.decode(raw);
+    } catch (err) {
+      throw new SscError('failed-precondition', `provider "${name}" Version answered with a response that is not a VersionResponse: ${err instanceof Error ? err.message : String(err)}`, { reason: 'GRPCProviderError' });
+    }
   }
 
-  /** Closes every cached channel. */
+  /** Closes every cached connection. */
   close(): void {
     for (const client of this.clients.values()) client.close();
     this.clients.clear();
@@ -92,7 +94,7 @@ export class ProviderClient {
     name: string,
     method: string,
     limits: CallLimits,
-    invoke: (client: CSIDriverProviderClient, deadline: Date, done: (err: grpc.ServiceError | null, res?: T) => void) => grpc.ClientUnaryCall,
+    invoke: (client: UnaryClient, options: CallOptions) => Promise<T>,
   ): Promise<T> {
     const socketPath = await this.findSocket(name);
     const deadline = this.deadline(limits.deadline);
@@ -102,16 +104,8 @@ export class ProviderClient {
         deadline,
         sleep: this.options.sleep,
         signal: limits.signal,
-        isRetryable: (err) => isGrpcCallError(err) && err.code === grpc.status.UNAVAILABLE,
-        attempt: () => new Promise<T>((resolve, reject) => {
-          // The listener must go when the call ends: rotation passes one long-lived signal.
-          const onAbort = () => call.cancel();
-          const call = invoke(this.clientFor(socketPath), deadline, (err, res) => {
-            limits.signal?.removeEventListener('abort', onAbort);
-            if (err) reject(err); else resolve(res as T);
-          });
-          limits.signal?.addEventListener('abort', onAbort, { once: true });
-        }),
+        isRetryable: (err) => isGrpcCallError(err) && err.code === GrpcStatus.UNAVAILABLE,
+        attempt: () => invoke(this.clientFor(socketPath), { deadline, ...(limits.signal ? { signal: limits.signal } : {}) }),
       });
     } catch (err) {
       if (limits.signal?.aborted) {
@@ -136,28 +130,16 @@ export class ProviderClient {
     throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
   }
 
-  /**
-   * The cached channel for a socket, replaced by a fresh one when it sits in grpc-js's
-   * reconnect backoff (TRANSIENT_FAILURE): after a provider outage that backoff grows to
-   * many seconds, during which every call fails at once although the provider is back
-   * (issue 9). A fresh channel dials now; on a Unix socket that costs next to nothing.
-   * No call waits on a channel in TRANSIENT_FAILURE (none uses wait-for-ready), so
-   * closing it fails nothing in flight.
-   */
-  private clientFor(socketPath: string): CSIDriverProviderClient {
-    const cached = this.clients.get(socketPath);
-    if (cached && !isBackingOff(cached)) return cached;
-    cached?.close();
-    const Ctor = loadProviderProto().v1alpha1.CSIDriverProvider;
-    const client = new Ctor(`unix://${socketPath}`, grpc.credentials.createInsecure(), {
-      'grpc.default_authority': 'localhost',
-      'grpc.max_receive_message_length': this.options.maxCallRecvMsgSize,
-      'grpc.max_send_message_length': this.options.maxCallRecvMsgSize,
-      // grpc-js shares subchannels (and their backoff) between channels to one address
-      // unless each channel has its own pool: a fresh channel must not inherit the backoff.
-      'grpc.use_local_subchannel_pool': 1,
-    });
-    this.clients.set(socketPath, client);
+  /** The connection for a socket, made on first use (UnaryClient reconnects by itself). */
+  private clientFor(socketPath: string): UnaryClient {
+    let client = this.clients.get(socketPath);
+    if (!client) {
+      client = new UnaryClient(socketPath, {
+        maxReceiveMessageLength: this.options.maxCallRecvMsgSize,
+        maxSendMessageLength: this.options.maxCallRecvMsgSize,
+      });
+      this.clients.set(socketPath, client);
+    }
     return client;
   }
 
@@ -166,17 +148,17 @@ export class ProviderClient {
     if (!isGrpcCallError(err)) return new SscError('internal', `provider "${name}" ${method} failed unexpectedly (a bug)`, { cause: err });
     const where = `provider "${name}" ${method}`;
     switch (err.code) {
-      case grpc.status.DEADLINE_EXCEEDED:
+      case GrpcStatus.DEADLINE_EXCEEDED:
         return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
-      case grpc.status.UNAVAILABLE:
+      case GrpcStatus.UNAVAILABLE:
         return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'ProviderUnavailable' });
-      case grpc.status.RESOURCE_EXHAUSTED:
-        // grpc-js reports an over-sized response as "Received message larger than max".
+      case GrpcStatus.RESOURCE_EXHAUSTED:
+        // proto/grpc (as grpc-go and grpc-js) reports an over-sized response as "Received message larger than max".
         if (/larger than max/i.test(err.details)) {
           return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
         }
         return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
-      case grpc.status.CANCELLED:
+      case GrpcStatus.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
       default: {
         // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a

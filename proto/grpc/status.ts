@@ -38,3 +38,10 @@ export class GrpcError extends Error {
     this.details = details;
   }
 }
+
+const NAME_BY_CODE: ReadonlyMap<number, string> = new Map(Object.entries(GrpcStatus).map(([name, code]) => [code, name]));
+
+/** The name of a status code ("UNAVAILABLE"), or the number as text for a code outside 0–16. */
+export function grpcStatusName(code: GrpcStatusCode): string {
+  return NAME_BY_CODE.get(code) ?? String(code);
+}

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const PROTO_DIR = fileURLToPath(new URL('../../../proto/', import.meta.url));
 
-/** The options proto/runtime/loader.ts loaded with: what callers saw. */
+/** The options the driver loaded protos with before proto/wire (grpc-js-proto.ts has the same): what callers saw. */
 export const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 
 /** A field as protobufjs's descriptor gives it. */

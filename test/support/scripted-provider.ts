@@ -6,8 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import type { MountRequest__Output } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { loadProviderProto } from '../../proto/runtime/loader.js';
-import { bindUnixSocket, shutdownServer } from '../../proto/runtime/unix-socket.js';
+import { bindGrpcJsServer, loadProviderProto, shutdownGrpcJsServer } from './grpc-js-proto.js';
 
 /** How the scripted provider answers a Mount: a response, or a gRPC error. */
 export type MountScript = (request: MountRequest__Output) => Promise<MountResponse | grpc.ServiceError>;
@@ -35,7 +34,7 @@ export async function startScriptedProvider(dir: string, name: string, script: M
   const state: ScriptedProvider = {
     script,
     requests: [],
-    stop: () => shutdownServer(server, 100),
+    stop: () => shutdownGrpcJsServer(server, 100),
   };
   server.addService(loadProviderProto().v1alpha1.CSIDriverProvider.service, {
     Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'scripted', runtime_version: '0' }),
@@ -47,6 +46,6 @@ export async function startScriptedProvider(dir: string, name: string, script: M
       }, (err: unknown) => cb({ code: grpc.status.INTERNAL, details: String(err) } as grpc.ServiceError));
     },
   });
-  await bindUnixSocket(server, join(dir, `${name}.sock`));
+  await bindGrpcJsServer(server, join(dir, `${name}.sock`));
   return state;
 }

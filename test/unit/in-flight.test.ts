@@ -1,12 +1,11 @@
-import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
 import { VolumePublisher } from '../../driver/volume/publisher.js';
 import { TargetLocks } from '../../driver/volume/target-locks.js';
+import { GrpcError, GrpcStatus } from '../../proto/grpc/status.js';
 import { SscError } from '../../proto/runtime/errors.js';
 import { InFlightCalls } from '../../proto/runtime/in-flight.js';
 import { createLogger } from '../../proto/runtime/logger.js';
@@ -14,14 +13,12 @@ import { unary } from '../../proto/runtime/unary.js';
 
 const logger = createLogger({ component: 'test', silent: true });
 
-/** A grpc-js unary call as far as the adapter uses it, and what the adapter answered. */
-function fakeCall<Req>(request: Req): { call: grpc.ServerUnaryCall<Req, unknown>; answered: Promise<{ err: grpc.ServerErrorResponse | null; res: unknown }>; callback: grpc.sendUnaryData<unknown> } {
-  const call = Object.assign(new EventEmitter(), { request, getDeadline: () => Infinity }) as unknown as grpc.ServerUnaryCall<Req, unknown>;
-  let callback!: grpc.sendUnaryData<unknown>;
-  const answered = new Promise<{ err: grpc.ServerErrorResponse | null; res: unknown }>((resolve) => {
-    callback = (err, res) => resolve({ err: err as grpc.ServerErrorResponse | null, res });
-  });
-  return { call, answered, callback };
+/** A server call's context (no deadline, never cancelled) and what the adapter answered: the response or the GrpcError. */
+function fakeCall(): { call: { signal: AbortSignal; deadline: undefined }; answer: (p: Promise<unknown>) => Promise<{ err: GrpcError | null; res: unknown }> } {
+  return {
+    call: { signal: new AbortController().signal, deadline: undefined },
+    answer: (p) => p.then((res) => ({ err: null, res }), (err: unknown) => ({ err: err as GrpcError, res: undefined })),
+  };
 }
 
 describe('InFlightCalls', () => {
@@ -34,14 +31,14 @@ describe('InFlightCalls', () => {
       cleanedUp.push('rolled back');
       throw ctx.signal.reason;
     }, logger, undefined, calls);
-    const { call, answered, callback } = fakeCall({});
-    handler(call, callback);
+    const { call, answer } = fakeCall();
+    const answered = answer(handler({}, call));
     expect(calls.size).to.equal(1);
     expect(await calls.cancelAll(60_000)).to.equal(true);
     // cancelAll returned only after the handler's cleanup ran.
     expect(cleanedUp).to.deep.equal(['rolled back']);
     const { err } = await answered;
-    expect(err?.code).to.equal(grpc.status.UNAVAILABLE);
+    expect(err?.code).to.equal(GrpcStatus.UNAVAILABLE);
     expect(err?.details).to.equal('the driver is shutting down and cancelled this call; it can be retried');
     expect(calls.size).to.equal(0);
   });
@@ -51,9 +48,9 @@ describe('InFlightCalls', () => {
     await calls.cancelAll(0);
     let ran = false;
     const handler = unary('Any', async () => { ran = true; return {}; }, logger, undefined, calls);
-    const { call, answered, callback } = fakeCall({});
-    handler(call, callback);
-    expect((await answered).err?.code).to.equal(grpc.status.UNAVAILABLE);
+    const { call, answer } = fakeCall();
+    const answered = answer(handler({}, call));
+    expect((await answered).err?.code).to.equal(GrpcStatus.UNAVAILABLE);
     expect(ran).to.equal(false);
   });
 
@@ -67,8 +64,8 @@ describe('InFlightCalls', () => {
     const calls = new InFlightCalls('driver');
     let seen: AbortSignal | undefined;
     const handler = unary('Quick', async (_req: unknown, ctx) => { seen = ctx.signal; return {}; }, logger, undefined, calls);
-    const { call, answered, callback } = fakeCall({});
-    handler(call, callback);
+    const { call, answer } = fakeCall();
+    const answered = answer(handler({}, call));
     expect((await answered).err).to.equal(null);
     await new Promise((resolve) => setImmediate(resolve));
     await calls.cancelAll(0);

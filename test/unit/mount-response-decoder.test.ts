@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { decodeMountResponse } from '../../driver/provider-client/mount-response-decoder.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError } from '../../proto/runtime/errors.js';
-import { loadProviderProto } from '../../proto/runtime/loader.js';
+import { loadProviderProto } from '../support/grpc-js-proto.js';
 import { Pacer } from '../../proto/runtime/pacer.js';
 
 const method = loadProviderProto().v1alpha1.CSIDriverProvider.service.Mount;
