@@ -24,8 +24,15 @@ export const WIRE_FIXED32 = 5;
 /** Field numbers are 1..2^29-1 (protobuf language guide). */
 const MAX_FIELD_NUMBER = 2 ** 29 - 1;
 
-/** Strings up to this many bytes are decoded in JS when they are ASCII: no native call. */
-const ASCII_FAST_PATH_BYTES = 32;
+/**
+ * Node's UTF-8 decoder without Buffer#toString's argument handling (measured: ~60% of the
+ * time of toString on CSI-sized strings, faster than decoding ASCII in JS too). It is
+ * what protobufjs calls; toString is the fallback where it is missing.
+ */
+const utf8Slice: (buf: Buffer, start: number, end: number) => string =
+  typeof (Buffer.prototype as { utf8Slice?: unknown }).utf8Slice === 'function'
+    ? (buf, start, end) => (buf as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(start, end)
+    : (buf, start, end) => buf.toString('utf8', start, end);
 
 /**
  * A cursor over one message's bytes. `limit` narrows to the length-delimited field being
@@ -152,18 +159,7 @@ export class ProtoReader {
     const start = this.pos;
     const end = start + length;
     this.pos = end;
-    if (length <= ASCII_FAST_PATH_BYTES) {
-      const buf = this.buf;
-      let s = '';
-      let i = start;
-      for (; i < end; i++) {
-        const byte = buf[i] as number;
-        if (byte >= 0x80) break;
-        s += String.fromCharCode(byte);
-      }
-      if (i === end) return s;
-    }
-    return this.buf.toString('utf8', start, end);
+    return utf8Slice(this.buf, start, end);
   }
 
   /** A bytes field: a view into the message's buffer (no copy), as protobufjs gives on a Buffer. */
