@@ -4,7 +4,9 @@
  * grpc-js cost ~12 MiB of RSS and much CPU per call). Rules, as Go's protobuf runtime:
  * a known field number with an unexpected wire type is skipped like an unknown field;
  * groups (wire types 3/4), field number 0, varints over 10 bytes or 64 bits, and
- * lengths or fixed-size values running past their message are errors.
+ * lengths or fixed-size values running past their message are errors. No field of our two
+ * protos is a packable repeated scalar (repeated fields are strings and messages), so
+ * there is no packed-array reading to accept.
  */
 
 /** Bytes that are not a well-formed message of `typeName`: `problem` says what and where. */
@@ -15,11 +17,11 @@ export class ProtobufDecodeError extends Error {
   }
 }
 
-/** Wire types (the low 3 bits of a tag). */
-export const WIRE_VARINT = 0;
-export const WIRE_FIXED64 = 1;
-export const WIRE_LEN = 2;
-export const WIRE_FIXED32 = 5;
+// Wire types (the low 3 bits of a tag).
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+const WIRE_FIXED32 = 5;
 
 /** Field numbers are 1..2^29-1 (protobuf language guide). */
 const MAX_FIELD_NUMBER = 2 ** 29 - 1;
