@@ -3,7 +3,7 @@
  * empty messages. Decoded objects have the shapes proto-loader gave (keepCase, longs: Number,
  * enums: String, defaults: true, oneofs: true), i.e. the generated `X__Output` types.
  */
-import { ProtoReader, WIRE_LEN } from './reader.js';
+import { ProtoReader } from './reader.js';
 import { ProtoWriter } from './writer.js';
 
 /**
@@ -105,8 +105,8 @@ export function readStringMapEntry(r: ProtoReader, map: Record<string, string>):
   let value = '';
   while (r.more()) {
     const tag = r.tag();
-    if (tag === (1 << 3 | WIRE_LEN)) key = r.string();
-    else if (tag === (2 << 3 | WIRE_LEN)) value = r.string();
+    if (tag === 0x0a) key = r.string(); // 1: string key
+    else if (tag === 0x12) value = r.string(); // 2: string value
     else r.skip(tag);
   }
   r.leave(outer);

@@ -144,7 +144,7 @@ function writeExpandRequest(w: ProtoWriter, m: NodeExpandVolumeRequest): void {
   w.stringMap(0x32, m.secrets, 'csi.v1.NodeExpandVolumeRequest.secrets');
 }
 
-/** NodeStageVolume. */
+/** NodeStageVolume: answered UNIMPLEMENTED by the driver, complete for clients and tests. */
 export const NODE_STAGE_VOLUME = {
   path: '/csi.v1.Node/NodeStageVolume',
   request: wireCodec<NodeStageVolumeRequest, NodeStageVolumeRequest__Output>('csi.v1.NodeStageVolumeRequest',
@@ -153,7 +153,7 @@ export const NODE_STAGE_VOLUME = {
   response: emptyCodec('csi.v1.NodeStageVolumeResponse'),
 } satisfies WireMethod<NodeStageVolumeRequest, NodeStageVolumeRequest__Output, object, object>;
 
-/** NodeUnstageVolume. */
+/** NodeUnstageVolume: answered UNIMPLEMENTED by the driver, complete for clients and tests. */
 export const NODE_UNSTAGE_VOLUME = {
   path: '/csi.v1.Node/NodeUnstageVolume',
   request: wireCodec<NodeUnstageVolumeRequest, NodeUnstageVolumeRequest__Output>('csi.v1.NodeUnstageVolumeRequest',
@@ -162,7 +162,7 @@ export const NODE_UNSTAGE_VOLUME = {
   response: emptyCodec('csi.v1.NodeUnstageVolumeResponse'),
 } satisfies WireMethod<NodeUnstageVolumeRequest, NodeUnstageVolumeRequest__Output, object, object>;
 
-/** NodeGetVolumeStats. */
+/** NodeGetVolumeStats: answered UNIMPLEMENTED by the driver, complete for clients and tests. */
 export const NODE_GET_VOLUME_STATS = {
   path: '/csi.v1.Node/NodeGetVolumeStats',
   request: wireCodec<NodeGetVolumeStatsRequest, NodeGetVolumeStatsRequest__Output>('csi.v1.NodeGetVolumeStatsRequest',
@@ -172,7 +172,7 @@ export const NODE_GET_VOLUME_STATS = {
     () => ({ usage: [], volume_condition: null }), readStatsResponse, writeStatsResponse),
 } satisfies WireMethod<NodeGetVolumeStatsRequest, NodeGetVolumeStatsRequest__Output, NodeGetVolumeStatsResponse, NodeGetVolumeStatsResponse__Output>;
 
-/** NodeExpandVolume. */
+/** NodeExpandVolume: answered UNIMPLEMENTED by the driver, complete for clients and tests. */
 export const NODE_EXPAND_VOLUME = {
   path: '/csi.v1.Node/NodeExpandVolume',
   request: wireCodec<NodeExpandVolumeRequest, NodeExpandVolumeRequest__Output>('csi.v1.NodeExpandVolumeRequest',

@@ -145,7 +145,7 @@ function writeMountResponse(w: ProtoWriter, m: MountResponse): void {
 export const MOUNT_RESPONSE_TYPE = 'v1alpha1.MountResponse';
 
 /** MountResponse: providers encode it; its decode is the unpaced one. */
-export const MOUNT_RESPONSE: WireCodec<MountResponse, MountResponse__Output> = wireCodec<MountResponse, MountResponse__Output>(
+const MOUNT_RESPONSE: WireCodec<MountResponse, MountResponse__Output> = wireCodec<MountResponse, MountResponse__Output>(
   MOUNT_RESPONSE_TYPE, () => ({ object_version: [], error: null, files: [] }), readMountResponse, writeMountResponse);
 
 /** The v1alpha1.CSIDriverProvider methods, by name. */

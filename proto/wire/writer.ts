@@ -14,6 +14,15 @@ const TWO_63 = 2 ** 63;
 /** Strings up to this many UTF-16 units are encoded in JS when ASCII (≤ 126 bytes: one length byte). */
 const ASCII_FAST_PATH_UNITS = 42;
 
+/**
+ * Node's UTF-8 encoder without Buffer#write's argument handling (what protobufjs calls),
+ * Buffer#write where it is missing. Lone surrogates become U+FFFD either way.
+ */
+const utf8Write: (buf: Buffer, value: string, offset: number) => number =
+  typeof (Buffer.prototype as { utf8Write?: unknown }).utf8Write === 'function'
+    ? (buf, value, offset) => (buf as Buffer & { utf8Write(s: string, offset: number, length: number): number }).utf8Write(value, offset, buf.length - offset)
+    : (buf, value, offset) => buf.write(value, offset, 'utf8');
+
 /** Bytes of an unsigned varint below 2^53. */
 function varintSize(value: number): number {
   let size = 1;
@@ -42,19 +51,36 @@ function int64Bits(value: Int64Input, field: string): bigint {
   throw new TypeError(`${field}: int64 expected`);
 }
 
+/**
+ * The working buffer of the last encode, kept for the next one: growing a fresh buffer
+ * cost a third of encoding a kubelet-sized request. A writer takes it (so an encode
+ * nested in another gets its own) and finish() gives it back unless it grew past
+ * MAX_SCRATCH_BYTES.
+ */
+let scratch: Buffer | undefined;
+const MAX_SCRATCH_BYTES = 64 * 1024;
+
 /** A growing buffer the codecs write one message into; finish() returns the bytes. */
 export class ProtoWriter {
   private buf: Buffer;
   private pos = 0;
 
-  constructor(capacity = 256) {
-    // allocUnsafe: every byte below `pos` is written before finish() hands it out.
-    this.buf = Buffer.allocUnsafe(capacity);
+  /** `capacity` sets the first buffer's size; without it the kept scratch buffer is used. */
+  constructor(capacity?: number) {
+    // allocUnsafe and reuse: every byte below `pos` is written before finish() copies it out.
+    if (capacity === undefined && scratch !== undefined) {
+      this.buf = scratch;
+      scratch = undefined;
+    } else this.buf = Buffer.allocUnsafe(capacity ?? 1024);
   }
 
-  /** The message written so far (a view, not a copy). */
+  /** The message written: a copy of exactly its size (a large one is handed over without copying). */
   finish(): Buffer {
-    return this.buf.subarray(0, this.pos);
+    if (this.buf.length > MAX_SCRATCH_BYTES) return this.buf.subarray(0, this.pos);
+    const out = Buffer.allocUnsafe(this.pos);
+    this.buf.copy(out, 0, 0, this.pos);
+    scratch = this.buf;
+    return out;
   }
 
   private ensure(bytes: number): void {
@@ -129,7 +155,7 @@ export class ProtoWriter {
         if (unit >= 0x80) break;
         buf[start + i] = unit;
       }
-      const length = i === units ? units : buf.write(value, start, 'utf8');
+      const length = i === units ? units : utf8Write(buf, value, start);
       buf[this.pos] = length;
       this.pos = start + length;
       return;
@@ -137,7 +163,7 @@ export class ProtoWriter {
     const length = Buffer.byteLength(value, 'utf8');
     this.varint(length);
     this.ensure(length);
-    this.pos += this.buf.write(value, this.pos, 'utf8');
+    this.pos += utf8Write(this.buf, value, this.pos);
   }
 
   /** A bytes value, length first. */

@@ -87,6 +87,7 @@ export class ProtobufOracle {
     }
   }
 
+  /** The descriptor of a message by full name. */
   message(fullName: string): MessageDescriptor {
     const d = this.messages.get(fullName);
     if (!d) throw new Error(`no message ${fullName}`);
@@ -98,6 +99,7 @@ export class ProtobufOracle {
     return f.type === 'TYPE_MESSAGE' ? this.resolve(scope, f.typeName) : undefined;
   }
 
+  /** True for a map field (a repeated field of a map-entry message). */
   isMap(scope: string, f: FieldDescriptor): boolean {
     const type = this.fieldMessage(scope, f);
     return type !== undefined && this.message(type).options?.mapEntry === true;

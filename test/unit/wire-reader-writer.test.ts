@@ -96,7 +96,7 @@ describe('proto/wire: the protobuf wire writer and reader', () => {
     expect(hex(written((w) => w.string(`${'x'.repeat(50)}\udc00`)))).to.equal(`35${'78'.repeat(50)}efbfbd`);
   });
 
-  it('decodes invalid UTF-8 with U+FFFD per bad sequence, as Node (and so protobufjs) does, in both string paths', () => {
+  it('decodes invalid UTF-8 with U+FFFD per bad sequence, as Node (and so protobufjs) does, short and long', () => {
     for (const raw of ['ff', 'c328', 'eda080', 'f09f98', '41ff42', `${'41'.repeat(40)}ff`]) {
       const b = Buffer.concat([written((w) => w.varint(raw.length / 2)), bytes(raw)]);
       expect(new ProtoReader(b, 't').string(), raw).to.equal(bytes(raw).toString('utf8'));
@@ -122,6 +122,25 @@ describe('proto/wire: the protobuf wire writer and reader', () => {
     r.leave(outer);
     expect(seen).to.deep.equal([5, 200, 20000]);
     expect(r.more()).to.equal(false);
+  });
+
+  it('hands out a copy: the buffer it keeps for the next encode does not change an earlier message', () => {
+    const first = new ProtoWriter();
+    first.stringField(0x0a, 'first');
+    const a = first.finish();
+    const second = new ProtoWriter();
+    second.stringField(0x0a, 'overwritten?');
+    second.finish();
+    expect(hex(a)).to.equal('0a056669727374');
+  });
+
+  it('gives an encode nested in another (a value whose toString encodes) its own buffer', () => {
+    const nested = { toString: () => { const inner = new ProtoWriter(); inner.stringField(0x0a, 'in'); return hex(inner.finish()); } };
+    const outer = new ProtoWriter();
+    outer.stringField(0x0a, 'a');
+    outer.stringField(0x12, nested as unknown as string);
+    outer.stringField(0x1a, 'b');
+    expect(hex(outer.finish())).to.equal(`0a0161 1208${hex(Buffer.from('0a02696e'))} 1a0162`.replace(/ /g, ''));
   });
 
   it('reads bytes as a view and accepts a Uint8Array that is not a Buffer, at an offset', () => {
