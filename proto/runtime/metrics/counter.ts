@@ -5,6 +5,8 @@ interface CounterSeries extends Series {
   value: number;
 }
 
+const newSeries = (labelText: string): CounterSeries => ({ labelText, value: 0 });
+
 /** A Prometheus counter: a value per label set that only goes up. */
 export class Counter<T extends string = string> extends Metric<T, CounterSeries> {
   readonly type = 'counter';
@@ -23,7 +25,7 @@ export class Counter<T extends string = string> extends Metric<T, CounterSeries>
     const by = value ?? 1;
     if (!Number.isFinite(by)) throw new TypeError(`Value is not a valid number: ${String(by)}`);
     if (by < 0) throw new Error('It is not possible to decrease a counter');
-    this.seriesOf(labels, (labelText) => ({ labelText, value: 0 })).value += by;
+    this.seriesOf(labels, newSeries).value += by;
   }
 
   reset(): void {

@@ -5,6 +5,8 @@ interface GaugeSeries extends Series {
   value: number;
 }
 
+const newSeries = (labelText: string): GaugeSeries => ({ labelText, value: 0 });
+
 /** A Prometheus gauge: a value per label set, set or moved either way. */
 export class Gauge<T extends string = string> extends Metric<T, GaugeSeries> {
   readonly type = 'gauge';
@@ -18,7 +20,7 @@ export class Gauge<T extends string = string> extends Metric<T, GaugeSeries> {
   set(labels: LabelValues<T> | number, value?: number): void {
     const [given, v] = isLabels(labels) ? [labels, value] : [{}, labels];
     if (typeof v !== 'number') throw new TypeError(`Value is not a valid number: ${String(v)}`);
-    const series = this.seriesOf(given, (labelText) => ({ labelText, value: 0 }));
+    const series = this.seriesOf(given, newSeries);
     series.value = v;
     // The latest label set's key order is the one written.
     series.labelText = formatLabels(given);
@@ -46,7 +48,7 @@ export class Gauge<T extends string = string> extends Metric<T, GaugeSeries> {
   private add(labels: LabelValues<T> | number | undefined, value: number | undefined, sign: 1 | -1): void {
     const [given, v] = isLabels(labels) ? [labels, value ?? 1] : [{}, labels ?? 1];
     if (typeof v !== 'number') throw new TypeError(`Delta is not a valid number: ${String(v)}`);
-    this.seriesOf(given, (labelText) => ({ labelText, value: 0 })).value += sign * v;
+    this.seriesOf(given, newSeries).value += sign * v;
   }
 }
 

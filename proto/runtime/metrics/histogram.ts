@@ -38,9 +38,13 @@ export class Histogram<T extends string = string> extends Metric<T, HistogramSer
   observe(labels: LabelValues<T> | number, value?: number): void {
     const [given, v] = typeof labels === 'number' ? [{}, labels] : [labels ?? {}, value];
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new TypeError(`Value is not a valid number: ${String(v)}`);
-    const series = this.seriesOf(given, (labelText) => this.emptySeries(labelText));
-    const bucket = this.buckets.findIndex((bound) => v <= bound);
-    if (bucket >= 0) (series.counts[bucket] as number) += 1;
+    const series = this.seriesOf(given, this.emptySeries);
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (v <= (this.buckets[i] as number)) {
+        (series.counts[i] as number) += 1;
+        break;
+      }
+    }
     series.sum += v;
     series.count += 1;
   }
@@ -72,7 +76,5 @@ export class Histogram<T extends string = string> extends Metric<T, HistogramSer
     return lines;
   }
 
-  private emptySeries(labelText: string): HistogramSeries {
-    return { labelText, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-  }
+  private readonly emptySeries = (labelText: string): HistogramSeries => ({ labelText, counts: this.buckets.map(() => 0), sum: 0, count: 0 });
 }

@@ -46,6 +46,7 @@ export abstract class Metric<T extends string, S extends Series> implements Coll
   readonly help: string;
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
   protected readonly labelNames: readonly T[];
+  private readonly declared: ReadonlySet<string>;
   private readonly sortedLabelNames: readonly T[];
   private readonly onCollect: (() => void) | undefined;
   protected series = new Map<string, S>();
@@ -60,6 +61,7 @@ export abstract class Metric<T extends string, S extends Series> implements Coll
     this.name = options.name;
     this.help = options.help;
     this.labelNames = labelNames;
+    this.declared = new Set(labelNames);
     this.sortedLabelNames = [...labelNames].sort();
     this.onCollect = options.collect;
   }
@@ -94,12 +96,15 @@ export abstract class Metric<T extends string, S extends Series> implements Coll
   /** The series key of a label set, after checking every label is one of labelNames. */
   protected keyOf(labels: Labels): string {
     for (const name in labels) {
-      if (!(this.labelNames as readonly string[]).includes(name)) {
+      if (!this.declared.has(name)) {
         throw new Error(`Added label "${name}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
       }
     }
     let key = '';
-    for (const name of this.sortedLabelNames) {
+    // Indexed, not for-of: no iterator object per increment.
+    const names = this.sortedLabelNames;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
       const value = labels[name];
       if (value !== undefined) key += `${name}:${value},`;
     }
