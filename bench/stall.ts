@@ -13,7 +13,7 @@ import { runBench, table, writeJson } from './report.js';
  * The stall benchmark (part of `npm run bench`): while the driver publishes a 4 MiB
  * response of (a) ~1,000 deeply nested paths and (b) ~250,000 tiny files, first publish
  * and unchanged republish, how long is its event loop held at once? Two views: the
- * driver's own `nodejs_eventloop_lag_max_seconds` over the publish (prom-client resets it
+ * driver's own `nodejs_eventloop_lag_max_seconds` over the publish (the driver resets it
  * at every scrape), and the latency of Probe calls sent back to back meanwhile, which is
  * what kubelet and every other pod's publish feel. Target: no stall over 100 ms.
  */

@@ -1,5 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
 import type { ProviderDefinition } from '../providers/framework/run-provider.js';
+import { exitAfterOutput } from '../proto/runtime/exit.js';
 
 // Each command loads only its own modules (dynamic imports): a provider process never
 // loads the driver, and the driver's idle memory stays small.
@@ -88,5 +89,5 @@ async function main(argv: readonly string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err: unknown) => {
   const e = err as Error & { exitCode?: number };
   process.stderr.write(`secrets-store-csi: ${e.message}\n`);
-  process.exit(e.exitCode ?? 1);
+  void exitAfterOutput(e.exitCode ?? 1);
 });

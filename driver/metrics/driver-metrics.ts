@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from '../../proto/runtime/metrics/index.js';
 
 /** A provider name as a label value: names that break the provider name rule become "invalid". */
 function providerLabel(provider: string): string {

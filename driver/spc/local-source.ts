@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { yamlModule } from '../../proto/runtime/lazy-yaml.js';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { parseSecretProviderClass, SPC_KIND, type SecretProviderClass } from './secret-provider-class.js';
@@ -91,7 +91,7 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
     const classes: SecretProviderClass[] = [];
     const invalid = new Map<string, SscError>();
     let parseError: string | undefined;
-    for (const doc of parseAllDocuments(await readFile(path, 'utf8'))) {
+    for (const doc of yamlModule().parseAllDocuments(await readFile(path, 'utf8'))) {
       let obj: unknown;
       try {
         if (doc.errors[0]) throw doc.errors[0];

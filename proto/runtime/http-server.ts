@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import type { Registry } from './metrics/registry.js';
 
 /** Splits an address flag (":8095", "127.0.0.1:0", "[::1]:9000") into host and port. */
 export function parseListenAddress(addr: string): { host: string | undefined; port: number } {
@@ -28,10 +28,16 @@ export async function startHealthServer(addr: string, registry: Registry, health
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
-      registry.metrics().then((text) => {
-        res.writeHead(200, { 'content-type': registry.contentType });
-        res.end(text);
-      }, () => { res.writeHead(500); res.end('metrics unavailable\n'); });
+      let text: string;
+      try {
+        text = registry.metrics();
+      } catch {
+        res.writeHead(500);
+        res.end('metrics unavailable\n');
+        return;
+      }
+      res.writeHead(200, { 'content-type': registry.contentType });
+      res.end(text);
     } else if (path === '/healthz') {
       const ok = healthy();
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });

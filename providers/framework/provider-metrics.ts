@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from '../../proto/runtime/metrics/index.js';
 
 /** Metrics every provider exports on its --health-addr /metrics. */
 export class ProviderMetrics {

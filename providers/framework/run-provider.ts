@@ -7,7 +7,7 @@ import { onTerminationSignal } from '../../proto/runtime/signals.js';
 import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../../proto/runtime/metrics/index.js';
 import { ProviderMetrics } from './provider-metrics.js';
 import { createProviderServer } from './provider-server.js';
 import type { SecretsProvider } from './provider.js';

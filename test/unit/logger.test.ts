@@ -55,22 +55,23 @@ describe('redact', () => {
   });
 });
 
-describe('createLogger', () => {
-  async function captureStderr(fn: () => void): Promise<string> {
-    const chunks: string[] = [];
-    const original = process.stderr.write;
-    process.stderr.write = ((chunk: string | Uint8Array) => { chunks.push(String(chunk)); return true; }) as typeof process.stderr.write;
-    try {
-      fn();
-      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-    } finally {
-      process.stderr.write = original;
-    }
-    return chunks.join('');
+async function captureStderr(fn: () => void): Promise<string> {
+  const chunks: string[] = [];
+  const original = process.stderr.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => { chunks.push(String(chunk)); return true; }) as typeof process.stderr.write;
+  try {
+    fn();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  } finally {
+    process.stderr.write = original;
   }
+  return chunks.join('');
+}
 
-  const SECRET = 's3cr3t-VALUE-9f2';
-  const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.tok-7a1';
+const SECRET = 's3cr3t-VALUE-9f2';
+const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.tok-7a1';
+
+describe('createLogger', () => {
 
   it('writes JSON lines to stderr without any secret or token value', async () => {
     const logger = createLogger({ component: 'test', level: 'debug' });
@@ -123,6 +124,68 @@ describe('createLogger', () => {
     const logger = createLogger({ component: 'test', level: 'warn' });
     const out = await captureStderr(() => { logger.info('hidden'); logger.warn('shown'); });
     expect(out.trim().split('\n').map((l) => (JSON.parse(l) as { message: string }).message)).to.deep.equal(['shown']);
+  });
+});
+
+describe('createLogger: levels', () => {
+  const levels = ['error', 'warn', 'info', 'debug'] as const;
+  for (const threshold of levels) {
+    it(`at ${threshold} writes exactly the levels up to ${threshold}`, async () => {
+      const logger = createLogger({ component: 'test', level: threshold });
+      const out = await captureStderr(() => { for (const level of levels) logger[level](level); });
+      const written = out.trim().split('\n').map((l) => (JSON.parse(l) as { level: string; message: string }));
+      const expected = levels.slice(0, levels.indexOf(threshold) + 1);
+      expect(written.map((w) => w.level)).to.deep.equal(expected);
+      expect(written.map((w) => w.message)).to.deep.equal(expected);
+      expect(levels.filter((l) => logger.isLevelEnabled(l))).to.deep.equal(expected);
+      expect(logger.level).to.equal(threshold);
+    });
+  }
+
+  it('writes nothing when silent', async () => {
+    const logger = createLogger({ component: 'test', level: 'debug', silent: true });
+    expect(await captureStderr(() => { logger.error('e'); logger.child({ a: 1 }).warn('w'); })).to.equal('');
+    expect(logger.isLevelEnabled('error')).to.equal(false);
+  });
+
+  it('reads nothing of an entry whose level is not written (no redaction, no serialisation)', async () => {
+    let reads = 0;
+    const fields = { get request() { reads++; return { secrets: { k: 'v' } }; } };
+    const logger = createLogger({ component: 'test', level: 'info' });
+    const out = await captureStderr(() => { logger.debug('request', fields); logger.child({ pod: 'p' }).debug(fields); });
+    expect(out).to.equal('');
+    expect(reads).to.equal(0);
+  });
+
+  it('has written the line when the call returns (nothing is queued)', () => {
+    const chunks: string[] = [];
+    const original = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => { chunks.push(String(chunk)); return true; }) as typeof process.stderr.write;
+    try {
+      createLogger({ component: 'test' }).info('now');
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(chunks).to.have.length(1);
+    expect(chunks[0]).to.match(/"message":"now".*\n$/);
+  });
+});
+
+describe('createLogger: children', () => {
+  it('a grandchild\'s fields win over its parent\'s, and the call\'s over both', async () => {
+    const out = await captureStderr(() => createLogger({ component: 'test' }).child({ a: 1, b: 1, component: 'mid' }).child({ b: 2, c: 2 }).info('x', { c: 3 }));
+    expect(JSON.parse(out)).to.deep.include({ component: 'mid', a: 1, b: 2, c: 3, message: 'x', level: 'info' });
+  });
+
+  it('a child does not change its parent', async () => {
+    const parent = createLogger({ component: 'test' });
+    parent.child({ pod: 'p' });
+    expect(JSON.parse(await captureStderr(() => parent.info('x')))).to.not.have.property('pod');
+  });
+
+  it('redacts a child\'s own fields', async () => {
+    const out = await captureStderr(() => createLogger({ component: 'test' }).child({ token: TOKEN, nested: { password: SECRET } }).info('x'));
+    expect(JSON.parse(out)).to.deep.include({ token: '[REDACTED]', nested: { password: '[REDACTED]' } });
   });
 });
 

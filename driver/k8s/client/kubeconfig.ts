@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse, YAMLError } from 'yaml';
+import { yamlModule } from '../../../proto/runtime/lazy-yaml.js';
 
 /** TLS settings for the API server connection. */
 export interface ApiTls {
@@ -111,6 +111,7 @@ function credentialsOf(user: Entry, where: string, baseDir: string): ApiCredenti
 
 /** Parses YAML without quoting it in errors: the offending line may hold a token. */
 function parseYaml(path: string, content: string): unknown {
+  const { parse, YAMLError } = yamlModule();
   try {
     return parse(content);
   } catch (err) {
