@@ -13,7 +13,7 @@ export type { CallContext } from './server-call.js';
 export interface UnaryServerOptions {
   /** Largest request message accepted, compressed or not (default 4 MiB, as grpc-go and grpc-js). */
   readonly maxReceiveMessageLength?: number;
-  /** Told about failures worth a log line (a handler's unexpected error, a broken connection); never given request contents. */
+  /** Told about failures worth a log line (a handler's unexpected error, a call cut short by a broken stream or connection); never given request contents. */
   readonly onError?: (what: string, err: unknown) => void;
 }
 
@@ -98,9 +98,12 @@ export class UnaryServer {
 
   private adopt(session: ServerHttp2Session): void {
     this.sessions.add(session);
-    // A client sending garbage or vanishing mid-frame errors its session; without a
-    // listener that error would crash the process.
-    session.on('error', (err) => this.onError('connection', err));
+    // A connection's protocol errors are its client's, and harmless when no call is cut
+    // short (those are reported by their streams): every grpc-go client (kubelet,
+    // csi-sanity) trips one when it hangs up, its GOAWAY naming its own last stream id,
+    // which nghttp2 refuses. So they are not reported; the listener keeps them from
+    // crashing the process.
+    session.on('error', () => {});
     session.once('close', () => this.sessions.delete(session));
     if (this.closing) session.close();
   }
