@@ -32,6 +32,7 @@ export class UnaryServer {
   private readonly onError: (what: string, err: unknown) => void;
   private server: Http2Server | undefined;
   private closing = false;
+  private shutdown: Promise<void> | undefined;
   private forced: (() => void) | undefined;
 
   constructor(options: UnaryServerOptions = {}) {
@@ -61,13 +62,18 @@ export class UnaryServer {
     this.server = server;
     server.on('session', (session: ServerHttp2Session) => this.adopt(session));
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.dispatch(stream, headers));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => {
-        server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(socketPath, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      this.server = undefined; // listen may be tried again (after removing a stale socket)
+      throw err;
+    }
     server.on('error', (err) => this.onError('server', err));
   }
 
@@ -76,15 +82,10 @@ export class UnaryServer {
    * already running have ended (their handlers settled) and every connection has closed,
    * or when forceShutdown is called.
    */
-  async tryShutdown(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.closing = true;
-    const forced = new Promise<void>((resolve) => { this.forced = resolve; });
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const session of this.sessions) session.close();
-    const calls = Promise.all([...this.calls].map((c) => c.ended));
-    await Promise.race([Promise.all([closed, calls]), forced]);
+  tryShutdown(): Promise<void> {
+    if (!this.server) return Promise.resolve();
+    this.shutdown ??= this.closeGracefully(this.server);
+    return this.shutdown;
   }
 
   /** Cancels every running call (handlers see their signal abort), drops every connection and stops listening. */
@@ -94,6 +95,15 @@ export class UnaryServer {
     for (const session of this.sessions) session.destroy();
     this.server?.close();
     this.forced?.();
+  }
+
+  private async closeGracefully(server: Http2Server): Promise<void> {
+    this.closing = true;
+    const forced = new Promise<void>((resolve) => { this.forced = resolve; });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const session of this.sessions) session.close();
+    const calls = Promise.all([...this.calls].map((c) => c.ended));
+    await Promise.race([Promise.all([closed, calls]), forced]);
   }
 
   private adopt(session: ServerHttp2Session): void {
