@@ -90,7 +90,7 @@ export class ServerCall {
     });
   }
 
-  /** Starts reading the request (the caller has attached the stream's 'error' listener). */
+  /** Starts the deadline timer and reading the request. */
   start(): void {
     if (this.deadline) {
       if (this.deadline.getTime() <= Date.now()) { this.deadlinePassed(); return; }
