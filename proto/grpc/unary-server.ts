@@ -119,7 +119,7 @@ export class UnaryServer {
   }
 
   private dispatch(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
-    // A reset stream errors; the call learns of it from 'close'.
+    // A reset stream errors; the call learns of it through its 'close' event.
     stream.on('error', () => {});
     const verdict = checkRequestHeaders(headers, (path) => unknownPathMessage(path, this.paths));
     if ('httpStatus' in verdict) {
