@@ -1,7 +1,7 @@
 // Compressed messages (grpc-encoding, Compressed-Flag 1). This transport never compresses
 // what it sends, but grpc-js and grpc-go peers may be configured to, so gzip and deflate
 // (zlib format, as grpc-js and grpc-go write it) are read, bounded by the receive limit.
-import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
+import type { InputType, ZlibOptions } from 'node:zlib';
 import { GrpcError, GrpcStatus } from './status.js';
 
 /** The grpc-encoding values whose compressed messages this transport can read. */
@@ -15,7 +15,12 @@ export function messageEncoding(header: string | undefined): MessageEncoding | u
 }
 
 type Inflater = (buf: InputType, options: ZlibOptions, cb: (err: Error | null, out: Buffer) => void) => void;
-const INFLATERS: Readonly<Record<'gzip' | 'deflate', Inflater>> = { gzip: gunzip, deflate: inflate };
+
+/** gunzip or inflate, with node:zlib loaded on first use: peers rarely compress, and it costs RSS. */
+async function inflaterFor(encoding: 'gzip' | 'deflate'): Promise<Inflater> {
+  const zlib = await import('node:zlib');
+  return encoding === 'gzip' ? zlib.gunzip : zlib.inflate;
+}
 
 /**
  * The message inside a Compressed-Flag 1 frame. Decompression stops at `maxLength` bytes
@@ -27,7 +32,7 @@ export async function decompressMessage(encoding: MessageEncoding, bytes: Buffer
   if (encoding === 'identity') {
     throw new GrpcError(GrpcStatus.INTERNAL, 'compressed flag set with identity or empty encoding');
   }
-  const inflater = INFLATERS[encoding];
+  const inflater = await inflaterFor(encoding);
   return new Promise((resolve, reject) => {
     inflater(bytes, { maxOutputLength: Math.max(1, maxLength) }, (err, out) => {
       if (err && (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {

@@ -83,9 +83,14 @@ export class ServerCall {
     const closed = new Promise<void>((resolve) => stream.once('close', resolve));
     this.ended = closed.then(() => this.handlerDone);
     stream.once('close', () => this.streamClosed());
+    // A reset with an error code or a broken connection (a client's RST_STREAM CANCEL
+    // errs nothing: that is a plain cancellation).
+    stream.on('error', (err) => {
+      if (!this.answered) options.onError(`call to ${route.path} cut short by its client`, err);
+    });
   }
 
-  /** Starts reading the request (the caller has attached the stream's 'error' listener). */
+  /** Starts the deadline timer and reading the request. */
   start(): void {
     if (this.deadline) {
       if (this.deadline.getTime() <= Date.now()) { this.deadlinePassed(); return; }

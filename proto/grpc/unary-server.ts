@@ -13,7 +13,7 @@ export type { CallContext } from './server-call.js';
 export interface UnaryServerOptions {
   /** Largest request message accepted, compressed or not (default 4 MiB, as grpc-go and grpc-js). */
   readonly maxReceiveMessageLength?: number;
-  /** Told about failures worth a log line (a handler's unexpected error, a broken connection); never given request contents. */
+  /** Told about failures worth a log line (a handler's unexpected error, a call cut short by a broken stream or connection); never given request contents. */
   readonly onError?: (what: string, err: unknown) => void;
 }
 
@@ -32,6 +32,7 @@ export class UnaryServer {
   private readonly onError: (what: string, err: unknown) => void;
   private server: Http2Server | undefined;
   private closing = false;
+  private shutdown: Promise<void> | undefined;
   private forced: (() => void) | undefined;
 
   constructor(options: UnaryServerOptions = {}) {
@@ -61,13 +62,18 @@ export class UnaryServer {
     this.server = server;
     server.on('session', (session: ServerHttp2Session) => this.adopt(session));
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.dispatch(stream, headers));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => {
-        server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(socketPath, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      this.server = undefined; // listen may be tried again (after removing a stale socket)
+      throw err;
+    }
     server.on('error', (err) => this.onError('server', err));
   }
 
@@ -76,15 +82,10 @@ export class UnaryServer {
    * already running have ended (their handlers settled) and every connection has closed,
    * or when forceShutdown is called.
    */
-  async tryShutdown(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.closing = true;
-    const forced = new Promise<void>((resolve) => { this.forced = resolve; });
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const session of this.sessions) session.close();
-    const calls = Promise.all([...this.calls].map((c) => c.ended));
-    await Promise.race([Promise.all([closed, calls]), forced]);
+  tryShutdown(): Promise<void> {
+    if (!this.server) return Promise.resolve();
+    this.shutdown ??= this.closeGracefully(this.server);
+    return this.shutdown;
   }
 
   /** Cancels every running call (handlers see their signal abort), drops every connection and stops listening. */
@@ -96,11 +97,23 @@ export class UnaryServer {
     this.forced?.();
   }
 
+  private async closeGracefully(server: Http2Server): Promise<void> {
+    this.closing = true;
+    const forced = new Promise<void>((resolve) => { this.forced = resolve; });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const session of this.sessions) session.close();
+    const calls = Promise.all([...this.calls].map((c) => c.ended));
+    await Promise.race([Promise.all([closed, calls]), forced]);
+  }
+
   private adopt(session: ServerHttp2Session): void {
     this.sessions.add(session);
-    // A client sending garbage or vanishing mid-frame errors its session; without a
-    // listener that error would crash the process.
-    session.on('error', (err) => this.onError('connection', err));
+    // A connection's protocol errors are its client's, and harmless when no call is cut
+    // short (those are reported by their streams): every grpc-go client (kubelet,
+    // csi-sanity) trips one when it hangs up, its GOAWAY naming its own last stream id,
+    // which nghttp2 refuses. So they are not reported; the listener keeps them from
+    // crashing the process.
+    session.on('error', () => {});
     session.once('close', () => this.sessions.delete(session));
     if (this.closing) session.close();
   }

@@ -77,7 +77,7 @@ describe('proto/grpc UnaryClient against a grpc-js server', function () {
     const started = Date.now();
     const failed = grpcFailure(call('x', { deadline }));
     const { deadline: serverDeadline, cancelled } = await seen.promise;
-    expect(Math.abs(new Date(serverDeadline as Date).getTime() - deadline.getTime())).to.be.below(100);
+    expect(Math.abs(new Date(serverDeadline as Date).getTime() - deadline.getTime())).to.be.below(250);
     const err = await failed;
     expect([err.code, err.details]).to.deep.equal([GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded']);
     expect(Date.now() - started).to.be.within(250, 2000);
@@ -186,7 +186,9 @@ describe('proto/grpc UnaryClient against a grpc-js server', function () {
       await child.called;
       await child.kill();
       const err = await failed;
-      expect([err.code, err.details]).to.deep.equal([GrpcStatus.UNAVAILABLE, `connection to ${socket} closed before the call ended`]);
+      expect(err.code).to.equal(GrpcStatus.UNAVAILABLE);
+      // A kill with the request unread resets the socket: then the errno is there too.
+      expect(err.details).to.be.oneOf([`connection to ${socket} closed before the call ended`, `connection to ${socket} closed before the call ended: ECONNRESET`]);
     } finally {
       await child.kill();
     }

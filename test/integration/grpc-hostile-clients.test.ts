@@ -150,6 +150,9 @@ describe('proto/grpc UnaryServer against hostile clients', function () {
       await settled.promise;
       session.destroy();
       await stillServing();
+      // A plain cancellation is no failure; a reset with an error code is worth a log line.
+      const cutShort = reported.filter(([what]) => what === 'call to /test.Echo/Bytes cut short by its client').length;
+      expect(cutShort).to.equal(how === 'resets its stream with INTERNAL_ERROR' ? 1 : 0);
     });
   }
 

@@ -1,0 +1,40 @@
+/**
+ * The child process of bench/grpc-transport.ts: one case, one output line.
+ *   node grpc-transport-child.js serve:<bare|ours|grpc-js> <socket>   serve ("ready"); the parent calls and measures
+ *   node grpc-transport-child.js self:<ours|grpc-js> <socket>         serve and call itself once ("ready")
+ *   node grpc-transport-child.js cpu:<client>:<server> <socket> <calls>   JSON: CPU and wall time per call
+ */
+import { caller, serve, type Stack } from './grpc-stacks.js';
+
+/** Child: runs one case and prints one JSON line. */
+async function main(kind: string, socket: string, calls: number): Promise<void> {
+  const [what, a, b] = kind.split(':') as [string, Stack | 'bare', Stack | undefined];
+  if (what !== 'cpu') setInterval(() => {}, 1 << 30); // alive until the parent has measured (bare node included)
+  if (what === 'serve') {
+    if (a !== 'bare') await serve(a, socket);
+    process.stdout.write('ready\n');
+    return; // the parent calls, measures /proc, then kills this process
+  }
+  if (what === 'self') {
+    await serve(a as Stack, socket);
+    const c = await caller(a as Stack, socket);
+    await c.call();
+    process.stdout.write('ready\n');
+    return;
+  }
+  // cpu:<client>:<server>
+  const stop = await serve(b as Stack, socket);
+  const c = await caller(a as Stack, socket);
+  for (let i = 0; i < 200; i++) await c.call(); // warm-up: connection, JIT
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < calls; i++) await c.call();
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const cpu = process.cpuUsage(cpu0);
+  c.close();
+  stop();
+  process.stdout.write(`${JSON.stringify({ cpuUsPerCall: (cpu.user + cpu.system) / calls, wallUsPerCall: (wallMs * 1000) / calls })}\n`);
+  process.exit(0);
+}
+
+void main(process.argv[2] as string, process.argv[3] as string, Number(process.argv[4] ?? 0));
