@@ -72,69 +72,94 @@ function connectionError(conn: Connection, streamError: unknown): GrpcError {
 
 /** Runs one call on `conn`: resolves with the response message's bytes, rejects only with GrpcError. */
 export function runClientCall(conn: Connection, headers: OutgoingHttpHeaders, frame: Buffer, limits: ClientCallLimits): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    let settled = false;
-    let stopTimer = (): void => {};
-    const onAbort = (): void => { cancel(); finish(new GrpcError(GrpcStatus.CANCELLED, 'Cancelled on client')); };
-    const finish = (err: GrpcError | undefined, message?: Buffer): void => {
-      if (settled) return;
-      settled = true;
-      stopTimer();
-      limits.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err); else resolve(message as Buffer);
-    };
+  return new Promise<Buffer>((resolve, reject) => new ClientCall(conn, limits, resolve, reject).start(headers, frame));
+}
+
+/** One call's stream and what arrived on it, until it settles once. */
+class ClientCall {
+  private readonly deframer: MessageDeframer;
+  private stream: ClientHttp2Stream | undefined;
+  private responseHeaders: IncomingHttpHeaders | undefined;
+  private trailers: IncomingHttpHeaders | undefined;
+  private streamError: unknown;
+  private settled = false;
+  private stopTimer: () => void = () => {};
+  private readonly onAbort = (): void => this.cancel(new GrpcError(GrpcStatus.CANCELLED, 'Cancelled on client'));
+
+  constructor(private readonly conn: Connection, private readonly limits: ClientCallLimits, private readonly resolve: (message: Buffer) => void, private readonly reject: (err: GrpcError) => void) {
+    this.deframer = new MessageDeframer(limits.maxReceiveMessageLength, 1);
+  }
+
+  start(headers: OutgoingHttpHeaders, frame: Buffer): void {
     let stream: ClientHttp2Stream;
     try {
-      stream = conn.session.request(headers);
+      stream = this.conn.session.request(headers);
     } catch (err) {
       // Nothing was sent: the session was closing or gone.
-      finish(markRefused(connectionError(conn, err)));
+      this.finish(markRefused(connectionError(this.conn, err)));
       return;
     }
-    const cancel = (): void => {
-      if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
-    };
-    stopTimer = onDeadline(limits.deadline.getTime(), () => { cancel(); finish(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded')); });
-    limits.signal?.addEventListener('abort', onAbort, { once: true });
-
-    const deframer = new MessageDeframer(limits.maxReceiveMessageLength, 1);
-    let responseHeaders: IncomingHttpHeaders | undefined;
-    let trailers: IncomingHttpHeaders | undefined;
-    let streamError: unknown;
-    stream.on('error', (err) => { streamError = err; });
+    this.stream = stream;
+    this.stopTimer = onDeadline(this.limits.deadline.getTime(), () => this.cancel(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded')));
+    this.limits.signal?.addEventListener('abort', this.onAbort, { once: true });
+    stream.on('error', (err) => { this.streamError = err; });
     stream.on('response', (h, flags) => {
-      responseHeaders = h;
-      if (flags & constants.NGHTTP2_FLAG_END_STREAM) trailers = h;
+      this.responseHeaders = h;
+      if (flags & constants.NGHTTP2_FLAG_END_STREAM) this.trailers = h;
     });
-    stream.on('trailers', (t) => { trailers = t; });
-    stream.on('data', (chunk: Buffer) => {
-      if (settled || !isGrpcContentType(headerValue(responseHeaders?.['content-type']))) return;
-      const problem = deframer.push(chunk);
-      if (problem) { cancel(); finish(framingError(problem)); }
-    });
-    stream.on('close', () => {
-      if (settled) return;
-      const lost = !trailers && (conn.session.destroyed || !conn.connected);
-      if (lost) { finish(connectionError(conn, streamError)); return; }
-      const outcome = responseOutcome({
-        headers: responseHeaders && { httpStatus: Number(responseHeaders[':status']) || undefined, contentType: headerValue(responseHeaders['content-type']) },
-        trailers: trailers && { status: headerValue(trailers['grpc-status']), message: headerValue(trailers['grpc-message']) },
-        messages: deframer.messages.length,
-        pendingBytes: deframer.pendingBytes,
-        // A stream that ended normally closes with NO_ERROR; Node emits 'end' after a reset too.
-        rstCode: stream.rstCode === constants.NGHTTP2_NO_ERROR ? undefined : stream.rstCode,
-      });
-      if (outcome) {
-        finish(!responseHeaders && stream.rstCode === constants.NGHTTP2_REFUSED_STREAM ? markRefused(outcome) : outcome);
-        return;
-      }
-      const message = deframer.messages[0] as { compressed: boolean; bytes: Buffer };
-      if (!message.compressed) { finish(undefined, message.bytes); return; }
-      const encodingHeader = headerValue(responseHeaders?.['grpc-encoding']);
-      const encoding = messageEncoding(encodingHeader);
-      if (!encoding) { finish(new GrpcError(GrpcStatus.INTERNAL, `grpc: Decompressor is not installed for grpc-encoding "${shown(encodingHeader ?? '')}"`)); return; }
-      decompressMessage(encoding, message.bytes, limits.maxReceiveMessageLength).then((bytes) => finish(undefined, bytes), (err: GrpcError) => finish(err));
-    });
+    stream.on('trailers', (t) => { this.trailers = t; });
+    stream.on('data', (chunk: Buffer) => this.received(chunk));
+    stream.on('close', () => this.closed(stream));
     stream.end(frame);
-  });
+  }
+
+  /** Ends the call with `err` and resets the stream (RST_STREAM CANCEL): the deadline, the caller's signal, a bad response. */
+  private cancel(err: GrpcError): void {
+    if (this.stream && !this.stream.destroyed) this.stream.close(constants.NGHTTP2_CANCEL);
+    this.finish(err);
+  }
+
+  private received(chunk: Buffer): void {
+    if (this.settled || !isGrpcContentType(headerValue(this.responseHeaders?.['content-type']))) return;
+    const problem = this.deframer.push(chunk);
+    if (problem) this.cancel(framingError(problem));
+  }
+
+  private closed(stream: ClientHttp2Stream): void {
+    if (this.settled) return;
+    const { responseHeaders, trailers } = this;
+    if (!trailers && (this.conn.session.destroyed || !this.conn.connected)) {
+      this.finish(connectionError(this.conn, this.streamError));
+      return;
+    }
+    const outcome = responseOutcome({
+      headers: responseHeaders && { httpStatus: Number(responseHeaders[':status']) || undefined, contentType: headerValue(responseHeaders['content-type']) },
+      trailers: trailers && { status: headerValue(trailers['grpc-status']), message: headerValue(trailers['grpc-message']) },
+      messages: this.deframer.messages.length,
+      pendingBytes: this.deframer.pendingBytes,
+      // A stream that ended normally closes with NO_ERROR; Node emits 'end' after a reset too.
+      rstCode: stream.rstCode === constants.NGHTTP2_NO_ERROR ? undefined : stream.rstCode,
+    });
+    if (outcome) {
+      this.finish(!responseHeaders && stream.rstCode === constants.NGHTTP2_REFUSED_STREAM ? markRefused(outcome) : outcome);
+      return;
+    }
+    const message = this.deframer.messages[0] as { compressed: boolean; bytes: Buffer };
+    if (!message.compressed) { this.finish(undefined, message.bytes); return; }
+    const encodingHeader = headerValue(responseHeaders?.['grpc-encoding']);
+    const encoding = messageEncoding(encodingHeader);
+    if (!encoding) {
+      this.finish(new GrpcError(GrpcStatus.INTERNAL, `grpc: Decompressor is not installed for grpc-encoding "${shown(encodingHeader ?? '')}"`));
+      return;
+    }
+    decompressMessage(encoding, message.bytes, this.limits.maxReceiveMessageLength).then((bytes) => this.finish(undefined, bytes), (err: GrpcError) => this.finish(err));
+  }
+
+  private finish(err: GrpcError | undefined, message?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.stopTimer();
+    this.limits.signal?.removeEventListener('abort', this.onAbort);
+    if (err) this.reject(err); else this.resolve(message as Buffer);
+  }
 }
