@@ -2,9 +2,15 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
-const execFileAsync = promisify(execFile);
+/**
+ * Runs a program; on failure rejects with execFile's error carrying its `stderr`, as
+ * util.promisify(execFile) does. Not util.promisify itself: on Node 24 an ESM import of
+ * node:util loads worker_threads (issue 15: startup modules).
+ */
+function execFileAsync(file: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => execFile(file, args, (err, _stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve())));
+}
 
 /** Mounts and unmounts tmpfs; implemented by the syscall addon or by the mount program. */
 export interface MountSyscalls {

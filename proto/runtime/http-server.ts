@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from './metrics/registry.js';
+import { nodeHttp } from './node-http.js';
 
 /** Splits an address flag (":8095", "127.0.0.1:0", "[::1]:9000") into host and port. */
 export function parseListenAddress(addr: string): { host: string | undefined; port: number } {
@@ -25,7 +26,7 @@ export interface HealthServer {
  */
 export async function startHealthServer(addr: string, registry: Registry, healthy: () => boolean): Promise<HealthServer> {
   const { host, port } = parseListenAddress(addr);
-  const server: Server = createServer((req, res) => {
+  const server: Server = nodeHttp.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
       let text: string;

@@ -13,10 +13,10 @@
 // - Size. An answer is read up to `maxResponseBytes` (decompressed); past that the call
 //   fails and the connection is dropped, so a broken or hostile Vault can't fill memory.
 // - Time. The call's AbortSignal ends it, socket included, not just the wait for it.
-import { Agent as HttpAgent } from 'node:http';
 import type { AgentOptions } from 'node:https';
 import { Agent } from 'node:https';
 import axios from 'axios';
+import { nodeHttp } from '../../proto/runtime/node-http.js';
 import type { VaultFailure } from './vault-errors.js';
 
 /** A failed call: only the reduced failure is kept (the raw error holds headers and the token). */
@@ -102,7 +102,7 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
   const bounds = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS };
   const httpsAgent = new Agent({ ...agentOptions, ...bounds });
   // An http:// address would otherwise use Node's global agent, which has no bound.
-  const httpAgent = new HttpAgent(bounds);
+  const httpAgent = new nodeHttp.Agent(bounds);
   const instance = axios.create({
     httpsAgent, httpAgent,
     // node-vault judges every status itself; redirects are judged below.

@@ -36,3 +36,31 @@ describe('packages loaded at startup (issue 15: memory)', () => {
     expect(loaded.filter((p) => ['winston', 'prom-client'].includes(p))).to.deep.equal([]);
   });
 });
+
+/** Node's own modules loaded after importing `modules` (dist-relative) in a fresh node. */
+function builtinsLoadedBy(modules: readonly string[]): string[] {
+  const script = `
+for (const m of ${JSON.stringify(modules.map((m) => pathToFileURL(`${DIST}${m}`).href))}) await import(m);
+process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length))));
+`;
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+}
+
+describe('Node modules loaded at startup (issue 15: memory)', () => {
+  // On Node 24 an ESM import of node:http evaluates its lazy exports (undici's WebSocket,
+  // EventSource, fetch): undici, worker_threads and zlib, ~12 MiB of RSS nobody uses.
+  const UNUSED = /^(undici|internal\/deps\/undici\/undici|worker_threads|zlib)$/;
+
+  it('the driver (local and Kubernetes mode, metrics server) and a provider load no undici, worker_threads or zlib', () => {
+    const loaded = builtinsLoadedBy(['driver/main.js', 'driver/k8s/kubernetes-mode.js', 'driver/rotation/rotation-mode.js', 'proto/runtime/http-server.js', 'providers/framework/run-provider.js', 'providers/file/main.js']);
+    expect(loaded.filter((m) => UNUSED.test(m))).to.deep.equal([]);
+    expect(loaded).to.include('http');
+  });
+
+  it('the check sees them when an ESM import of node:http loads them (Node 22+)', function () {
+    if (Number(process.versions.node.split('.')[0]) < 22) this.skip();
+    const script = `import { request } from 'node:http'; void request; process.stdout.write(JSON.stringify(process.moduleLoadList));`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+    expect(loaded.some((m) => /undici|worker_threads/.test(m))).to.equal(true);
+  });
+});

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { nodeHttp } from '../../../proto/runtime/node-http.js';
 import { KubeCredentialError, type RequestAuth } from './credentials.js';
 import type { ApiEndpoint } from './kubeconfig.js';
 
@@ -62,7 +63,7 @@ export class HttpTransport {
       headers['Content-Type'] = contentType;
       headers['Content-Length'] = Buffer.byteLength(payload);
     }
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
     return new Promise((resolve, reject) => {
       let reason: Error | undefined;
       let answered = false;
@@ -122,7 +123,7 @@ export class HttpTransport {
       const tls = { ...this.endpoint.tls, ...(auth.cert && auth.key ? { cert: auth.cert, key: auth.key } : {}) };
       const make = (maxSockets: number) => {
         const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
-        return protocol === 'https:' ? new HttpsAgent({ ...options, ...tls }) : new HttpAgent(options);
+        return protocol === 'https:' ? new HttpsAgent({ ...options, ...tls }) : new nodeHttp.Agent(options);
       };
       this.pools = { key, requests: make(MAX_SOCKETS), watches: make(Number.POSITIVE_INFINITY) };
     }
