@@ -1,7 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
-import { hmacVersion } from '../framework/hmac-version.js';
+import type { KeyObject } from 'node:crypto';
+import { hmacVersion, versionKey } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
 
@@ -25,8 +26,12 @@ export class FileProvider implements SecretsProvider {
   readonly name = 'file';
   /** Parsed `objects` parameters by their text: every pod of a class sends the same one. */
   private readonly parsedObjects = new Map<string, readonly FileObject[]>();
+  /** The HMAC key, converted once (see versionKey). */
+  private readonly versionKey: KeyObject;
 
-  constructor(private readonly options: FileProviderOptions) {}
+  constructor(private readonly options: FileProviderOptions) {
+    this.versionKey = versionKey(options.hmacKey);
+  }
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const objects = this.objectsOf(request.attributes);
@@ -68,7 +73,7 @@ export class FileProvider implements SecretsProvider {
 
   /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
   versionOf(contents: Buffer): string {
-    return hmacVersion(this.options.hmacKey, contents);
+    return hmacVersion(this.versionKey, contents);
   }
 
   private realRoot(): string {
