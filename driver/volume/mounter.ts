@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SscError } from '../../proto/runtime/errors.js';
@@ -146,8 +146,9 @@ export class TmpfsMounter implements Mounter {
   }
 
   async mount(targetPath: string): Promise<void> {
-    // Synchronous, as the atomic writer's calls: a few mkdir(2) of local directories.
-    const created = mkdirSync(targetPath, { recursive: true, mode: 0o750 });
+    // Through the thread pool, unlike the lookups: mkdir(2) writes to the node's disk (kubelet's
+    // directory), which may take a millisecond or more that the event loop must not wait out.
+    const created = await mkdir(targetPath, { recursive: true, mode: 0o750 });
     try {
       // mode=0755: pods running as non-root must read the files but never write.
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755', this.source);
