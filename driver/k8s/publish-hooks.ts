@@ -1,5 +1,6 @@
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { PodRef } from '../csi/requests.js';
+import { splitHook } from '../volume/hook-stages.js';
 import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../volume/publisher.js';
 import { fromKubeError } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
@@ -7,7 +8,7 @@ import type { ObjectMeta, OwnerReference, Pod } from './client/types.js';
 import { RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from './constants.js';
 import type { EventRecorder } from './event-recorder.js';
 import { corePath } from './resource-paths.js';
-import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusWriter } from './pod-status.js';
+import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from './pod-status.js';
 import type { VolumeSecretSync } from './volume-secret-sync.js';
 import type { WatchedCache } from './watched-cache.js';
 import type { WorkloadRestarter } from './workload-restart.js';
@@ -50,30 +51,64 @@ async function readPodMeta(api: KubeApi, pod: PodRef, pods: WatchedCache<Pod> | 
 }
 
 /**
+ * What the API part of the hook left for the rest: nothing to do, or the stored status (if
+ * read or written), and the pod's metadata with the restarter when Secrets or a restart need them.
+ */
+type StatusStep = { readonly done: true } | {
+  readonly done: false;
+  readonly status: PodStatusObject | undefined;
+  readonly pod: ObjectMeta | undefined;
+  readonly restarter: WorkloadRestarter | undefined;
+};
+
+/** Both results, or the first one's error, then the second's; never before both have finished. */
+async function both<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
+}
+
+/**
  * SPEC 5 step 8 as a publish hook: record the SecretProviderClassPodStatus, then sync
  * the class's secretObjects into Kubernetes Secrets, adding this pod's owner to each. A
  * sync failure never fails the publish (issue 10 item 4): VolumeSecretSync reports it
- * and retries in the background.
+ * and retries in the background. The status needs only the versions: for a first mount
+ * its create starts before the files are written (splitHook); it exists before the
+ * publish returns, as upstream's does, and the Secrets, read from the files, come after.
+ * The pod's owners, when needed, are read alongside the status: two independent requests.
  */
 export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
-  return async (volume: PublishedVolume) => {
+  const recordStatus = async (volume: PublishedVolume, unchanged: boolean): Promise<PodStatusObject | undefined> => {
     const { request, spc } = volume;
-    // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
-    // (Unless an earlier failure left a lastError that this success must clear.)
-    if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath)) return;
-    const unchanged = !volume.changed && !volume.firstMount && !deps.errored?.has(request.targetPath);
     // An unchanged kubelet republish leaves the status as it is (it only re-checks Secrets).
+    if (unchanged && spc.secretObjects.length === 0) return undefined;
     const record = { pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now() };
-    const status = unchanged && spc.secretObjects.length === 0 ? undefined
-      : (unchanged ? await readPodStatus(deps.api, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
+    const status = (unchanged ? await readPodStatus(deps.api, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
     if (!unchanged) deps.errored?.delete(request.targetPath);
-    const restart = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' && deps.restarter;
-    if (spc.secretObjects.length === 0 && !restart) return;
-    const pod = await readPodMeta(deps.api, request.pod, deps.pods);
-    // Secrets first: the restarted pods must find them already updated.
-    if (status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, status), status.status?.secretSyncError ?? '');
-    if (restart) await restart.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);
+    return status;
   };
+  return splitHook<StatusStep>({
+    async beforeWrite(volume: PublishedVolume): Promise<StatusStep> {
+      const { request, spc } = volume;
+      // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
+      // (Unless an earlier failure left a lastError that this success must clear.)
+      if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath)) return { done: true };
+      const unchanged = !volume.changed && !volume.firstMount && !deps.errored?.has(request.targetPath);
+      const restarter = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' ? deps.restarter : undefined;
+      const needsPod = spc.secretObjects.length > 0 || restarter !== undefined;
+      const [status, pod] = await both(recordStatus(volume, unchanged), needsPod ? readPodMeta(deps.api, request.pod, deps.pods) : Promise.resolve(undefined));
+      return { done: false, status, pod, restarter };
+    },
+    async afterWrite(volume: PublishedVolume, _limits, step: StatusStep): Promise<void> {
+      if (step.done || step.pod === undefined) return;
+      const { request, spc } = volume;
+      const { pod, restarter } = step;
+      // Secrets first: the restarted pods must find them already updated.
+      if (step.status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, step.status), step.status.status?.secretSyncError ?? '');
+      if (restarter) await restarter.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);
+    },
+  });
 }
 
 /** Syncs the class's secretObjects (SPEC 7); never throws. */

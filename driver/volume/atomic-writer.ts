@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, renameSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
 import type { Logger } from '../../proto/runtime/logger.js';
@@ -107,7 +107,8 @@ export class AtomicWriter<Tag = never> {
   async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag, gid?: number): Promise<WriteResult> {
     const pacer = new Pacer(this.options.sliceMs);
     const cached = this.known.get(targetDir);
-    let oldDirName = readDataLink(targetDir);
+    // A target this writer knows nothing of is repaired below, which reads `..data` itself.
+    let oldDirName = cached === undefined ? undefined : readDataLink(targetDir);
     // Trusted only while `..data` still leads where this writer put it (one lstat).
     const trusted = cached !== undefined && oldDirName === cached.dataDir && !this.cleanupOwed.has(targetDir)
       && lstatSync(join(targetDir, cached.dataDir), { throwIfNoEntry: false })?.isDirectory() === true ? cached : undefined;
@@ -146,13 +147,6 @@ export class AtomicWriter<Tag = never> {
 
   /** Writes the new payload directory, adds links, swaps `..data`, cleans up; returns the new directory's name. */
   private async swapIn(targetDir: string, files: readonly Payload[], now: Date, plan: WritePlan, oldDirName: string | undefined, gid: number | undefined, pacer: Pacer): Promise<string> {
-    // Checked before anything is written, so a refused write leaves the old payload intact.
-    for (const name of plan.linksToAdd) {
-      if (lstatSync(join(targetDir, name), { throwIfNoEntry: false }) !== undefined) {
-        throw new SscError('failed-precondition', `${join(targetDir, name)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
-      }
-      if (pacer.due()) await pacer.pause();
-    }
     const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
     const added: string[] = [];
     try {
@@ -162,16 +156,19 @@ export class AtomicWriter<Tag = never> {
       await writeFiles(newDir, files, gid, pacer);
       this.step('payload-written', targetDir);
       // Links for new names first, as kubelet does: until the swap they lead nowhere (the
-      // old payload has no such name), and after it every name resolves at once.
+      // old payload has no such name), and after it every name resolves at once. A name
+      // taken by something else fails symlink(2) with EEXIST before the swap, so the
+      // refused write is undone and the old payload stays (no lstat of every name first).
       for (const name of plan.linksToAdd) {
-        symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
+        addLink(targetDir, name);
         added.push(name);
         if (pacer.due()) await pacer.pause();
       }
       this.step('links-added', targetDir);
       if (gid !== undefined) await ownTopLevel(targetDir, plan.wantedLinks, gid, pacer);
       const tmpLink = join(targetDir, DATA_DIR_TMP_LINK);
-      rmSync(tmpLink, { force: true });
+      // Only left by a crash (repair removes it): one lstat, no exception, in the usual case.
+      if (lstatSync(tmpLink, { throwIfNoEntry: false }) !== undefined) unlinkSync(tmpLink);
       symlinkSync(basename(newDir), tmpLink);
       if (gid !== undefined) ownLink(tmpLink, gid);
       renameSync(tmpLink, join(targetDir, DATA_DIR_LINK));
@@ -209,6 +206,16 @@ export class AtomicWriter<Tag = never> {
       this.cleanupOwed.add(targetDir);
       this.options.logger?.warn('could not remove an unfinished payload; it is removed on the next write', { targetPath: targetDir, error: toSscError(err).message });
     }
+  }
+}
+
+/** Adds the link `name -> ..data/name`; a name already taken is refused, naming it. */
+function addLink(targetDir: string, name: string): void {
+  try {
+    symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    throw new SscError('failed-precondition', `${join(targetDir, name)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
   }
 }
 

@@ -18,14 +18,22 @@ export function isPayloadDirName(name: string): boolean {
   return PAYLOAD_DIR_NAME.test(name);
 }
 
-/** Where `..data` points (a payload directory's name), or undefined when there is no `..data`. */
+/**
+ * Where `..data` points (a payload directory's name), or undefined when there is no
+ * `..data`. An lstat first: a new volume has none, and readlink's ENOENT as an exception
+ * costs ~10 µs, more than the extra syscall for a volume that has one.
+ */
 export function readDataLink(targetDir: string): string | undefined {
+  const link = join(targetDir, DATA_DIR_LINK);
+  const s = lstatSync(link, { throwIfNoEntry: false });
+  if (s === undefined) return undefined;
+  if (!s.isSymbolicLink()) throw new SscError('failed-precondition', `${link} is not a symlink`);
   try {
-    return readlinkSync(join(targetDir, DATA_DIR_LINK));
+    return readlinkSync(link);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'EINVAL') throw new SscError('failed-precondition', `${join(targetDir, DATA_DIR_LINK)} is not a symlink`);
+    // Removed or replaced since the lstat: answer as if read a moment later.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') throw new SscError('failed-precondition', `${link} is not a symlink`);
     throw err;
   }
 }

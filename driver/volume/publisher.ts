@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
@@ -11,6 +11,7 @@ import { keepsMountedFiles, validateMountResponse } from '../provider-client/mou
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { AtomicWriter } from './atomic-writer.js';
+import { PublishHooks, type PublishHook } from './hook-stages.js';
 import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from './metadata.js';
 import type { Mounter } from './mounter.js';
 import { assertNoOverlap } from './nesting.js';
@@ -52,8 +53,7 @@ export type PublishOrigin = 'kubelet' | 'rotation';
  */
 export type RepublishDecision = 'skip' | 'refresh' | 'rotate';
 
-/** Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the publish. */
-export type PublishHook = (volume: PublishedVolume, limits: CallLimits) => Promise<void>;
+export type { PublishHook } from './hook-stages.js';
 
 /** A publish that failed: what was known when it failed. */
 export interface PublishFailure {
@@ -183,8 +183,8 @@ export class VolumePublisher {
   private async publishLocked(req: PublishRequest, limits: CallLimits, seen: Seen, origin: PublishOrigin): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
     seen.spc = spc;
-    await assertTargetIsDirectoryOrMissing(req.targetPath);
-    const alreadyMounted = await this.deps.mounter.isMounted(req.targetPath);
+    // A target that does not exist holds no volume (kubelet leaves creating it to the driver).
+    const alreadyMounted = targetDirectoryExists(req.targetPath) && await this.deps.mounter.isMounted(req.targetPath);
     seen.alreadyMounted = alreadyMounted;
     const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
     // A republish naming another group than the files have rewrites ownership, fresh or not.
@@ -209,12 +209,13 @@ export class VolumePublisher {
       await this.deps.mounter.mount(req.targetPath);
     }
     try {
-      const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin);
+      const hooks = new PublishHooks(this.deps.hooks ?? []);
+      const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin, hooks);
       // Content that changed while the hooks then failed still counts as changed until
       // they succeed, so a Secret or status update is never lost to an unchanged round.
       const published = !written.changed && this.hooksOwed.has(req.targetPath) ? { ...written, changed: true } : written;
       try {
-        for (const hook of this.deps.hooks ?? []) await hook(published, limits);
+        await hooks.run(published, limits);
       } catch (err) {
         if (published.changed) this.hooksOwed.add(req.targetPath);
         // This round's own write (not one owed from an earlier round); a first mount is rolled back below.
@@ -229,7 +230,8 @@ export class VolumePublisher {
     }
   }
 
-  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin): Promise<PublishedVolume> {
+  /** Asks the provider and writes its answer; a first mount's hooks start their early parts before the write. */
+  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin, hooks: PublishHooks): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
     const mounted = firstMount ? [] : await this.mountedVersions(req.targetPath);
     const dropped = kubeletOwnedParameters(spc.parameters);
@@ -254,7 +256,15 @@ export class VolumePublisher {
     }
     for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
     this.deps.mounter.assertWritable(req.targetPath);
-    const { changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions), req.mountGroup);
+    // A first mount writes into an empty volume: it changes, whatever the files are.
+    if (firstMount) await hooks.start({ request: req, spc, versions, changed: true, firstMount, origin, skipped: false }, limits);
+    let changed: boolean;
+    try {
+      ({ changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions), req.mountGroup));
+    } catch (err) {
+      await hooks.settled();
+      throw err;
+    }
     return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
   }
 
@@ -268,12 +278,17 @@ export class VolumePublisher {
   }
 }
 
-async function assertTargetIsDirectoryOrMissing(targetPath: string): Promise<void> {
-  const s = await lstat(targetPath).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
-    throw err;
-  });
-  if (s && !s.isDirectory()) {
+/**
+ * True when the target is a directory, false when it does not exist (or a parent is no
+ * directory: creating it then fails); throws for anything else. One synchronous lstat(2)
+ * of a local path (a thread-pool trip costs ~100 µs).
+ */
+function targetDirectoryExists(targetPath: string): boolean {
+  // No exception for a missing target, the usual case: making one costs ~10 µs.
+  const s = lstatSync(targetPath, { throwIfNoEntry: false });
+  if (s === undefined) return false;
+  if (!s.isDirectory()) {
     throw new SscError('failed-precondition', `target path ${targetPath} exists and is ${s.isSymbolicLink() ? 'a symlink' : 'not a directory'}`, { reason: 'InvalidTargetPath' });
   }
+  return true;
 }

@@ -1,9 +1,10 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { SscError } from '../../proto/runtime/errors.js';
-import { hmacVersion } from '../framework/hmac-version.js';
+import type { KeyObject } from 'node:crypto';
+import { hmacVersion, versionKey } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
+import { readSourceFile } from './source-file.js';
 
 /** Distinct `objects` parameters kept parsed; more than this many classes just re-parse. */
 const PARSED_OBJECTS_CACHE_SIZE = 256;
@@ -25,8 +26,12 @@ export class FileProvider implements SecretsProvider {
   readonly name = 'file';
   /** Parsed `objects` parameters by their text: every pod of a class sends the same one. */
   private readonly parsedObjects = new Map<string, readonly FileObject[]>();
+  /** The HMAC key, converted once (see versionKey). */
+  private readonly versionKey: KeyObject;
 
-  constructor(private readonly options: FileProviderOptions) {}
+  constructor(private readonly options: FileProviderOptions) {
+    this.versionKey = versionKey(options.hmacKey);
+  }
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const objects = this.objectsOf(request.attributes);
@@ -39,7 +44,7 @@ export class FileProvider implements SecretsProvider {
     for (const obj of objects) {
       let contents: Buffer;
       try {
-        contents = this.read(root, obj);
+        contents = readSourceFile(root, obj);
       } catch (err) {
         if (omitMissing && err instanceof SscError && err.kind === 'not-found') {
           ctx.logger.warn('object missing; omitted (missingObjects: omit)', { objectName: obj.objectName });
@@ -68,7 +73,7 @@ export class FileProvider implements SecretsProvider {
 
   /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
   versionOf(contents: Buffer): string {
-    return hmacVersion(this.options.hmacKey, contents);
+    return hmacVersion(this.versionKey, contents);
   }
 
   private realRoot(): string {
@@ -76,45 +81,6 @@ export class FileProvider implements SecretsProvider {
       return realpathSync.native(this.options.root);
     } catch {
       throw new SscError('unavailable', `file provider root ${this.options.root} does not exist`, { reason: 'RootMissing' });
-    }
-  }
-
-  /**
-   * Reads one object, synchronously on purpose: secrets are small files under a local
-   * root, mostly in the page cache, where a call takes microseconds while a trip through
-   * libuv's thread pool costs ~100 µs (five of them per object: realpath, open, fstat,
-   * read, close). This process does nothing else meanwhile that could wait.
-   */
-  private read(root: string, obj: FileObject): Buffer {
-    const where = `object ${JSON.stringify(obj.objectName)} (sourcePath ${JSON.stringify(obj.sourcePath)})`;
-    if (isAbsolute(obj.sourcePath)) throw new SscError('invalid-argument', `file provider: ${where}: sourcePath must be relative to the provider root`, { reason: 'InvalidParameters' });
-    let resolved: string;
-    try {
-      resolved = realpathSync.native(join(root, obj.sourcePath));
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new SscError('not-found', `file provider: ${where} not found`, { reason: 'ObjectNotFound' });
-      throw new SscError('unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
-    }
-    // Checked after resolving symlinks: a link inside the root must not lead outside it.
-    const rel = relative(root, resolved);
-    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-      throw new SscError('permission-denied', `file provider: ${where} is outside the provider root`, { reason: 'OutsideRoot' });
-    }
-    let fd: number | undefined;
-    try {
-      // O_NONBLOCK: a FIFO under the root must not hang the provider at open(2).
-      fd = openSync(resolved, constants.O_RDONLY | constants.O_NONBLOCK);
-      const stat = fstatSync(fd);
-      if (stat.isDirectory()) throw new SscError('invalid-argument', `file provider: ${where} cannot be read (EISDIR)`, { reason: 'ReadFailed' });
-      if (!stat.isFile()) throw new SscError('invalid-argument', `file provider: ${where} is not a regular file`, { reason: 'ReadFailed' });
-      return readFileSync(fd);
-    } catch (err) {
-      if (err instanceof SscError) throw err;
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new SscError('unavailable', `file provider: ${where} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
-    } finally {
-      if (fd !== undefined) closeSync(fd);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Logger } from '../../proto/runtime/logger.js';
 
@@ -30,6 +30,14 @@ export async function loadOrCreateHmacKey(path: string, logger: Logger): Promise
 }
 
 /**
+ * The key as a KeyObject, made once per process: Node 24's createHmac turns a Buffer key
+ * into a KeyObject on every call (~12 µs there, six times the HMAC of 1 KiB).
+ */
+export function versionKey(key: Buffer): KeyObject {
+  return createSecretKey(key);
+}
+
+/**
  * An object's version: hex HMAC-SHA-256 under the provider's key, so it changes exactly
  * when its input does and reveals nothing about the contents (a bare hash of a short
  * secret could be reversed by guessing). Without `context` the input is `contents`
@@ -37,7 +45,7 @@ export async function loadOrCreateHmacKey(path: string, logger: Logger): Promise
  * UTF-8 length (4 bytes, big-endian), the context, then the contents, so no two
  * (context, contents) pairs feed the HMAC the same bytes.
  */
-export function hmacVersion(key: Buffer, contents: Buffer, context?: string): string {
+export function hmacVersion(key: Buffer | KeyObject, contents: Buffer, context?: string): string {
   const hmac = createHmac('sha256', key);
   if (context !== undefined) {
     const bytes = Buffer.from(context, 'utf8');

@@ -116,6 +116,20 @@ describe('KubeApi transport against a fake API server (conditions kube-apiserver
     expect((err as { code?: unknown }).code).to.equal('ECONNRESET');
   });
 
+  it('fails an answer cut off mid-body, and a watch cut off mid-stream, as connection resets', async () => {
+    const server = await serve((req, res) => {
+      // Headers promise 100 bytes (or a watch stream), a few arrive, then the connection drops.
+      res.writeHead(200, req.url?.includes('watch=true') ? {} : { 'Content-Length': '100' });
+      res.write('{"items": [');
+      setImmediate(() => req.socket.destroy());
+    });
+    const c = client(server.url);
+    const cut = await c.get('/api/v1/pods').then(() => undefined, (e: unknown) => e);
+    expect((cut as { code?: unknown }).code).to.equal('ECONNRESET');
+    const watch = await c.watch('/api/v1/pods', {}, () => undefined, new AbortController().signal).then(() => 'ended', (e: unknown) => e);
+    expect((watch as { code?: unknown }).code).to.equal('ECONNRESET');
+  });
+
   it('re-reads a rotated token file after a 401 and re-sends the same request once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ssc-token-'));
     try {

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hmacVersion, loadOrCreateHmacKey } from '../../providers/framework/hmac-version.js';
+import { hmacVersion, loadOrCreateHmacKey, versionKey } from '../../providers/framework/hmac-version.js';
 import { createLogger } from '../../proto/runtime/logger.js';
 
 const KEY = Buffer.alloc(32, 7);
@@ -34,6 +34,10 @@ describe('hmacVersion', () => {
 
   it('is the same for the same key, context and contents (any node, any restart)', () => {
     expect(hmacVersion(Buffer.from(KEY), Buffer.from('x'), 'c')).to.equal(hmacVersion(KEY, Buffer.from('x'), 'c'));
+  });
+
+  it('is the same under the key converted once by versionKey', () => {
+    for (const context of [undefined, 'c']) expect(hmacVersion(versionKey(KEY), Buffer.from('x'), context)).to.equal(hmacVersion(KEY, Buffer.from('x'), context));
   });
 });
 

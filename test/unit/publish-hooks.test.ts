@@ -65,3 +65,30 @@ describe('Kubernetes publish hooks: targets with a recorded lastError', () => {
     expect(patched).to.deep.equal([]);
   });
 });
+
+describe('Kubernetes publish hook: API requests of a publish with secretObjects', () => {
+  it('reads the pod (Secret owners) while the pod status is being created, and waits for both', async () => {
+    const events: string[] = [];
+    const api = {
+      create: async () => {
+        events.push('status create sent');
+        await new Promise((resolve) => setImmediate(resolve)); // kube-apiserver at work
+        events.push('status created');
+        return { metadata: { name: 'web-default-creds', namespace: 'default', uid: 'status-uid' }, status: {} };
+      },
+      get: async (path: string) => {
+        events.push(`GET ${path}`);
+        return { metadata: { name: 'web', namespace: 'default', uid: 'uid-web', ownerReferences: [] } };
+      },
+    } as unknown as KubeApi;
+    const logger = createLogger({ component: 'test', silent: true });
+    const recorded: string[] = [];
+    const podEvents: EventRecorder = { event: async (_pod, _type, reason) => { recorded.push(reason); } };
+    const hooks = kubernetesHooks({ api, nodeId: 'node-a', podStatus: new PodStatusWriter(api, logger), secrets: undefined, events: podEvents, now: () => new Date(0), logger });
+    const synced = { ...spc, secretObjects: [{ secretName: 's', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }], labels: {}, annotations: {} }] } as SecretProviderClass;
+    await hooks.hook({ request: request('/var/lib/kubelet/pods/uid-web/volumes/kubernetes.io~csi/v/mount'), spc: synced, versions: [], changed: true, firstMount: true, origin: 'kubelet', skipped: false }, {});
+    expect(events).to.deep.equal(['status create sent', 'GET /api/v1/namespaces/default/pods/web', 'status created']);
+    // Secret sync is off here: the first mount says so on the pod, after both requests.
+    expect(recorded).to.deep.equal(['SecretSyncDisabled']);
+  });
+});

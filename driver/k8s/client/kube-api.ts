@@ -127,10 +127,11 @@ export class KubeApi {
           message.destroy(err as Error);
         }
       });
-      message.on('end', resolve);
+      let ended = false;
+      message.on('end', () => { ended = true; resolve(); });
       // Whatever ended it (our deadline, the signal) explains the failure better than "aborted".
       message.on('error', (err) => reject(closedBy() ?? err));
-      message.on('close', () => reject(closedBy() ?? errnoError('watch connection closed', 'ECONNRESET')));
+      message.on('close', () => { if (!ended) reject(closedBy() ?? errnoError('watch connection closed', 'ECONNRESET')); });
     });
   }
 
