@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, readlink } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
 import { mountPointsUnder } from '../driver/volume/mountinfo.js';
@@ -25,6 +25,34 @@ function statusField(status: string, field: string): number {
 export async function processMemory(pid: number): Promise<ProcessMemory> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return { rssKiB: statusField(status, 'VmRSS'), hwmKiB: statusField(status, 'VmHWM') };
+}
+
+/** Where a process's resident memory is: anonymous (heap, stacks, malloc) or file-backed, and how much of the latter is its own program file. */
+export interface MemoryBreakdown {
+  readonly anonKiB: number;
+  readonly fileKiB: number;
+  /** Resident pages of the executable's own mappings (the node or Go binary), part of fileKiB. */
+  readonly binaryKiB: number;
+}
+
+/**
+ * RssAnon / RssFile of `pid` and the resident pages of its executable, from /proc (issue
+ * 15: most of a Node process's RSS over the Go driver's is pages of the node binary that
+ * V8's compilers and the loaded built-in modules touched, not heap).
+ */
+export async function memoryBreakdown(pid: number): Promise<MemoryBreakdown> {
+  const [status, smaps, exe] = await Promise.all([
+    readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/smaps`, 'utf8'), readlink(`/proc/${pid}/exe`),
+  ]);
+  let binaryKiB = 0;
+  let inBinary = false;
+  for (const line of smaps.split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) { inBinary = mapping[1] === exe; continue; }
+    const rss = inBinary ? /^Rss:\s+(\d+) kB$/.exec(line) : null;
+    if (rss) binaryKiB += Number(rss[1]);
+  }
+  return { anonKiB: statusField(status, 'RssAnon'), fileKiB: statusField(status, 'RssFile'), binaryKiB };
 }
 
 export const mib = (kib: number): number => Math.round((kib / 1024) * 10) / 10;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import { mib, processCpuMs, processMemory, processTreeCpuMs } from './proc.js';
+import { memoryBreakdown, mib, processCpuMs, processMemory, processTreeCpuMs, type MemoryBreakdown } from './proc.js';
 import { runLimited, VOLUME_NAME } from './rounds.js';
 import { objectNames } from './fixtures.js';
 import type { DriverUnderTest, Side, Size, VsGoEnv } from './vs-go-env.js';
@@ -206,8 +206,9 @@ export async function providerCpu(env: VsGoEnv, ours: DriverUnderTest, classes: 
 }
 
 /** Driver RSS (MiB) idle and with each count of `mountedCounts` volumes of `spc` mounted (a fresh driver). */
-export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, mountedCounts: readonly number[]): Promise<{ idle: number; mounted: Map<number, number> }> {
+export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, mountedCounts: readonly number[]): Promise<{ idle: number; idleBreakdown: MemoryBreakdown; mounted: Map<number, number> }> {
   const idle = mib((await processMemory(d.process.pid)).rssKiB);
+  const idleBreakdown = await memoryBreakdown(d.process.pid);
   const mounted = new Map<number, number>();
   const published: PodVolume[] = [];
   try {
@@ -220,5 +221,5 @@ export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, m
   } finally {
     await runLimited(published, 8, (v) => unpublishRetrying(d, v));
   }
-  return { idle, mounted };
+  return { idle, idleBreakdown, mounted };
 }

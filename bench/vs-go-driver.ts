@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unmountAllUnder } from './proc.js';
+import { mib, unmountAllUnder, type MemoryBreakdown } from './proc.js';
 import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
 import { positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { summarize } from './stats.js';
@@ -111,6 +111,12 @@ async function main(): Promise<void> {
       for (const d of drivers) await d.stop();
     }
     rows.push(compare('rss-idle', 'driver RSS idle', 'MiB', rssOf('ours', (r) => r.idle)!, rssOf('theirs', (r) => r.idle)));
+    // Where the idle RSS is (issue 15's evidence): anonymous memory, and file-backed pages,
+    // most of them the program binary's own.
+    const part = (pick: (b: MemoryBreakdown) => number) => (r: Awaited<ReturnType<typeof driverRss>>) => mib(pick(r.idleBreakdown));
+    rows.push(compare('rss-idle-anon', '  of it anonymous (heap, malloc, stacks)', 'MiB', rssOf('ours', part((b) => b.anonKiB))!, rssOf('theirs', part((b) => b.anonKiB))));
+    rows.push(compare('rss-idle-file', '  of it file-backed', 'MiB', rssOf('ours', part((b) => b.fileKiB))!, rssOf('theirs', part((b) => b.fileKiB))));
+    rows.push(compare('rss-idle-binary', '    of that the node / Go binary', 'MiB', rssOf('ours', part((b) => b.binaryKiB))!, rssOf('theirs', part((b) => b.binaryKiB))));
     for (const n of rssCounts) rows.push(compare(`rss-${n}`, `driver RSS, ${n} volumes mounted`, 'MiB', rssOf('ours', (r) => r.mounted.get(n))!, rssOf('theirs', (r) => r.mounted.get(n))));
   } finally {
     for (const proc of processes.reverse()) await proc.stop().catch(() => undefined);
