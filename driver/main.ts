@@ -1,5 +1,4 @@
-import { UnaryServer } from '../proto/grpc/unary-server.js';
-import { addService } from '../proto/runtime/service.js';
+import { addService, createLoggedServer } from '../proto/runtime/service.js';
 import { CSI_CONTROLLER, CSI_IDENTITY } from '../proto/wire/csi-identity.js';
 import { CSI_NODE } from '../proto/wire/csi-node.js';
 import { createLogger, type Logger } from '../proto/runtime/logger.js';
@@ -79,7 +78,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   if (config.mountMode === 'tmpfs') await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
-  const server = new UnaryServer({ maxReceiveMessageLength: 4 * 1024 * 1024, onError: (what, err) => logger.warn('gRPC connection problem', { what, error: err instanceof Error ? err.message : String(err) }) });
+  const server = createLoggedServer(logger);
   const ready = () => serving && (kube?.classes.ready ?? true);
   addService(server, CSI_IDENTITY, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
   addService(server, CSI_CONTROLLER, controllerHandlers(logger));

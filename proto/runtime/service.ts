@@ -1,4 +1,5 @@
-import type { UnaryHandler, UnaryServer } from '../grpc/unary-server.js';
+import { UnaryServer, type UnaryHandler } from '../grpc/unary-server.js';
+import type { Logger } from './logger.js';
 import type { WireMethod } from '../wire/codec.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- type-level extraction only */
@@ -22,4 +23,12 @@ export function addService<T extends Record<string, AnyMethod>>(server: UnarySer
     if (!method || !handler) throw new Error(`${name} is not a method of this service`);
     server.add(method, handler);
   }
+}
+
+/**
+ * The gRPC server of the driver and of every provider: proto/grpc's defaults (4 MiB
+ * requests), its connection problems logged as warnings (never with request contents).
+ */
+export function createLoggedServer(logger: Logger): UnaryServer {
+  return new UnaryServer({ onError: (what, err) => logger.warn('gRPC connection problem', { what, error: err instanceof Error ? err.message : String(err) }) });
 }

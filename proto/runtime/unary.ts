@@ -12,6 +12,20 @@ export type AsyncUnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Pr
 /** Called once per finished call: for metrics and logs. */
 export type CallObserver = (method: string, error: SscError | undefined, durationMs: number) => void;
 
+/** A call context whose signal aborts with the call's or with `shutdown`, whichever first; `unlink` detaches both listeners. */
+function linkedToShutdown(call: CallContext, shutdown: AbortSignal): { ctx: CallContext; unlink: () => void } {
+  const controller = new AbortController();
+  const onCallAbort = () => controller.abort(call.signal.reason);
+  const onShutdown = () => controller.abort(shutdown.reason);
+  if (call.signal.aborted) onCallAbort();
+  else call.signal.addEventListener('abort', onCallAbort, { once: true });
+  shutdown.addEventListener('abort', onShutdown, { once: true });
+  return {
+    ctx: { signal: controller.signal, deadline: call.deadline },
+    unlink: () => { call.signal.removeEventListener('abort', onCallAbort); shutdown.removeEventListener('abort', onShutdown); },
+  };
+}
+
 /**
  * Adapts a handler to the gRPC server: every thrown error becomes a status by its kind
  * (one table, errors.ts) with its message, which SscErrors keep free of secrets; an
@@ -34,26 +48,12 @@ export function unary<Req, Res>(
   return async (request, call) => {
     const started = performance.now();
     if (calls?.signal.aborted) throw fail(calls.signal.reason, started);
-    if (!calls) {
-      try {
-        const response = await handler(request, call);
-        observe?.(method, undefined, performance.now() - started);
-        return response;
-      } catch (err) {
-        throw fail(err, started);
-      }
-    }
-    // The call's own signal (client gone, deadline) or shutdown: whichever comes first. A
-    // listener removed when the call ends, not AbortSignal.any: the shutdown signal lives
-    // as long as the process, and every call would leave something attached to it.
-    const controller = new AbortController();
-    const onCallAbort = () => controller.abort(call.signal.reason);
-    const onShutdown = () => controller.abort(calls.signal.reason);
-    if (call.signal.aborted) onCallAbort();
-    else call.signal.addEventListener('abort', onCallAbort, { once: true });
-    calls.signal.addEventListener('abort', onShutdown, { once: true });
-    const handled = handler(request, { signal: controller.signal, deadline: call.deadline });
-    calls.track(handled);
+    // With `calls`, the handler's signal also aborts on shutdown. A listener removed when
+    // the call ends, not AbortSignal.any: the shutdown signal lives as long as the
+    // process, and every call would leave something attached to it.
+    const linked = calls ? linkedToShutdown(call, calls.signal) : { ctx: call, unlink: () => undefined };
+    const handled = handler(request, linked.ctx);
+    calls?.track(handled);
     try {
       const response = await handled;
       observe?.(method, undefined, performance.now() - started);
@@ -61,8 +61,7 @@ export function unary<Req, Res>(
     } catch (err) {
       throw fail(err, started);
     } finally {
-      call.signal.removeEventListener('abort', onCallAbort);
-      calls.signal.removeEventListener('abort', onShutdown);
+      linked.unlink();
     }
   };
 }

@@ -1,6 +1,6 @@
 /**
- * csi.v1.VolumeCapability, shared by NodePublishVolume, NodeStageVolume and
- * NodeExpandVolume. Its `access_type` oneof (block | mount) decodes as proto-loader shows
+ * csi.v1.VolumeCapability, part of NodePublishVolumeRequest (the stage and expand requests,
+ * which the driver answers UNIMPLEMENTED, are only skipped). Its `access_type` oneof (block | mount) decodes as proto-loader shows
  * it; when both arrive the last one on the wire wins and the other is cleared (proto3, Go),
  * where protobufjs kept both.
  */

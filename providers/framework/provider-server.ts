@@ -1,7 +1,7 @@
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { UnaryServer } from '../../proto/grpc/unary-server.js';
+import type { UnaryServer } from '../../proto/grpc/unary-server.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import { addService, type ServiceHandlers } from '../../proto/runtime/service.js';
+import { addService, createLoggedServer, type ServiceHandlers } from '../../proto/runtime/service.js';
 import { CSI_PROVIDER } from '../../proto/wire/provider.js';
 import { unary } from '../../proto/runtime/unary.js';
 import { packageVersion } from '../../proto/runtime/version.js';
@@ -38,7 +38,7 @@ export function providerHandlers(provider: SecretsProvider, logger: Logger, metr
 
 /** A gRPC server with the CSIDriverProvider service of `provider` registered (not yet bound). */
 export function createProviderServer(provider: SecretsProvider, logger: Logger, metrics?: ProviderMetrics): UnaryServer {
-  const server = new UnaryServer({ onError: (what, err) => logger.warn('gRPC connection problem', { what, error: err instanceof Error ? err.message : String(err) }) });
+  const server = createLoggedServer(logger);
   addService(server, CSI_PROVIDER, providerHandlers(provider, logger, metrics));
   return server;
 }
