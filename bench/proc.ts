@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
 import { mountPointsUnder } from '../driver/volume/mountinfo.js';
@@ -70,12 +70,36 @@ export async function processCpuMs(pid: number): Promise<number> {
 }
 
 /**
- * Like processCpuMs, plus the CPU time of its children that have exited and been waited
- * for (cutime + cstime): the Go driver runs mount(8)/umount(8) as child processes.
+ * CPU time `pid`'s live threads have run so far, in ms at nanosecond resolution: the sum
+ * of /proc/<pid>/task/<tid>/schedstat's first field (the scheduler's sum_exec_runtime).
+ * /proc/<pid>/stat counts in 10 ms ticks, too coarse for calls of 0.3–1 ms (issue 15's
+ * provider-CPU row read 1.5× in one run and 3.0× in the next). Threads that have exited are
+ * not in it; the servers measured keep theirs (libuv's pool, V8's workers, Go's Ms).
  */
-export async function processTreeCpuMs(pid: number): Promise<number> {
-  const t = statCpuTicks(await readFile(`/proc/${pid}/stat`, 'utf8'), pid);
-  return ((t.utime + t.stime + t.cutime + t.cstime) * 1000) / USER_HZ;
+export async function threadsCpuMs(pid: number): Promise<number> {
+  const tids = await readdir(`/proc/${pid}/task`);
+  const texts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0')));
+  let ns = 0;
+  for (const text of texts) ns += schedstatRunNs(text);
+  return ns / 1e6;
+}
+
+/** The run time (ns) of a schedstat line: "<run ns> <wait ns> <timeslices>". */
+export function schedstatRunNs(text: string): number {
+  const ns = Number(text.trim().split(' ')[0]);
+  if (!Number.isFinite(ns)) throw new Error(`cannot read schedstat "${text.trim()}"`);
+  return ns;
+}
+
+/**
+ * threadsCpuMs plus the CPU time of `pid`'s children that exited and were waited for
+ * (cutime + cstime of /proc/<pid>/stat: kept in ns by the kernel, shown in 10 ms ticks).
+ * The Go driver runs mount(8)/umount(8) as child processes.
+ */
+export async function processTreeCpuPreciseMs(pid: number): Promise<number> {
+  const [threads, stat] = await Promise.all([threadsCpuMs(pid), readFile(`/proc/${pid}/stat`, 'utf8')]);
+  const t = statCpuTicks(stat, pid);
+  return threads + ((t.cutime + t.cstime) * 1000) / USER_HZ;
 }
 
 /** utime, stime, cutime, cstime (clock ticks) of a /proc/<pid>/stat line. */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import { memoryBreakdown, mib, processCpuMs, processMemory, processTreeCpuMs, type MemoryBreakdown } from './proc.js';
+import { memoryBreakdown, mib, processMemory, processTreeCpuPreciseMs, threadsCpuMs, type MemoryBreakdown } from './proc.js';
 import { runLimited, VOLUME_NAME } from './rounds.js';
 import { objectNames } from './fixtures.js';
 import type { DriverUnderTest, Side, Size, VsGoEnv } from './vs-go-env.js';
@@ -125,13 +125,13 @@ export async function firstPublish(env: VsGoEnv, drivers: readonly DriverUnderTe
     for (const d of turnOrder(drivers, i)) {
       const s = out.get(d.side)!;
       const todo = vols.get(d.side)!.splice(0, n);
-      const before = await processTreeCpuMs(d.process.pid);
+      const before = await processTreeCpuPreciseMs(d.process.pid);
       for (const v of todo) {
         await pacer.turn();
         s.publishMs.push(await timed(() => d.client.publish(v.request)));
         s.unpublishMs.push(await timed(() => d.client.unpublish(v.volumeId, v.target)));
       }
-      s.cpuMs += (await processTreeCpuMs(d.process.pid)) - before;
+      s.cpuMs += (await processTreeCpuPreciseMs(d.process.pid)) - before;
       s.calls += n;
     }
   }
@@ -153,12 +153,12 @@ export async function republish(env: VsGoEnv, drivers: readonly DriverUnderTest[
       for (const d of turnOrder(drivers, i)) {
         const s = out.get(d.side)!;
         const v = vol.get(d.side)!;
-        const before = await processTreeCpuMs(d.process.pid);
+        const before = await processTreeCpuPreciseMs(d.process.pid);
         for (let k = 0; k < n; k++) {
           await pacer.turn();
           s.publishMs.push(await timed(() => d.client.publish(v.request)));
         }
-        s.cpuMs += (await processTreeCpuMs(d.process.pid)) - before;
+        s.cpuMs += (await processTreeCpuPreciseMs(d.process.pid)) - before;
         s.calls += n;
       }
     }
@@ -197,9 +197,9 @@ export async function providerCpu(env: VsGoEnv, ours: DriverUnderTest, classes: 
   for (const [i, n] of batches(iterations, batch).entries()) {
     for (const s of turnOrder(sides, i)) {
       const todo = vols.get(s.key)!.splice(0, n);
-      const before = await processCpuMs(s.pid);
+      const before = await threadsCpuMs(s.pid);
       for (const v of todo) { await ours.client.publish(v.request); await ours.client.unpublish(v.volumeId, v.target); }
-      cpu[s.key] += (await processCpuMs(s.pid)) - before;
+      cpu[s.key] += (await threadsCpuMs(s.pid)) - before;
     }
   }
   return { file: cpu.file / iterations, fake: env.fakeProvider ? cpu.fake / iterations : null };

@@ -43,6 +43,19 @@ function nonNegativeIntEnv(name: string, fallback: number): number {
   return n;
 }
 
+/** The cases of a run; BENCH_VS_CASES picks some of them (a comma list), for a quick look at one row. */
+const CASES = ['rss', 'publish', 'republish', 'burst', 'provider-cpu'] as const;
+type Case = (typeof CASES)[number];
+
+function chosenCases(): Set<Case> {
+  const raw = process.env['BENCH_VS_CASES'];
+  if (raw === undefined || raw.trim() === '') return new Set(CASES);
+  const picked = raw.split(',').map((c) => c.trim()).filter(Boolean);
+  const unknown = picked.filter((c) => !(CASES as readonly string[]).includes(c));
+  if (unknown.length > 0) throw new Error(`BENCH_VS_CASES: unknown case(s) ${unknown.join(', ')}; the cases are ${CASES.join(', ')}`);
+  return new Set(picked as Case[]);
+}
+
 const p = (m: Map<Side, SideSamples>, side: Side, pick: (s: SideSamples) => number): number | null => (m.has(side) ? pick(m.get(side)!) : null);
 const p50 = (xs: number[]) => summarize(xs).p50;
 const p99 = (xs: number[]) => summarize(xs).p99;
@@ -57,6 +70,7 @@ async function main(): Promise<void> {
   const goMissing = goHalfUnavailable();
   if (goMissing) process.stdout.write(`bench vs-go: upstream's Go driver is absent (${goMissing}); running our half only\n`);
   const iterations = iterationCounts();
+  const cases = chosenCases();
   const batch = positiveIntEnv('BENCH_VS_BATCH', 10);
   const warmup = positiveIntEnv('BENCH_VS_WARMUP', 3);
   const paceMs = nonNegativeIntEnv('BENCH_VS_PACE_MS', 150);
@@ -77,7 +91,7 @@ async function main(): Promise<void> {
 
     // Memory first, each driver fresh and alone: idle, then 100 and 500 volumes of 10 objects.
     const rss = new Map<Side, Awaited<ReturnType<typeof driverRss>>>();
-    for (const side of sides) {
+    for (const side of cases.has('rss') ? sides : []) {
       progress(`RSS: ${side} driver idle, then ${rssCounts.join(' and ')} volumes`);
       const d = await startSide(env, side, mountMode);
       try { rss.set(side, await driverRss(env, d, spcFor(10), rssCounts)); } finally { await d.stop(); }
@@ -87,7 +101,7 @@ async function main(): Promise<void> {
     const drivers: DriverUnderTest[] = [];
     for (const side of sides) drivers.push(await startSide(env, side, mountMode));
     try {
-      for (const size of SIZES) {
+      for (const size of cases.has('publish') ? SIZES : []) {
         progress(`first publish of ${size} object(s): ${iterations[size]} per driver`);
         const m = await firstPublish(env, drivers, spcFor(size), size, iterations[size], batch, warmup, paceMs);
         rows.push(compare(`publish-${size}-p50`, `first publish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.publishMs))!, p(m, 'theirs', (s) => p50(s.publishMs))));
@@ -95,29 +109,37 @@ async function main(): Promise<void> {
         rows.push(compare(`unpublish-${size}-p50`, `unpublish ${size} obj p50`, 'ms', p(m, 'ours', (s) => p50(s.unpublishMs))!, p(m, 'theirs', (s) => p50(s.unpublishMs))));
         rows.push(compare(`driver-cpu-${size}`, `driver CPU / publish+unpublish, ${size} obj`, 'ms', p(m, 'ours', (s) => s.cpuMs / s.calls)!, p(m, 'theirs', (s) => s.cpuMs / s.calls)));
       }
-      progress(`unchanged republish of 10 objects: ${iterations[10]} per driver`);
-      const re = await republish(env, drivers, spcFor(10), iterations[10], batch, paceMs);
-      rows.push(compare('republish-10-p50', 'unchanged republish 10 obj p50', 'ms', p(re, 'ours', (s) => p50(s.publishMs))!, p(re, 'theirs', (s) => p50(s.publishMs))));
-      rows.push(compare('republish-10-p99', 'unchanged republish 10 obj p99', 'ms', p(re, 'ours', (s) => p99(s.publishMs))!, p(re, 'theirs', (s) => p99(s.publishMs))));
-      progress(`burst: ${burstPods} pods at once, ${burstRounds} round(s) per driver`);
-      const b = await burst(env, drivers, spcFor(10), burstPods, burstRounds);
-      const median = (xs: number[] | undefined) => (xs === undefined ? null : summarize(xs).p50);
-      rows.push(compare('burst-100', `burst of ${burstPods} pods, total (median of ${burstRounds})`, 'ms', median(b.get('ours'))!, median(b.get('theirs'))));
-      progress(`provider CPU per 10-object Mount: ${iterations[10]} per provider`);
-      const pc = await providerCpu(env, drivers[0]!, { file: spcFor(10), fake: FAKE_SPC }, iterations[10], batch);
-      rows.push(compare('provider-cpu-10', 'provider CPU / 10-obj Mount (file vs Go fake)', 'ms', pc.file, pc.fake));
+      if (cases.has('republish')) {
+        progress(`unchanged republish of 10 objects: ${iterations[10]} per driver`);
+        const re = await republish(env, drivers, spcFor(10), iterations[10], batch, paceMs);
+        rows.push(compare('republish-10-p50', 'unchanged republish 10 obj p50', 'ms', p(re, 'ours', (s) => p50(s.publishMs))!, p(re, 'theirs', (s) => p50(s.publishMs))));
+        rows.push(compare('republish-10-p99', 'unchanged republish 10 obj p99', 'ms', p(re, 'ours', (s) => p99(s.publishMs))!, p(re, 'theirs', (s) => p99(s.publishMs))));
+      }
+      if (cases.has('burst')) {
+        progress(`burst: ${burstPods} pods at once, ${burstRounds} round(s) per driver`);
+        const b = await burst(env, drivers, spcFor(10), burstPods, burstRounds);
+        const median = (xs: number[] | undefined) => (xs === undefined ? null : summarize(xs).p50);
+        rows.push(compare('burst-100', `burst of ${burstPods} pods, total (median of ${burstRounds})`, 'ms', median(b.get('ours'))!, median(b.get('theirs'))));
+      }
+      if (cases.has('provider-cpu')) {
+        progress(`provider CPU per 10-object Mount: ${iterations[10]} per provider`);
+        const pc = await providerCpu(env, drivers[0]!, { file: spcFor(10), fake: FAKE_SPC }, iterations[10], batch);
+        rows.push(compare('provider-cpu-10', 'provider CPU / 10-obj Mount (file vs Go fake)', 'ms', pc.file, pc.fake));
+      }
       for (const d of drivers) if (!d.process.running) throw new Error(`the ${d.side} driver exited:\n${d.process.stderrTail()}`);
     } finally {
       for (const d of drivers) await d.stop();
     }
-    rows.push(compare('rss-idle', 'driver RSS idle', 'MiB', rssOf('ours', (r) => r.idle)!, rssOf('theirs', (r) => r.idle)));
-    // Where the idle RSS is (issue 15's evidence): anonymous memory, and file-backed pages,
-    // most of them the program binary's own.
-    const part = (pick: (b: MemoryBreakdown) => number) => (r: Awaited<ReturnType<typeof driverRss>>) => mib(pick(r.idleBreakdown));
-    rows.push(compare('rss-idle-anon', '  of it anonymous (heap, malloc, stacks)', 'MiB', rssOf('ours', part((b) => b.anonKiB))!, rssOf('theirs', part((b) => b.anonKiB))));
-    rows.push(compare('rss-idle-file', '  of it file-backed', 'MiB', rssOf('ours', part((b) => b.fileKiB))!, rssOf('theirs', part((b) => b.fileKiB))));
-    rows.push(compare('rss-idle-binary', '    of that the node / Go binary', 'MiB', rssOf('ours', part((b) => b.binaryKiB))!, rssOf('theirs', part((b) => b.binaryKiB))));
-    for (const n of rssCounts) rows.push(compare(`rss-${n}`, `driver RSS, ${n} volumes mounted`, 'MiB', rssOf('ours', (r) => r.mounted.get(n))!, rssOf('theirs', (r) => r.mounted.get(n))));
+    if (cases.has('rss')) {
+      rows.push(compare('rss-idle', 'driver RSS idle', 'MiB', rssOf('ours', (r) => r.idle)!, rssOf('theirs', (r) => r.idle)));
+      // Where the idle RSS is (issue 15's evidence): anonymous memory, and file-backed pages,
+      // most of them the program binary's own.
+      const part = (pick: (b: MemoryBreakdown) => number) => (r: Awaited<ReturnType<typeof driverRss>>) => mib(pick(r.idleBreakdown));
+      rows.push(compare('rss-idle-anon', '  of it anonymous (heap, malloc, stacks)', 'MiB', rssOf('ours', part((b) => b.anonKiB))!, rssOf('theirs', part((b) => b.anonKiB))));
+      rows.push(compare('rss-idle-file', '  of it file-backed', 'MiB', rssOf('ours', part((b) => b.fileKiB))!, rssOf('theirs', part((b) => b.fileKiB))));
+      rows.push(compare('rss-idle-binary', '    of that the node / Go binary', 'MiB', rssOf('ours', part((b) => b.binaryKiB))!, rssOf('theirs', part((b) => b.binaryKiB))));
+      for (const n of rssCounts) rows.push(compare(`rss-${n}`, `driver RSS, ${n} volumes mounted`, 'MiB', rssOf('ours', (r) => r.mounted.get(n))!, rssOf('theirs', (r) => r.mounted.get(n))));
+    }
   } finally {
     for (const proc of processes.reverse()) await proc.stop().catch(() => undefined);
     await stopCluster?.().catch(() => undefined);
@@ -135,13 +157,14 @@ async function main(): Promise<void> {
       ourDriver: 'Kubernetes mode (--kubeconfig, deploy/ RBAC), info logging, metrics on, no rotation',
       goDriver: 'v1.6.0, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
       order: 'batches alternate ours/theirs in ABBA order', percentiles: 'nearest rank',
-      cpu: '/proc/<pid>/stat utime+stime+cutime+cstime (children that exited included), 10 ms ticks',
+      cpu: 'the sum of /proc/<pid>/task/*/schedstat run times (ns) + /proc/<pid>/stat cutime+cstime (children that exited, 10 ms ticks)',
+      cases: [...cases],
     },
     rows,
     cleanupUnpublishRetries: cleanupRetryCount(),
     targets: checkTargets(rows),
   };
-  const files = await writeBenchResults(RESULTS_DIR, 'vs-go-driver', results, usesImageNodeFlags() && !goMissing);
+  const files = await writeBenchResults(RESULTS_DIR, 'vs-go-driver', results, usesImageNodeFlags() && !goMissing && cases.size === CASES.length && !process.env['BENCH_CPU_PROF']);
   process.stdout.write(`${formatVsReport(results)}\n`);
   progress(`wrote ${files.join(', ')}`);
 }

@@ -81,7 +81,7 @@ export async function startVsGoEnv(work: string, withGo: boolean, processes: Ben
   await createClass(FAKE_SPC, { provider: 'upstream-fake', parameters: { objects: objectsParameter(sources.get(10)!) } });
   const providersDir = join(work, 'providers');
   await mkdir(providersDir, { recursive: true });
-  const fileProvider = await startFileProvider(work, providerRoot);
+  const fileProvider = await startFileProvider(work, providerRoot, cpuProfDir());
   processes.push(fileProvider);
   let fakeProvider: BenchProcess | undefined;
   let go: VsGoEnv['go'];
@@ -100,6 +100,9 @@ export async function startVsGoEnv(work: string, withGo: boolean, processes: Ben
 
 let instances = 0;
 
+/** BENCH_CPU_PROF=<dir>: our driver and `file` provider write V8 CPU profiles there when they stop. */
+const cpuProfDir = (): string | undefined => process.env['BENCH_CPU_PROF'] || undefined;
+
 /** Starts a fresh driver of `side` on its own socket, node name and kubelet dir; Probe must answer. */
 export async function startSide(env: VsGoEnv, side: Side, mountMode: 'tmpfs' | 'dir'): Promise<DriverUnderTest> {
   const n = ++instances;
@@ -109,7 +112,7 @@ export async function startSide(env: VsGoEnv, side: Side, mountMode: 'tmpfs' | '
   let nodeName: string;
   if (side === 'ours') {
     nodeName = 'bench-node'; // startDriver's --nodeid
-    proc = await startDriver(env.work, socketPath, '', mountMode, undefined, [`--kubeconfig=${env.kube.kubeconfig}`]);
+    proc = await startDriver(env.work, socketPath, '', mountMode, cpuProfDir(), [`--kubeconfig=${env.kube.kubeconfig}`]);
   } else {
     if (!env.go) throw new Error('the Go driver is not installed');
     // A node name per instance: the Go driver's caches are filtered by node, so each starts empty.

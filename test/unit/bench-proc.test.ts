@@ -1,0 +1,22 @@
+import { expect } from 'chai';
+import { schedstatRunNs, statCpuTicks, threadsCpuMs } from '../../bench/proc.js';
+
+describe('bench/proc: CPU time of a process', () => {
+  it('reads the run time (ns) of a schedstat line', () => {
+    expect(schedstatRunNs('358852222 499410 106\n')).to.equal(358852222);
+    expect(() => schedstatRunNs('garbage')).to.throw(/cannot read schedstat/);
+  });
+
+  it('reads utime/stime/cutime/cstime after a command name with spaces and parentheses', () => {
+    const stat = '42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 2 1 20 0 1 0 5 1000 50';
+    expect(statCpuTicks(stat, 42)).to.deep.equal({ utime: 7, stime: 3, cutime: 2, cstime: 1 });
+  });
+
+  it('counts a busy loop of this process at sub-tick resolution', async () => {
+    const before = await threadsCpuMs(process.pid);
+    const until = process.hrtime.bigint() + 3_000_000n; // 3 ms, under one 10 ms tick
+    while (process.hrtime.bigint() < until) { /* spin */ }
+    const spent = (await threadsCpuMs(process.pid)) - before;
+    expect(spent).to.be.greaterThan(2.5).and.lessThan(1000);
+  });
+});
