@@ -1,10 +1,10 @@
-import { realpathSync } from 'node:fs';
 import { SscError } from '../../proto/runtime/errors.js';
 import type { KeyObject } from 'node:crypto';
 import { hmacVersion, versionKey } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
-import { readSourceFile } from './source-file.js';
+import { SourceContentCache, type VersionedContents } from './content-cache.js';
+import { SourceReader } from './source-file.js';
 
 /** Distinct `objects` parameters kept parsed; more than this many classes just re-parse. */
 const PARSED_OBJECTS_CACHE_SIZE = 256;
@@ -28,6 +28,9 @@ export class FileProvider implements SecretsProvider {
   private readonly parsedObjects = new Map<string, readonly FileObject[]>();
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: KeyObject;
+  /** Files read before, served again while lstat says they are unchanged (content-cache.ts). */
+  private readonly contents = new SourceContentCache();
+  private readonly versionOfBound = (contents: Buffer): string => this.versionOf(contents);
 
   constructor(private readonly options: FileProviderOptions) {
     this.versionKey = versionKey(options.hmacKey);
@@ -35,16 +38,17 @@ export class FileProvider implements SecretsProvider {
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const objects = this.objectsOf(request.attributes);
-    const root = this.realRoot();
+    const source = new SourceReader(this.options.root, this.versionOfBound, this.contents);
+    if (objects.length === 0) source.realRoot(); // RootMissing even with nothing to read
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
     // `missingObjects: omit` (opt-in): a source file that is gone is left out of the
     // response instead of failing the Mount, so the driver drops its file (SPEC 6).
     const omitMissing = request.attributes['missingObjects'] === 'omit';
     for (const obj of objects) {
-      let contents: Buffer;
+      let read: VersionedContents;
       try {
-        contents = readSourceFile(root, obj);
+        read = source.read(obj);
       } catch (err) {
         if (omitMissing && err instanceof SscError && err.kind === 'not-found') {
           ctx.logger.warn('object missing; omitted (missingObjects: omit)', { objectName: obj.objectName });
@@ -52,7 +56,7 @@ export class FileProvider implements SecretsProvider {
         }
         throw err;
       }
-      const version = this.versionOf(contents);
+      const { contents, version } = read;
       const previous = request.currentObjectVersions.get(obj.objectName);
       if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });
       files.push({ path: obj.objectName, mode: obj.mode ?? request.permission, contents });
@@ -74,13 +78,5 @@ export class FileProvider implements SecretsProvider {
   /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
   versionOf(contents: Buffer): string {
     return hmacVersion(this.versionKey, contents);
-  }
-
-  private realRoot(): string {
-    try {
-      return realpathSync.native(this.options.root);
-    } catch {
-      throw new SscError('unavailable', `file provider root ${this.options.root} does not exist`, { reason: 'RootMissing' });
-    }
   }
 }

@@ -35,6 +35,12 @@ export class LruCache<K, V> {
     }
   }
 
+  /** The least recently used entry, left where it is; undefined when empty. */
+  oldest(): [K, V] | undefined {
+    for (const entry of this.entries) return entry;
+    return undefined;
+  }
+
   /** Forgets `key`. */
   delete(key: K): void {
     this.entries.delete(key);

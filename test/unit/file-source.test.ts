@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readSourceFile } from '../../providers/file/source-file.js';
+import { SourceContentCache } from '../../providers/file/content-cache.js';
+import { readSourceFile, SourceReader } from '../../providers/file/source-file.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
 /**
@@ -31,6 +32,7 @@ describe('file provider source files (readSourceFile)', () => {
     await symlink(join(work, 'outside'), join(root, 'link-out'));
     await symlink(join(work, 'outside-dir'), join(root, 'dir-link-out'));
     await symlink('missing', join(root, 'dangling'));
+    await symlink(root, join(work, 'root-link'));
     execFileSync('mkfifo', [join(root, 'fifo')]);
   });
   after(async () => {
@@ -84,4 +86,91 @@ describe('file provider source files (readSourceFile)', () => {
       expect(err.message).not.to.include('not yours');
     });
   }
+
+  describe('one reader for a whole Mount (SourceReader)', () => {
+    const version = (contents: Buffer): string => `v-${contents.length}`;
+
+    it('reads several objects of one folder and a symlinked one alike', () => {
+      const reader = new SourceReader(root, version);
+      const got = ['db/password', 'db/deep/key', 'dir-link-in/deep/key', 'db/password', 'top'].map((sourcePath) => reader.read({ objectName: 'x', sourcePath }).contents.toString());
+      expect(got).to.deep.equal(['s3cret', 'deep key', 'deep key', 's3cret', 'top secret']);
+    });
+
+    it('takes a root given with a trailing slash, or through a symlink', () => {
+      expect(new SourceReader(`${root}/`, version).read({ objectName: 'x', sourcePath: 'db/password' }).contents.toString()).to.equal('s3cret');
+      expect(new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'db/deep/key' }).contents.toString()).to.equal('deep key');
+      expect(new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-in' }).contents.toString()).to.equal('s3cret');
+      expect(() => new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-out' })).to.throw(/outside the provider root/);
+    });
+
+    for (const sourcePath of ['top', 'db/password']) {
+      it(`says RootMissing, not ObjectNotFound, when the root is gone (${sourcePath})`, () => {
+        try {
+          new SourceReader(join(work, 'no-such-root'), version).read({ objectName: 'x', sourcePath });
+          expect.fail('read a missing root');
+        } catch (err) {
+          expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['unavailable', 'RootMissing']);
+          expect((err as SscError).message).to.equal(`file provider root ${join(work, 'no-such-root')} does not exist`);
+        }
+      });
+    }
+  });
+
+  describe('with the content cache (a file read before is served while lstat says unchanged)', () => {
+    const version = (contents: Buffer): string => `v-${contents.toString()}`;
+    // A clock 5 s ahead makes files written just now settled (older than the racy window).
+    const settledCache = () => new SourceContentCache(() => Date.now() + 5_000);
+    const readWith = (cache: SourceContentCache, sourcePath: string) => new SourceReader(root, version, cache).read({ objectName: 'x', sourcePath });
+    let n = 0;
+    const fresh = async (contents: string): Promise<string> => {
+      const sourcePath = `cached/f${++n}`;
+      await mkdir(join(root, 'cached'), { recursive: true });
+      await writeFile(join(root, sourcePath), contents);
+      return sourcePath;
+    };
+
+    it('serves an unchanged file from the cache, with its version', async () => {
+      const cache = settledCache();
+      const path = await fresh('first');
+      expect(readWith(cache, path)).to.deep.include({ version: 'v-first' });
+      expect(readWith(cache, path).contents.toString()).to.equal('first');
+      expect(cache.hits).to.equal(1);
+    });
+
+    it('reads a file again after it is rewritten in place or replaced by rename', async () => {
+      const cache = settledCache();
+      const path = await fresh('first');
+      readWith(cache, path);
+      await writeFile(join(root, path), 'second, longer');
+      expect(readWith(cache, path).contents.toString()).to.equal('second, longer');
+      await writeFile(join(root, `${path}.new`), 'third!');
+      await rename(join(root, `${path}.new`), join(root, path));
+      expect(readWith(cache, path)).to.deep.equal({ contents: Buffer.from('third!'), version: 'v-third!' });
+    });
+
+    it('does not keep a file that changed within the racy window (real clock), and sees a same-size rewrite', async () => {
+      const cache = new SourceContentCache();
+      const path = await fresh('aaaa');
+      expect(readWith(cache, path).contents.toString()).to.equal('aaaa');
+      expect(cache.size).to.equal(0);
+      await writeFile(join(root, path), 'bbbb');
+      expect(readWith(cache, path).contents.toString()).to.equal('bbbb');
+      expect(cache.hits).to.equal(0);
+    });
+
+    it('refuses a cached file once it is a symlink leading outside, and forgets a deleted one', async () => {
+      const cache = settledCache();
+      const swapped = await fresh('inside');
+      const deleted = await fresh('gone soon');
+      readWith(cache, swapped);
+      readWith(cache, deleted);
+      expect(cache.size).to.equal(2);
+      await unlink(join(root, swapped));
+      await symlink(join(work, 'outside'), join(root, swapped));
+      expect(() => readWith(cache, swapped)).to.throw(/is outside the provider root/);
+      await unlink(join(root, deleted));
+      expect(() => readWith(cache, deleted)).to.throw(/not found/);
+      expect(cache.size).to.equal(0);
+    });
+  });
 });

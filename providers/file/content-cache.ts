@@ -1,0 +1,125 @@
+import { inspect } from 'node:util';
+import { LruCache } from '../framework/lru.js';
+
+// The `file` provider's cache of source files it has read, so that a Mount of unchanged
+// files (every pod of a class, every rotation poll) costs one lstat per file instead of
+// open + fstat + read + close and an HMAC. A cached file is served only while lstat still
+// describes the state it was read in (device, inode, size, mtime, ctime), and a state is
+// only trusted when the file's last change (ctime) was at least RACY_WINDOW_MS before the
+// read began: the kernel stamps files with a clock that may tick only every few
+// milliseconds, so a write in the same tick as the read could leave every field unchanged
+// (git's "racily clean" index entries). Any write after the read gets a later ctime, which
+// the next lstat sees. What it holds is secret: memory only, never logged, hidden from
+// util.inspect and JSON; bounded by entries, by file size, and by time unused.
+
+/** The fields of lstat(2)/fstat(2) that identify one state of a file's contents. */
+export interface FileState {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+}
+
+/** A source file's contents and their version (the provider's HMAC). */
+export interface VersionedContents {
+  readonly contents: Buffer;
+  readonly version: string;
+}
+
+/** A file changed less than this long before a read is read again next time, whatever its stat says. */
+export const RACY_WINDOW_MS = 1_000;
+/** Most files kept. */
+export const CONTENT_CACHE_ENTRIES = 1024;
+/** Larger files are always read (1024 × 8 KiB: at most 8 MiB of contents kept). */
+export const CONTENT_CACHE_MAX_FILE_BYTES = 8 * 1024;
+/** A file not served for this long is forgotten (its contents do not stay in memory for good). */
+export const CONTENT_CACHE_MAX_IDLE_MS = 10 * 60_000;
+
+interface Entry {
+  readonly state: FileState;
+  readonly source: VersionedContents;
+  lastUsedMs: number;
+}
+
+/** Whether two stats describe the same state of the same file. */
+export function sameState(a: FileState, b: FileState): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+}
+
+/** Whether a file last changed at `ctimeMs` and read from `readStartedMs` on may be trusted unchanged while its stat is. */
+export function settledBefore(ctimeMs: number, readStartedMs: number): boolean {
+  return ctimeMs <= readStartedMs - RACY_WINDOW_MS;
+}
+
+/** Source files by path (root-relative paths joined to the root, as opened). */
+export class SourceContentCache {
+  private readonly entries = new LruCache<string, Entry>(CONTENT_CACHE_ENTRIES);
+  /** Lookups answered from the cache (for tests and debugging). */
+  hits = 0;
+
+  /** `now`: the wall clock (ms) reads are timed with, also for SourceReader's readStartedMs. */
+  constructor(readonly now: () => number = Date.now) {}
+
+  /** The contents of `path` if it was read in exactly the state `state` (lstat now), else undefined. */
+  lookup(path: string, state: FileState): VersionedContents | undefined {
+    const entry = this.entries.get(path);
+    if (entry === undefined) return undefined;
+    const now = this.now();
+    if (!sameState(entry.state, state) || now - entry.lastUsedMs > CONTENT_CACHE_MAX_IDLE_MS) {
+      this.entries.delete(path);
+      return undefined;
+    }
+    entry.lastUsedMs = now;
+    this.hits++;
+    return entry.source;
+  }
+
+  /**
+   * Keeps what was read from `path` in state `state` (fstat of the open file) by a read
+   * that began at `readStartedMs`, when that state is settled and the file small enough.
+   */
+  remember(path: string, state: FileState, readStartedMs: number, source: VersionedContents): void {
+    if (source.contents.length > CONTENT_CACHE_MAX_FILE_BYTES || state.size !== source.contents.length || !settledBefore(state.ctimeMs, readStartedMs)) {
+      this.entries.delete(path);
+      return;
+    }
+    const now = this.now();
+    this.entries.set(path, { state: copyState(state), source, lastUsedMs: now });
+    this.dropIdle(now);
+  }
+
+  /** Forgets `path` (gone, or no longer a plain file). */
+  forget(path: string): void {
+    this.entries.delete(path);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Least recently used first: drops the entries unused for CONTENT_CACHE_MAX_IDLE_MS, stopping at the first one in use. */
+  private dropIdle(now: number): void {
+    for (let oldest = this.entries.oldest(); oldest !== undefined; oldest = this.entries.oldest()) {
+      if (now - oldest[1].lastUsedMs <= CONTENT_CACHE_MAX_IDLE_MS) return;
+      this.entries.delete(oldest[0]);
+    }
+  }
+
+  toString(): string {
+    return `SourceContentCache(${this.entries.size} files)`;
+  }
+
+  toJSON(): { files: number } {
+    return { files: this.entries.size };
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+/** Only the identifying numbers: a Stats object would keep its other fields (and Dates) alive. */
+function copyState(s: FileState): FileState {
+  return { dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs };
+}
