@@ -51,7 +51,7 @@ const CIRCULAR_JSON = '"[Circular]"';
  * written as strings. A getter that throws is written as "[Unreadable]" instead of
  * failing the log call.
  */
-export function redactedJson(value: unknown, parents: Set<object> = new Set()): string | undefined {
+export function redactedJson(value: unknown, parents?: Set<object>): string | undefined {
   switch (typeof value) {
     case 'string': return JSON.stringify(value);
     case 'number': return Number.isFinite(value) ? String(value) : 'null';
@@ -61,6 +61,8 @@ export function redactedJson(value: unknown, parents: Set<object> = new Set()): 
     default: return undefined;
   }
   if (value === null) return 'null';
+  // Made for the first object only: most fields of a log line are strings and numbers.
+  parents ??= new Set();
   if (parents.has(value)) return CIRCULAR_JSON;
   parents.add(value);
   try {
@@ -91,7 +93,7 @@ function arrayJson(items: readonly unknown[], parents: Set<object>): string {
 }
 
 /** The JSON text of the field `key` of a redacted object: "[REDACTED]" for a sensitive key, whatever its value. */
-export function redactedFieldJson(key: string, value: unknown, parents: Set<object> = new Set()): string | undefined {
+export function redactedFieldJson(key: string, value: unknown, parents?: Set<object>): string | undefined {
   return isSensitiveKey(key) ? REDACTED_JSON : redactedJson(value, parents);
 }
 
