@@ -8,7 +8,7 @@
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
-import { hmacVersion } from '../framework/hmac-version.js';
+import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
 import { LruCache } from '../framework/lru.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
@@ -35,7 +35,7 @@ export function unchangedVersions(ids: readonly string[], versions: readonly (st
 }
 
 /** The version of content from a helper without version support: keyed, bound to the object and helper. */
-export function digestVersion(key: Buffer, object: ExecObject, contents: Buffer): string {
+export function digestVersion(key: HmacKey, object: ExecObject, contents: Buffer): string {
   return hmacVersion(key, contents, `exec\0${object.helper}\0${object.objectName}`);
 }
 
@@ -48,9 +48,12 @@ export class ExecProvider implements SecretsProvider {
   private readonly slots: Semaphore;
   /** targetPath → the rendering fingerprint of its last full answer. */
   private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
+  /** The HMAC key, converted once (see versionKey). */
+  private readonly versionKey: HmacKey;
 
-  constructor(private readonly settings: ExecSettings, private readonly hmacKey: Buffer, private readonly runner: HelperRunner = runHelper) {
+  constructor(private readonly settings: ExecSettings, hmacKey: Buffer, private readonly runner: HelperRunner = runHelper) {
     this.slots = new Semaphore(settings.maxConcurrentHelpers);
+    this.versionKey = versionKey(hmacKey);
   }
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
@@ -81,7 +84,7 @@ export class ExecProvider implements SecretsProvider {
       }, ctx.signal);
       indexes.forEach((i, n) => { contents[i] = got[n]; });
     };
-    const digested = (i: number) => versions[i] ?? (contents[i] === undefined ? undefined : digestVersion(this.hmacKey, params.objects[i] as ExecObject, contents[i]));
+    const digested = (i: number) => versions[i] ?? (contents[i] === undefined ? undefined : digestVersion(this.versionKey, params.objects[i] as ExecObject, contents[i]));
     const all = ids.map((_, i) => i);
     if (sameRendering && request.currentObjectVersions.size === ids.length) {
       // A rotation: the objects without helper versions are read first; when their

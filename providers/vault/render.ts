@@ -8,7 +8,7 @@
 // alone as stable JSON (stable-json.ts), and `encoding` does not apply, as there.
 import { SscError } from '../../proto/runtime/errors.js';
 import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { hmacVersion } from '../framework/hmac-version.js';
+import { hmacVersion, type HmacKey } from '../framework/hmac-version.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { VaultObject } from './objects.js';
 import { objectConfigKey } from './request-key.js';
@@ -61,13 +61,13 @@ export function renderContents(object: VaultObject, data: Readonly<Record<string
  * the same key, changes when either changes, and reveals nothing (two objects with the
  * same contents still get different versions).
  */
-export function objectVersion(hmacKey: Buffer, object: VaultObject, contents: Buffer): string {
+export function objectVersion(hmacKey: HmacKey, object: VaultObject, contents: Buffer): string {
   // The same configuration key the lease store indexes by (request-key.ts): one field list.
   return hmacVersion(hmacKey, contents, `${VERSION_SCHEME} ${objectConfigKey(object)}`);
 }
 
 /** `object` rendered from its secret's `data`: the file (mode `filePermission`, else `defaultMode`) and its version. */
-export function renderObject(object: VaultObject, data: Readonly<Record<string, unknown>>, defaultMode: number, hmacKey: Buffer): RenderedObject {
+export function renderObject(object: VaultObject, data: Readonly<Record<string, unknown>>, defaultMode: number, hmacKey: HmacKey): RenderedObject {
   const contents = renderContents(object, data);
   return {
     file: { path: object.objectName, mode: object.filePermission ?? defaultMode, contents },

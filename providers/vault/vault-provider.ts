@@ -12,6 +12,7 @@ import { leaseOf } from './lease-policy.js';
 import { jsonBytes, LeaseStore } from './lease-store.js';
 import { readWithLease, type LeasedRead } from './leased-read.js';
 import { LruCache } from '../framework/lru.js';
+import { versionKey, type HmacKey } from '../framework/hmac-version.js';
 import type { VaultObject } from './objects.js';
 import { ReadCache } from '../framework/read-cache.js';
 import { renderObject, type RenderedObject } from './render.js';
@@ -54,8 +55,11 @@ export class VaultProvider implements SecretsProvider {
   private readonly leases: LeaseStore;
   /** GET reads by identity and request, reused within --read-cache-window. */
   private readonly reads: ReadCache<SecretRead>;
+  /** The HMAC key, converted once (see versionKey). */
+  private readonly versionKey: HmacKey;
 
   constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
+    this.versionKey = versionKey(options.hmacKey);
     // An evicted identity's client closes its sockets (once its calls in flight end).
     this.sessions = new LruCache(settings.cacheSize, (_key, session) => { session.then((s) => s.close(), () => undefined); });
     const metrics = options.metrics;
@@ -132,7 +136,7 @@ export class VaultProvider implements SecretsProvider {
       if (read.renewFailure !== undefined) {
         ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', { objectName: first.objectName, error: renewFailureText(read.renewFailure) });
       }
-      const rendered = group.objects.map((object) => renderObject(object, read.data, request.permission, this.options.hmacKey));
+      const rendered = group.objects.map((object) => renderObject(object, read.data, request.permission, this.versionKey));
       rendered.forEach((r) => byName.set(r.version.id, r));
       const lease = read.lease;
       if (lease) {
