@@ -1,3 +1,4 @@
+import { statfsSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { LruCache } from '../framework/lru.js';
 
@@ -9,8 +10,11 @@ import { LruCache } from '../framework/lru.js';
 // read began: the kernel stamps files with a clock that may tick only every few
 // milliseconds, so a write in the same tick as the read could leave every field unchanged
 // (git's "racily clean" index entries). Any write after the read gets a later ctime, which
-// the next lstat sees. What it holds is secret: memory only, never logged, hidden from
-// util.inspect and JSON; bounded by entries, by file size, and by time unused.
+// the next lstat sees. Only files on local file systems whose stat the kernel answers
+// itself are kept (not NFS, whose attribute cache may answer lstat for a minute with
+// the old state, nor FAT's 2 s timestamps). What it holds is secret: memory only, never
+// logged, hidden from util.inspect and JSON; bounded by entries, by file size, and by
+// time unused (a timer forgets idle files even when no Mount comes).
 
 /** The fields of lstat(2)/fstat(2) that identify one state of a file's contents. */
 export interface FileState {
@@ -35,6 +39,17 @@ export const CONTENT_CACHE_ENTRIES = 1024;
 export const CONTENT_CACHE_MAX_FILE_BYTES = 8 * 1024;
 /** A file not served for this long is forgotten (its contents do not stay in memory for good). */
 export const CONTENT_CACHE_MAX_IDLE_MS = 10 * 60_000;
+/** How often idle files are looked for when no Mount comes. */
+export const CONTENT_CACHE_SWEEP_MS = 60_000;
+
+/**
+ * statfs(2) magic numbers of the file systems whose files may be cached: local ones,
+ * whose lstat is the kernel's own view (ext2/3/4, XFS, Btrfs, tmpfs, ramfs, overlayfs,
+ * F2FS, ZFS).
+ */
+export const CACHEABLE_FILE_SYSTEMS: ReadonlySet<number> = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x858458f6, 0x794c7630, 0xf2f52010, 0x2fc12fc1,
+]);
 
 interface Entry {
   readonly state: FileState;
@@ -58,14 +73,22 @@ export class SourceContentCache {
   /** Lookups answered from the cache (for tests and debugging). */
   hits = 0;
 
-  /** `now`: the wall clock (ms) reads are timed with, also for SourceReader's readStartedMs. */
-  constructor(readonly now: () => number = Date.now) {}
+  /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS. */
+  private readonly cacheableDevices = new Map<number, boolean>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  /**
+   * `now`: the wall clock (ms) reads are timed with, also for SourceReader's readStartedMs;
+   * `fileSystemOf`: the statfs(2) type of the file system holding a path.
+   */
+  constructor(readonly now: () => number = Date.now, private readonly fileSystemOf: (path: string) => number = (path) => statfsSync(path).type) {}
 
   /** The contents of `path` if it was read in exactly the state `state` (lstat now), else undefined. */
   lookup(path: string, state: FileState): VersionedContents | undefined {
+    const now = this.now();
+    this.dropIdle(now);
     const entry = this.entries.get(path);
     if (entry === undefined) return undefined;
-    const now = this.now();
     if (!sameState(entry.state, state) || now - entry.lastUsedMs > CONTENT_CACHE_MAX_IDLE_MS) {
       this.entries.delete(path);
       return undefined;
@@ -80,13 +103,42 @@ export class SourceContentCache {
    * that began at `readStartedMs`, when that state is settled and the file small enough.
    */
   remember(path: string, state: FileState, readStartedMs: number, source: VersionedContents): void {
-    if (source.contents.length > CONTENT_CACHE_MAX_FILE_BYTES || state.size !== source.contents.length || !settledBefore(state.ctimeMs, readStartedMs)) {
+    if (source.contents.length > CONTENT_CACHE_MAX_FILE_BYTES || state.size !== source.contents.length
+      || !settledBefore(state.ctimeMs, readStartedMs) || !this.cacheableDevice(state.dev, path)) {
       this.entries.delete(path);
       return;
     }
     const now = this.now();
     this.entries.set(path, { state: copyState(state), source, lastUsedMs: now });
     this.dropIdle(now);
+    if (this.sweeper === undefined) {
+      this.sweeper = setInterval(() => this.sweep(), CONTENT_CACHE_SWEEP_MS);
+      this.sweeper.unref();
+    }
+  }
+
+  /** Forgets the files unused for CONTENT_CACHE_MAX_IDLE_MS; the timer stops once nothing is kept. */
+  sweep(): void {
+    this.dropIdle(this.now());
+    if (this.entries.size === 0 && this.sweeper !== undefined) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  /** Whether files on device `dev` (that of `path`) may be cached; asked once per device. */
+  private cacheableDevice(dev: number, path: string): boolean {
+    let cacheable = this.cacheableDevices.get(dev);
+    if (cacheable === undefined) {
+      try {
+        cacheable = CACHEABLE_FILE_SYSTEMS.has(this.fileSystemOf(path));
+      } catch {
+        return false;
+      }
+      if (this.cacheableDevices.size >= 64) this.cacheableDevices.clear();
+      this.cacheableDevices.set(dev, cacheable);
+    }
+    return cacheable;
   }
 
   /** Forgets `path` (gone, or no longer a plain file). */

@@ -143,6 +143,12 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     expect(res.stderr).to.include(`${path} exists and is not a socket`);
   });
 
+  it('refuses to start with an empty --root (it would name /), naming the flag', () => {
+    const res = spawnSync(process.execPath, [CLI_PATH, 'provider', 'file', `--endpoint=unix://${join(work, 'empty-root.sock')}`, '--root='], { encoding: 'utf8' });
+    expect(res.status).to.equal(1);
+    expect(res.stderr).to.include('--root must name the directory the objects are read from');
+  });
+
   it('started without the node flags, warns and serves as before', async () => {
     await mkdir(join(work, 'plain'));
     const plain = await startProcess(process.execPath, [CLI_PATH, 'provider', 'file', `--endpoint=unix://${join(work, 'plain', 'file.sock')}`, `--root=${join(work, 'root')}`], /provider started/);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { inspect } from 'node:util';
 import {
-  CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS, RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
+  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS, RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
 } from '../../providers/file/content-cache.js';
 
 /** The file provider's cache of source files (content-cache.ts), on a clock the test moves. */
@@ -10,7 +10,9 @@ describe('file provider content cache (SourceContentCache)', () => {
   const state = (over: Partial<FileState> = {}): FileState => ({ dev: 1, ino: 42, size: 6, mtimeMs: T - 5_000, ctimeMs: T - 5_000, ...over });
   const served = (text = 's3cret') => ({ contents: Buffer.from(text), version: `v-${text}` });
   let clock = T;
-  const cache = () => new SourceContentCache(() => clock);
+  const EXT4 = 0xef53;
+  const NFS = 0x6969;
+  const cache = (fileSystem = EXT4) => new SourceContentCache(() => clock, () => fileSystem);
   beforeEach(() => { clock = T; });
 
   it('serves a settled file again while its state is the same', () => {
@@ -68,6 +70,31 @@ describe('file provider content cache (SourceContentCache)', () => {
     c.remember('/r/new', state(), T, served());
     expect(c.size).to.equal(2);
     expect(c.lookup('/r/used', state())).not.to.equal(undefined);
+  });
+
+  it('does not keep files of a file system whose stat may be stale (NFS)', () => {
+    const c = cache(NFS);
+    c.remember('/r/a', state(), T, served());
+    expect(c.size).to.equal(0);
+    expect(CACHEABLE_FILE_SYSTEMS.has(EXT4)).to.equal(true);
+  });
+
+  it('forgets idle files on any lookup, not only a lookup of that file', () => {
+    const c = cache();
+    c.remember('/r/a', state(), T, served());
+    clock = T + 9 * 60_000;
+    c.remember('/r/b', state(), T, served());
+    clock = T + 15 * 60_000;
+    expect(c.lookup('/r/b', state())).not.to.equal(undefined);
+    expect(c.size).to.equal(1);
+  });
+
+  it('forgets idle files on the sweep when no Mount comes', () => {
+    const c = cache();
+    c.remember('/r/a', state(), T, served());
+    clock = T + CONTENT_CACHE_MAX_IDLE_MS + 1;
+    c.sweep();
+    expect(c.size).to.equal(0);
   });
 
   it('compares every identifying field', () => {

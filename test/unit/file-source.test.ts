@@ -103,6 +103,15 @@ describe('file provider source files (readSourceFile)', () => {
       expect(() => new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-out' })).to.throw(/outside the provider root/);
     });
 
+    it('refuses an empty root (RootMissing) instead of reading from /', () => {
+      try {
+        new SourceReader('', version).read({ objectName: 'x', sourcePath: 'etc/hostname' });
+        expect.fail('read below an empty root');
+      } catch (err) {
+        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['unavailable', 'RootMissing']);
+      }
+    });
+
     for (const sourcePath of ['top', 'db/password']) {
       it(`says RootMissing, not ObjectNotFound, when the root is gone (${sourcePath})`, () => {
         try {
