@@ -20,7 +20,7 @@ const COMPONENTS: readonly [string, RegExp][] = [
   ['V8 TurboFan / Turboshaft (optimising compiler)', /compiler::|turboshaft/],
   ['V8 Maglev (mid-tier compiler)', /maglev/],
   ['V8 Sparkplug (baseline compiler)', /v8::internal::baseline/],
-  ['V8 WebAssembly', /wasm/],
+  ['V8 WebAssembly', /wasm/i],
   ['V8 embedded builtins', /^Builtins_|embedded_blob/],
   ['V8 runtime, heap, parser, interpreter', /v8::|^V8|cppgc/],
   ['OpenSSL', /^(SSL|EVP|OPENSSL|CRYPTO|X509|BN|EC|RSA|ASN1|PEM|BIO|ERR|OBJ|PKCS|RAND|DH|DSA|ECDSA|CMS|OSSL|HMAC|SHA|MD5|AES|ENGINE|CONF|OCSP|TLS|DTLS|UI)_|^(ossl|ssl|tls|dtls|ec|bn|x509|asn1|evp|v3|sha\d*|aes|rsa|dh|ecp|chacha|poly1305|gcm|x25519|ed25519|curve25519|md5|rand|kdf|hmac)_/i],
@@ -30,10 +30,36 @@ const COMPONENTS: readonly [string, RegExp][] = [
   ['C++ standard library', /std::|__cxa|__gnu|abi::|GLIBCXX/],
 ];
 
-/** The component of a (demangled) symbol name; `other code` when nothing matches. */
+/**
+ * The component of a (demangled) symbol name, judged by its qualified name alone: the
+ * parameter list and template arguments (a node binding taking
+ * `v8::FunctionCallbackInfo<…>`) say nothing about where the code belongs. `other code`
+ * when nothing matches.
+ */
 export function componentOf(symbol: string): string {
-  for (const [name, pattern] of COMPONENTS) if (pattern.test(symbol)) return name;
+  const name = qualifiedName(symbol);
+  for (const [component, pattern] of COMPONENTS) if (pattern.test(name)) return component;
   return 'other code';
+}
+
+/** `ns::Class<T>::method(args) const` → `ns::Class::method`: template arguments and parameters dropped. */
+export function qualifiedName(symbol: string): string {
+  const ANON = '(anonymous namespace)';
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < symbol.length; i++) {
+    const c = symbol[i]!;
+    if (c === '<') depth++;
+    else if (c === '>') depth = Math.max(0, depth - 1);
+    else if (depth > 0) continue;
+    else if (c === '(') {
+      // `(anonymous namespace)` is part of a name; any other `(` starts the parameters.
+      if (!symbol.startsWith(ANON, i)) break;
+      out += ANON;
+      i += ANON.length - 1;
+    } else out += c;
+  }
+  return out.trim();
 }
 
 /** Named for unsymbolised read-only data: JS sources are text, the startup snapshot and code cache are not. */

@@ -78,7 +78,11 @@ export async function processCpuMs(pid: number): Promise<number> {
  */
 export async function threadsCpuMs(pid: number): Promise<number> {
   const tids = await readdir(`/proc/${pid}/task`);
-  const texts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0')));
+  // A thread that exited meanwhile is gone (ENOENT, ESRCH); the main thread must be readable.
+  const texts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (tid !== String(pid) && (err.code === 'ENOENT' || err.code === 'ESRCH')) return '0';
+    throw err;
+  })));
   let ns = 0;
   for (const text of texts) ns += schedstatRunNs(text);
   return ns / 1e6;

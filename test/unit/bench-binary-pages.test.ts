@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { componentOf, unnamedDataComponent } from '../../bench/binary-pages.js';
+import { componentOf, qualifiedName, unnamedDataComponent } from '../../bench/binary-pages.js';
 
 describe('bench/binary-pages: naming the node binary\'s resident pages', () => {
   const cases: [string, string][] = [
@@ -20,10 +20,20 @@ describe('bench/binary-pages: naming the node binary\'s resident pages', () => {
     ['simdjson::internal::structure_analyzer::analyze_array(simdjson::dom::array const&, unsigned long)', 'node core (C++)'],
     ['std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_mutate(unsigned long)', 'C++ standard library'],
     ['memcpy_fast_path', 'other code'],
+    ['node::fs::Open(v8::FunctionCallbackInfo<v8::Value> const&)', 'node core (C++)'],
+    ['node::crypto::CryptoJob<node::crypto::HKDFTraits>::Run(v8::FunctionCallbackInfo<v8::Value> const&)', 'node core (C++)'],
+    ['v8::internal::JSDateTimeFormat::New(v8::internal::Isolate*, icu_78::Locale const&)', 'V8 runtime, heap, parser, interpreter'],
+    ['v8::internal::WasmTrustedInstanceData::New(v8::internal::Isolate*)', 'V8 WebAssembly'],
   ];
   for (const [symbol, component] of cases) {
     it(`puts ${symbol.slice(0, 60)} in ${component}`, () => expect(componentOf(symbol)).to.equal(component));
   }
+
+  it('judges by the qualified name, without template arguments or parameters', () => {
+    expect(qualifiedName('node::crypto::CryptoJob<node::crypto::HKDFTraits>::Run(v8::FunctionCallbackInfo<v8::Value> const&)')).to.equal('node::crypto::CryptoJob::Run');
+    expect(qualifiedName('v8::internal::(anonymous namespace)::Foo::Bar(int)')).to.equal('v8::internal::(anonymous namespace)::Foo::Bar');
+    expect(qualifiedName('uv__io_poll')).to.equal('uv__io_poll');
+  });
 
   it('tells JS source text from binary snapshot data', () => {
     const text = Buffer.from("'use strict';\nconst { Buffer } = require('buffer');\n".repeat(80).slice(0, 4096));
