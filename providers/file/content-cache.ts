@@ -1,4 +1,5 @@
 import { statfsSync } from 'node:fs';
+import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
 import { LruCache } from '../framework/lru.js';
 
 // The `file` provider's cache of source files it has read, so that a Mount of unchanged
@@ -49,9 +50,6 @@ export const CONTENT_CACHE_SWEEP_MS = 60_000;
 export const CACHEABLE_FILE_SYSTEMS: ReadonlySet<number> = new Set([
   0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x858458f6, 0x794c7630, 0xf2f52010, 0x2fc12fc1,
 ]);
-
-/** util.inspect.custom, without importing node:util (on Node 24 it loads worker_threads: startup-modules.test.ts). */
-const INSPECT_CUSTOM = Symbol.for('nodejs.util.inspect.custom');
 
 interface Entry {
   readonly state: FileState;

@@ -30,7 +30,8 @@ export class FileProvider implements SecretsProvider {
   private readonly versionKey: KeyObject;
   /** Files read before, served again while lstat says they are unchanged (content-cache.ts). */
   private readonly contents = new SourceContentCache();
-  private readonly versionOfBound = (contents: Buffer): string => this.versionOf(contents);
+  /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
+  private readonly versionOf = (contents: Buffer): string => hmacVersion(this.versionKey, contents);
 
   constructor(private readonly options: FileProviderOptions) {
     this.versionKey = versionKey(options.hmacKey);
@@ -38,7 +39,7 @@ export class FileProvider implements SecretsProvider {
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const objects = this.objectsOf(request.attributes);
-    const source = new SourceReader(this.options.root, this.versionOfBound, this.contents);
+    const source = new SourceReader(this.options.root, this.versionOf, this.contents);
     if (objects.length === 0) source.realRoot(); // RootMissing even with nothing to read
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
@@ -73,10 +74,5 @@ export class FileProvider implements SecretsProvider {
     if (this.parsedObjects.size >= PARSED_OBJECTS_CACHE_SIZE) this.parsedObjects.clear();
     this.parsedObjects.set(key, objects);
     return objects;
-  }
-
-  /** The version of some contents: hex HMAC-SHA256 under the provider's key. */
-  versionOf(contents: Buffer): string {
-    return hmacVersion(this.versionKey, contents);
   }
 }

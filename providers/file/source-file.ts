@@ -221,8 +221,3 @@ function readAll(fd: number, size: number): Buffer {
   }
   return filled === size ? buf : buf.subarray(0, filled);
 }
-
-/** Reads one object's source file under `root`, uncached (a reader for a single object; see SourceReader). */
-export function readSourceFile(root: string, obj: SourceRef): Buffer {
-  return new SourceReader(root, () => '').read(obj).contents;
-}

@@ -12,7 +12,7 @@
 // `database/creds/…` is a GET that issues credentials) is neither cached nor handed to
 // the callers that joined it: each of them reads for itself. PUT and POST never come
 // here (they issue; lease-store.ts keeps what they issued).
-import { inspect } from 'node:util';
+import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
 import { parseDurationFlag } from '../../proto/runtime/duration.js';
 import { Coalescer } from './coalescer.js';
 
@@ -167,7 +167,7 @@ export class ReadCache<V> {
     return { entries: this.size, bytes: this.bytes, windowMs: this.#windowMs };
   }
 
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return this.toString();
   }
 }

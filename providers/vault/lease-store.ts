@@ -9,7 +9,7 @@
 // used); a lease is dropped once it ends. No timers: ended leases are dropped whenever
 // the store is used. The data is a secret: it is never logged, and neither the store
 // nor a held lease shows it to util.inspect, JSON.stringify or String().
-import { inspect } from 'node:util';
+import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
 import { leaseEnd, type MountedLease } from './lease-policy.js';
 import type { VaultObject } from './objects.js';
 import { objectConfigKey } from './request-key.js';
@@ -197,7 +197,7 @@ export class LeaseStore {
     return { leases: this.size, bytes: this.bytes };
   }
 
-  [inspect.custom](): string {
+  [INSPECT_CUSTOM](): string {
     return this.toString();
   }
 }

@@ -4,15 +4,15 @@ import { mkdir, mkdtemp, realpath, rename, rm, symlink, unlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SourceContentCache } from '../../providers/file/content-cache.js';
-import { readSourceFile, SourceReader } from '../../providers/file/source-file.js';
+import { SourceReader } from '../../providers/file/source-file.js';
 import { SscError } from '../../proto/runtime/errors.js';
 
 /**
- * readSourceFile reads plain paths without realpath and leaves every path with a symlink
+ * SourceReader reads plain paths without realpath and leaves every path with a symlink
  * or `..` on the way to realpath: both must give the same answers, and nothing outside
  * the root, whichever way it is spelled.
  */
-describe('file provider source files (readSourceFile)', () => {
+describe('file provider source files (SourceReader)', () => {
   let work: string;
   let root: string;
 
@@ -39,7 +39,8 @@ describe('file provider source files (readSourceFile)', () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  const read = (sourcePath: string) => readSourceFile(root, { objectName: 'x', sourcePath }).toString();
+  // A reader per read, uncached: what one object of a Mount gets.
+  const read = (sourcePath: string) => new SourceReader(root, () => '').read({ objectName: 'x', sourcePath }).contents.toString();
   const failure = (sourcePath: string): SscError => {
     try {
       read(sourcePath);
