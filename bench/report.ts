@@ -163,10 +163,19 @@ export async function writeResults(resultsDir: string, r: BenchResults, options:
 
 /** A positive integer from the environment variable `name`, or `fallback` when unset or empty. */
 export function positiveIntEnv(name: string, fallback: number): number {
+  return intEnv(name, fallback, 1, 'a positive integer');
+}
+
+/** A non-negative integer from the environment variable `name`, or `fallback` when unset or empty. */
+export function nonNegativeIntEnv(name: string, fallback: number): number {
+  return intEnv(name, fallback, 0, 'a non-negative integer');
+}
+
+function intEnv(name: string, fallback: number, min: number, what: string): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be ${what}, got "${raw}"`);
   return n;
 }
 

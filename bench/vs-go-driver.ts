@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mib, unmountAllUnder, type MemoryBreakdown } from './proc.js';
 import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
-import { positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
+import { nonNegativeIntEnv, positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { summarize } from './stats.js';
 import { burst, cleanupRetryCount, driverRss, firstPublish, providerCpu, republish, type SideSamples } from './vs-go-cases.js';
 import { clusterUnavailable, FAKE_SPC, goHalfUnavailable, SIZES, spcFor, startSide, startVsGoEnv, type DriverUnderTest, type Side, type Size } from './vs-go-env.js';
@@ -32,15 +32,6 @@ function iterationCounts(): Record<Size, number> {
     throw new Error(`BENCH_VS_ITERATIONS must be a positive integer or three of them for 1,10,100 objects ("100,100,30"), got "${raw}"`);
   }
   return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
-}
-
-/** A non-negative integer from the environment, or `fallback` when unset or empty. */
-function nonNegativeIntEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return n;
 }
 
 /** The cases of a run; BENCH_VS_CASES picks some of them (a comma list), for a quick look at one row. */
