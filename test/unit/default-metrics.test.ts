@@ -1,8 +1,11 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import * as prom from 'prom-client';
 import { collectDefaultMetrics, Registry } from '../../proto/runtime/metrics/index.js';
-import { countByName, heapSpaceLabel } from '../../proto/runtime/metrics/node-metrics.js';
+import { countByName, EVENT_LOOP_SAMPLE_MS, heapSpaceLabel, promClientDelaySeconds } from '../../proto/runtime/metrics/node-metrics.js';
 import { parseMaxOpenFiles, parseProcStatus } from '../../proto/runtime/metrics/process-metrics.js';
 
 // The process_* and nodejs_* metrics docs/metrics.md promises, against prom-client 15's
@@ -88,6 +91,32 @@ describe('default metrics: the same families as prom-client\'s collectDefaultMet
     expect(seen, 'GCs seen').to.be.greaterThan(1);
     expect(largestBatch, 'GCs delivered in one call').to.be.greaterThan(1);
     expect(count() - before).to.equal(seen);
+  });
+});
+
+const IDLE_CHILD = fileURLToPath(new URL('../support/idle-metrics-child.js', import.meta.url));
+
+describe('default metrics: an idle process stays asleep', () => {
+  it('wakes its main thread about 10 times a second, not prom-client\'s 100, and still reads a 10 ms timer\'s delay', async function () {
+    this.timeout(10_000);
+    const windowMs = 1000;
+    const { stdout } = await promisify(execFile)(process.execPath, [IDLE_CHILD, String(windowMs)]);
+    const { wakeups, metrics } = JSON.parse(stdout) as { wakeups: number; metrics: string };
+    // One wakeup per sample (EVENT_LOOP_SAMPLE_MS) and the child's own timer, with room for
+    // a GC task; prom-client's 10 ms sampling made ~100.
+    expect(EVENT_LOOP_SAMPLE_MS).to.be.at.least(100);
+    expect(wakeups, 'main-thread sleeps in 1 s').to.be.at.most(30);
+    // Values on prom-client's scale: the interval of a 10 ms timer, not of a 100 ms one.
+    expect(sample(metrics, 'nodejs_eventloop_lag_min_seconds')).to.be.within(0.005, 0.05);
+    expect(sample(metrics, 'nodejs_eventloop_lag_p50_seconds')).to.be.within(0.005, 0.05);
+  });
+
+  it('reads a sample\'s interval as prom-client\'s 10 ms timer would have (the same lateness)', () => {
+    expect(promClientDelaySeconds(100_250_000, 7, 100)).to.be.closeTo(0.01025, 1e-12);
+    expect(promClientDelaySeconds(160_000_000, 1, 100)).to.be.closeTo(0.07, 1e-12);
+    // An empty histogram's values pass as they are, as prom-client writes them.
+    expect(promClientDelaySeconds(0, 0, 100)).to.equal(0);
+    expect(promClientDelaySeconds(9223372036854776000, 0, 100)).to.equal(9223372036854776000 / 1e9);
   });
 });
 
