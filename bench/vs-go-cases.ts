@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { memoryBreakdown, mib, processMemory, processTreeCpuPreciseMs, threadsCpuMs, type MemoryBreakdown } from './proc.js';
@@ -23,15 +23,20 @@ export interface PodVolume {
 
 let podSeq = 0;
 
-/** Creates `count` pods on `d`'s node using class `spc` and returns kubelet's requests for their volumes. */
+/**
+ * Creates `count` pods on `d`'s node using class `spc` and returns kubelet's requests for
+ * their volumes. The target's parent exists, as kubelet makes it (and writes its
+ * vol_data.json there) before it calls NodePublishVolume: the driver makes only the target.
+ */
 export async function podVolumes(env: VsGoEnv, d: DriverUnderTest, spc: string, count: number): Promise<PodVolume[]> {
   const pods = await env.kube.createPods(count, d.nodeName, spc, VOLUME_NAME, `${d.side}-${++podSeq}`);
-  return pods.map((pod) => {
+  return Promise.all(pods.map(async (pod) => {
     const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
     const target = join(d.kubeletDir, 'pods', pod.uid, 'volumes', 'kubernetes.io~csi', VOLUME_NAME, 'mount');
+    await mkdir(dirname(target), { recursive: true, mode: 0o750 });
     const ctx = inlineVolumeContext({ name: pod.name, namespace: pod.namespace, uid: pod.uid, serviceAccountName: pod.serviceAccountName }, spc);
     return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
-  });
+  }));
 }
 
 /**
