@@ -88,6 +88,19 @@ export async function threadsCpuMs(pid: number): Promise<number> {
   return ns / 1e6;
 }
 
+/**
+ * CPU ms per second each of `pids` spends over `windowMs` of doing nothing: timers, GC
+ * tasks, watches. A wait is the measurement here (an idle process has no event to await).
+ */
+export async function idleCpuMsPerSecond(pids: readonly number[], windowMs: number): Promise<number[]> {
+  const before = await Promise.all(pids.map((pid) => threadsCpuMs(pid)));
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  const after = await Promise.all(pids.map((pid) => threadsCpuMs(pid)));
+  const seconds = (performance.now() - t0) / 1000;
+  return pids.map((_, i) => (after[i]! - before[i]!) / seconds);
+}
+
 /** The run time (ns) of a schedstat line: "<run ns> <wait ns> <timeslices>". */
 export function schedstatRunNs(text: string): number {
   const ns = Number(text.trim().split(' ')[0]);

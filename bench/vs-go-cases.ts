@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import { memoryBreakdown, mib, processMemory, processTreeCpuPreciseMs, threadsCpuMs, type MemoryBreakdown } from './proc.js';
+import { idleCpuMsPerSecond, memoryBreakdown, mib, processMemory, processTreeCpuPreciseMs, threadsCpuMs, type MemoryBreakdown } from './proc.js';
 import { runLimited, VOLUME_NAME } from './rounds.js';
 import { objectNames } from './fixtures.js';
 import type { DriverUnderTest, Side, Size, VsGoEnv } from './vs-go-env.js';
@@ -210,10 +210,14 @@ export async function providerCpu(env: VsGoEnv, ours: DriverUnderTest, classes: 
   return { file: cpu.file / iterations, fake: env.fakeProvider ? cpu.fake / iterations : null };
 }
 
-/** Driver RSS (MiB) idle and with each count of `mountedCounts` volumes of `spc` mounted (a fresh driver). */
-export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, mountedCounts: readonly number[]): Promise<{ idle: number; idleBreakdown: MemoryBreakdown; mounted: Map<number, number> }> {
+/**
+ * Driver RSS (MiB) idle and with each count of `mountedCounts` volumes of `spc` mounted (a
+ * fresh driver), and the idle driver's CPU ms per second over `idleWindowMs` after the idle read.
+ */
+export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, mountedCounts: readonly number[], idleWindowMs: number): Promise<{ idle: number; idleBreakdown: MemoryBreakdown; idleCpuMsPerS: number; mounted: Map<number, number> }> {
   const idle = mib((await processMemory(d.process.pid)).rssKiB);
   const idleBreakdown = await memoryBreakdown(d.process.pid);
+  const [idleCpuMsPerS] = await idleCpuMsPerSecond([d.process.pid], idleWindowMs);
   const mounted = new Map<number, number>();
   const published: PodVolume[] = [];
   try {
@@ -226,5 +230,5 @@ export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, m
   } finally {
     await runLimited(published, 8, (v) => unpublishRetrying(d, v));
   }
-  return { idle, idleBreakdown, mounted };
+  return { idle, idleBreakdown, idleCpuMsPerS: idleCpuMsPerS!, mounted };
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mib, unmountAllUnder, type MemoryBreakdown } from './proc.js';
+import { idleCpuMsPerSecond, mib, unmountAllUnder, type MemoryBreakdown } from './proc.js';
 import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
 import { nonNegativeIntEnv, positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { summarize } from './stats.js';
@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   const burstPods = positiveIntEnv('BENCH_VS_BURST_PODS', 100);
   const burstRounds = positiveIntEnv('BENCH_VS_BURST_ROUNDS', 3);
   const rssCounts = [positiveIntEnv('BENCH_VS_RSS_VOLUMES_SMALL', 100), positiveIntEnv('BENCH_VS_RSS_VOLUMES', 500)];
+  const idleWindowMs = positiveIntEnv('BENCH_VS_IDLE_MS', 5000);
   const { mode: mountMode } = chooseMountMode();
   const sides: Side[] = goMissing ? ['ours'] : ['ours', 'theirs'];
 
@@ -85,8 +86,11 @@ async function main(): Promise<void> {
     for (const side of cases.has('rss') ? sides : []) {
       progress(`RSS: ${side} driver idle, then ${rssCounts.join(' and ')} volumes`);
       const d = await startSide(env, side, mountMode);
-      try { rss.set(side, await driverRss(env, d, spcFor(10), rssCounts)); } finally { await d.stop(); }
+      try { rss.set(side, await driverRss(env, d, spcFor(10), rssCounts, idleWindowMs)); } finally { await d.stop(); }
     }
+    // The providers, idle meanwhile (no driver calls them): ours and upstream's Go fake.
+    const providerPids = [env.fileProvider.pid, ...(env.fakeProvider ? [env.fakeProvider.pid] : [])];
+    const providerIdle = cases.has('rss') ? await idleCpuMsPerSecond(providerPids, idleWindowMs) : [];
     const rssOf = (side: Side, pick: (r: Awaited<ReturnType<typeof driverRss>>) => number | undefined) => (rss.has(side) ? pick(rss.get(side)!) ?? null : null);
 
     const drivers: DriverUnderTest[] = [];
@@ -130,6 +134,8 @@ async function main(): Promise<void> {
       rows.push(compare('rss-idle-file', '  of it file-backed', 'MiB', rssOf('ours', part((b) => b.fileKiB))!, rssOf('theirs', part((b) => b.fileKiB))));
       rows.push(compare('rss-idle-binary', '    of that the node / Go binary', 'MiB', rssOf('ours', part((b) => b.binaryKiB))!, rssOf('theirs', part((b) => b.binaryKiB))));
       for (const n of rssCounts) rows.push(compare(`rss-${n}`, `driver RSS, ${n} volumes mounted`, 'MiB', rssOf('ours', (r) => r.mounted.get(n))!, rssOf('theirs', (r) => r.mounted.get(n))));
+      rows.push(compare('idle-cpu-driver', 'driver CPU idle', 'ms/s', rssOf('ours', (r) => r.idleCpuMsPerS)!, rssOf('theirs', (r) => r.idleCpuMsPerS)));
+      rows.push(compare('idle-cpu-provider', 'provider CPU idle (file vs Go fake)', 'ms/s', providerIdle[0]!, providerIdle[1] ?? null));
     }
   } finally {
     for (const proc of processes.reverse()) await proc.stop().catch(() => undefined);
@@ -144,7 +150,7 @@ async function main(): Promise<void> {
     goDriver: goMissing ? { ran: false, reason: goMissing } : { ran: true },
     mountMode,
     config: {
-      iterations, batch, warmup, paceMs, burstPods, burstRounds, rssVolumes: rssCounts, objectSizeBytes: 1024, nodeFlags: benchNodeFlags(),
+      iterations, batch, warmup, paceMs, burstPods, burstRounds, rssVolumes: rssCounts, idleWindowMs, objectSizeBytes: 1024, nodeFlags: benchNodeFlags(),
       ourDriver: 'Kubernetes mode (--kubeconfig, deploy/ RBAC), info logging, metrics on, no rotation',
       goDriver: 'v1.6.0, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
       order: 'batches alternate ours/theirs in ABBA order', percentiles: 'nearest rank',

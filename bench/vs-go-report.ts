@@ -5,11 +5,14 @@ import { machineLine, nodeFlagsText, table, type BenchRunHeader } from './report
  * table it prints. Pure: the numbers come in, text and statuses go out.
  */
 
+/** A row's unit: a duration, memory, or CPU time per second of wall time. */
+export type RowUnit = 'ms' | 'MiB' | 'ms/s';
+
 /** One measured quantity of both drivers; `theirs` is null when the Go half did not run. */
 export interface ComparisonRow {
   readonly id: string;
   readonly label: string;
-  readonly unit: 'ms' | 'MiB';
+  readonly unit: RowUnit;
   readonly ours: number;
   readonly theirs: number | null;
   /** ours / theirs, null without theirs. */
@@ -19,7 +22,7 @@ export interface ComparisonRow {
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** A row with its ratio. */
-export function compare(id: string, label: string, unit: 'ms' | 'MiB', ours: number, theirs: number | null): ComparisonRow {
+export function compare(id: string, label: string, unit: RowUnit, ours: number, theirs: number | null): ComparisonRow {
   return { id, label, unit, ours: round3(ours), theirs: theirs === null ? null : round3(theirs), ratio: theirs === null || theirs === 0 ? null : round3(ours / theirs) };
 }
 
@@ -67,7 +70,7 @@ export interface VsGoResults extends BenchRunHeader<'vs-go-driver'> {
   readonly targets: readonly VsTargetResult[];
 }
 
-const num = (x: number | null, unit: 'ms' | 'MiB'): string => (x === null ? '—' : unit === 'MiB' ? x.toFixed(1) : x.toFixed(2));
+const num = (x: number | null, unit: RowUnit): string => (x === null ? '—' : unit === 'MiB' ? x.toFixed(1) : x.toFixed(2));
 
 /** The report printed to stdout. */
 export function formatVsReport(r: VsGoResults): string {

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { schedstatRunNs, statCpuTicks, threadsCpuMs } from '../../bench/proc.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { idleCpuMsPerSecond, schedstatRunNs, statCpuTicks, threadsCpuMs } from '../../bench/proc.js';
 
 describe('bench/proc: CPU time of a process', () => {
   it('reads the run time (ns) of a schedstat line', () => {
@@ -19,5 +21,20 @@ describe('bench/proc: CPU time of a process', () => {
     while (((u) => u.user + u.system)(process.cpuUsage(start)) < 3_000) { /* spin */ }
     const spent = (await threadsCpuMs(process.pid)) - before;
     expect(spent).to.be.greaterThan(2.5).and.lessThan(1000);
+  });
+
+  it('reads CPU ms per second of a sleeping and of a spinning process over a window', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+    try {
+      await Promise.all([once(sleeper, 'spawn'), once(spinner, 'spawn')]);
+      const [asleep, spinning] = await idleCpuMsPerSecond([sleeper.pid!, spinner.pid!], 300);
+      expect(asleep).to.be.lessThan(5);
+      // One thread spinning: up to 1000 ms per second, less when the machine is busy.
+      expect(spinning).to.be.greaterThan(200).and.lessThan(1100);
+    } finally {
+      sleeper.kill('SIGKILL');
+      spinner.kill('SIGKILL');
+    }
   });
 });
