@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionResponse.js';
@@ -96,7 +96,7 @@ export class ProviderClient {
     limits: CallLimits,
     invoke: (client: UnaryClient, options: CallOptions) => Promise<T>,
   ): Promise<T> {
-    const socketPath = await this.findSocket(name);
+    const socketPath = this.findSocket(name);
     const deadline = this.deadline(limits.deadline);
     try {
       return await callWithRetry({
@@ -121,11 +121,14 @@ export class ProviderClient {
     return new Date(Math.min(own, kubeletDeadline.getTime() - DEADLINE_MARGIN_MS));
   }
 
-  private async findSocket(name: string): Promise<string> {
+  /**
+   * The first candidate path that is a socket. Synchronous: a lookup in a local directory
+   * the dentry cache holds costs a few µs, a thread-pool trip ~70 µs on every call.
+   */
+  private findSocket(name: string): string {
     const candidates = candidateSocketPaths(name, this.options.providerDirs);
     for (const path of candidates) {
-      const s = await stat(path).catch(() => undefined);
-      if (s?.isSocket()) return path;
+      if (statOrUndefined(path)?.isSocket()) return path;
     }
     throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
   }
@@ -167,5 +170,14 @@ export class ProviderClient {
         return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
       }
     }
+  }
+}
+
+/** stat(2) of `path`, or undefined when it cannot be had (missing, no permission, not a directory on the way). */
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
   }
 }
