@@ -1,4 +1,3 @@
-import { flushLogs } from './logger.js';
 /**
  * How long an exit waits for stderr to take the queued log lines. A full pipe (a slow or
  * stuck log reader) must not keep a stopped process alive for long: kubelet waits for
@@ -22,7 +21,6 @@ export function drained(stream: NodeJS.WritableStream & { writableLength?: numbe
 
 /** process.exit(code) once stderr and stdout have taken what was written (at most EXIT_DRAIN_MS). */
 export async function exitAfterOutput(code: number, timeoutMs = EXIT_DRAIN_MS): Promise<never> {
-  flushLogs();
   await Promise.all([drained(process.stderr, timeoutMs), drained(process.stdout, timeoutMs)]);
   process.exit(code);
 }

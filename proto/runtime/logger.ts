@@ -145,45 +145,14 @@ class JsonLogger implements Logger {
   }
 }
 
-/** Lines logged in the current turn of the event loop, not yet written. */
-let pendingLines = '';
-let flushScheduled: NodeJS.Immediate | undefined;
-let flushOnExit = false;
-
 /**
- * Takes a line for stderr and writes it, with every other line of the same turn of the
- * event loop, in that turn's check phase (setImmediate): one write(2) per turn instead of
- * one per line. Node runs its own pending writes (an HTTP/2 answer is one) before any
- * setImmediate callback, so a call's log line is no longer written between its work and its
- * answer (~0.1 ms of a NodePublishVolume: the write to a pipe, which wakes its reader). Lines
- * stay in order. Every exit writes what is pending first: process 'exit' (process.exit,
- * an empty event loop, an uncaught exception) and exitAfterOutput (exit.ts).
+ * Writes to process.stderr, looked up at each line (tests replace its write), as
+ * winston's Console transport did: synchronous for a file or a terminal; for a pipe
+ * synchronous until the pipe is full, then Node queues the rest instead of blocking. A
+ * process exit waits for that queue (exit.ts, signals.ts) so the last lines are not lost.
  */
 function stderrSink(line: string): void {
-  pendingLines += line;
-  if (flushScheduled !== undefined) return;
-  flushScheduled = setImmediate(flushLogs);
-  if (!flushOnExit) {
-    flushOnExit = true;
-    process.on('exit', flushLogs);
-  }
-}
-
-/**
- * Writes the lines logged so far to process.stderr, looked up at each write (tests replace
- * its write), as winston's Console transport did: synchronous for a file or a terminal; for
- * a pipe synchronous until the pipe is full, then Node queues the rest instead of blocking.
- * A process exit waits for that queue (exit.ts, signals.ts) so the last lines are not lost.
- */
-export function flushLogs(): void {
-  if (flushScheduled !== undefined) {
-    clearImmediate(flushScheduled);
-    flushScheduled = undefined;
-  }
-  if (pendingLines === '') return;
-  const lines = pendingLines;
-  pendingLines = '';
-  process.stderr.write(lines);
+  process.stderr.write(line);
 }
 
 /** A JSON-lines logger writing to stderr (stdout stays free for CLI output). */
