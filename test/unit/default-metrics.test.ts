@@ -94,9 +94,9 @@ describe('default metrics: the same families as prom-client\'s collectDefaultMet
   });
 });
 
-const METRICS_CHILD = fileURLToPath(new URL('../support/idle-metrics-child.js', import.meta.url));
+const METRICS_CHILD = fileURLToPath(new URL('../support/event-loop-metrics-child.js', import.meta.url));
 
-/** Runs test/support/idle-metrics-child.ts in `mode` for `windowMs`: its main thread's sleeps and a scrape. */
+/** Runs test/support/event-loop-metrics-child.ts in `mode` for `windowMs`: its main thread's sleeps and a scrape. */
 async function metricsChild(mode: 'idle' | 'busy', windowMs: number): Promise<{ wakeups: number; metrics: string }> {
   const { stdout } = await promisify(execFile)(process.execPath, [METRICS_CHILD, mode, String(windowMs)]);
   return JSON.parse(stdout) as { wakeups: number; metrics: string };
