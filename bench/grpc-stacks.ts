@@ -1,10 +1,11 @@
-// The two gRPC stacks bench/grpc-transport.ts compares, behind one small interface: a
-// server of one echo method and a client making the benchmark's small call. Each stack is
-// imported only when used, so a process holds only the stack its case needs.
+// The gRPC stacks bench/grpc-transport.ts compares, behind one small interface: a server of
+// one echo method and a client making the benchmark's small call. Each stack is imported
+// only when used, so a process holds only the stack its case needs. `frames` is not a gRPC
+// stack but the floor of one on raw frames (h2-frames.ts), for the round-trip rows.
 import type { UnaryMethod } from '../proto/grpc/method.js';
 
 /** Which gRPC implementation a side uses. */
-export type Stack = 'ours' | 'grpc-js';
+export type Stack = 'ours' | 'grpc-js' | 'frames';
 
 const PATH = '/bench.Echo/Call';
 const ECHO: UnaryMethod<Uint8Array, Uint8Array> = { path: PATH, request: { encode: (m) => m, decode: (b) => b }, response: { encode: (m) => m, decode: (b) => b } };
@@ -19,6 +20,7 @@ export async function serve(stack: Stack, socket: string): Promise<() => void> {
     await server.listen(socket);
     return () => server.forceShutdown();
   }
+  if (stack === 'frames') return (await import('./h2-frames.js')).serveFrames(socket);
   const grpc = await import('@grpc/grpc-js');
   const server = new grpc.Server();
   const id = (b: Buffer) => b;
@@ -34,6 +36,7 @@ export async function caller(stack: Stack, socket: string): Promise<{ call(): Pr
     const client = new UnaryClient(socket);
     return { call: () => client.callRaw(PATH, REQUEST, { deadline: new Date(Date.now() + 10_000) }), close: () => client.close() };
   }
+  if (stack === 'frames') return (await import('./h2-frames.js')).framesCaller(socket, PATH, REQUEST);
   const grpc = await import('@grpc/grpc-js');
   const client = new grpc.Client(`unix://${socket}`, grpc.credentials.createInsecure());
   const id = (b: Buffer) => b;

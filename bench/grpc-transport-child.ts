@@ -3,8 +3,12 @@
  *   node grpc-transport-child.js serve:<bare|ours|grpc-js> <socket>   serve ("ready"); the parent calls and measures
  *   node grpc-transport-child.js self:<ours|grpc-js> <socket>         serve and call itself once ("ready")
  *   node grpc-transport-child.js cpu:<client>:<server> <socket> <calls>   JSON: CPU and wall time per call
+ *   node grpc-transport-child.js rtt:<client> <socket> <calls>        JSON: round-trip times of paced calls to a server child
  */
 import { caller, serve, type Stack } from './grpc-stacks.js';
+
+/** Pause before each timed round-trip call. */
+const RTT_PACE_MS = 2;
 
 /** Child: runs one case and prints one JSON line. */
 async function main(kind: string, socket: string, calls: number): Promise<void> {
@@ -21,6 +25,22 @@ async function main(kind: string, socket: string, calls: number): Promise<void> 
     await c.call();
     process.stdout.write('ready\n');
     return;
+  }
+  if (what === 'rtt') {
+    const c = await caller(a as Stack, socket);
+    for (let i = 0; i < 200; i++) await c.call(); // warm-up: connection, JIT
+    const times: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      await new Promise((resolve) => setTimeout(resolve, RTT_PACE_MS)); // the server idles between calls, as a provider does
+      const t0 = process.hrtime.bigint();
+      await c.call();
+      times.push(Number(process.hrtime.bigint() - t0) / 1000);
+    }
+    c.close();
+    times.sort((x, y) => x - y);
+    const at = (q: number) => times[Math.floor(times.length * q)] as number;
+    process.stdout.write(`${JSON.stringify({ p50Us: at(0.5), p90Us: at(0.9) })}\n`);
+    process.exit(0);
   }
   // cpu:<client>:<server>
   const stop = await serve(b as Stack, socket);

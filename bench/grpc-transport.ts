@@ -1,7 +1,8 @@
 /**
  * proto/grpc (node:http2) against @grpc/grpc-js, the transport it replaces (issue 15):
- * resident memory of a process serving one call, and CPU per small unary call, each in
- * fresh processes (grpc-transport-child.ts) on the images' Node and flags, over a Unix
+ * resident memory of a process serving one call, the round trip of a call between two
+ * processes (also against fixed frames on a raw socket, the floor of an HTTP/2 framing of
+ * our own), and CPU per small unary call, each in fresh processes (grpc-transport-child.ts) on the images' Node and flags, over a Unix
  * socket in a temp dir. Results are printed; nothing is written.
  *   node dist/bench/grpc-transport.js [--runs N] [--calls N] [--node PATH]
  */
@@ -71,6 +72,29 @@ async function main(): Promise<void> {
       const values: number[] = [];
       for (let i = 0; i < runs; i++) values.push(await rssOf(node, kind, dir, from));
       process.stdout.write(`  ${label.padEnd(48)} ${mib(median(values)).toFixed(1)}  (${values.map((v) => mib(v).toFixed(1)).join(' ')})\n`);
+    }
+    process.stdout.write(`\nRound trip of a small unary call from another process, ${calls} calls 2 ms apart after 200 warm-up (µs);\n` +
+      `"frames" is fixed HTTP/2 frames on a raw socket (h2-frames.ts), the floor of any framing of our own\n`);
+    const pairs: [Stack, Stack][] = [['ours', 'ours'], ['frames', 'ours'], ['ours', 'frames'], ['frames', 'frames']];
+    const rtt = new Map<string, { p50: number[]; p90: number[] }>(pairs.map(([c, s]) => [`${c}:${s}`, { p50: [], p90: [] }]));
+    for (let i = 0; i < runs; i++) {
+      for (const [clientStack, serverStack] of i % 2 === 0 ? pairs : [...pairs].reverse()) { // interleaved, so machine noise hits every pair
+        const socket = join(dir, `${sockets++}.sock`);
+        const server = await start(node, `serve:${serverStack}`, socket, 0);
+        try {
+          const c = await start(node, `rtt:${clientStack}`, socket, calls);
+          const r = JSON.parse(c.line) as { p50Us: number; p90Us: number };
+          const row = rtt.get(`${clientStack}:${serverStack}`) as { p50: number[]; p90: number[] };
+          row.p50.push(r.p50Us);
+          row.p90.push(r.p90Us);
+        } finally {
+          server.kill();
+        }
+      }
+    }
+    for (const [clientStack, serverStack] of pairs) {
+      const row = rtt.get(`${clientStack}:${serverStack}`) as { p50: number[]; p90: number[] };
+      process.stdout.write(`  client ${clientStack.padEnd(8)} server ${serverStack.padEnd(8)} p50 ${median(row.p50).toFixed(0).padStart(4)}  p90 ${median(row.p90).toFixed(0).padStart(4)}  (p50 ${row.p50.map((v) => v.toFixed(0)).join(' ')})\n`);
     }
     process.stdout.write(`\nCPU per call, ${calls} sequential small unary calls after 200 warm-up, client and server in one process (µs)\n`);
     for (const [clientStack, serverStack] of [['ours', 'ours'], ['grpc-js', 'grpc-js'], ['grpc-js', 'ours'], ['ours', 'grpc-js']] as [Stack, Stack][]) {

@@ -1,0 +1,140 @@
+// The floor of any HTTP/2 framing of our own (issue 15): a unary gRPC echo peer on a raw
+// Unix socket that writes fixed, precomputed frames and reads frames only as far as a unary
+// echo needs. No HPACK decoding (the peer's header blocks are skipped), no stream states,
+// flow control by one large connection WINDOW_UPDATE. It is not a usable gRPC stack: it
+// measures how much of a call's latency node:http2 costs, next to proto/grpc, in
+// bench/grpc-transport.ts.
+import { connect, createServer, type Socket } from 'node:net';
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+const DATA = 0x0;
+const HEADERS = 0x1;
+const RST_STREAM = 0x3;
+const SETTINGS = 0x4;
+const GOAWAY = 0x7;
+const WINDOW_UPDATE = 0x8;
+const END_STREAM = 0x1;
+const ACK = 0x1;
+const END_HEADERS = 0x4;
+
+function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** An HPACK "literal header field without indexing" with a new name, no Huffman coding (names and values under 127 bytes). */
+function literal(name: string, value: string): Buffer {
+  return Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+}
+
+/** An HPACK literal without indexing whose name is the static table's entry `index` (under 15). */
+function literalIndexedName(index: number, value: string): Buffer {
+  return Buffer.concat([Buffer.from([index, value.length]), Buffer.from(value)]);
+}
+
+function windowUpdate(increment: number): Buffer {
+  const body = Buffer.alloc(4);
+  body.writeUInt32BE(increment);
+  return frame(WINDOW_UPDATE, 0, 0, body);
+}
+
+/** A length-prefixed gRPC message, uncompressed. */
+function grpcMessage(message: Uint8Array): Buffer {
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+}
+
+/** Calls `onFrame` for every whole frame that arrives on `socket` (after `skip` bytes of preface). */
+function readFrames(socket: Socket, skip: number, onFrame: (type: number, flags: number, stream: number, payload: Buffer) => void): void {
+  let pending: Buffer = Buffer.alloc(0);
+  let toSkip = skip;
+  socket.on('data', (chunk: Buffer) => {
+    pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+    if (toSkip > 0) {
+      const n = Math.min(toSkip, pending.length);
+      pending = pending.subarray(n);
+      toSkip -= n;
+    }
+    while (pending.length >= 9) {
+      const length = pending.readUIntBE(0, 3);
+      if (pending.length < 9 + length) break;
+      const type = pending[3] as number;
+      const flags = pending[4] as number;
+      const stream = pending.readUInt32BE(5) & 0x7fffffff;
+      const payload = pending.subarray(9, 9 + length);
+      pending = pending.subarray(9 + length);
+      if (type === SETTINGS && (flags & ACK) === 0) socket.write(frame(SETTINGS, ACK, 0));
+      onFrame(type, flags, stream, payload);
+    }
+  });
+}
+
+/** Serves an echo of every request on `socket`: one write of response headers, DATA and trailers. */
+export function serveFrames(socket: string): Promise<() => void> {
+  const responseHeaders = Buffer.concat([Buffer.from([0x88]), literal('content-type', 'application/grpc')]); // :status 200
+  const trailers = literal('grpc-status', '0');
+  const server = createServer((conn) => {
+    conn.write(Buffer.concat([frame(SETTINGS, 0, 0), windowUpdate(0x7fff0000)]));
+    const bodies = new Map<number, Buffer[]>();
+    readFrames(conn, PREFACE.length, (type, flags, stream, payload) => {
+      if (type !== DATA) return;
+      const parts = bodies.get(stream) ?? [];
+      parts.push(Buffer.from(payload));
+      bodies.set(stream, parts);
+      if ((flags & END_STREAM) === 0) return;
+      bodies.delete(stream);
+      conn.write(Buffer.concat([frame(HEADERS, END_HEADERS, stream, responseHeaders), frame(DATA, 0, stream, Buffer.concat(parts)),
+        frame(HEADERS, END_HEADERS | END_STREAM, stream, trailers)]));
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socket, () => resolve(() => server.close()));
+  });
+}
+
+/** A client making unary calls to `path` on `socket` with fixed frames; a call resolves with the response's DATA bytes. */
+export function framesCaller(socket: string, path: string, request: Uint8Array): { call(): Promise<Buffer>; close(): void } {
+  const conn = connect(socket);
+  conn.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0), windowUpdate(0x7fff0000)]));
+  const headerBlock = Buffer.concat([Buffer.from([0x83, 0x86]), literalIndexedName(4, path), literalIndexedName(1, 'localhost'), // POST, http
+    literal('content-type', 'application/grpc'), literal('te', 'trailers')]);
+  const body = grpcMessage(request);
+  const calls = new Map<number, { parts: Buffer[]; resolve(b: Buffer): void; reject(e: Error): void }>();
+  const failAll = (why: string) => {
+    for (const call of calls.values()) call.reject(new Error(why));
+    calls.clear();
+  };
+  conn.on('error', (err) => failAll(err.message));
+  conn.on('close', () => failAll('connection closed'));
+  let nextStream = 1;
+  readFrames(conn, 0, (type, flags, stream, payload) => {
+    if (type === GOAWAY) return failAll('the server sent GOAWAY');
+    const call = calls.get(stream);
+    if (call !== undefined && type === RST_STREAM) {
+      calls.delete(stream);
+      return call.reject(new Error(`the server reset stream ${stream}`));
+    }
+    if (call === undefined) return;
+    if (type === DATA) call.parts.push(Buffer.from(payload));
+    if ((type === DATA || type === HEADERS) && (flags & END_STREAM) !== 0) {
+      calls.delete(stream);
+      call.resolve(Buffer.concat(call.parts));
+    }
+  });
+  return {
+    call: () => new Promise((resolve, reject) => {
+      if (conn.destroyed) return reject(new Error('connection closed'));
+      const stream = nextStream;
+      nextStream += 2;
+      calls.set(stream, { parts: [], resolve, reject });
+      conn.write(Buffer.concat([frame(HEADERS, END_HEADERS, stream, headerBlock), frame(DATA, END_STREAM, stream, body)]));
+    }),
+    close: () => conn.end(),
+  };
+}
