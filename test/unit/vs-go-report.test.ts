@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { batches, turnOrder } from '../../bench/vs-go-cases.js';
-import { checkTargets, compare, VS_TARGETS } from '../../bench/vs-go-report.js';
+import { checkTargets, compare, formatVsReport, VS_TARGETS, type VsGoResults } from '../../bench/vs-go-report.js';
 
 describe('the side-by-side benchmark against the Go driver (ratios, targets, turns)', () => {
   it('gives ours/theirs as the ratio, and none without the Go half', () => {
@@ -25,6 +26,28 @@ describe('the side-by-side benchmark against the Go driver (ratios, targets, tur
 
   it('marks a target whose row was not measured n/a', () => {
     expect(checkTargets([]).map((t) => t.status)).to.deep.equal(VS_TARGETS.map(() => 'n/a'));
+  });
+
+  const results = (rows: ReturnType<typeof compare>[]): VsGoResults => ({
+    schema: 1, benchmark: 'vs-go-driver', startedAt: '2026-11-24T00:00:00Z', finishedAt: '2026-11-24T00:01:00Z', durationSeconds: 60,
+    machine: { cpuModel: 'cpu', cpuCount: 2, totalMemMiB: 1024, nodeVersion: 'v24', platform: 'linux', kernel: '6', arch: 'x64', uid: 0, gitCommit: 'abcdef0', gitDirty: false },
+    loadAverage1m: { before: 0, after: 0 }, goDriver: { ran: true }, mountMode: 'tmpfs', config: {}, rows, cleanupUnpublishRetries: 0, targets: checkTargets(rows),
+  });
+
+  it('points each missed target at its evidence in bench/README.md, once per section, and says nothing when all are met', () => {
+    const missed = formatVsReport(results([compare('publish-10-p50', 'p', 'ms', 9, 10), compare('publish-10-p99', 'p', 'ms', 11, 10), compare('rss-idle', 'r', 'MiB', 75, 38)]));
+    const where = missed.slice(missed.indexOf('where the remaining cost'));
+    expect(where.split('\n').slice(1)).to.deep.equal(['  bench/README.md, "What is left of the first-publish targets"', '  bench/README.md, "Where the driver\'s memory is"']);
+    const met = formatVsReport(results([compare('publish-10-p50', 'p', 'ms', 7, 10), compare('rss-idle', 'r', 'MiB', 50, 38)]));
+    expect(met).to.not.include('where the remaining cost');
+  });
+
+  it('names evidence sections that exist in bench/README.md', () => {
+    const readme = readFileSync(new URL('../../../bench/README.md', import.meta.url), 'utf8');
+    for (const t of VS_TARGETS) {
+      const heading = /"(.+)"$/.exec(t.evidence)?.[1] as string;
+      expect(readme.split('\n').some((line) => line.startsWith('#') && line.includes(heading)), t.evidence).to.equal(true);
+    }
   });
 
   it('splits iterations into batches and alternates which driver goes first (ABBA)', () => {
