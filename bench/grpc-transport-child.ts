@@ -1,17 +1,14 @@
 /**
  * The child process of bench/grpc-transport.ts: one case, one output line.
- *   node grpc-transport-child.js serve:<bare|ours|grpc-js> <socket>   serve ("ready"); the parent calls and measures
+ *   node grpc-transport-child.js serve:<bare|ours|grpc-js|frames> <socket>   serve ("ready"); the parent calls and measures
  *   node grpc-transport-child.js self:<ours|grpc-js> <socket>         serve and call itself once ("ready")
  *   node grpc-transport-child.js cpu:<client>:<server> <socket> <calls>   JSON: CPU and wall time per call
- *   node grpc-transport-child.js rtt:<client> <socket> <calls>        JSON: round-trip times of paced calls to a server child
+ *   node grpc-transport-child.js rtt:<ours|frames> <socket> <calls> <paceMs>   JSON: round trips of paced calls to a server child
  */
 import { caller, serve, type Stack } from './grpc-stacks.js';
 
-/** Pause before each timed round-trip call. */
-const RTT_PACE_MS = 2;
-
 /** Child: runs one case and prints one JSON line. */
-async function main(kind: string, socket: string, calls: number): Promise<void> {
+async function main(kind: string, socket: string, calls: number, paceMs: number): Promise<void> {
   const [what, a, b] = kind.split(':') as [string, Stack | 'bare', Stack | undefined];
   if (what !== 'cpu') setInterval(() => {}, 1 << 30); // alive until the parent has measured (bare node included)
   if (what === 'serve') {
@@ -31,7 +28,7 @@ async function main(kind: string, socket: string, calls: number): Promise<void> 
     for (let i = 0; i < 200; i++) await c.call(); // warm-up: connection, JIT
     const times: number[] = [];
     for (let i = 0; i < calls; i++) {
-      await new Promise((resolve) => setTimeout(resolve, RTT_PACE_MS)); // the server idles between calls, as a provider does
+      await new Promise((resolve) => setTimeout(resolve, paceMs)); // the server idles between calls, as a provider does
       const t0 = process.hrtime.bigint();
       await c.call();
       times.push(Number(process.hrtime.bigint() - t0) / 1000);
@@ -57,4 +54,4 @@ async function main(kind: string, socket: string, calls: number): Promise<void> 
   process.exit(0);
 }
 
-void main(process.argv[2] as string, process.argv[3] as string, Number(process.argv[4] ?? 0));
+void main(process.argv[2] as string, process.argv[3] as string, Number(process.argv[4] ?? 0), Number(process.argv[5] ?? 2));

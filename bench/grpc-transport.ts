@@ -4,7 +4,7 @@
  * processes (also against fixed frames on a raw socket, the floor of an HTTP/2 framing of
  * our own), and CPU per small unary call, each in fresh processes (grpc-transport-child.ts) on the images' Node and flags, over a Unix
  * socket in a temp dir. Results are printed; nothing is written.
- *   node dist/bench/grpc-transport.js [--runs N] [--calls N] [--node PATH]
+ *   node dist/bench/grpc-transport.js [--runs N] [--calls N] [--pace MS] [--node PATH]
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,9 +18,9 @@ import { mib, processMemory } from './proc.js';
 
 const IMAGE_NODE = join(process.env['HOME'] ?? '/root', '.cache/secrets-store-csi/peers/node-v24.21.0-linux-x64/bin/node');
 /** Starts a child for `kind`; resolves with its first output line and the process. */
-function start(node: string, kind: string, socket: string, calls: number): Promise<{ line: string; pid: number; kill(): void }> {
+function start(node: string, kind: string, socket: string, calls: number, paceMs = 0): Promise<{ line: string; pid: number; kill(): void }> {
   const script = fileURLToPath(new URL('./grpc-transport-child.js', import.meta.url));
-  const proc = spawn(node, [...NODE_FLAGS, script, kind, socket, String(calls)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(node, [...NODE_FLAGS, script, kind, socket, String(calls), String(paceMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (c: Buffer) => {
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
   const opt = (name: string, dflt: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] as string : dflt; };
   const runs = Number(opt('--runs', '5'));
   const calls = Number(opt('--calls', '1000'));
+  const paceMs = Number(opt('--pace', '2'));
   const node = opt('--node', existsSync(IMAGE_NODE) ? IMAGE_NODE : process.execPath);
   const dir = await mkdtemp(join(tmpdir(), 'ssc-grpc-bench-'));
   try {
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < runs; i++) values.push(await rssOf(node, kind, dir, from));
       process.stdout.write(`  ${label.padEnd(48)} ${mib(median(values)).toFixed(1)}  (${values.map((v) => mib(v).toFixed(1)).join(' ')})\n`);
     }
-    process.stdout.write(`\nRound trip of a small unary call from another process, ${calls} calls 2 ms apart after 200 warm-up (µs);\n` +
+    process.stdout.write(`\nRound trip of a small unary call from another process, ${calls} calls ${paceMs} ms apart after 200 warm-up (µs);\n` +
       `"frames" is fixed HTTP/2 frames on a raw socket (h2-frames.ts), the floor of any framing of our own\n`);
     const pairs: [Stack, Stack][] = [['ours', 'ours'], ['frames', 'ours'], ['ours', 'frames'], ['frames', 'frames']];
     const rtt = new Map<string, { p50: number[]; p90: number[] }>(pairs.map(([c, s]) => [`${c}:${s}`, { p50: [], p90: [] }]));
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
         const socket = join(dir, `${sockets++}.sock`);
         const server = await start(node, `serve:${serverStack}`, socket, 0);
         try {
-          const c = await start(node, `rtt:${clientStack}`, socket, calls);
+          const c = await start(node, `rtt:${clientStack}`, socket, calls, paceMs);
           const r = JSON.parse(c.line) as { p50Us: number; p90Us: number };
           const row = rtt.get(`${clientStack}:${serverStack}`) as { p50: number[]; p90: number[] };
           row.p50.push(r.p50Us);

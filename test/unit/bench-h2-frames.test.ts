@@ -51,16 +51,47 @@ describe('bench/h2-frames: fixed HTTP/2 frames against proto/grpc', () => {
     }
   });
 
+  it('the fixed-frame client and server make a call with each other (the floor row)', async () => {
+    const stop = await serveFrames(join(dir, 'ff.sock'));
+    const client = framesCaller(join(dir, 'ff.sock'), PATH, Buffer.from('floor'));
+    try {
+      const body = await client.call();
+      expect(body.subarray(5).toString()).to.equal('floor');
+    } finally {
+      client.close();
+      stop();
+    }
+  });
+
+  it('a call answered with an error (trailers only, no message) fails', async () => {
+    const server = new UnaryServer();
+    server.add(ECHO, async () => { throw new Error('refused'); });
+    await server.listen(join(dir, 'e.sock'));
+    const client = framesCaller(join(dir, 'e.sock'), PATH, Buffer.from('x'));
+    try {
+      let failure: unknown;
+      await client.call().catch((err: unknown) => { failure = err; });
+      expect(String(failure)).to.match(/without a response message/);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  });
+
   it('a call fails instead of hanging when the server goes away', async () => {
     const server = new UnaryServer();
     server.add(ECHO, async (request) => request);
     await server.listen(join(dir, 'g.sock'));
     const client = framesCaller(join(dir, 'g.sock'), PATH, Buffer.from('x'));
-    await client.call();
-    server.forceShutdown();
-    let failure: unknown;
-    await client.call().catch((err: unknown) => { failure = err; });
-    expect(String(failure)).to.match(/GOAWAY|closed|reset|EPIPE/);
-    client.close();
+    try {
+      await client.call();
+      server.forceShutdown();
+      let failure: unknown;
+      await client.call().catch((err: unknown) => { failure = err; });
+      expect(String(failure)).to.match(/GOAWAY|closed|reset|EPIPE|without a response message/i);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
   });
 });
