@@ -52,7 +52,8 @@ export const VS_TARGETS: readonly VsTarget[] = [
   { rowId: 'publish-1-p50', description: 'first publish 1 object p50 ≤ 0.9×', on: 'ratio', limit: 0.9, evidence: PUBLISH_EVIDENCE },
   { rowId: 'publish-100-p50', description: 'first publish 100 objects p50 ≤ 0.9×', on: 'ratio', limit: 0.9, evidence: PUBLISH_EVIDENCE },
   { rowId: 'driver-cpu-10', description: 'driver CPU per publish+unpublish (10 objects, children included) ≤ 1.0×', on: 'ratio', limit: 1.0, evidence: CPU_EVIDENCE },
-  { rowId: 'provider-cpu-10', description: 'file provider CPU per 10-object Mount ≤ 2× the Go fake provider', on: 'ratio', limit: 2.0, evidence: CPU_EVIDENCE },
+  // The provider's CPU profile is in the first-publish section (its last paragraph).
+  { rowId: 'provider-cpu-10', description: 'file provider CPU per 10-object Mount ≤ 2× the Go fake provider', on: 'ratio', limit: 2.0, evidence: PUBLISH_EVIDENCE },
   { rowId: 'rss-idle', description: 'driver RSS idle ≤ 55 MiB', on: 'ours', limit: 55, evidence: MEMORY_EVIDENCE },
   { rowId: 'rss-500', description: 'driver RSS with 500 volumes ≤ 70 MiB', on: 'ours', limit: 70, evidence: MEMORY_EVIDENCE },
 ];
