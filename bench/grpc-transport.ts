@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { caller, type Stack } from './grpc-stacks.js';
 import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
 import { mib, processMemory } from './proc.js';
+import { median, numberOption } from './stats.js';
 
 const IMAGE_NODE = join(process.env['HOME'] ?? '/root', '.cache/secrets-store-csi/peers/node-v24.21.0-linux-x64/bin/node');
 /** Starts a child for `kind`; resolves with its first output line and the process. */
@@ -32,7 +33,6 @@ function start(node: string, kind: string, socket: string, calls: number, paceMs
   });
 }
 
-const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
 
 let sockets = 0;
 
@@ -54,11 +54,11 @@ async function rssOf(node: string, kind: string, dir: string, callFrom?: Stack):
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const opt = (name: string, dflt: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] as string : dflt; };
-  const runs = Number(opt('--runs', '5'));
-  const calls = Number(opt('--calls', '1000'));
-  const paceMs = Number(opt('--pace', '2'));
-  const node = opt('--node', existsSync(IMAGE_NODE) ? IMAGE_NODE : process.execPath);
+  const runs = numberOption(args, '--runs', 5, 1);
+  const calls = numberOption(args, '--calls', 1000, 1);
+  const paceMs = numberOption(args, '--pace', 2, 0);
+  const nodeAt = args.indexOf('--node');
+  const node = nodeAt >= 0 && args[nodeAt + 1] !== undefined ? args[nodeAt + 1] as string : existsSync(IMAGE_NODE) ? IMAGE_NODE : process.execPath;
   const dir = await mkdtemp(join(tmpdir(), 'ssc-grpc-bench-'));
   try {
     process.stdout.write(`node ${node} ${NODE_FLAGS.join(' ')}; ${runs} runs each, medians\n\nRSS (MiB)\n`);

@@ -37,3 +37,26 @@ export function rounded(s: LatencySummary): LatencySummary {
   const r = (x: number) => Math.round(x * 1000) / 1000;
   return { n: s.n, p50: r(s.p50), p99: r(s.p99), mean: r(s.mean), min: r(s.min), max: r(s.max) };
 }
+
+/** The median of `xs` (the mean of the middle two when their count is even). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) throw new Error('median of no samples');
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * The number after `name` in a benchmark's command line, or `fallback` when `name` is absent.
+ * A value that is not a finite number ≥ `min` throws an error naming the option.
+ */
+export function numberOption(args: readonly string[], name: string, fallback: number, min = 0): number {
+  const at = args.indexOf(name);
+  if (at < 0) return fallback;
+  const text = args[at + 1];
+  const value = Number(text);
+  if (text === undefined || text.trim() === '' || !Number.isFinite(value) || value < min) {
+    throw new Error(`${name}: expected a number ≥ ${min}, got ${text === undefined ? 'nothing' : JSON.stringify(text)}`);
+  }
+  return value;
+}

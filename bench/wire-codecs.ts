@@ -14,6 +14,7 @@ import type { MountResponse } from '../proto/gen/v1alpha1/MountResponse.js';
 import { Pacer } from '../proto/runtime/pacer.js';
 import { CSI_NODE } from '../proto/wire/csi-node.js';
 import { CSI_PROVIDER } from '../proto/wire/provider.js';
+import { median, numberOption } from './stats.js';
 
 const MESSAGES = 10_000;
 const PROTO_DIR = fileURLToPath(new URL('../../proto/', import.meta.url));
@@ -49,11 +50,9 @@ async function cpuMs(c: Contender): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function main(): Promise<void> {
-  const roundsAt = process.argv.indexOf('--rounds');
-  const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 7;
+  const rounds = numberOption(process.argv.slice(2), '--rounds', 7, 1);
   const csi = protoLoader.loadSync('csi/csi.proto', OPTIONS);
   const provider = protoLoader.loadSync('provider/service.proto', OPTIONS);
   const pjPublish = (csi['csi.v1.Node'] as protoLoader.ServiceDefinition)['NodePublishVolume'] as protoLoader.MethodDefinition<object, object>;

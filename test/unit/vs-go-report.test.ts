@@ -52,6 +52,20 @@ describe('the side-by-side benchmark against the Go driver (ratios, targets, tur
     }
   });
 
+  it('prints only numbers that its evidence section of bench/README.md gives', () => {
+    const readme = readFileSync(new URL('../../../bench/README.md', import.meta.url), 'utf8');
+    for (const evidence of new Set(VS_TARGETS.map((t) => t.evidence))) {
+      const lines = readme.split('\n');
+      const start = lines.findIndex((line) => line.startsWith('#') && line.includes(evidence.section));
+      const level = /^#+/.exec(lines[start] as string)?.[0].length as number;
+      const end = lines.findIndex((line, i) => i > start && /^#+ /.test(line) && (/^#+/.exec(line)?.[0].length as number) <= level);
+      const body = lines.slice(start, end < 0 ? undefined : end).join(' ').replace(/\s+/g, ' ');
+      for (const number of evidence.finding.join(' ').match(/\d+(?:\.\d+)?(?: ?[–/] ?\d+(?:\.\d+)?)?/g) ?? []) {
+        expect(body, `${evidence.section}: ${number}`).to.include(number);
+      }
+    }
+  });
+
   it('splits iterations into batches and alternates which driver goes first (ABBA)', () => {
     expect(batches(25, 10)).to.deep.equal([10, 10, 5]);
     expect(batches(0, 10)).to.deep.equal([]);
