@@ -6,6 +6,7 @@
  *   node grpc-transport-child.js rtt:<ours|frames> <socket> <calls> <paceMs>   JSON: round trips of paced calls to a server child
  */
 import { caller, serve, type Stack } from './grpc-stacks.js';
+import { percentile } from './stats.js';
 
 /** Child: runs one case and prints one JSON line. */
 async function main(kind: string, socket: string, calls: number, paceMs: number): Promise<void> {
@@ -35,8 +36,7 @@ async function main(kind: string, socket: string, calls: number, paceMs: number)
     }
     c.close();
     times.sort((x, y) => x - y);
-    const at = (q: number) => times[Math.floor(times.length * q)] as number;
-    process.stdout.write(`${JSON.stringify({ p50Us: at(0.5), p90Us: at(0.9) })}\n`);
+    process.stdout.write(`${JSON.stringify({ p50Us: percentile(times, 50), p90Us: percentile(times, 90) })}\n`);
     process.exit(0);
   }
   // cpu:<client>:<server>

@@ -33,7 +33,6 @@ function start(node: string, kind: string, socket: string, calls: number, paceMs
   });
 }
 
-
 let sockets = 0;
 
 async function rssOf(node: string, kind: string, dir: string, callFrom?: Stack): Promise<number> {
@@ -77,24 +76,25 @@ async function main(): Promise<void> {
     process.stdout.write(`\nRound trip of a small unary call from another process, ${calls} calls ${paceMs} ms apart after 200 warm-up (µs);\n` +
       `"frames" is fixed HTTP/2 frames on a raw socket (h2-frames.ts), the floor of any framing of our own\n`);
     const pairs: [Stack, Stack][] = [['ours', 'ours'], ['frames', 'ours'], ['ours', 'frames'], ['frames', 'frames']];
-    const rtt = new Map<string, { p50: number[]; p90: number[] }>(pairs.map(([c, s]) => [`${c}:${s}`, { p50: [], p90: [] }]));
+    const rtt = pairs.map(() => ({ p50: [] as number[], p90: [] as number[] }));
+    const order = pairs.map((_, at) => at);
     for (let i = 0; i < runs; i++) {
-      for (const [clientStack, serverStack] of i % 2 === 0 ? pairs : [...pairs].reverse()) { // interleaved, so machine noise hits every pair
+      for (const at of i % 2 === 0 ? order : [...order].reverse()) { // interleaved, so machine noise hits every pair
+        const [clientStack, serverStack] = pairs[at] as [Stack, Stack];
         const socket = join(dir, `${sockets++}.sock`);
         const server = await start(node, `serve:${serverStack}`, socket, 0);
         try {
           const c = await start(node, `rtt:${clientStack}`, socket, calls, paceMs);
           const r = JSON.parse(c.line) as { p50Us: number; p90Us: number };
-          const row = rtt.get(`${clientStack}:${serverStack}`) as { p50: number[]; p90: number[] };
-          row.p50.push(r.p50Us);
-          row.p90.push(r.p90Us);
+          rtt[at]?.p50.push(r.p50Us);
+          rtt[at]?.p90.push(r.p90Us);
         } finally {
           server.kill();
         }
       }
     }
-    for (const [clientStack, serverStack] of pairs) {
-      const row = rtt.get(`${clientStack}:${serverStack}`) as { p50: number[]; p90: number[] };
+    for (const [at, [clientStack, serverStack]] of pairs.entries()) {
+      const row = rtt[at] as { p50: number[]; p90: number[] };
       process.stdout.write(`  client ${clientStack.padEnd(8)} server ${serverStack.padEnd(8)} p50 ${median(row.p50).toFixed(0).padStart(4)}  p90 ${median(row.p90).toFixed(0).padStart(4)}  (p50 ${row.p50.map((v) => v.toFixed(0)).join(' ')})\n`);
     }
     process.stdout.write(`\nCPU per call, ${calls} sequential small unary calls after 200 warm-up, client and server in one process (µs)\n`);

@@ -9,7 +9,9 @@
 // gRPC stack: it bounds how much of a call's latency node:http2 costs, next to proto/grpc,
 // in bench/grpc-transport.ts.
 import { connect, createServer, type Socket } from 'node:net';
-import { ACCEPTED_ENCODINGS } from '../proto/grpc/headers.js';
+import { frameMessage } from '../proto/grpc/framing.js';
+import { ACCEPTED_ENCODINGS, GRPC_CONTENT_TYPE } from '../proto/grpc/headers.js';
+import { formatGrpcTimeout } from '../proto/grpc/timeout.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const DATA = 0x0;
@@ -51,13 +53,6 @@ function windowUpdate(increment: number): Buffer {
   return frame(WINDOW_UPDATE, 0, 0, body);
 }
 
-/** A length-prefixed gRPC message, uncompressed. */
-function grpcMessage(message: Uint8Array): Buffer {
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(message.length, 1);
-  return Buffer.concat([prefix, message]);
-}
-
 /** Calls `onFrame` for every whole frame that arrives on `socket` (after `skip` bytes of preface). */
 function readFrames(socket: Socket, skip: number, onFrame: (type: number, flags: number, stream: number, payload: Buffer) => void): void {
   let pending: Buffer = Buffer.alloc(0);
@@ -85,7 +80,7 @@ function readFrames(socket: Socket, skip: number, onFrame: (type: number, flags:
 
 /** Serves an echo of every request on `socket`: one write of response headers, DATA and trailers. */
 export function serveFrames(socket: string): Promise<() => void> {
-  const responseHeaders = Buffer.concat([Buffer.from([0x88]), literal('content-type', 'application/grpc')]); // :status 200
+  const responseHeaders = Buffer.concat([Buffer.from([0x88]), literal('content-type', GRPC_CONTENT_TYPE)]); // :status 200
   const trailers = literal('grpc-status', '0');
   const server = createServer((conn) => {
     conn.write(Buffer.concat([frame(SETTINGS, 0, 0), windowUpdate(0x7fff0000)]));
@@ -116,9 +111,9 @@ export function framesCaller(socket: string, path: string, request: Uint8Array):
   const conn = connect(socket);
   conn.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0), windowUpdate(0x7fff0000)]));
   const headerBlock = Buffer.concat([Buffer.from([0x83, 0x86]), literalIndexedName(4, path), literalIndexedName(1, 'localhost'), // POST, http
-    literal('grpc-timeout', `${DEADLINE_MS}m`), literal('content-type', 'application/grpc'), literal('te', 'trailers'),
+    literal('grpc-timeout', formatGrpcTimeout(DEADLINE_MS)), literal('content-type', GRPC_CONTENT_TYPE), literal('te', 'trailers'),
     literal('user-agent', 'secrets-store-csi-grpc'), literal('grpc-accept-encoding', ACCEPTED_ENCODINGS)]);
-  const body = grpcMessage(request);
+  const body = frameMessage(request);
   const calls = new Map<number, { parts: Buffer[]; resolve(b: Buffer): void; reject(e: Error): void }>();
   const failAll = (why: string) => {
     const failed = [...calls.values()];

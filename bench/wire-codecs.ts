@@ -50,7 +50,6 @@ async function cpuMs(c: Contender): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-
 async function main(): Promise<void> {
   const rounds = numberOption(process.argv.slice(2), '--rounds', 7, 1);
   const csi = protoLoader.loadSync('csi/csi.proto', OPTIONS);
