@@ -8,7 +8,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse } from '../proto/gen/v1alpha1/MountResponse.js';
-import { bindGrpcJsServer, loadProviderProto } from '../test/support/grpc-js-proto.js';
+import { providerProto } from '../proto/runtime/grpc-proto.js';
+import { bindGrpcJsServer } from '../test/support/grpc-js-proto.js';
 
 /** The response shapes of the stall benchmark. */
 export type BulkShape = 'nested' | 'tiny';
@@ -32,7 +33,7 @@ export function bulkResponse(shape: BulkShape): MountResponse {
 
 async function main(): Promise<void> {
   const [socket, shape] = process.argv.slice(2) as [string, BulkShape];
-  const service = loadProviderProto().v1alpha1.CSIDriverProvider.service;
+  const service = providerProto().CSIDriverProvider.service;
   const bytes = service.Mount.responseSerialize(bulkResponse(shape));
   const server = new grpc.Server({ 'grpc.max_send_message_length': 4 * 1024 * 1024 });
   // The same service, with Mount answering the prebuilt bytes as they are.

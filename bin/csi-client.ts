@@ -1,56 +1,70 @@
+import * as grpc from '@grpc/grpc-js';
+import type { GetPluginInfoResponse__Output } from '../proto/gen/csi/v1/GetPluginInfoResponse.js';
+import type { IdentityClient } from '../proto/gen/csi/v1/Identity.js';
+import type { NodeClient } from '../proto/gen/csi/v1/Node.js';
+import type { NodeGetCapabilitiesResponse__Output } from '../proto/gen/csi/v1/NodeGetCapabilitiesResponse.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import type { UnaryMethod } from '../proto/grpc/method.js';
-import { UnaryClient } from '../proto/grpc/unary-client.js';
-import { CSI_IDENTITY } from '../proto/wire/csi-identity.js';
-import { CSI_NODE } from '../proto/wire/csi-node.js';
-import type { WireMethod } from '../proto/wire/codec.js';
+import type { ProbeResponse__Output } from '../proto/gen/csi/v1/ProbeResponse.js';
+import { csiProto } from '../proto/runtime/grpc-proto.js';
+import { COMMON_CHANNEL_OPTIONS } from '../proto/runtime/service.js';
 
-/** A client's view of a method: it encodes the request input type and decodes the full response. */
-function asClient<ReqIn, ReqOut, ResIn, ResOut>(method: WireMethod<ReqIn, ReqOut, ResIn, ResOut>): UnaryMethod<ReqIn, ResOut> {
-  return method as unknown as UnaryMethod<ReqIn, ResOut>;
+/** Runs one call with a deadline `timeoutMs` from now; rejects with grpc-js's ServiceError (`code`, `details`). */
+function callWithin<Res>(
+  timeoutMs: number,
+  call: (options: grpc.CallOptions, done: grpc.requestCallback<Res>) => grpc.ClientUnaryCall,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    call({ deadline: new Date(Date.now() + timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res as Res)));
+  });
 }
 
 /**
- * A kubelet-like CSI client over a Unix socket, for the CLI, the demo, tests and benchmarks.
- * Failed calls reject with a GrpcError (`code`, `details`).
+ * A kubelet-like CSI client over a Unix socket, for the CLI, the demo, tests and benchmarks,
+ * on grpc-js as kubelet is on grpc-go. Failed calls reject with a ServiceError (`code`, `details`).
  */
 export class CsiClient {
-  private readonly client: UnaryClient;
+  private readonly node: NodeClient;
+  private readonly identity: IdentityClient;
 
   constructor(socketPath: string) {
-    this.client = new UnaryClient(socketPath);
+    const csi = csiProto();
+    // kubelet dials a CSI driver with authority "localhost"; one channel serves both services.
+    const options = { ...COMMON_CHANNEL_OPTIONS, 'grpc.default_authority': 'localhost' };
+    this.node = new csi.Node(`unix://${socketPath}`, grpc.credentials.createInsecure(), options);
+    this.identity = new csi.Identity('', grpc.credentials.createInsecure(), { channelOverride: this.node.getChannel() });
   }
 
   /** NodePublishVolume with kubelet's usual fields for a CSI inline volume. */
   async publish(request: NodePublishVolumeRequest, timeoutMs = 30_000): Promise<void> {
-    await this.client.call(asClient(CSI_NODE.NodePublishVolume), request, { deadline: new Date(Date.now() + timeoutMs) });
+    await callWithin(timeoutMs, (o, done) => this.node.NodePublishVolume(request, o, done));
   }
 
   /** NodeUnpublishVolume. */
   async unpublish(volumeId: string, targetPath: string, timeoutMs = 30_000): Promise<void> {
-    await this.client.call(asClient(CSI_NODE.NodeUnpublishVolume), { volume_id: volumeId, target_path: targetPath }, { deadline: new Date(Date.now() + timeoutMs) });
+    await callWithin(timeoutMs, (o, done) => this.node.NodeUnpublishVolume({ volume_id: volumeId, target_path: targetPath }, o, done));
   }
 
   /** NodeGetCapabilities: the node capability types the driver advertises. */
   async nodeCapabilities(): Promise<string[]> {
-    const res = await this.client.call(asClient(CSI_NODE.NodeGetCapabilities), {}, { deadline: new Date(Date.now() + 10_000) });
+    const res = await callWithin<NodeGetCapabilitiesResponse__Output>(10_000, (o, done) => this.node.NodeGetCapabilities({}, o, done));
     return res.capabilities.map((c) => String(c.rpc?.type ?? ''));
   }
 
   /** GetPluginInfo: name and vendor version. */
   async pluginInfo(): Promise<{ name: string; vendor_version: string }> {
-    const res = await this.client.call(asClient(CSI_IDENTITY.GetPluginInfo), {}, { deadline: new Date(Date.now() + 10_000) });
+    const res = await callWithin<GetPluginInfoResponse__Output>(10_000, (o, done) => this.identity.GetPluginInfo({}, o, done));
     return { name: res.name, vendor_version: res.vendor_version };
   }
 
   /** Probe: whether the driver is ready. */
   async probe(): Promise<boolean> {
-    const res = await this.client.call(asClient(CSI_IDENTITY.Probe), {}, { deadline: new Date(Date.now() + 10_000) });
+    const res = await callWithin<ProbeResponse__Output>(10_000, (o, done) => this.identity.Probe({}, o, done));
     return res.ready?.value === true;
   }
 
+  /** Closes the channel (calls in flight fail with CANCELLED). */
   close(): void {
-    this.client.close();
+    this.node.close();
   }
 }
 

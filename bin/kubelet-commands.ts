@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { GrpcStatus, grpcStatusName } from '../proto/grpc/status.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { isGrpcCallError } from '../proto/runtime/errors.js';
 import { parseDurationFlag } from '../proto/runtime/duration.js';
 import { flagsHelp, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../proto/runtime/flags.js';
@@ -62,7 +62,7 @@ async function describeCallError(err: unknown, socketPath: string): Promise<stri
     const code = await tryConnectUnix(socketPath);
     if (code !== undefined && isNotYetListening(code)) return noDriverMessage(socketPath, code, 0);
   }
-  return `${grpcStatusName(err.code)}: ${err.details}`;
+  return `${GrpcStatus[err.code] ?? String(err.code)}: ${err.details}`;
 }
 
 /**

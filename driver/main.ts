@@ -1,6 +1,5 @@
-import { addService, createLoggedServer } from '../proto/runtime/service.js';
-import { CSI_CONTROLLER, CSI_IDENTITY } from '../proto/wire/csi-identity.js';
-import { CSI_NODE } from '../proto/wire/csi-node.js';
+import { csiProto } from '../proto/runtime/grpc-proto.js';
+import { createGrpcServer, routeGrpcLogs } from '../proto/runtime/service.js';
 import { createLogger, type Logger } from '../proto/runtime/logger.js';
 import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js';
 import { InFlightCalls } from '../proto/runtime/in-flight.js';
@@ -78,12 +77,14 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   if (config.mountMode === 'tmpfs') await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
-  const server = createLoggedServer(logger);
+  routeGrpcLogs(logger);
+  const server = createGrpcServer();
   const ready = () => serving && (kube?.classes.ready ?? true);
-  addService(server, CSI_IDENTITY, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
-  addService(server, CSI_CONTROLLER, controllerHandlers(logger));
+  const csi = csiProto();
+  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
+  server.addService(csi.Controller.service, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
-  addService(server, CSI_NODE, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
+  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
   await bindUnixSocket(server, config.socketPath);
   serving = true;
 

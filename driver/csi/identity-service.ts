@@ -1,7 +1,7 @@
+import type { ControllerHandlers } from '../../proto/gen/csi/v1/Controller.js';
+import type { IdentityHandlers } from '../../proto/gen/csi/v1/Identity.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import type { ServiceHandlers } from '../../proto/runtime/service.js';
 import { unary } from '../../proto/runtime/unary.js';
-import type { CSI_CONTROLLER, CSI_IDENTITY } from '../../proto/wire/csi-identity.js';
 
 /** What Identity reports. */
 export interface IdentityOptions {
@@ -15,7 +15,7 @@ export interface IdentityOptions {
  * CSI Identity service. No plugin capabilities are advertised: this is a node-only
  * driver, so neither CONTROLLER_SERVICE nor accessibility constraints apply.
  */
-export function identityHandlers(options: IdentityOptions, logger: Logger): ServiceHandlers<typeof CSI_IDENTITY> {
+export function identityHandlers(options: IdentityOptions, logger: Logger): IdentityHandlers {
   return {
     GetPluginInfo: unary('GetPluginInfo', async () => ({ name: options.driverName, vendor_version: options.vendorVersion }), logger),
     GetPluginCapabilities: unary('GetPluginCapabilities', async () => ({ capabilities: [] }), logger),
@@ -27,9 +27,10 @@ export function identityHandlers(options: IdentityOptions, logger: Logger): Serv
  * The one Controller method served: ControllerGetCapabilities, answering only
  * UNKNOWN (no capability), as upstream does. CONTROLLER_SERVICE is not advertised;
  * csi-sanity's node suite calls this method unconditionally and rejects an empty
- * list, and kubelet never calls it. Other Controller methods are UNIMPLEMENTED.
+ * list, and kubelet never calls it. Other Controller methods are UNIMPLEMENTED
+ * (grpc-js answers a method without a handler so).
  */
-export function controllerHandlers(logger: Logger): Pick<ServiceHandlers<typeof CSI_CONTROLLER>, 'ControllerGetCapabilities'> {
+export function controllerHandlers(logger: Logger): Pick<ControllerHandlers, 'ControllerGetCapabilities'> {
   return {
     ControllerGetCapabilities: unary('ControllerGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'UNKNOWN' } }] }), logger),
   };

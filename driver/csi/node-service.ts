@@ -1,3 +1,4 @@
+import type { NodeHandlers } from '../../proto/gen/csi/v1/Node.js';
 import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import type { NodePublishVolumeResponse } from '../../proto/gen/csi/v1/NodePublishVolumeResponse.js';
 import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
@@ -5,8 +6,6 @@ import type { NodeUnpublishVolumeResponse } from '../../proto/gen/csi/v1/NodeUnp
 import { SscError, toSscError } from '../../proto/runtime/errors.js';
 import type { InFlightCalls } from '../../proto/runtime/in-flight.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import type { ServiceHandlers } from '../../proto/runtime/service.js';
-import type { CSI_NODE } from '../../proto/wire/csi-node.js';
 import { unary, type AsyncUnaryHandler } from '../../proto/runtime/unary.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import type { Mounter } from '../volume/mounter.js';
@@ -115,7 +114,7 @@ function unpublishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodeUnpublish
  * CSI Node service: NodePublishVolume / NodeUnpublishVolume plus info and capabilities
  * (VOLUME_MOUNT_GROUP only). Stage/unstage, stats and expansion are UNIMPLEMENTED and not advertised.
  */
-export function nodeHandlers(deps: NodeServiceDeps): ServiceHandlers<typeof CSI_NODE> {
+export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
   const { logger } = deps;
   return {
     NodePublishVolume: unary('NodePublishVolume', publishVolume(deps), logger, undefined, deps.calls),

@@ -1,4 +1,4 @@
-import { GrpcStatus, type GrpcStatusCode } from '../grpc/status.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /** What went wrong, independent of transport; one table maps each kind to a gRPC code. */
 export type ErrorKind =
@@ -15,7 +15,7 @@ export type ErrorKind =
   | 'unimplemented'
   | 'internal';
 
-const GRPC_CODE_BY_KIND: Readonly<Record<ErrorKind, GrpcStatusCode>> = Object.freeze({
+const GRPC_CODE_BY_KIND: Readonly<Record<ErrorKind, GrpcStatus>> = Object.freeze({
   'invalid-argument': GrpcStatus.INVALID_ARGUMENT,
   'not-found': GrpcStatus.NOT_FOUND,
   'already-exists': GrpcStatus.ALREADY_EXISTS,
@@ -60,7 +60,7 @@ function defaultReason(kind: ErrorKind): string {
 }
 
 /** The gRPC status code for an error kind. */
-export function grpcCodeOf(kind: ErrorKind): GrpcStatusCode {
+export function grpcCodeOf(kind: ErrorKind): GrpcStatus {
   return GRPC_CODE_BY_KIND[kind];
 }
 
@@ -70,7 +70,7 @@ export function kindOfGrpcCode(code: number): ErrorKind {
   return KIND_BY_GRPC_CODE.get(code) ?? 'internal';
 }
 
-/** Shape of an error from a gRPC client call (GrpcError, or grpc-js's in tests). */
+/** Shape of an error from a gRPC client call (grpc-js's ServiceError). */
 export interface GrpcCallError {
   code: number;
   details: string;

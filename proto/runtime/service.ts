@@ -1,34 +1,35 @@
-import { UnaryServer, type UnaryHandler } from '../grpc/unary-server.js';
+import * as grpc from '@grpc/grpc-js';
 import type { Logger } from './logger.js';
-import type { WireMethod } from '../wire/codec.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- type-level extraction only */
-type AnyMethod = WireMethod<any, any, any, any>;
+/** gRPC's default message size limit (grpc-go, grpc-js): 4 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-/** The decoded request type a server gets for a method. */
-export type ServedRequest<M> = M extends WireMethod<any, infer ReqOut, any, any> ? ReqOut : never;
-/** The response type a server answers a method with. */
-export type ServedResponse<M> = M extends WireMethod<any, any, infer ResIn, any> ? ResIn : never;
+/**
+ * Channel options every server and client of this project shares. Channelz (grpc-js's
+ * introspection service, on by default) keeps per-call statistics nobody reads here:
+ * this project never serves the channelz service.
+ */
+export const COMMON_CHANNEL_OPTIONS: Readonly<grpc.ChannelOptions> = Object.freeze({ 'grpc.enable_channelz': 0 });
 
-/** One handler per method of a service's method table (proto/wire's CSI_NODE, CSI_PROVIDER …). */
-export type ServiceHandlers<T extends Record<string, AnyMethod>> = {
-  readonly [K in keyof T]: UnaryHandler<ServedRequest<T[K]>, ServedResponse<T[K]>>;
-};
-
-/** Serves every method of `methods` on `server` with its handler from `handlers`. */
-export function addService<T extends Record<string, AnyMethod>>(server: UnaryServer, methods: T, handlers: Partial<ServiceHandlers<T>>): void {
-  for (const name of Object.keys(handlers) as (keyof T & string)[]) {
-    const method = methods[name];
-    const handler = handlers[name];
-    if (!method || !handler) throw new Error(`${name} is not a method of this service`);
-    server.add(method, handler);
-  }
+/**
+ * The gRPC server of the driver and of every provider: requests up to
+ * `maxReceiveMessageLength` bytes (default 4 MiB). Unregistered methods of a registered
+ * service answer UNIMPLEMENTED (grpc-js's own handler), unknown services too.
+ */
+export function createGrpcServer(options: { maxReceiveMessageLength?: number } = {}): grpc.Server {
+  return new grpc.Server({
+    ...COMMON_CHANNEL_OPTIONS,
+    'grpc.max_receive_message_length': options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE_BYTES,
+  });
 }
 
 /**
- * The gRPC server of the driver and of every provider: proto/grpc's defaults (4 MiB
- * requests), its connection problems logged as warnings (never with request contents).
+ * Sends what grpc-js logs (connection problems a peer caused; more with GRPC_VERBOSITY and
+ * GRPC_TRACE, which grpc-js reads from the environment) to the process's JSON log instead
+ * of grpc-js's plain text on stderr. grpc-js has one logger per process; its lines name
+ * connections, states and methods, never message contents.
  */
-export function createLoggedServer(logger: Logger): UnaryServer {
-  return new UnaryServer({ onError: (what, err) => logger.warn('gRPC connection problem', { what, error: err instanceof Error ? err.message : String(err) }) });
+export function routeGrpcLogs(logger: Logger): void {
+  const write = (...args: unknown[]): void => logger.warn('gRPC', { detail: args.map(String).join(' ') });
+  grpc.setLogger({ error: write, warn: write, info: write, debug: write } as unknown as Partial<Console>);
 }

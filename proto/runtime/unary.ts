@@ -1,10 +1,15 @@
-import { GrpcError } from '../grpc/status.js';
-import type { CallContext, UnaryHandler } from '../grpc/unary-server.js';
+import type * as grpc from '@grpc/grpc-js';
 import { grpcCodeOf, toSscError, type SscError } from './errors.js';
 import type { InFlightCalls } from './in-flight.js';
 import type { Logger } from './logger.js';
 
-export type { CallContext } from '../grpc/unary-server.js';
+/** What an async handler receives besides the request. */
+export interface CallContext {
+  /** Aborted when the client cancels, the call's deadline passes or the server shuts down. */
+  readonly signal: AbortSignal;
+  /** The client's deadline, if it set one. */
+  readonly deadline: Date | undefined;
+}
 
 /** An async unary handler: returns the response or throws (an SscError, ideally). */
 export type AsyncUnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Promise<Res>;
@@ -12,22 +17,52 @@ export type AsyncUnaryHandler<Req, Res> = (request: Req, ctx: CallContext) => Pr
 /** Called once per finished call: for metrics and logs. */
 export type CallObserver = (method: string, error: SscError | undefined, durationMs: number) => void;
 
-/** A call context whose signal aborts with the call's or with `shutdown`, whichever first; `unlink` detaches both listeners. */
-function linkedToShutdown(call: CallContext, shutdown: AbortSignal): { ctx: CallContext; unlink: () => void } {
+/** The call's deadline as a Date; undefined when the client set none (grpc-js reports Infinity). */
+function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefined {
+  const d = call.getDeadline();
+  if (d instanceof Date) return d;
+  return Number.isFinite(d) ? new Date(d) : undefined;
+}
+
+/** setTimeout fires at once for delays over 2^31-1 ms: far-off deadlines are clamped. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * An abort signal for one call: aborted when the client cancels (grpc-js's 'cancelled',
+ * also emitted when the client's deadline passes), when the deadline passes by the server's
+ * own clock, or when `shutdown` aborts. `release` detaches it from the long-lived shutdown
+ * signal and clears the timer; a listener removed per call rather than AbortSignal.any,
+ * which would leave something attached to the shutdown signal for every call.
+ */
+function callSignal(
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+  deadline: Date | undefined,
+  shutdown: AbortSignal | undefined,
+): { signal: AbortSignal; release: () => void } {
   const controller = new AbortController();
-  const onCallAbort = () => controller.abort(call.signal.reason);
-  const onShutdown = () => controller.abort(shutdown.reason);
-  if (call.signal.aborted) onCallAbort();
-  else call.signal.addEventListener('abort', onCallAbort, { once: true });
-  shutdown.addEventListener('abort', onShutdown, { once: true });
+  const onShutdown = (): void => controller.abort(shutdown?.reason);
+  shutdown?.addEventListener('abort', onShutdown, { once: true });
+  call.once('cancelled', () => controller.abort(new Error('cancelled by the client')));
+  if (call.cancelled) controller.abort(new Error('cancelled by the client'));
+  let timer: NodeJS.Timeout | undefined;
+  if (deadline) {
+    const left = Math.min(MAX_TIMER_MS, Math.max(0, deadline.getTime() - Date.now()));
+    timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), left);
+    timer.unref();
+  }
   return {
-    ctx: { signal: controller.signal, deadline: call.deadline },
-    unlink: () => { call.signal.removeEventListener('abort', onCallAbort); shutdown.removeEventListener('abort', onShutdown); },
+    signal: controller.signal,
+    release: () => {
+      if (timer) clearTimeout(timer);
+      shutdown?.removeEventListener('abort', onShutdown);
+    },
   };
 }
 
 /**
- * Adapts a handler to the gRPC server: every thrown error becomes a status by its kind
+ * Adapts an async handler to grpc-js. grpc-js ignores the promise a handler returns, so a
+ * rejection would otherwise crash the process or leave the call hanging; here every
+ * outcome ends in exactly one callback, and a thrown error becomes the status of its kind
  * (one table, errors.ts) with its message, which SscErrors keep free of secrets; an
  * unexpected error leaves as INTERNAL with a generic text and is logged. With `calls`,
  * shutdown cancels the call and waits for its cleanup, and refuses calls once begun.
@@ -38,30 +73,39 @@ export function unary<Req, Res>(
   logger: Logger,
   observe?: CallObserver,
   calls?: InFlightCalls,
-): UnaryHandler<Req, Res> {
-  const fail = (err: unknown, started: number): GrpcError => {
+): grpc.handleUnaryCall<Req, Res> {
+  const fail = (err: unknown, started: number): grpc.ServerErrorResponse => {
     const e = toSscError(err);
     if (e.kind === 'internal') logger.error('internal error', { method, error: String(e.cause ?? e.message) });
     observe?.(method, e, performance.now() - started);
-    return new GrpcError(grpcCodeOf(e.kind), e.message);
+    return { name: 'Error', message: e.message, code: grpcCodeOf(e.kind), details: e.message };
   };
-  return async (request, call) => {
+  return (call, callback) => {
     const started = performance.now();
-    if (calls?.signal.aborted) throw fail(calls.signal.reason, started);
-    // With `calls`, the handler's signal also aborts on shutdown. A listener removed when
-    // the call ends, not AbortSignal.any: the shutdown signal lives as long as the
-    // process, and every call would leave something attached to it.
-    const linked = calls ? linkedToShutdown(call, calls.signal) : { ctx: call, unlink: () => undefined };
-    const handled = handler(request, linked.ctx);
-    calls?.track(handled);
-    try {
-      const response = await handled;
-      observe?.(method, undefined, performance.now() - started);
-      return response;
-    } catch (err) {
-      throw fail(err, started);
-    } finally {
-      linked.unlink();
+    if (calls?.signal.aborted) {
+      callback(fail(calls.signal.reason, started));
+      return;
     }
+    const deadline = deadlineOf(call as grpc.ServerUnaryCall<unknown, unknown>);
+    const { signal, release } = callSignal(call as grpc.ServerUnaryCall<unknown, unknown>, deadline, calls?.signal);
+    let handled: Promise<Res>;
+    try {
+      handled = handler(call.request, { signal, deadline });
+    } catch (err) {
+      // A handler that throws before its first await.
+      handled = Promise.reject(err);
+    }
+    calls?.track(handled);
+    handled.then(
+      (response) => {
+        release();
+        observe?.(method, undefined, performance.now() - started);
+        callback(null, response);
+      },
+      (err: unknown) => {
+        release();
+        callback(fail(err, started));
+      },
+    );
   };
 }

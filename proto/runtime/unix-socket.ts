@@ -1,7 +1,7 @@
+import * as grpc from '@grpc/grpc-js';
 import { mkdir, rm, lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SscError } from './errors.js';
-import type { UnaryServer } from '../grpc/unary-server.js';
 import type { InFlightCalls } from './in-flight.js';
 
 /**
@@ -22,11 +22,11 @@ export function socketPathFromEndpoint(endpoint: string): string {
 }
 
 /**
- * Binds `server` to a Unix socket, removing a stale socket file first (a leftover file
- * from a crashed process would make the bind fail with EADDRINUSE).
- * Refuses to remove anything that is not a socket.
+ * Binds `server` to a Unix socket and starts serving, removing a stale socket file first
+ * (grpc-js does not, and a leftover file from a crashed process would make the bind fail
+ * with EADDRINUSE). Refuses to remove anything that is not a socket.
  */
-export async function bindUnixSocket(server: UnaryServer, socketPath: string): Promise<void> {
+export async function bindUnixSocket(server: grpc.Server, socketPath: string): Promise<void> {
   await mkdir(dirname(socketPath), { recursive: true });
   const existing = await lstat(socketPath).catch(() => undefined);
   if (existing) {
@@ -35,11 +35,12 @@ export async function bindUnixSocket(server: UnaryServer, socketPath: string): P
     }
     await rm(socketPath, { force: true });
   }
-  try {
-    await server.listen(socketPath);
-  } catch (err) {
-    throw new SscError('unavailable', `cannot listen on ${socketPath}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  await new Promise<void>((resolve, reject) => {
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => {
+      if (err) reject(new SscError('unavailable', `cannot listen on ${socketPath}: ${err.message}`));
+      else resolve();
+    });
+  });
 }
 
 /**
@@ -47,11 +48,11 @@ export async function bindUnixSocket(server: UnaryServer, socketPath: string): P
  * handlers' cleanup (a first publish's rollback) awaited, instead of letting them run on
  * until the grace period ends and the process exits under them. Forces shutdown after `graceMs`.
  */
-export async function shutdownServer(server: UnaryServer, graceMs: number, calls?: InFlightCalls): Promise<void> {
+export async function shutdownServer(server: grpc.Server, graceMs: number, calls?: InFlightCalls): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
     timer.unref();
-    void server.tryShutdown().then(() => { clearTimeout(timer); resolve(); });
+    server.tryShutdown(() => { clearTimeout(timer); resolve(); });
   });
   await calls?.cancelAll(graceMs);
   await closed;

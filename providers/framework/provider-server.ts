@@ -1,8 +1,9 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { CSIDriverProviderHandlers } from '../../proto/gen/v1alpha1/CSIDriverProvider.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import type { UnaryServer } from '../../proto/grpc/unary-server.js';
+import { providerProto } from '../../proto/runtime/grpc-proto.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import { addService, createLoggedServer, type ServiceHandlers } from '../../proto/runtime/service.js';
-import { CSI_PROVIDER } from '../../proto/wire/provider.js';
+import { createGrpcServer } from '../../proto/runtime/service.js';
 import { unary } from '../../proto/runtime/unary.js';
 import { packageVersion } from '../../proto/runtime/version.js';
 import { parseMountRequest } from './mount-request.js';
@@ -13,7 +14,7 @@ import type { SecretsProvider } from './provider.js';
 export const RUNTIME_NAME_PREFIX = 'secrets-store-csi';
 
 /** v1alpha1 handlers for `provider`: parse the request, call the provider, build the response. */
-export function providerHandlers(provider: SecretsProvider, logger: Logger, metrics?: ProviderMetrics): ServiceHandlers<typeof CSI_PROVIDER> {
+export function providerHandlers(provider: SecretsProvider, logger: Logger, metrics?: ProviderMetrics): CSIDriverProviderHandlers {
   return {
     Version: unary('Version', async () => ({
       version: 'v1alpha1',
@@ -37,8 +38,8 @@ export function providerHandlers(provider: SecretsProvider, logger: Logger, metr
 }
 
 /** A gRPC server with the CSIDriverProvider service of `provider` registered (not yet bound). */
-export function createProviderServer(provider: SecretsProvider, logger: Logger, metrics?: ProviderMetrics): UnaryServer {
-  const server = createLoggedServer(logger);
-  addService(server, CSI_PROVIDER, providerHandlers(provider, logger, metrics));
+export function createProviderServer(provider: SecretsProvider, logger: Logger, metrics?: ProviderMetrics): grpc.Server {
+  const server = createGrpcServer();
+  server.addService(providerProto().CSIDriverProvider.service, providerHandlers(provider, logger, metrics));
   return server;
 }

@@ -6,6 +6,7 @@ import { startHealthServer, type HealthServer } from '../../proto/runtime/http-s
 import { onTerminationSignal } from '../../proto/runtime/signals.js';
 import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { routeGrpcLogs } from '../../proto/runtime/service.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import type { Registry } from '../../proto/runtime/metrics/index.js';
 import { ProviderMetrics } from './provider-metrics.js';
@@ -66,6 +67,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   for (const name of flags.ignoredGiven) logger.warn('ignoring a flag kept for compatibility', { flag: `--${name}`, help: specs[name]?.help ?? '' });
   const metrics = new ProviderMetrics(definition.name);
   const provider = await definition.create(flags, logger, { metricsRegistry: metrics.registry });
+  routeGrpcLogs(logger);
   const server = createProviderServer(provider, logger, metrics);
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   await bindUnixSocket(server, socketPath);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requirePeer } from '../support/peers.js';
-import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { driverLogSince, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 /**
  * Specs skipped on purpose (documented in docs/conformance.md):
@@ -60,6 +60,11 @@ describe('csi-sanity v5.4.0 conformance (real csi-sanity against the real driver
   it('reports no failed spec', () => {
     const failed = results.filter((r) => r.status === 'failed');
     expect(failed.map((r) => r.name), output.slice(-4000)).to.deep.equal([]);
+  });
+
+  it('leaves no connection problem in the driver\'s log (grpc-go clients send a GOAWAY naming their own last stream when they hang up)', () => {
+    const grpcLines = driverLogSince(stack, 0).filter((e) => e['message'] === 'gRPC' || e['level'] === 'error');
+    expect(grpcLines).to.deep.equal([]);
   });
 
   for (const spec of EXPECTED_PASSING) {

@@ -1,90 +1,61 @@
 import { expect } from 'chai';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import { GrpcError, GrpcStatus } from '../../proto/grpc/status.js';
-import { UnaryClient } from '../../proto/grpc/unary-client.js';
-import { UnaryServer } from '../../proto/grpc/unary-server.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startProcess, type Child } from '../../bin/child-process.js';
+import { ProviderClient } from '../../driver/provider-client/client.js';
+import { realSleep } from '../../driver/provider-client/retry.js';
+import { SscError } from '../../proto/runtime/errors.js';
+import { createLogger } from '../../proto/runtime/logger.js';
 import { rejection } from '../support/deferred.js';
-import { bytesMethod, socketDir, type SocketDir } from '../support/grpc-peers.js';
 import { requirePeer } from '../support/peers.js';
 
-// proto/grpc against grpc-go, the implementation of kubelet, csi-sanity, upstream's driver
-// and its providers: csi-sanity (a grpc-go client) calling UnaryServer, and UnaryClient
-// calling upstream's fake provider (a grpc-go server). Messages are hand-encoded protobuf.
+// The driver's provider client (grpc-js) against a grpc-go server, the implementation of
+// upstream's providers: upstream's fake provider in its own process.
 
-const execFileAsync = promisify(execFile);
-
-/** A protobuf string field. */
-function field(tag: number, value: string): Buffer {
-  const bytes = Buffer.from(value);
-  return Buffer.concat([Buffer.from([(tag << 3) | 2, bytes.length]), bytes]);
-}
-
-describe('proto/grpc against grpc-go peers', function () {
-  this.timeout(60_000);
-  let dir: SocketDir;
-  before(async () => { dir = await socketDir(); });
-  after(async () => { await dir.remove(); });
-
-  it('csi-sanity\'s Identity Service specs pass against UnaryServer, and its hang-ups are not reported as errors', async () => {
-    const socket = dir.path('csi.sock');
-    const reported: string[] = [];
-    const served: string[] = [];
-    const server = new UnaryServer({ onError: (what, err) => reported.push(`${what}: ${String(err)}`) });
-    const answers: [string, Buffer][] = [
-      ['/csi.v1.Identity/GetPluginInfo', Buffer.concat([field(1, 'test.csi.example.com'), field(2, '1.0.0')])],
-      ['/csi.v1.Identity/Probe', Buffer.alloc(0)],
-      ['/csi.v1.Identity/GetPluginCapabilities', Buffer.alloc(0)],
-    ];
-    for (const [path, answer] of answers) server.add(bytesMethod(path), async () => { served.push(path); return answer; });
-    await server.listen(socket);
-    try {
-      const { stdout } = await execFileAsync(requirePeer('CSI_SANITY'), [`--csi.endpoint=unix://${socket}`, '-ginkgo.focus=Identity Service', '-ginkgo.no-color'], { timeout: 50_000 });
-      expect(stdout).to.match(/3 Passed \| 0 Failed/);
-      expect([...new Set(served)].sort()).to.deep.equal(answers.map(([p]) => p).sort());
-    } finally {
-      await server.tryShutdown();
-    }
-    expect(reported).to.deep.equal([]);
+describe('the provider client against upstream\'s fake provider (grpc-go server, real Go process)', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let provider: Child;
+  const client = (maxCallRecvMsgSize = 4 * 1024 * 1024) => new ProviderClient({
+    providerDirs: [dir], maxCallRecvMsgSize, timeoutMs: 5000, sleep: realSleep, logger: createLogger({ component: 'test', silent: true }),
   });
 
-  describe('UnaryClient calling upstream\'s fake provider', () => {
-    let provider: ChildProcess;
-    let client: UnaryClient;
-    const VERSION = '/v1alpha1.CSIDriverProvider/Version';
-    const inSeconds = () => ({ deadline: new Date(Date.now() + 5000) });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-go-peer-'));
+    const config = join(dir, 'fake.json');
+    const files = [{ path: 'big', mode: 0o644, contents: Buffer.alloc(64 * 1024, 'a').toString('base64') }];
+    await writeFile(config, JSON.stringify({ objects: { 'secret/big': 'v1' }, files }));
+    provider = await startProcess(requirePeer('UPSTREAM_FAKE_PROVIDER'), ['--endpoint', `unix://${join(dir, 'fake.sock')}`, '--config', config], /listening on/);
+  });
+  after(async () => {
+    await provider?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
 
-    before(async () => {
-      const socket = dir.path('fake.sock');
-      const config = dir.path('fake.json');
-      await writeFile(config, JSON.stringify({ objects: {}, files: [] }));
-      provider = spawn(requirePeer('UPSTREAM_FAKE_PROVIDER'), ['--endpoint', `unix://${socket}`, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        const seen = (c: Buffer) => { out += c.toString(); if (out.includes('listening on')) resolve(); };
-        provider.stdout?.on('data', seen);
-        provider.stderr?.on('data', seen);
-        provider.once('exit', (code) => reject(new Error(`fake provider exited with ${code}: ${out}`)));
-      });
-      client = new UnaryClient(socket);
-    });
-    after(() => {
-      client?.close();
-      provider?.kill('SIGKILL');
-    });
+  it('gets the Version answer', async () => {
+    const c = client();
+    try {
+      expect(await c.version('fake')).to.deep.equal({ version: 'v1alpha1', runtime_name: 'fakeprovider', runtime_version: '0.0.10' });
+    } finally {
+      c.close();
+    }
+  });
 
-    it('gets the Version answer', async () => {
-      const answer = Buffer.from(await client.callRaw(VERSION, field(1, 'v1alpha1'), inSeconds()));
-      expect(answer.equals(Buffer.concat([field(1, 'v1alpha1'), field(2, 'fakeprovider'), field(3, '0.0.10')])), answer.toString('latin1')).to.equal(true);
-    });
-
-    it('gets grpc-go\'s UNIMPLEMENTED for an unknown method and INTERNAL for bytes it cannot parse', async () => {
-      const unknown = await rejection(client.callRaw('/v1alpha1.CSIDriverProvider/Nope', Buffer.alloc(0), inSeconds())) as GrpcError;
-      expect([unknown.code, unknown.details]).to.deep.equal([GrpcStatus.UNIMPLEMENTED, 'unknown method Nope for service v1alpha1.CSIDriverProvider']);
-      const bad = await rejection(client.callRaw(VERSION, Buffer.from([0xff, 0xff]), inSeconds())) as GrpcError;
-      expect(bad.code).to.equal(GrpcStatus.INTERNAL);
-      expect(bad.details).to.match(/unmarshal/);
-    });
+  it('gets the Mount answer, and refuses one over --max-call-recv-msg-size as RESOURCE_EXHAUSTED', async () => {
+    const request = { attributes: '{}', secrets: '{}', target_path: '/t', permission: '420', current_object_version: [] };
+    const roomy = client();
+    const small = client(16 * 1024);
+    try {
+      const answer = await roomy.mount('fake', request);
+      expect(answer.object_version).to.deep.equal([{ id: 'secret/big', version: 'v1' }]);
+      expect(answer.files.map((f) => [f.path, f.mode, f.contents.length])).to.deep.equal([['big', 0o644, 64 * 1024]]);
+      const err = await rejection(small.mount('fake', request)) as SscError;
+      expect([err.kind, err.reason, err.message]).to.deep.equal(['resource-exhausted', 'ProviderResponseTooLarge',
+        `provider "fake" Mount: response larger than --max-call-recv-msg-size (${16 * 1024} bytes)`]);
+    } finally {
+      roomy.close();
+      small.close();
+    }
   });
 });

@@ -1,18 +1,17 @@
 import { expect } from 'chai';
-import type * as grpc from '@grpc/grpc-js';
-import { connect, constants } from 'node:http2';
+import { constants } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { frameMessage } from '../../proto/grpc/framing.js';
-import { UnaryServer, type CallContext } from '../../proto/grpc/unary-server.js';
+import { csiProto } from '../../proto/runtime/grpc-proto.js';
 import { deferred } from '../support/deferred.js';
-import { bytesMethod, grpcJsCall, grpcJsClient, grpcRequestHeaders, rawRequest, socketDir, type SocketDir } from '../support/grpc-peers.js';
+import { driverLogSince, fileClass, mountsUnder, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
+import { grpcFrame, grpcRequestHeaders, rawRequest, rawSession } from '../support/grpc-peers.js';
+import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
-// Whatever a client on the socket does, UnaryServer (proto/grpc) must neither crash the
-// process (an unhandled 'error' event would) nor keep a call pending: each test ends with
-// a well-behaved grpc-js call being served, and afterEach's tryShutdown, which waits for
-// every running call, resolving.
+// Whatever a client on the CSI socket does, the driver (grpc-js serving it) must neither
+// crash nor stop serving, must not leave a call's work behind, and must not log what the
+// client sent: each case ends with a well-behaved Probe answered by the same process.
 
-const ECHO = bytesMethod('/test.Echo/Bytes');
+const PUBLISH = '/csi.v1.Node/NodePublishVolume';
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const EMPTY_SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
 
@@ -26,8 +25,8 @@ function hasGoaway(received: Buffer): boolean {
 
 /**
  * Writes `bytes` on a raw connection to `socketPath` and ends it ('end'), drops it
- * ('destroy'), or waits for the server to give up on it ('wait': it closes the connection,
- * or sends GOAWAY — Node 20 then leaves the socket to the client, Node 24 closes it).
+ * ('destroy'), or waits for the server to give up on it ('wait': it closes the connection
+ * or sends GOAWAY).
  */
 function rawSocket(socketPath: string, bytes: Buffer, end: 'end' | 'destroy' | 'wait'): Promise<void> {
   return new Promise((resolve) => {
@@ -46,42 +45,34 @@ function rawSocket(socketPath: string, bytes: Buffer, end: 'end' | 'destroy' | '
   });
 }
 
-describe('proto/grpc UnaryServer against hostile clients', function () {
-  this.timeout(20_000);
-  let dir: SocketDir;
-  let socket: string;
-  let server: UnaryServer;
-  let client: grpc.Client;
-  let handler: (request: Buffer, ctx: CallContext) => Promise<Buffer>;
-  let reported: [string, unknown][];
+describe('the driver\'s CSI socket against hostile clients (real driver process, grpc-js)', function () {
+  this.timeout(30_000);
+  let stack: DriverStack;
+  let provider: ScriptedProvider;
 
-  beforeEach(async () => {
-    dir = await socketDir();
-    socket = dir.path('h.sock');
-    reported = [];
-    handler = async (request) => Buffer.concat([Buffer.from('echo:'), request]);
-    server = new UnaryServer({ maxReceiveMessageLength: 1024 * 1024, onError: (what, err) => reported.push([what, err]) });
-    server.add(ECHO, (request, ctx) => handler(request, ctx));
-    await server.listen(socket);
-    client = grpcJsClient(socket);
+  before(async () => {
+    stack = await startDriverStack({ classes: { 'scripted.yaml': fileClass('scripted', [{ objectName: 'x' }], 'scripted') } });
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x' }]));
   });
-  afterEach(async () => {
-    client.close();
-    await server.tryShutdown(); // hangs (and fails the test) if a call was left pending
-    await dir.remove();
+  after(async () => {
+    await provider?.stop();
+    await stack?.stop();
   });
 
+  /** The same driver process answers a Probe, and nothing the hostile client sent is in its log. */
   async function stillServing(): Promise<void> {
-    handler = async (request) => Buffer.concat([Buffer.from('echo:'), request]);
-    const r = await grpcJsCall(client, ECHO.path, Buffer.from('ok'), 5000).result;
-    expect([r.code, r.value?.toString()]).to.deep.equal([0, 'echo:ok']);
-    for (const [what, err] of reported) {
-      expect(`${what} ${String(err)} ${(err as Error)?.stack ?? ''}`, 'onError never sees request bytes').not.to.include('hunter2');
-    }
+    expect(await stack.client.probe()).to.equal(true);
+    expect(stack.driver.process.exitCode).to.equal(null);
+    expect(stack.driver.stderr()).not.to.include('hunter2');
+  }
+
+  /** The bytes of a NodePublishVolume of pod `pod` (class "scripted"), as kubelet sends them. */
+  function publishRequest(pod: string): Buffer {
+    return csiProto().Node.service.NodePublishVolume.requestSerialize(stack.request(stack.targetPath(pod), 'scripted', pod));
   }
 
   const rawCases: [string, Buffer, 'end' | 'destroy' | 'wait'][] = [
-    ['HTTP/1.1 instead of HTTP/2', Buffer.from('POST /test.Echo/Bytes HTTP/1.1\r\nHost: x\r\nX-Token: hunter2\r\n\r\n'), 'wait'],
+    ['HTTP/1.1 instead of HTTP/2', Buffer.from(`POST ${PUBLISH} HTTP/1.1\r\nHost: x\r\nX-Token: hunter2\r\n\r\n`), 'wait'],
     ['garbage bytes', Buffer.from('\u0000\u00ffhunter2\u0001'.repeat(100), 'latin1'), 'wait'],
     ['half the preface, then hanging up', PREFACE.subarray(0, 10), 'end'],
     ['half a frame, then hanging up', Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 100, 1, 4, 0, 0, 0, 1]), Buffer.from('hunter2')]), 'destroy'],
@@ -90,7 +81,7 @@ describe('proto/grpc UnaryServer against hostile clients', function () {
   ];
   for (const [what, bytes, end] of rawCases) {
     it(`survives ${what}`, async () => {
-      await rawSocket(socket, bytes, end);
+      await rawSocket(stack.socketPath, bytes, end);
       await stillServing();
     });
   }
@@ -99,85 +90,59 @@ describe('proto/grpc UnaryServer against hostile clients', function () {
     const many: Record<string, string> = {};
     for (let i = 0; i < 2000; i++) many[`x-h${i}`] = 'hunter2';
     for (const extra of [{ 'x-big': 'hunter2'.repeat(15_000) }, many]) {
-      const session = connect('http://localhost', { createConnection: () => netConnect(socket), maxSendHeaderBlockLength: 10_000_000 });
-      session.on('error', () => {});
-      const stream = session.request(grpcRequestHeaders(ECHO.path, extra));
-      stream.on('error', () => {});
-      stream.end(frameMessage(Buffer.from('x')));
-      await new Promise((resolve) => stream.once('close', resolve));
-      session.destroy();
+      await rawRequest(stack.socketPath, grpcRequestHeaders('/csi.v1.Identity/Probe', extra), [grpcFrame(Buffer.alloc(0))]);
     }
     await stillServing();
   });
 
-  it('survives a reset in the middle of a large answer', async () => {
-    handler = async () => Buffer.alloc(1024 * 1024, 7);
-    const session = connect('http://localhost', { createConnection: () => netConnect(socket) });
-    session.on('error', () => {});
-    const stream = session.request(grpcRequestHeaders(ECHO.path));
-    stream.on('error', () => {});
-    stream.once('data', () => stream.close(constants.NGHTTP2_CANCEL));
-    stream.end(frameMessage(Buffer.from('x')));
-    await new Promise((resolve) => stream.once('close', resolve));
-    session.close();
-    await stillServing();
-  });
-
   for (const how of ['resets its stream', 'resets its stream with INTERNAL_ERROR', 'closes its socket'] as const) {
-    it(`aborts the handler when a client ${how} mid-call; the handler settling afterwards is harmless`, async () => {
+    it(`cancels the provider call and unmounts the new volume when kubelet ${how} mid-publish`, async () => {
+      const pod = `cut-${how.replace(/\W+/g, '-')}`;
       const entered = deferred<void>();
-      const aborted = deferred<void>();
-      const release = deferred<void>();
-      const settled = deferred<void>();
-      handler = async (_req, ctx) => {
-        ctx.signal.addEventListener('abort', () => aborted.resolve());
+      const providerCancelled = deferred<void>();
+      provider.script = async (_request, cancelled) => {
         entered.resolve();
-        await release.promise;
-        settled.resolve();
-        return Buffer.from('too late');
+        await new Promise<void>((resolve) => cancelled.addEventListener('abort', () => resolve(), { once: true }));
+        providerCancelled.resolve();
+        return responseWith([{ path: 'x', contents: 'too late' }]);
       };
-      const session = connect('http://localhost', { createConnection: () => netConnect(socket) });
-      session.on('error', () => {});
-      const stream = session.request(grpcRequestHeaders(ECHO.path));
+      const session = rawSession(stack.socketPath);
+      const stream = session.request(grpcRequestHeaders(PUBLISH));
       stream.on('error', () => {});
-      stream.end(frameMessage(Buffer.from('hunter2')));
+      stream.end(grpcFrame(publishRequest(pod)));
       await entered.promise;
       if (how === 'resets its stream') stream.close(constants.NGHTTP2_CANCEL);
-      else if (how === 'resets its stream with INTERNAL_ERROR') stream.close(constants.NGHTTP2_INTERNAL_ERROR); // an 'error' on the server's stream
+      else if (how === 'resets its stream with INTERNAL_ERROR') stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       else session.destroy();
-      await aborted.promise;
-      release.resolve();
-      await settled.promise;
+      await providerCancelled.promise;
+      await whenDriverLogs(stack, `the failed publish of ${pod}`, () => driverLogSince(stack, 0)
+        .some((e) => e['message'] === 'NodePublishVolume failed' && e['pod'] === `default/${pod}`));
+      expect(await mountsUnder(stack.targetPath(pod))).to.deep.equal([]);
       session.destroy();
       await stillServing();
-      // A plain cancellation is no failure; a reset with an error code is worth a log line.
-      const cutShort = reported.filter(([what]) => what === 'call to /test.Echo/Bytes cut short by its client').length;
-      expect(cutShort).to.equal(how === 'resets its stream with INTERNAL_ERROR' ? 1 : 0);
     });
   }
 
-  it('drops a request cut short by a closed socket without calling the handler', async () => {
-    let called = false;
-    handler = async () => { called = true; return Buffer.alloc(0); };
-    const session = connect('http://localhost', { createConnection: () => netConnect(socket) });
-    session.on('error', () => {});
-    const stream = session.request(grpcRequestHeaders(ECHO.path));
+  it('drops a request cut short by a closed socket without publishing', async () => {
+    const before = provider.requests.length;
+    const session = rawSession(stack.socketPath);
+    const stream = session.request(grpcRequestHeaders(PUBLISH));
     stream.on('error', () => {});
-    stream.write(frameMessage(Buffer.from('hunter2 and more')).subarray(0, 9));
+    stream.write(grpcFrame(publishRequest('cut-short')).subarray(0, 9));
     await new Promise((resolve) => session.once('connect', resolve));
     session.destroy();
     await stillServing();
-    expect(called).to.equal(false);
+    expect(provider.requests.length).to.equal(before);
+    expect(await mountsUnder(stack.targetPath('cut-short'))).to.deep.equal([]);
   });
 
   it('survives 1000 streams opened and reset at once', async () => {
-    const session = connect('http://localhost', { createConnection: () => netConnect(socket) });
-    session.on('error', () => {});
+    const session = rawSession(stack.socketPath);
     const closed: Promise<unknown>[] = [];
     for (let i = 0; i < 1000; i++) {
-      const stream = session.request(grpcRequestHeaders(ECHO.path));
+      const stream = session.request(grpcRequestHeaders('/csi.v1.Identity/Probe'));
       stream.on('error', () => {});
-      stream.write(frameMessage(Buffer.from('x')).subarray(0, 3));
+      stream.write(grpcFrame(Buffer.from('x')).subarray(0, 3));
       closed.push(new Promise((resolve) => stream.once('close', resolve)));
       stream.close(constants.NGHTTP2_CANCEL);
     }
@@ -186,9 +151,9 @@ describe('proto/grpc UnaryServer against hostile clients', function () {
     await stillServing();
   });
 
-  it('survives an over-size request followed by more data on the same stream', async () => {
-    const r = await rawRequest(socket, grpcRequestHeaders(ECHO.path), [frameMessage(Buffer.alloc(2 * 1024 * 1024)), Buffer.from('trailing')]);
-    expect(r.headers?.['grpc-status']).to.equal('8');
+  it('answers an over-size request RESOURCE_EXHAUSTED, even with more data after it on the same stream', async () => {
+    const r = await rawRequest(stack.socketPath, grpcRequestHeaders(PUBLISH), [grpcFrame(Buffer.alloc(5 * 1024 * 1024)), Buffer.from('trailing')]);
+    expect(r.trailers?.['grpc-status'] ?? r.headers?.['grpc-status']).to.equal('8');
     await stillServing();
   });
 });

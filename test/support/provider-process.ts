@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { loadProviderProto } from './grpc-js-proto.js';
+import { providerProto } from '../../proto/runtime/grpc-proto.js';
 
 /** How a Mount failed, as the provider answered it. */
 export interface MountFailure {
@@ -69,7 +69,7 @@ export async function startProviderProcess(name: string, args: readonly string[]
     throw err;
   }
   const healthPort = /"healthPort":(\d+)/.exec(child.stderr())?.[1];
-  const Client = loadProviderProto().v1alpha1.CSIDriverProvider;
+  const Client = providerProto().CSIDriverProvider;
   const client = new Client(`unix://${join(providersDir, `${name}.sock`)}`, grpc.credentials.createInsecure());
   const mount = (attributes: Record<string, string>, options: MountOptions = {}) => new Promise<MountResponse__Output>((resolve, reject) => {
     client.Mount({

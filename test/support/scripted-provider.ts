@@ -6,10 +6,11 @@ import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import type { MountRequest__Output } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { bindGrpcJsServer, loadProviderProto, shutdownGrpcJsServer } from './grpc-js-proto.js';
+import { providerProto } from '../../proto/runtime/grpc-proto.js';
+import { bindGrpcJsServer, shutdownGrpcJsServer } from './grpc-js-proto.js';
 
-/** How the scripted provider answers a Mount: a response, or a gRPC error. */
-export type MountScript = (request: MountRequest__Output) => Promise<MountResponse | grpc.ServiceError>;
+/** How the scripted provider answers a Mount: a response, or a gRPC error; `cancelled` aborts when the driver cancels the call. */
+export type MountScript = (request: MountRequest__Output, cancelled: AbortSignal) => Promise<MountResponse | grpc.ServiceError>;
 
 /** A scripted provider listening on `<dir>/<name>.sock`. */
 export interface ScriptedProvider {
@@ -36,11 +37,13 @@ export async function startScriptedProvider(dir: string, name: string, script: M
     requests: [],
     stop: () => shutdownGrpcJsServer(server, 100),
   };
-  server.addService(loadProviderProto().v1alpha1.CSIDriverProvider.service, {
+  server.addService(providerProto().CSIDriverProvider.service, {
     Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'scripted', runtime_version: '0' }),
     Mount: (call: grpc.ServerUnaryCall<MountRequest__Output, MountResponse>, cb: grpc.sendUnaryData<MountResponse>) => {
       state.requests.push(call.request);
-      state.script(call.request).then((res) => {
+      const cancelled = new AbortController();
+      call.once('cancelled', () => cancelled.abort());
+      state.script(call.request, cancelled.signal).then((res) => {
         if ('code' in res && typeof res.code === 'number') cb(res as grpc.ServiceError);
         else cb(null, res as MountResponse);
       }, (err: unknown) => cb({ code: grpc.status.INTERNAL, details: String(err) } as grpc.ServiceError));

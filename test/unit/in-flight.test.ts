@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { DirMounter } from '../../driver/volume/mounter.js';
 import { VolumePublisher } from '../../driver/volume/publisher.js';
 import { TargetLocks } from '../../driver/volume/target-locks.js';
-import { GrpcError, GrpcStatus } from '../../proto/grpc/status.js';
+import * as grpc from '@grpc/grpc-js';
+import { EventEmitter } from 'node:events';
 import { SscError } from '../../proto/runtime/errors.js';
 import { InFlightCalls } from '../../proto/runtime/in-flight.js';
 import { createLogger } from '../../proto/runtime/logger.js';
@@ -13,12 +14,21 @@ import { unary } from '../../proto/runtime/unary.js';
 
 const logger = createLogger({ component: 'test', silent: true });
 
-/** A server call's context (no deadline, never cancelled) and what the adapter answered: the response or the GrpcError. */
-function fakeCall(): { call: { signal: AbortSignal; deadline: undefined }; answer: (p: Promise<unknown>) => Promise<{ err: GrpcError | null; res: unknown }> } {
-  return {
-    call: { signal: new AbortController().signal, deadline: undefined },
-    answer: (p) => p.then((res) => ({ err: null, res }), (err: unknown) => ({ err: err as GrpcError, res: undefined })),
-  };
+/** How the adapter answered a call: the error status or the response. */
+interface Answer {
+  readonly err: { code?: number; details?: string } | null;
+  readonly res: unknown;
+}
+
+/**
+ * Runs a grpc-js unary handler on a stand-in for grpc-js's ServerUnaryCall (no deadline,
+ * never cancelled: the parts the adapter reads) and resolves with its one answer.
+ */
+function serve(handler: grpc.handleUnaryCall<unknown, unknown>): Promise<Answer> {
+  const call = Object.assign(new EventEmitter(), { request: {}, cancelled: false, getDeadline: () => Infinity });
+  return new Promise((resolve) => {
+    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, res) => resolve({ err: err ?? null, res }));
+  });
 }
 
 describe('InFlightCalls', () => {
@@ -31,14 +41,13 @@ describe('InFlightCalls', () => {
       cleanedUp.push('rolled back');
       throw ctx.signal.reason;
     }, logger, undefined, calls);
-    const { call, answer } = fakeCall();
-    const answered = answer(handler({}, call));
+    const answered = serve(handler);
     expect(calls.size).to.equal(1);
     expect(await calls.cancelAll(60_000)).to.equal(true);
     // cancelAll returned only after the handler's cleanup ran.
     expect(cleanedUp).to.deep.equal(['rolled back']);
     const { err } = await answered;
-    expect(err?.code).to.equal(GrpcStatus.UNAVAILABLE);
+    expect(err?.code).to.equal(grpc.status.UNAVAILABLE);
     expect(err?.details).to.equal('the driver is shutting down and cancelled this call; it can be retried');
     expect(calls.size).to.equal(0);
   });
@@ -48,9 +57,7 @@ describe('InFlightCalls', () => {
     await calls.cancelAll(0);
     let ran = false;
     const handler = unary('Any', async () => { ran = true; return {}; }, logger, undefined, calls);
-    const { call, answer } = fakeCall();
-    const answered = answer(handler({}, call));
-    expect((await answered).err?.code).to.equal(GrpcStatus.UNAVAILABLE);
+    expect((await serve(handler)).err?.code).to.equal(grpc.status.UNAVAILABLE);
     expect(ran).to.equal(false);
   });
 
@@ -64,9 +71,7 @@ describe('InFlightCalls', () => {
     const calls = new InFlightCalls('driver');
     let seen: AbortSignal | undefined;
     const handler = unary('Quick', async (_req: unknown, ctx) => { seen = ctx.signal; return {}; }, logger, undefined, calls);
-    const { call, answer } = fakeCall();
-    const answered = answer(handler({}, call));
-    expect((await answered).err).to.equal(null);
+    expect((await serve(handler)).err).to.equal(null);
     await new Promise((resolve) => setImmediate(resolve));
     await calls.cancelAll(0);
     expect(seen?.aborted).to.equal(false);
