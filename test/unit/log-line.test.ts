@@ -89,6 +89,22 @@ describe('log lines', () => {
     ['an object message, redacted', 'info', [{ message: { token: 'x', b: 1 } }], `{"component":"test","level":"info","message":{"b":1,"token":"[REDACTED]"},${TS}}`],
     // winston's own log methods drop the fields of a message with a printf token (%s, %d…) in it.
     ['a % in the message keeps the fields', 'info', ['50% done %s', { a: 1 }], `{"a":1,"component":"test","level":"info","message":"50% done %s",${TS}}`],
+    ['placeholders are text, nothing is substituted', 'info', ['%s %d %j %o %%', { a: 1 }, 'x'],
+      `{"a":1,"component":"test","level":"info","message":"%s %d %j %o %%",${TS}}`],
+    // winston's splat format would read this field as the placeholders' values: there is none.
+    ['a field named splat is a field', 'info', ['m %s', { splat: ['x'] }],
+      `{"component":"test","level":"info","message":"m %s","splat":["x"],${TS}}`],
+    // winston's transports drop an entry with `exception: true` (their mark of an uncaught
+    // exception) unless they handle exceptions.
+    ['a field named exception', 'warn', ['e', { exception: true }],
+      `{"component":"test","exception":true,"level":"warn","message":"e",${TS}}`],
+    ['own __proto__ keys are fields', 'info', ['p', JSON.parse('{"__proto__":{"token":"t","a":1},"b":2,"n":{"__proto__":3}}')],
+      `{"__proto__":{"a":1,"token":"[REDACTED]"},"b":2,"component":"test","level":"info","message":"p","n":{"__proto__":3},${TS}}`],
+    // A toJSON of the caller's could throw or show what redaction hid: it is a function, and
+    // functions are not logged.
+    ['toJSON is never called', 'info',
+      ['j', { o: { a: 1, toJSON() { throw new Error('x'); } }, toJSON: () => ({ token: 't' }) }],
+      `{"component":"test","level":"info","message":"j","o":{"a":1},${TS}}`],
   ];
   const errorLines: Record<string, string> = {
     'an Error as fields': `{"component":"test","level":"error","message":"failed boom","stack":"Error: boom\\n    at f",${TS}}`,
@@ -103,6 +119,12 @@ describe('log lines', () => {
   it('child fields under the call\'s', () => {
     expect(line('info', ['x', { c: 3 }], { a: 1, b: 2, c: 2, token: 'T' }))
       .to.equal(`{"a":1,"b":2,"c":3,"component":"test","level":"info","message":"x",${TS},"token":"[REDACTED]"}\n`);
+  });
+
+  it('a child\'s own __proto__ key is a field, and no prototype changes', () => {
+    expect(line('info', ['c'], JSON.parse('{"__proto__":{"polluted":"yes"}}') as Record<string, unknown>))
+      .to.equal(`{"__proto__":{"polluted":"yes"},"component":"test","level":"info","message":"c",${TS}}\n`);
+    expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
   });
 
   it('an Error alone keeps the child fields', () => {
@@ -127,6 +149,13 @@ describe('log lines never throw', () => {
     revoke();
     const hostile = new Proxy({}, { ownKeys() { throw new Error('keys'); } });
     expect(line('info', ['p', { proxy, hostile }])).to.equal(`{"component":"test","hostile":"[Unreadable]","level":"info","message":"p","proxy":"[Unreadable]",${TS}}\n`);
+  });
+
+  it('a getter that logs: both lines are written before the call returns', () => {
+    const logger = createLogger({ component: 'test' });
+    const out = stderrOf(() => logger.info('outer', { nested: { get lazy() { logger.info('inner'); return 1; } } }));
+    const messages = out.trim().split('\n').map((l) => (JSON.parse(l) as { message: string }).message);
+    expect(messages.sort()).to.deep.equal(['inner', 'outer']);
   });
 
   it('a sensitive key is never read', () => {
