@@ -1,7 +1,7 @@
 // What a log line may show of a value: secret values replaced by "[REDACTED]" under the
-// keys that hold them, Buffers as a byte count, cycles cut. `redact` makes the redacted
-// copy; `redactedJson` writes the same copy's JSON text in one pass (keys sorted, the line
-// shape docs/configuration.md#logs shows) without building the copy, and never throws.
+// keys that hold them, Buffers as a byte count, cycles cut, values that cannot be read as
+// "[Unreadable]". The logger's winston format (log-format.ts) applies `redact` to every
+// field of an entry before winston's JSON format writes it.
 
 /**
  * Keys whose values are replaced by "[REDACTED]" wherever they appear in a log entry:
@@ -22,97 +22,61 @@ export function isSensitiveKey(key: string): boolean {
   return SENSITIVE_KEYS.has(key) || SENSITIVE_SUFFIX.test(key);
 }
 
-/** Deep copy of `value` with sensitive keys redacted; safe for objects with cycles. */
-export function redact(value: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
-  if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
-  if (typeof value !== 'object' || value === null) return value;
-  if (seen.has(value)) return '[Circular]';
-  seen.add(value);
-  let out: unknown;
-  if (Array.isArray(value)) out = value.map((v) => redact(v, seen));
-  else {
-    const copy: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) copy[k] = isSensitiveKey(k) ? '[REDACTED]' : redact(v, seen);
-    out = copy;
-  }
-  // Only the chain of parents counts as a cycle: a shared, non-cyclic object is copied again.
-  seen.delete(value);
-  return out;
-}
-
-/** The JSON text of a value a property getter (or a Proxy trap) threw on: a log call must not fail. */
-export const UNREADABLE_JSON = '"[Unreadable]"';
-const REDACTED_JSON = '"[REDACTED]"';
-const CIRCULAR_JSON = '"[Circular]"';
+/** What a log line shows for a value under a sensitive key. */
+export const REDACTED = '[REDACTED]';
+/** What a log line shows for a value a getter (or a Proxy trap) threw on: a log call must not fail. */
+export const UNREADABLE = '[Unreadable]';
+const CIRCULAR = '[Circular]';
 
 /**
- * The JSON text of `redact(value)` with object keys in sorted order, or undefined where
- * JSON has no value (undefined, a function, a symbol: the field is left out). BigInts are
- * written as strings. A getter that throws is written as "[Unreadable]" instead of
- * failing the log call.
+ * Deep copy of `value` as a log line may show it: values under sensitive keys replaced
+ * (and never read), Buffers as "[N bytes]", an object inside itself as "[Circular]", a
+ * value whose reading throws as "[Unreadable]". Objects become plain objects of their own
+ * enumerable fields (without prototype, so an own `__proto__` key stays a field);
+ * functions and symbols, which JSON has no text for, become undefined. Never throws.
  */
-export function redactedJson(value: unknown, parents?: Set<object>): string | undefined {
+export function redact(value: unknown, parents?: Set<object>): unknown {
   switch (typeof value) {
-    case 'string': return JSON.stringify(value);
-    case 'number': return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean': return value ? 'true' : 'false';
-    case 'bigint': return `"${value.toString()}"`;
     case 'object': break;
-    default: return undefined;
+    case 'function': case 'symbol': return undefined;
+    default: return value;
   }
-  if (value === null) return 'null';
+  if (value === null) return null;
   // Made for the first object only: most fields of a log line are strings and numbers.
   parents ??= new Set();
-  if (parents.has(value)) return CIRCULAR_JSON;
+  // Only the chain of parents counts as a cycle: a shared, non-cyclic object is copied again.
+  if (parents.has(value)) return CIRCULAR;
   parents.add(value);
   try {
-    if (Buffer.isBuffer(value)) return `"[${value.length} bytes]"`;
-    return Array.isArray(value) ? arrayJson(value, parents) : objectJson(value, parents);
+    if (Buffer.isBuffer(value)) return `[${value.length} bytes]`;
+    return Array.isArray(value) ? redactArray(value, parents) : redactObject(value, parents);
   } catch {
     // A revoked Proxy, a throwing ownKeys trap: the value cannot be shown, the line still can.
-    return UNREADABLE_JSON;
+    return UNREADABLE;
   } finally {
     parents.delete(value);
   }
 }
 
-function arrayJson(items: readonly unknown[], parents: Set<object>): string {
-  let out = '[';
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) out += ',';
-    let item: unknown;
-    try {
-      item = items[i];
-    } catch {
-      out += UNREADABLE_JSON;
-      continue;
-    }
-    out += redactedJson(item, parents) ?? 'null';
-  }
-  return `${out}]`;
+function redactArray(items: readonly unknown[], parents: Set<object>): unknown[] {
+  const out: unknown[] = [];
+  for (let i = 0; i < items.length; i++) out.push(redact(readOwn(items, i), parents));
+  return out;
 }
 
-/** The JSON text of the field `key` of a redacted object: "[REDACTED]" for a sensitive key, whatever its value. */
-export function redactedFieldJson(key: string, value: unknown, parents?: Set<object>): string | undefined {
-  return isSensitiveKey(key) ? REDACTED_JSON : redactedJson(value, parents);
+function redactObject(object: object, parents: Set<object>): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(object)) {
+    out[key] = isSensitiveKey(key) ? REDACTED : redact(readOwn(object, key), parents);
+  }
+  return out;
 }
 
-function objectJson(object: object, parents: Set<object>): string {
-  const keys = Object.keys(object).sort();
-  let out = '{';
-  for (const key of keys) {
-    let text: string | undefined;
-    if (isSensitiveKey(key)) text = REDACTED_JSON;
-    else {
-      try {
-        text = redactedJson((object as Record<string, unknown>)[key], parents);
-      } catch {
-        text = UNREADABLE_JSON;
-      }
-    }
-    if (text === undefined) continue;
-    if (out.length > 1) out += ',';
-    out += `${JSON.stringify(key)}:${text}`;
+/** `object[key]`, or UNREADABLE when its getter throws. */
+function readOwn(object: object, key: string | number): unknown {
+  try {
+    return (object as Record<string | number, unknown>)[key];
+  } catch {
+    return UNREADABLE;
   }
-  return `${out}}`;
 }

@@ -1,4 +1,7 @@
-import { redactedFieldJson, UNREADABLE_JSON } from './log-redaction.js';
+import winston from 'winston';
+import { lineFormat } from './log-format.js';
+import { UNREADABLE } from './log-redaction.js';
+import { addStderrTransport } from './log-transport.js';
 
 export { isSensitiveKey, redact } from './log-redaction.js';
 
@@ -28,52 +31,57 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-const SEVERITY: Readonly<Record<LogLevel, number>> = { error: 0, warn: 1, info: 2, debug: 3 };
+/** Our levels as winston levels: a lower number is more severe, as in winston's npm levels. */
+const WINSTON_LEVELS: Readonly<Record<LogLevel, number>> = { error: 0, warn: 1, info: 2, debug: 3 };
 
-/** Where finished lines go: one call per line, newline included. */
-type LineSink = (line: string) => void;
+/** An object without prototype: an own `__proto__` field stays a field instead of replacing the prototype. */
+function fieldsObject(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
 
-/** The object of `value`'s own enumerable fields; a getter that throws leaves a marker, not an exception. */
-function ownFields(value: object, into: Record<string, unknown>): void {
+/** Copies `value`'s own enumerable fields into `into`; a getter that throws leaves "[Unreadable]". */
+function copyOwnFields(value: object, into: Record<string, unknown>): void {
   let keys: string[];
   try {
     keys = Object.keys(value);
   } catch {
     return;
   }
-  for (const key of keys) {
-    try {
-      into[key] = (value as Record<string, unknown>)[key];
-    } catch {
-      into[key] = UNREADABLE;
-    }
+  for (const key of keys) into[key] = read(value, key, UNREADABLE);
+}
+
+/** `value[key]`, or `fallback` when the getter throws. */
+function read(value: object, key: string, fallback?: unknown): unknown {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return fallback;
   }
 }
 
-/** Stands for a field whose getter threw while the entry was built. */
-const UNREADABLE: unique symbol = Symbol('unreadable');
-
 /**
- * The fields of one entry from a log call's arguments, built as winston 3 built them (the
- * line shape this project has always written): an object with a truthy `message` is the
- * entry itself (an Error adds its `stack` and `cause`); `(message, fields)` appends the
- * fields' own `message` to the text and takes their `stack` and `cause`; any further
- * argument, or non-object fields, are dropped. `level` is always the call's level. Unlike
- * winston, a `%` in the message never drops the fields (winston read it as a format).
+ * The entry (winston's `info`) of one log call, built as winston's own log methods build
+ * it: an object with a truthy `message` is the entry itself (an Error adds its `stack` and
+ * `cause`); `(message, fields)` appends the fields' own `message` to the text and takes
+ * their `stack` and `cause`; any further argument, or non-object fields, are dropped.
+ * `level` is always the call's level. Built here rather than by winston because winston
+ * drops the fields of a message with a `%` in it (it reads one as a placeholder) and lets
+ * a throwing getter throw into the caller.
  */
-export function entryFields(level: LogLevel, args: readonly unknown[], context: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  // No prototype: an own `__proto__` field stays a field instead of replacing the prototype.
-  const entry: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, context);
+function entryFields(
+  level: LogLevel, args: readonly unknown[], context: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const entry = Object.assign(fieldsObject(), context);
   const [first, meta] = args;
   if (args.length === 1 && typeof first === 'object' && first !== null && read(first, 'message')) {
-    ownFields(first, entry);
+    copyOwnFields(first, entry);
     if (first instanceof Error) {
       entry['stack'] = first.stack;
       entry['message'] = first.message;
       entry['cause'] = first.cause;
     }
   } else if (args.length >= 2 && typeof meta === 'object' && meta !== null) {
-    ownFields(meta, entry);
+    copyOwnFields(meta, entry);
     entry['message'] = first;
     const [message, stack, cause] = [read(meta, 'message'), read(meta, 'stack'), read(meta, 'cause')];
     if (message) entry['message'] = `${String(first)} ${String(message)}`;
@@ -86,42 +94,22 @@ export function entryFields(level: LogLevel, args: readonly unknown[], context: 
   return entry;
 }
 
-/** `value[key]`, undefined when the getter throws. */
-function read(value: object, key: string): unknown {
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * One JSON line: keys sorted, `timestamp` (ISO 8601, UTC) added unless the entry has
- * one, every field but `level` and a string `message` redacted (log-redaction.ts).
+ * Logger over one winston logger. Children are ours, not winston's child(): its
+ * Object.assign would throw on a throwing getter and turn an own `__proto__` field into
+ * the entry's prototype. Every child of one createLogger shares its winston logger.
  */
-export function formatEntry(entry: Record<string, unknown>, now: () => Date = () => new Date()): string {
-  if (!entry['timestamp']) entry['timestamp'] = now().toISOString();
-  let line = '{';
-  for (const key of Object.keys(entry).sort()) {
-    const value = entry[key];
-    let text: string | undefined;
-    if (value === UNREADABLE) text = UNREADABLE_JSON;
-    else if (key === 'level' || (key === 'message' && typeof value === 'string')) text = JSON.stringify(value);
-    else text = redactedFieldJson(key, value);
-    if (text === undefined) continue;
-    if (line.length > 1) line += ',';
-    line += `${JSON.stringify(key)}:${text}`;
-  }
-  return `${line}}\n`;
-}
+class WinstonLogger implements Logger {
+  error: LogMethod;
+  warn: LogMethod;
+  info: LogMethod;
+  debug: LogMethod;
 
-class JsonLogger implements Logger {
-  readonly error: LogMethod;
-  readonly warn: LogMethod;
-  readonly info: LogMethod;
-  readonly debug: LogMethod;
-
-  constructor(readonly level: LogLevel, private readonly silent: boolean, private readonly context: Readonly<Record<string, unknown>>, private readonly sink: LineSink) {
+  constructor(
+    private readonly winstonLogger: winston.Logger,
+    readonly level: LogLevel,
+    private readonly context: Readonly<Record<string, unknown>>,
+  ) {
     this.error = this.method('error');
     this.warn = this.method('warn');
     this.info = this.method('info');
@@ -129,36 +117,45 @@ class JsonLogger implements Logger {
   }
 
   isLevelEnabled(level: LogLevel): boolean {
-    return !this.silent && SEVERITY[level] <= SEVERITY[this.level];
+    return !this.winstonLogger.silent && this.winstonLogger.isLevelEnabled(level);
   }
 
   child(fields: Record<string, unknown>): Logger {
-    const context: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, this.context);
-    ownFields(fields, context);
-    return new JsonLogger(this.level, this.silent, context, this.sink);
+    const context = Object.assign(fieldsObject(), this.context);
+    copyOwnFields(fields, context);
+    return new WinstonLogger(this.winstonLogger, this.level, context);
   }
 
   private method(level: LogLevel): LogMethod {
-    // Nothing is built, redacted or serialised for a level that is not written.
+    // winston would run its formats on an entry its transports then drop: a level that is
+    // not written builds, reads, redacts and serialises nothing.
     if (!this.isLevelEnabled(level)) return () => undefined;
-    return (...args: unknown[]) => this.sink(formatEntry(entryFields(level, args, this.context)));
+    // log(info) with one argument: winston takes the entry as it is (no splat, no defaultMeta).
+    return (...args: unknown[]) => {
+      this.winstonLogger.log(entryFields(level, args, this.context) as winston.LogEntry);
+    };
   }
 }
 
 /**
- * Writes to process.stderr, looked up at each line (tests replace its write), as
- * winston's Console transport did: synchronous for a file or a terminal; for a pipe
- * synchronous until the pipe is full, then Node queues the rest instead of blocking. A
- * process exit waits for that queue (exit.ts, signals.ts) so the last lines are not lost.
+ * A JSON-lines logger writing to stderr (stdout stays free for CLI output): a winston
+ * logger with lineFormat() (log-format.ts) and a StderrTransport (log-transport.ts). A
+ * line is written before the log call returns, so before a gRPC answer sent after it.
  */
-function stderrSink(line: string): void {
-  process.stderr.write(line);
-}
-
-/** A JSON-lines logger writing to stderr (stdout stays free for CLI output). */
 export function createLogger(options: { level?: LogLevel; component: string; silent?: boolean }): Logger {
-  const context: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, { component: options.component });
-  return new JsonLogger(options.level ?? 'info', options.silent ?? false, context, stderrSink);
+  const level = options.level ?? 'info';
+  const winstonLogger = winston.createLogger({
+    levels: WINSTON_LEVELS,
+    level,
+    silent: options.silent ?? false,
+    format: lineFormat(),
+  });
+  addStderrTransport(winstonLogger);
+  // component is a child field, not winston's defaultMeta: winston assigns defaultMeta
+  // over every entry, so a child's component (driver/main.ts) would be overwritten.
+  const context = fieldsObject();
+  context['component'] = options.component;
+  return new WinstonLogger(winstonLogger, level, context);
 }
 
 /** Parses a --log-level value. */

@@ -157,6 +157,14 @@ describe('createLogger: levels', () => {
     expect(reads).to.equal(0);
   });
 
+  it('leaves uncaught exceptions and rejections to Node (winston handles neither)', async () => {
+    const events = ['uncaughtException', 'unhandledRejection'] as const;
+    const before = events.map((e) => process.listenerCount(e));
+    const out = await captureStderr(() => createLogger({ component: 'test' }).info('x', { exception: true }));
+    expect(JSON.parse(out)).to.include({ exception: true, message: 'x' });
+    expect(events.map((e) => process.listenerCount(e))).to.deep.equal(before);
+  });
+
   it('has written the line when the call returns (nothing is queued)', () => {
     const chunks: string[] = [];
     const original = process.stderr.write;
