@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { nonNegativeIntEnv, positiveIntEnv, runBench, startBenchRun, writeBenchR
 import { summarize } from './stats.js';
 import { burst, cleanupRetryCount, driverRss, firstPublish, providerCpu, republish, type SideSamples } from './vs-go-cases.js';
 import { clusterUnavailable, FAKE_SPC, goHalfUnavailable, SIZES, spcFor, startSide, startVsGoEnv, type DriverUnderTest, type Side, type Size } from './vs-go-env.js';
-import { checkTargets, compare, formatVsReport, type ComparisonRow, type VsGoResults } from './vs-go-report.js';
+import { beforeAfter, checkTargets, compare, formatVsReport, LIBRARY_BUDGET, type Baseline, type ComparisonRow, type VsGoResults } from './vs-go-report.js';
 
 /**
  * `npm run bench:vs-go`: our driver against upstream's Go driver v1.6.0 on the same
@@ -18,6 +18,22 @@ import { checkTargets, compare, formatVsReport, type ComparisonRow, type VsGoRes
 
 const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
+
+/**
+ * The full run of the hand-written gRPC, protobuf, logging and metrics foundation, made
+ * on the machine bench/README.md names just before the move onto the libraries: the
+ * "before" of the before → after table.
+ */
+const BASELINE_FILE = join(RESULTS_DIR, 'vs-go-driver-baseline.json');
+
+async function readBaseline(): Promise<Baseline | undefined> {
+  try {
+    const doc = JSON.parse(await readFile(BASELINE_FILE, 'utf8')) as VsGoResults;
+    return { commit: (doc.machine.gitCommit ?? 'unknown').slice(0, 7), startedAt: doc.startedAt, rows: doc.rows };
+  } catch {
+    return undefined;
+  }
+}
 
 function progress(text: string): void {
   process.stderr.write(`bench vs-go: ${text}\n`);
@@ -145,6 +161,7 @@ async function main(): Promise<void> {
     await rm(work, { recursive: true, force: true });
   }
 
+  const baseline = await readBaseline();
   const results: VsGoResults = {
     ...run.finish(),
     goDriver: goMissing ? { ran: false, reason: goMissing } : { ran: true },
@@ -160,6 +177,8 @@ async function main(): Promise<void> {
     rows,
     cleanupUnpublishRetries: cleanupRetryCount(),
     targets: checkTargets(rows),
+    budget: checkTargets(rows, LIBRARY_BUDGET),
+    ...(baseline ? { beforeAfter: { baseline: { commit: baseline.commit, startedAt: baseline.startedAt }, rows: beforeAfter(baseline, rows) } } : {}),
   };
   const files = await writeBenchResults(RESULTS_DIR, 'vs-go-driver', results, usesImageNodeFlags() && !goMissing && cases.size === CASES.length && !process.env['BENCH_CPU_PROF']);
   process.stdout.write(`${formatVsReport(results)}\n`);

@@ -70,6 +70,10 @@ const MEMORY_EVIDENCE: Evidence = {
     '~6 KiB per volume.',
   ],
 };
+const LIBRARY_EVIDENCE: Evidence = {
+  section: 'What the libraries cost',
+  finding: [],
+};
 const CPU_EVIDENCE: Evidence = {
   section: 'What the issue-15 changes bought',
   finding: [
@@ -100,6 +104,56 @@ export function checkTargets(rows: readonly ComparisonRow[], targets: readonly V
   });
 }
 
+/**
+ * What moving onto the field's libraries (grpc-js, proto-loader, winston, prom-client) may
+ * cost at most: budgets on this run, next to the run of the hand-written foundation before it.
+ */
+export const LIBRARY_BUDGET: readonly VsTarget[] = [
+  { rowId: 'rss-idle', description: 'driver RSS idle ≤ 90 MiB', on: 'ours', limit: 90, evidence: LIBRARY_EVIDENCE },
+  { rowId: 'rss-500', description: 'driver RSS with 500 volumes ≤ 110 MiB', on: 'ours', limit: 110, evidence: LIBRARY_EVIDENCE },
+  { rowId: 'publish-10-p50', description: 'first publish 10 objects p50 ≤ 0.95×', on: 'ratio', limit: 0.95, evidence: LIBRARY_EVIDENCE },
+  { rowId: 'burst-100', description: 'burst of 100 pods ≤ 0.2×', on: 'ratio', limit: 0.2, evidence: LIBRARY_EVIDENCE },
+  { rowId: 'republish-10-p50', description: 'unchanged republish 10 objects p50 ≤ 0.5×', on: 'ratio', limit: 0.5, evidence: LIBRARY_EVIDENCE },
+];
+
+/** The rows shown before and after the move onto the libraries. */
+export const BEFORE_AFTER_ROW_IDS: readonly string[] = [
+  'rss-idle', 'rss-100', 'rss-500', 'driver-cpu-1', 'driver-cpu-10', 'driver-cpu-100',
+  'publish-1-p50', 'publish-1-p99', 'publish-10-p50', 'publish-10-p99', 'publish-100-p50', 'publish-100-p99',
+  'burst-100', 'republish-10-p50', 'republish-10-p99', 'idle-cpu-driver', 'provider-cpu-10',
+];
+
+/** One row measured before (the baseline run) and after (this run), each with its ratio to the Go driver. */
+export interface BeforeAfterRow {
+  readonly id: string;
+  readonly label: string;
+  readonly unit: RowUnit;
+  readonly before: number;
+  readonly after: number;
+  /** after / before of our own value. */
+  readonly change: number;
+  readonly beforeRatio: number | null;
+  readonly afterRatio: number | null;
+}
+
+/** The run a before/after comparison is made against: a full run of an earlier commit, on the same machine. */
+export interface Baseline {
+  readonly commit: string;
+  readonly startedAt: string;
+  readonly rows: readonly ComparisonRow[];
+}
+
+/** The before/after rows of `BEFORE_AFTER_ROW_IDS` that both runs measured. */
+export function beforeAfter(baseline: Baseline, rows: readonly ComparisonRow[]): BeforeAfterRow[] {
+  return BEFORE_AFTER_ROW_IDS.flatMap((id) => {
+    const before = baseline.rows.find((r) => r.id === id);
+    const after = rows.find((r) => r.id === id);
+    if (!before || !after) return [];
+    const change = before.ours === 0 ? 0 : round3(after.ours / before.ours);
+    return [{ id, label: after.label, unit: after.unit, before: before.ours, after: after.ours, change, beforeRatio: before.ratio, afterRatio: after.ratio }];
+  });
+}
+
 export interface VsGoResults extends BenchRunHeader<'vs-go-driver'> {
   readonly goDriver: { readonly ran: boolean; readonly reason?: string };
   readonly mountMode: 'tmpfs' | 'dir';
@@ -108,6 +162,10 @@ export interface VsGoResults extends BenchRunHeader<'vs-go-driver'> {
   /** Untimed cleanup unpublishes that failed once and were retried (kubelet retries too). */
   readonly cleanupUnpublishRetries: number;
   readonly targets: readonly VsTargetResult[];
+  /** The library budget's results (LIBRARY_BUDGET). */
+  readonly budget?: readonly VsTargetResult[];
+  /** This run next to the baseline run of the hand-written foundation, when bench/results holds one. */
+  readonly beforeAfter?: { readonly baseline: { readonly commit: string; readonly startedAt: string }; readonly rows: readonly BeforeAfterRow[] };
 }
 
 const num = (x: number | null, unit: RowUnit): string => (x === null ? '—' : unit === 'MiB' ? x.toFixed(1) : x.toFixed(2));
@@ -122,9 +180,29 @@ export function formatVsReport(r: VsGoResults): string {
   ];
   const rows = table(['case', 'unit', 'ours', 'Go driver', 'ours/Go'],
     r.rows.map((x) => [x.label, x.unit, num(x.ours, x.unit), num(x.theirs, x.unit), x.ratio === null ? '—' : `${x.ratio.toFixed(2)}×`]), new Set([2, 3, 4]));
-  const targets = r.targets.map((t) => `  ${t.status === 'met' ? 'met   ' : t.status === 'MISSED' ? 'MISSED' : 'n/a   '} ${t.description}: ${t.value === null ? '—' : t.on === 'ratio' ? `${t.value.toFixed(2)}×` : `${t.value.toFixed(1)} MiB`}`);
-  const evidence = [...new Set(r.targets.filter((t) => t.status === 'MISSED').map((t) => t.evidence))];
+  const evidence = [...new Set([...r.targets, ...(r.budget ?? [])].filter((t) => t.status === 'MISSED').map((t) => t.evidence))];
   const where = evidence.length === 0 ? [] : ['', 'where the remaining cost of a missed target is measured (bench/README.md):',
     ...evidence.flatMap((e) => [`  "${e.section}":`, ...e.finding.map((line) => `    ${line}`)])];
-  return [...head, rows, '', 'targets (issue 15):', ...targets, ...where].join('\n');
+  return [...head, rows, '', 'targets:', ...r.targets.map(targetLine), ...formatBeforeAfter(r), ...where].join('\n');
+}
+
+function targetLine(t: VsTargetResult): string {
+  const status = t.status === 'met' ? 'met   ' : t.status === 'MISSED' ? 'MISSED' : 'n/a   ';
+  return `  ${status} ${t.description}: ${t.value === null ? '—' : t.on === 'ratio' ? `${t.value.toFixed(2)}×` : `${t.value.toFixed(1)} MiB`}`;
+}
+
+const ratioText = (x: number | null): string => (x === null ? '—' : `${x.toFixed(2)}×`);
+
+/** The before/after table and the library budget, when the run has them. */
+function formatBeforeAfter(r: VsGoResults): string[] {
+  const out: string[] = [];
+  if (r.beforeAfter && r.beforeAfter.rows.length > 0) {
+    const { baseline, rows } = r.beforeAfter;
+    out.push('', `before → after the move onto grpc-js, proto-loader, winston and prom-client (before: ${baseline.commit}, ${baseline.startedAt.slice(0, 10)})`);
+    out.push(table(['case', 'unit', 'before', 'after', 'after/before', 'before ours/Go', 'after ours/Go'],
+      rows.map((x) => [x.label, x.unit, num(x.before, x.unit), num(x.after, x.unit), `${x.change.toFixed(2)}×`, ratioText(x.beforeRatio), ratioText(x.afterRatio)]),
+      new Set([2, 3, 4, 5, 6])));
+  }
+  if (r.budget) out.push('', 'library budget:', ...r.budget.map(targetLine));
+  return out;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { batches, turnOrder } from '../../bench/vs-go-cases.js';
-import { checkTargets, compare, formatVsReport, VS_TARGETS, type VsGoResults } from '../../bench/vs-go-report.js';
+import { beforeAfter, checkTargets, compare, formatVsReport, LIBRARY_BUDGET, VS_TARGETS, type VsGoResults } from '../../bench/vs-go-report.js';
 
 describe('the side-by-side benchmark against the Go driver (ratios, targets, turns)', () => {
   it('gives ours/theirs as the ratio, and none without the Go half', () => {
@@ -46,7 +46,7 @@ describe('the side-by-side benchmark against the Go driver (ratios, targets, tur
 
   it('names evidence sections that exist in bench/README.md', () => {
     const readme = readFileSync(new URL('../../../bench/README.md', import.meta.url), 'utf8');
-    for (const t of VS_TARGETS) {
+    for (const t of [...VS_TARGETS, ...LIBRARY_BUDGET]) {
       const heading = t.evidence.section;
       expect(readme.split('\n').some((line) => line.startsWith('#') && line.includes(heading)), heading).to.equal(true);
     }
@@ -54,7 +54,7 @@ describe('the side-by-side benchmark against the Go driver (ratios, targets, tur
 
   it('prints only numbers that its evidence section of bench/README.md gives', () => {
     const readme = readFileSync(new URL('../../../bench/README.md', import.meta.url), 'utf8');
-    for (const evidence of new Set(VS_TARGETS.map((t) => t.evidence))) {
+    for (const evidence of new Set([...VS_TARGETS, ...LIBRARY_BUDGET].map((t) => t.evidence))) {
       const lines = readme.split('\n');
       const start = lines.findIndex((line) => line.startsWith('#') && line.includes(evidence.section));
       const level = /^#+/.exec(lines[start] as string)?.[0].length as number;
@@ -64,6 +64,22 @@ describe('the side-by-side benchmark against the Go driver (ratios, targets, tur
         expect(body, `${evidence.section}: ${number}`).to.include(number);
       }
     }
+  });
+
+  it('checks the library budget: RSS in MiB of ours, latency and burst as ratios to the Go driver', () => {
+    const rows = [compare('rss-idle', 'r', 'MiB', 89.9, 38), compare('rss-500', 'r', 'MiB', 110.1, 52), compare('publish-10-p50', 'p', 'ms', 9.5, 10),
+      compare('burst-100', 'b', 'ms', 700, 3000), compare('republish-10-p50', 'r', 'ms', 5, 10)];
+    expect(checkTargets(rows, LIBRARY_BUDGET).map((t) => [t.rowId, t.status])).to.deep.equal([
+      ['rss-idle', 'met'], ['rss-500', 'MISSED'], ['publish-10-p50', 'met'], ['burst-100', 'MISSED'], ['republish-10-p50', 'met']]);
+  });
+
+  it('puts this run next to the baseline run, row by row, for the rows both measured', () => {
+    const baseline = { commit: 'c601c5f', startedAt: '2026-11-28T00:00:00Z', rows: [compare('rss-idle', 'RSS', 'MiB', 75, 38), compare('publish-10-p50', 'p', 'ms', 8, 10)] };
+    const rows = beforeAfter(baseline, [compare('rss-idle', 'RSS idle', 'MiB', 84, 38), compare('burst-100', 'b', 'ms', 1, 2)]);
+    expect(rows).to.deep.equal([{ id: 'rss-idle', label: 'RSS idle', unit: 'MiB', before: 75, after: 84, change: 1.12, beforeRatio: 1.974, afterRatio: 2.211 }]);
+    const text = formatVsReport({ ...results([compare('rss-idle', 'RSS idle', 'MiB', 84, 38)]), budget: checkTargets([compare('rss-idle', 'RSS idle', 'MiB', 84, 38)], LIBRARY_BUDGET),
+      beforeAfter: { baseline, rows } });
+    expect(text).to.include('before: c601c5f, 2026-11-28').and.include('1.12×').and.include('met    driver RSS idle ≤ 90 MiB: 84.0 MiB');
   });
 
   it('splits iterations into batches and alternates which driver goes first (ABBA)', () => {
