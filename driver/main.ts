@@ -7,6 +7,7 @@ import { startHealthServer, type HealthServer } from '../proto/runtime/http-serv
 import { onTerminationSignal } from '../proto/runtime/signals.js';
 import { packageVersion } from '../proto/runtime/version.js';
 import { warnMissingNodeFlags } from '../proto/runtime/node-flags.js';
+import { createProcessRegistry } from '../proto/runtime/process-registry.js';
 import { parseDriverConfig, type DriverConfig } from './config.js';
 import { controllerHandlers, identityHandlers } from './csi/identity-service.js';
 import { nodeHandlers } from './csi/node-service.js';
@@ -51,7 +52,9 @@ function wakeOnRefreshRequests(rotation: Pick<Rotation, 'wake'>, kube: Pick<Kube
 export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
   logConfiguration(config, logger);
 
-  const metrics = new DriverMetrics();
+  // The process's one registry: the driver's metrics and the default process and Node.js ones.
+  const registry = createProcessRegistry();
+  const metrics = new DriverMetrics(registry);
   const locks = new TargetLocks();
   const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
   const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback), undefined, undefined, volumeMountSource(config.socketPath)) : new DirMounter();
@@ -91,7 +94,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   rotation?.start(publisher, kube?.events);
   if (rotation && kube) wakeOnRefreshRequests(rotation, kube);
   let health: HealthServer | undefined;
-  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, metrics.registry, ready);
+  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, registry, ready);
   logger.info('driver started', {
     endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
     mode: kube ? 'kubernetes' : 'local', mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,

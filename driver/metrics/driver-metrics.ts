@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from '../../proto/runtime/metrics/index.js';
+import { Counter, Histogram, Registry } from 'prom-client';
 
 /** A provider name as a label value: names that break the provider name rule become "invalid". */
 function providerLabel(provider: string): string {
@@ -13,7 +13,6 @@ const OS_TYPE = process.platform === 'win32' ? 'windows' : 'linux';
  * existing dashboards and alerts keep working. One instance per driver process.
  */
 export class DriverMetrics {
-  readonly registry = new Registry();
   private readonly publishTotal: Counter<'provider' | 'os_type'>;
   private readonly publishErrors: Counter<'provider' | 'error_type' | 'os_type'>;
   private readonly unpublishTotal: Counter<'os_type'>;
@@ -25,8 +24,8 @@ export class DriverMetrics {
   private readonly rotationDuration: Histogram<'os_type'>;
   private readonly apiRequests: Counter<'method' | 'code'>;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
+  constructor(readonly registry: Registry = new Registry()) {
     this.publishTotal = new Counter({ name: 'node_publish_total', help: 'Successful NodePublishVolume calls', labelNames: ['provider', 'os_type'], registers: [this.registry] });
     this.publishErrors = new Counter({ name: 'node_publish_error_total', help: 'Failed NodePublishVolume calls', labelNames: ['provider', 'error_type', 'os_type'], registers: [this.registry] });
     this.unpublishTotal = new Counter({ name: 'node_unpublish_total', help: 'Successful NodeUnpublishVolume calls', labelNames: ['os_type'], registers: [this.registry] });

@@ -1,6 +1,6 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from './metrics/registry.js';
+import type { Registry } from 'prom-client';
 import { nodeHttp } from './node-http.js';
 
 /** Splits an address flag (":8095", "127.0.0.1:0", "[::1]:9000") into host and port. */
@@ -20,6 +20,20 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/** Answers a scrape: the registry's text, or 500 when a metric could not be read. */
+async function serveMetrics(registry: Registry, res: ServerResponse): Promise<void> {
+  let text: string;
+  try {
+    text = await registry.metrics();
+  } catch {
+    res.writeHead(500);
+    res.end('metrics unavailable\n');
+    return;
+  }
+  res.writeHead(200, { 'content-type': registry.contentType });
+  res.end(text);
+}
+
 /**
  * Serves Prometheus text on /metrics and a health check on /healthz (200 "ok" when
  * `healthy()` is true, 503 otherwise).
@@ -29,16 +43,8 @@ export async function startHealthServer(addr: string, registry: Registry, health
   const server: Server = nodeHttp.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
-      let text: string;
-      try {
-        text = registry.metrics();
-      } catch {
-        res.writeHead(500);
-        res.end('metrics unavailable\n');
-        return;
-      }
-      res.writeHead(200, { 'content-type': registry.contentType });
-      res.end(text);
+      // A rejection here would end the process: drop the connection instead.
+      serveMetrics(registry, res).catch(() => res.destroy());
     } else if (path === '/healthz') {
       const ok = healthy();
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });

@@ -2,7 +2,7 @@
 // health address's /metrics: the Key Vault requests actually sent and what the read
 // window saved. Labels are fixed small sets (an operation, an HTTP status): never a
 // vault, an object name or an identity.
-import { Counter, Registry } from '../../proto/runtime/metrics/index.js';
+import { Counter, Registry } from 'prom-client';
 
 /** How a Key Vault read was answered: from the window, sent, or joined a read in flight. */
 export type AzureReadResult = 'hit' | 'miss' | 'coalesced';

@@ -8,7 +8,8 @@ import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
 import { routeGrpcLogs } from '../../proto/runtime/service.js';
 import type { Logger } from '../../proto/runtime/logger.js';
-import type { Registry } from '../../proto/runtime/metrics/index.js';
+import type { Registry } from 'prom-client';
+import { createProcessRegistry } from '../../proto/runtime/process-registry.js';
 import { ProviderMetrics } from './provider-metrics.js';
 import { createProviderServer } from './provider-server.js';
 import type { SecretsProvider } from './provider.js';
@@ -65,8 +66,10 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   const logLevel = providerLogLevel(flags);
   const logger = createLogger({ level: logLevel, component: `provider-${definition.name}` });
   for (const name of flags.ignoredGiven) logger.warn('ignoring a flag kept for compatibility', { flag: `--${name}`, help: specs[name]?.help ?? '' });
-  const metrics = new ProviderMetrics(definition.name);
-  const provider = await definition.create(flags, logger, { metricsRegistry: metrics.registry });
+  // The process's one registry: the framework's metrics, the provider's own and the defaults.
+  const registry = createProcessRegistry();
+  const metrics = new ProviderMetrics(definition.name, registry);
+  const provider = await definition.create(flags, logger, { metricsRegistry: registry });
   routeGrpcLogs(logger);
   const server = createProviderServer(provider, logger, metrics);
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
@@ -74,7 +77,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   let serving = true;
   const healthAddr = definition.healthAddress ? definition.healthAddress(flags) : stringFlag(flags, 'health-addr');
   let health: HealthServer | undefined;
-  if (healthAddr !== '') health = await startHealthServer(healthAddr, metrics.registry, () => serving);
+  if (healthAddr !== '') health = await startHealthServer(healthAddr, registry, () => serving);
   const running: RunningProvider = {
     socketPath,
     healthPort: health?.port,

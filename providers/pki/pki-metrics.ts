@@ -1,6 +1,6 @@
 // The pki provider's own metric, next to the framework's provider_mount_*: what each
 // Mount decided (renewal.ts). Labels are the fixed decision words, never a name.
-import { Counter, Registry } from '../../proto/runtime/metrics/index.js';
+import { Counter, Registry } from 'prom-client';
 import type { RenewalDecision } from './renewal.js';
 
 const DECISIONS: readonly RenewalDecision[] = ['keep', 'first', 'rendering-changed', 'unknown-version', 'due', 'signer-changed', 'bundle-changed'];

@@ -2,7 +2,7 @@
 // --health-addr /metrics: how much Vault traffic the read cache, the lease store and
 // shared logins saved. Labels are fixed small sets: never an identity, a role, a path
 // or a lease id (unbounded, and a path may say more than it should).
-import { Counter, Registry } from '../../proto/runtime/metrics/index.js';
+import { Counter, Registry } from 'prom-client';
 import type { LeaseDropReason } from './lease-store.js';
 import type { LeasedReadOutcome } from './leased-read.js';
 

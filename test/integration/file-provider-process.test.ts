@@ -110,6 +110,9 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
     expect(metrics).to.match(/^provider_mount_total\{provider="file",result="success",error_type=""\} 3$/m);
     expect(metrics).to.match(/^provider_mount_total\{provider="file",result="error",error_type="OutsideRoot"\} 2$/m);
+    // The process's one registry: the default process and Node.js metrics on the same page.
+    expect(metrics).to.match(/^process_resident_memory_bytes \d+$/m);
+    expect(metrics).to.match(/^nodejs_eventloop_lag_p50_seconds /m);
   });
 
   it('serves the MountRequest the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', async () => {

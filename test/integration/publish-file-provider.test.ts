@@ -75,5 +75,8 @@ describe('NodePublishVolume with the file provider (real driver and provider pro
     const text = await stack.metrics();
     expect(text).to.match(/^node_publish_total\{provider="file",os_type="linux"\} 3$/m);
     expect(text).to.match(/^node_unpublish_total\{os_type="linux"\} 3$/m);
+    // The process's one registry: the default process and Node.js metrics on the same page.
+    expect(text).to.match(/^process_resident_memory_bytes \d+$/m);
+    expect(text).to.match(/^nodejs_eventloop_lag_p50_seconds /m);
   });
 });

@@ -28,7 +28,7 @@ function labelNames(text: string, name: string): string[] {
 
 describe('DriverMetrics', () => {
   it('has upstream v1.6.0\'s metrics with all of their labels, plus only the documented additions', async () => {
-    const m = new DriverMetrics({ defaultMetrics: false });
+    const m = new DriverMetrics();
     m.publishSucceeded('file');
     m.publishFailed('file', 'ProviderTimeout');
     m.unpublishSucceeded();
@@ -43,7 +43,7 @@ describe('DriverMetrics', () => {
   });
 
   it('records rotated on a failed rotation refresh', async () => {
-    const m = new DriverMetrics({ defaultMetrics: false });
+    const m = new DriverMetrics();
     m.reconcileFailed('file', 'ProviderTimeout', false);
     m.reconcileFailed('file', 'KubernetesAPIError', true);
     const text = await m.registry.metrics();

@@ -2,8 +2,11 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Histogram } from 'prom-client';
 import ts from 'typescript';
 import { SscError, type ErrorKind } from '../../proto/runtime/errors.js';
+import { createProcessRegistry } from '../../proto/runtime/process-registry.js';
+import { recordDriverMetrics, recordProviderMetrics, shownMetrics, type ShownMetric } from '../support/exposition.js';
 
 // docs/metrics.md lists every `error_type` (an SscError's reason) the code can put into a
 // metric, and nothing else (issue 9 item 17). This reads the sources with the TypeScript
@@ -119,12 +122,60 @@ describe('docs/metrics.md lists every error_type the code emits', () => {
   }
 });
 
-describe('docs/metrics.md lists every metric the code registers', () => {
-  it('each metric of the driver and the providers has a row', () => {
-    const doc = readFileSync(join(REPO, 'docs/metrics.md'), 'utf8');
-    const names = ['driver', 'providers', 'proto/runtime'].flatMap((dir) => sources(join(REPO, dir)))
-      .flatMap((path) => [...readFileSync(path, 'utf8').matchAll(/new (?:Counter|Histogram|Gauge|Summary)\(\{\s*name: '([a-zA-Z_:][a-zA-Z0-9_:]*)'/g)].map((m) => m[1] as string));
-    expect(names, 'metrics found in the sources').to.include.members(['node_publish_total', 'provider_mount_total', 'vault_read_cache_total']);
-    expect(names.filter((name) => !doc.includes(`| \`${name}\` |`)), 'registered but not in docs/metrics.md').to.deep.equal([]);
+/** A table row of docs/metrics.md describing metrics: the names in its first cell, its type and the rest of the row. */
+interface MetricRow {
+  readonly names: readonly string[];
+  readonly type: string;
+  readonly labels: string;
+  readonly text: string;
+}
+
+/** The rows whose second cell is a metric type; their first cells name the metrics in backquotes. */
+function metricRows(doc: string): MetricRow[] {
+  return doc.split('\n').flatMap((line) => {
+    const cells = line.split(' | ');
+    const type = cells[1]?.trim() ?? '';
+    if (!line.startsWith('| `') || !['counter', 'gauge', 'histogram', 'summary'].includes(type)) return [];
+    const names = [...(cells[0] as string).matchAll(/`([a-zA-Z_:][a-zA-Z0-9_:]*)`/g)].map((m) => m[1] as string);
+    return [{ names, type, labels: cells[2] ?? '', text: line }];
+  });
+}
+
+/** What /metrics of the driver and of a provider show: the default metrics and every metric recorded once. */
+async function served(): Promise<Map<string, ShownMetric>> {
+  const driver = createProcessRegistry();
+  recordDriverMetrics(driver);
+  const provider = createProcessRegistry();
+  recordProviderMetrics(provider);
+  // A GC kind not seen yet, so that the GC histogram's buckets show.
+  const gc = driver.getSingleMetric('nodejs_gc_duration_seconds');
+  if (gc instanceof Histogram) gc.zero({ kind: 'weakcb' });
+  return new Map([...shownMetrics(await driver.metrics()), ...shownMetrics(await provider.metrics())]);
+}
+
+describe('docs/metrics.md describes every metric the processes serve', () => {
+  const rows = metricRows(readFileSync(join(REPO, 'docs/metrics.md'), 'utf8'));
+  let metrics: Map<string, ShownMetric>;
+  before(async () => { metrics = await served(); });
+
+  it('each metric served has a row with its type, its labels and its buckets', () => {
+    expect([...metrics.keys()], 'metrics served').to.include.members(
+      ['node_publish_total', 'provider_mount_total', 'vault_read_cache_total', 'process_cpu_seconds_total', 'nodejs_gc_duration_seconds']);
+    for (const [name, shown] of metrics) {
+      const row = rows.find((r) => r.names.includes(name));
+      expect(row, `a row for ${name}`).to.not.equal(undefined);
+      expect(row?.type, `type of ${name}`).to.equal(shown.type);
+      for (const label of shown.labels) expect(row?.labels, `label ${label} of ${name}`).to.include(`\`${label}\``);
+      if (shown.buckets.length > 0) {
+        const bounds = shown.buckets.filter((b) => b !== '+Inf').join(', ');
+        expect(row?.text, `buckets of ${name}`).to.include(`buckets ${bounds} s`);
+      }
+    }
+  });
+
+  it('each row names metrics that are served', () => {
+    expect(rows.length, 'metric rows found').to.be.greaterThan(30);
+    const unknown = rows.flatMap((r) => r.names).filter((name) => !metrics.has(name));
+    expect(unknown, 'in docs/metrics.md but not served').to.deep.equal([]);
   });
 });
