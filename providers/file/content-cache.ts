@@ -75,8 +75,8 @@ export class SourceContentCache {
   /** Lookups answered from the cache (for tests and debugging). */
   hits = 0;
 
-  /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS. */
-  private readonly cacheableDevices = new Map<number, boolean>();
+  /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS (64 devices at most). */
+  private readonly cacheableDevices = new LRUCache<number, boolean>({ max: 64 });
   private sweeper: NodeJS.Timeout | undefined;
 
   /**
@@ -137,7 +137,6 @@ export class SourceContentCache {
       } catch {
         return false;
       }
-      if (this.cacheableDevices.size >= 64) this.cacheableDevices.clear();
       this.cacheableDevices.set(dev, cacheable);
     }
     return cacheable;

@@ -88,6 +88,17 @@ describe('file provider content cache (SourceContentCache)', () => {
     expect(CACHEABLE_FILE_SYSTEMS.has(EXT4)).to.equal(true);
   });
 
+  it('asks for the file system of a device once, whether or not it may be cached', () => {
+    for (const fileSystem of [EXT4, NFS]) {
+      let asked = 0;
+      const c = new SourceContentCache(() => clock, () => { asked++; return fileSystem; });
+      c.remember('/r/a', state(), T, served());
+      c.remember('/r/b', state(), T, served());
+      c.remember('/r/c', state({ dev: 2 }), T, served());
+      expect([asked, c.size]).to.deep.equal([2, fileSystem === EXT4 ? 3 : 0]);
+    }
+  });
+
   it('forgets idle files on any lookup, not only a lookup of that file', () => {
     const c = cache();
     c.remember('/r/a', state(), T, served());
