@@ -14,6 +14,14 @@ describe('lru-cache options (lru-options.ts)', () => {
     expect(() => entryBound(0)).to.throw(RangeError);
   });
 
+  it('entryBound allocates nothing up front for a large bound (lru-cache\'s max would: ~17 MB for a million)', () => {
+    const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+    const before = used();
+    const lru = new LRUCache<string, number>(entryBound(1_000_000));
+    lru.set('a', 1);
+    expect(used() - before).to.be.below(1024 * 1024);
+  });
+
   it('ttlClock: a jump of the clock is seen at once, and a clock at 0 still expires entries', () => {
     let t = 0;
     const lru = new LRUCache<string, number>({ max: 4, ttl: 10, ...ttlClock(() => t) });
