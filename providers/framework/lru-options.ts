@@ -3,6 +3,9 @@
 // our caches always ended it. lru-cache counts an entry stale only once it is strictly
 // older than its ttl, and takes a ttl or a start time of 0 as "never stale": these
 // helpers keep both from turning a bound into no bound.
+// Some of these caches hold secrets. lru-cache publishes each get and set (key and value)
+// on the diagnostics channel 'lru-cache:metrics' only while something in the process
+// subscribes to it: nothing in the providers does (keep it so).
 import type { Perf } from 'lru-cache';
 
 /** The options entryBound sets. */
@@ -14,7 +17,7 @@ export interface EntryBound {
 /**
  * Options bounding an lru-cache to `entries` entries (at least 1) without allocating room
  * for all of them at construction: lru-cache's `max` preallocates arrays of that length
- * (~17 bytes an entry, so gigabytes for a large --cache-size), while `maxSize` with every
+ * (17 to 28 bytes an entry, so gigabytes for a large --cache-size), while `maxSize` with every
  * entry weighing 1 grows with use and evicts the same least recently used entry.
  */
 export function entryBound(entries: number): EntryBound {
