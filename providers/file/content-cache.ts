@@ -74,6 +74,11 @@ export class SourceContentCache {
   private readonly entries = new LRUCache<string, Entry>({ max: CONTENT_CACHE_ENTRIES });
   /** Lookups answered from the cache (for tests and debugging). */
   hits = 0;
+  /**
+   * No file can be idle until after this (the least recently used one's last use + the
+   * idle limit, lowered by every use): dropIdle's shortcut, while the clock does not step back.
+   */
+  private idleFromMs = Number.POSITIVE_INFINITY;
 
   /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS (64 devices at most). */
   private readonly cacheableDevices = new LRUCache<number, boolean>({ max: 64 });
@@ -96,6 +101,7 @@ export class SourceContentCache {
       return undefined;
     }
     entry.lastUsedMs = now;
+    this.idleFromMs = Math.min(this.idleFromMs, now + CONTENT_CACHE_MAX_IDLE_MS);
     this.hits++;
     return entry.source;
   }
@@ -112,6 +118,7 @@ export class SourceContentCache {
     }
     const now = this.now();
     this.entries.set(path, { state: copyState(state), source, lastUsedMs: now });
+    this.idleFromMs = Math.min(this.idleFromMs, now + CONTENT_CACHE_MAX_IDLE_MS);
     this.dropIdle(now);
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), CONTENT_CACHE_SWEEP_MS);
@@ -153,14 +160,22 @@ export class SourceContentCache {
 
   /**
    * Least recently used first: drops the entries unused for CONTENT_CACHE_MAX_IDLE_MS,
-   * stopping at the first one in use (the order of use is the order of lastUsedMs).
+   * stopping at the first one in use (the order of use is the order of lastUsedMs). Most
+   * calls find nothing can be idle yet and return at once.
    */
   private dropIdle(now: number): void {
+    if (now <= this.idleFromMs) return;
     for (;;) {
       const oldest = this.entries.rkeys().next();
-      if (oldest.done === true) return;
+      if (oldest.done === true) {
+        this.idleFromMs = Number.POSITIVE_INFINITY;
+        return;
+      }
       const entry = this.entries.peek(oldest.value);
-      if (entry !== undefined && now - entry.lastUsedMs <= CONTENT_CACHE_MAX_IDLE_MS) return;
+      if (entry !== undefined && now - entry.lastUsedMs <= CONTENT_CACHE_MAX_IDLE_MS) {
+        this.idleFromMs = entry.lastUsedMs + CONTENT_CACHE_MAX_IDLE_MS;
+        return;
+      }
       this.entries.delete(oldest.value);
     }
   }
