@@ -26,7 +26,8 @@ export type Read = FetchedObject | VersionProperties[] | 'too-many-pages';
 
 /** Where refused listings are remembered: at most `entries`, each for LIST_REFUSAL_MS on `clock`. */
 export function listRefusalMemory(clock: RetryClock, entries: number): LRUCache<string, true> {
-  return new LRUCache<string, true>({ ...entryBound(entries), ttl: ttlOf(LIST_REFUSAL_MS), ...ttlClock(() => clock.now()) });
+  const ttl = ttlOf(LIST_REFUSAL_MS);
+  return new LRUCache<string, true>({ ...entryBound(entries), ttl, ...ttlClock(() => clock.now()) });
 }
 
 /** Process-wide state the Mounts' reads share. */

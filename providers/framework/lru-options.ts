@@ -21,7 +21,9 @@ export interface EntryBound {
  * entry weighing 1 grows with use and evicts the same least recently used entry.
  */
 export function entryBound(entries: number): EntryBound {
-  if (!Number.isSafeInteger(entries) || entries < 1) throw new RangeError(`an lru-cache bound must be a whole number ≥ 1, got ${entries}`);
+  if (!Number.isSafeInteger(entries) || entries < 1) {
+    throw new RangeError(`an lru-cache bound must be a whole number ≥ 1, got ${entries}`);
+  }
   return { maxSize: entries, sizeCalculation: () => 1 };
 }
 
@@ -53,12 +55,18 @@ export function ttlOf(durationMs: number): number {
   return ttl;
 }
 
+/** An entry's lru-cache `ttl` and `start` (set options). */
+export interface EntryLife {
+  readonly ttl: number;
+  readonly start: number;
+}
+
 /**
  * The lru-cache `ttl` and `start` of an entry stored at `startMs` that must be gone once
  * the clock reaches `endMs` (see ttlOf); undefined when it ends within 1 ms, so it must not
  * be stored (a ttl of 0 would keep it for good).
  */
-export function lifeUntil(startMs: number, endMs: number): { readonly ttl: number; readonly start: number } | undefined {
+export function lifeUntil(startMs: number, endMs: number): EntryLife | undefined {
   const ttl = Math.ceil(endMs - startMs) - 1;
   return ttl >= 1 ? { ttl, start: startMs } : undefined;
 }

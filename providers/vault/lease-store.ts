@@ -66,7 +66,10 @@ interface Entry {
 }
 
 /** The metric reason of a lease lru-cache let go of; undefined when the store says itself. */
-const DROP_REASONS: Readonly<Partial<Record<LRUCache.DisposeReason, LeaseDropReason>>> = { evict: 'capacity', expire: 'ended' };
+const DROP_REASONS: Readonly<Partial<Record<LRUCache.DisposeReason, LeaseDropReason>>> = {
+  evict: 'capacity',
+  expire: 'ended',
+};
 
 /** A held lease with `data` not enumerable (hidden from util.inspect and JSON.stringify). */
 function held(leaseId: string, lease: MountedLease, data: Readonly<Record<string, unknown>>): HeldLease {
@@ -81,7 +84,7 @@ export function jsonBytes(value: unknown): number {
 
 /** Issued dynamic secrets by identity, object configuration and produced version; memory only. */
 export class LeaseStore {
-  /** By identity and lease id, each until its lease ends; none when nothing may be held (lru-cache refuses bounds of 0). */
+  /** By identity and lease id, each until its lease ends; none when nothing may be held (lru-cache refuses 0). */
   readonly #entries: LRUCache<string, Entry> | undefined;
   /** (identity, object configuration, version) → the entry's key. */
   readonly #index = new Map<string, string>();
@@ -140,7 +143,8 @@ export class LeaseStore {
     }
     const indexKeys = produced.map((p) => indexKey(identityKey, p.object, p.version));
     // Evicts the least recently used leases as the bounds require (dispose: 'capacity').
-    this.#entries.set(key, { lease: held(leaseId, lease, data), identityKey, indexKeys, bytes: Math.max(1, bytes) }, life);
+    const entry: Entry = { lease: held(leaseId, lease, data), identityKey, indexKeys, bytes: Math.max(1, bytes) };
+    this.#entries.set(key, entry, life);
     // A version points to one lease: a newer issue producing the same version replaces the link.
     for (const k of indexKeys) this.#index.set(k, key);
     return true;

@@ -76,8 +76,12 @@ export class VaultProvider implements SecretsProvider {
 
   /** The session of `identity` (its key `key`): the cached one, or a new client (kept while the cache has room). */
   private session(key: string, identity: VaultIdentity): Promise<VaultSession> {
-    return this.sessions.session(key, () => createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, { maxResponseBytes: this.settings.maxResponseBytes })
-      .then((http) => new VaultSession(identity, http, Date.now, { login: (result) => this.metrics.login(result) })));
+    const limits = { maxResponseBytes: this.settings.maxResponseBytes };
+    const hooks = { login: (result: 'success' | 'failure') => this.metrics.login(result) };
+    return this.sessions.session(key, async () => {
+      const http = await createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, limits);
+      return new VaultSession(identity, http, Date.now, hooks);
+    });
   }
 
   /**

@@ -7,9 +7,12 @@ import type { KeyVaultReader } from '../../providers/azure/keyvault-reader.js';
 import { LIST_REFUSAL_MS, listRefusalMemory, MountReads, type Read } from '../../providers/azure/mount-reads.js';
 import type { KeyVaultObject } from '../../providers/azure/objects.js';
 
-const PLACE: IdentityPlace = { tenantId: 't', authorityHost: 'https://login.example', customAuthority: true, serviceAccount: { namespace: 'shop', name: 'web' } };
+const PLACE: IdentityPlace = {
+  tenantId: 't', authorityHost: 'https://login.example', customAuthority: true,
+  serviceAccount: { namespace: 'shop', name: 'web' },
+};
 const CLIENTS = { agent: undefined, userAgent: '', count: () => undefined };
-const sp = (clientId: string): AzureAuth => ({ kind: 'service-principal', clientId, clientSecret: 'not-a-real-secret' });
+const sp = (clientId: string): AzureAuth => ({ kind: 'service-principal', clientId, clientSecret: 'not-a-secret' });
 
 describe('azure IdentityCache', () => {
   it('keeps one identity per key, forgetting the least recently used beyond capacity', () => {
@@ -29,8 +32,9 @@ describe('azure IdentityCache', () => {
 
   it('keeps one reader per vault for an identity', () => {
     const identity = new IdentityCache(1, CLIENTS).identity(sp('a'), PLACE);
-    const reader = identity.reader('https://one.vault.azure.net');
-    expect([identity.reader('https://one.vault.azure.net') === reader, identity.reader('https://two.vault.azure.net') === reader]).to.deep.equal([true, false]);
+    const [one, two] = ['https://one.vault.azure.net', 'https://two.vault.azure.net'];
+    const reader = identity.reader(one);
+    expect([identity.reader(one) === reader, identity.reader(two) === reader]).to.deep.equal([true, false]);
   });
 });
 
@@ -50,8 +54,10 @@ describe('azure refused listings (MountReads)', () => {
       },
     } as unknown as KeyVaultReader;
     // A read window of 0: every listing reaches the reader unless a refusal is remembered.
-    const shared = { cache: new ReadCache<Read>({ windowMs: 0, weigh: () => 1 }), clock, listRefusals: listRefusalMemory(clock, 10) };
-    const mount = new MountReads(shared, reader, 'alice', { keyvaultName: 'kv', identityKind: 'service principal' }, undefined, logger);
+    const cache = new ReadCache<Read>({ windowMs: 0, weigh: () => 1 });
+    const shared = { cache, clock, listRefusals: listRefusalMemory(clock, 10) };
+    const where = { keyvaultName: 'kv', identityKind: 'service principal' } as const;
+    const mount = new MountReads(shared, reader, 'alice', where, undefined, logger);
     return { lister: mount.lister(new AbortController().signal), listings, advance: (ms: number) => { t += ms; } };
   }
 

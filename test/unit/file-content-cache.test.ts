@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { inspect } from 'node:util';
 import {
-  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_ENTRIES, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS, RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
+  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_ENTRIES, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS,
+  RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
 } from '../../providers/file/content-cache.js';
 
 /** The file provider's cache of source files (content-cache.ts), on a clock the test moves. */

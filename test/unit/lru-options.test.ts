@@ -6,7 +6,8 @@ import { entryBound, lifeUntil, ttlClock, ttlOf } from '../../providers/framewor
 describe('lru-cache options (lru-options.ts)', () => {
   it('entryBound keeps at most that many entries, evicting the least recently used', () => {
     const evicted: string[] = [];
-    const lru = new LRUCache<string, number>({ ...entryBound(2), dispose: (_v, k, reason) => { if (reason === 'evict') evicted.push(k); } });
+    const dispose = (_v: number, k: string, reason: string) => { if (reason === 'evict') evicted.push(k); };
+    const lru = new LRUCache<string, number>({ ...entryBound(2), dispose });
     lru.set('a', 1); lru.set('b', 2);
     expect(lru.get('a')).to.equal(1);
     lru.set('c', 3);
@@ -54,7 +55,7 @@ describe('lru-cache options (lru-options.ts)', () => {
     expect(lru.get('a')).to.equal(1);
     t += 1;
     expect(lru.get('a')).to.equal(undefined);
-    expect([lifeUntil(t, t + 1), lifeUntil(t, t), lifeUntil(t, t - 5), lifeUntil(t, Number.NaN)]).to.deep.equal([undefined, undefined, undefined, undefined]);
+    for (const end of [t + 1, t, t - 5, Number.NaN]) expect(lifeUntil(t, end)).to.equal(undefined);
     expect(lifeUntil(t, t + 2)).to.deep.equal({ ttl: 1, start: t });
   });
 });

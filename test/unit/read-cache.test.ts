@@ -177,7 +177,7 @@ describe('vault ReadCache', () => {
     expect([calls, c.size, counts.coalesced]).to.deep.equal([2, 0, 1]);
   });
 
-  it('serves a read whose weight is not a whole number of bytes, keeping it only when the weight is a number', async () => {
+  it('serves a read whose weight is no whole number of bytes, keeping it only if the weight is a number', async () => {
     for (const [weight, kept] of [[0.4, true], [-3, true], [Number.NaN, false]] as const) {
       const { c } = cache({ weigh: () => weight });
       const { calls, load } = loader();

@@ -4,8 +4,14 @@ import { parseObjects, type VaultObject } from '../../providers/vault/objects.js
 import type { VaultCall, VaultHttp } from '../../providers/vault/vault-http.js';
 import { MOUNT_INFO_TTL_MS, VaultSession, type SessionCall } from '../../providers/vault/vault-session.js';
 
-const TLS = { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false };
-const ID: VaultIdentity = { vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes', roleName: 'app', audience: 'vault', serviceAccount: 'shop/web', tls: TLS };
+const TLS = {
+  caCertPath: undefined, caDirectory: undefined, serverName: undefined,
+  clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false,
+};
+const ID: VaultIdentity = {
+  vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes',
+  roleName: 'app', audience: 'vault', serviceAccount: 'shop/web', tls: TLS,
+};
 const CALL: SessionCall = { jwt: 'jwt', requestTimeoutMs: 10_000 };
 
 function object(secretPath: string): VaultObject {
@@ -26,7 +32,8 @@ function session() {
       if (c.path.startsWith('sys/internal/ui/mounts/')) {
         const path = c.path.slice('sys/internal/ui/mounts/'.length);
         lookups.push(path);
-        return { data: { path: path.startsWith('secret/team/') ? 'secret/team/' : 'secret/', type: 'kv', options: { version: '2' } } };
+        const mount = path.startsWith('secret/team/') ? 'secret/team/' : 'secret/';
+        return { data: { path: mount, type: 'kv', options: { version: '2' } } };
       }
       reads.push(c.path);
       return { data: { data: { password: 'pw' }, metadata: { version: 1 } } };
