@@ -32,6 +32,8 @@ export function parseReadCacheWindowFlag(raw: string): number {
 export const DEFAULT_READ_CACHE_ENTRIES = 1000;
 /** Most bytes of reads cached by default. */
 export const DEFAULT_READ_CACHE_BYTES = 8 * 1024 * 1024;
+/** Expired reads are looked for at most this often when there is room (a look walks every entry). */
+export const READ_CACHE_PURGE_INTERVAL_MS = 1_000;
 
 /** Counters for provider metrics; none of them gets a secret. */
 export interface ReadCacheHooks {
@@ -75,6 +77,8 @@ export class ReadCache<V extends {}> {
   /** The clock, as lru-cache reads it (ttlClock). */
   readonly #clock: TtlClock;
   readonly #hooks: ReadCacheHooks;
+  /** When expired reads were last dropped. */
+  #purgedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: ReadCacheOptions<V>) {
     this.#windowMs = options.windowMs ?? DEFAULT_READ_WINDOW_MS;
@@ -121,7 +125,7 @@ export class ReadCache<V extends {}> {
   }
 
 
-  /** Entries held now (expired ones may still count until the next store). */
+  /** Entries held now (expired ones may still count until a later store). */
   get size(): number {
     return this.#entries?.size ?? 0;
   }
@@ -138,8 +142,14 @@ export class ReadCache<V extends {}> {
     // lru-cache takes sizes as whole numbers ≥ 1 (and throws on others): a NaN weight is not kept.
     const bytes = Math.max(1, Math.ceil(this.#weigh(value)));
     if (life === undefined || !(bytes <= this.#maxBytes)) return;
-    // Expired entries go before any live one is evicted to make room (and free their secrets now).
-    this.#entries.purgeStale();
+    // Expired entries go before any live one is evicted to make room, and otherwise within
+    // a second, so their secrets do not stay: lru-cache drops them only when asked.
+    const now = life.start;
+    const full = this.#entries.size >= this.#entries.max || this.#entries.calculatedSize + bytes > this.#maxBytes;
+    if (full || now < this.#purgedAtMs || now - this.#purgedAtMs >= READ_CACHE_PURGE_INTERVAL_MS) {
+      this.#entries.purgeStale();
+      this.#purgedAtMs = now;
+    }
     this.#entries.set(key, value, { ...life, size: bytes });
   }
 

@@ -153,6 +153,15 @@ describe('vault ReadCache', () => {
     expect(calls.n).to.equal(3);
   });
 
+  it('frees expired reads at a later store even when there is room', async () => {
+    const { c, advance } = cache();
+    const { load } = loader();
+    await c.read(ALICE, 'old', load);
+    advance(5_000); // 'old' has expired
+    await c.read(ALICE, 'new', load);
+    expect(c.size).to.equal(1);
+  });
+
   it('with a window of 0 only coalesces reads in flight', async () => {
     const { c } = cache({ windowMs: 0 });
     const read = deferred<Body>();
