@@ -7,10 +7,11 @@
 // together cost about one Key Vault read per object.
 import type { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LRUCache } from 'lru-cache';
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
-import { LruCache } from '../framework/lru.js';
+import { entryBound } from '../framework/lru-options.js';
 import { ReadCache } from '../framework/read-cache.js';
 import type { AzureMetrics } from './azure-metrics.js';
 import { isKnownAuthority } from './cloud.js';
@@ -19,7 +20,7 @@ import { readEnvironmentFile } from './environment-file.js';
 import { IdentityCache, type Identity } from './identities.js';
 import { planEntries, unchangedFromProperties, uniqueVersions } from './mount-plan.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
-import { MountReads, type Read, type SharedReads } from './mount-reads.js';
+import { listRefusalMemory, MountReads, type Read, type SharedReads } from './mount-reads.js';
 import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
 import { parseAzureMount } from './parameters.js';
 import type { AzureSettings } from './settings.js';
@@ -50,18 +51,19 @@ export class AzureProvider implements SecretsProvider {
   private readonly identities: IdentityCache;
   private readonly shared: SharedReads;
   /** targetPath → the rendering fingerprint of its last answer (framework render-fingerprint.ts). */
-  private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
+  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
 
   constructor(private readonly settings: AzureSettings, deps: AzureProviderDeps) {
     const agent: Agent | undefined = settings.connectTo.length > 0 ? new ConnectToAgent(settings.connectTo) : undefined;
     this.identities = new IdentityCache(settings.identityCacheSize, { agent, userAgent: settings.customUserAgent, count: (operation, status) => deps.metrics.request(operation, status) });
+    const clock = deps.clock ?? realClock;
     this.shared = {
       cache: new ReadCache<Read>({
         windowMs: settings.readCacheWindowMs, weigh,
         hooks: { hit: () => deps.metrics.read('hit'), miss: () => deps.metrics.read('miss'), coalesced: () => deps.metrics.read('coalesced') },
       }),
-      clock: deps.clock ?? realClock,
-      listRefusals: new LruCache<string, number>(REMEMBERED_TARGETS),
+      clock,
+      listRefusals: listRefusalMemory(clock, REMEMBERED_TARGETS),
     };
   }
 

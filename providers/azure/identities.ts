@@ -12,7 +12,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Agent } from 'node:https';
 import type { TokenCredential } from '@azure/core-auth';
 import { ClientAssertionCredential, ClientSecretCredential, ManagedIdentityCredential } from '@azure/identity';
-import { LruCache } from '../framework/lru.js';
+import { LRUCache } from 'lru-cache';
+import { entryBound } from '../framework/lru-options.js';
 import type { IdentityKind } from './azure-errors.js';
 import { KeyVaultReader, type KeyVaultClientOptions } from './keyvault-reader.js';
 import type { AzureAuth } from './parameters.js';
@@ -51,7 +52,7 @@ export function identityKey(auth: AzureAuth, place: IdentityPlace, secretKey: Bu
 export class Identity {
   /** Workload identity: the latest service-account token a Mount of this identity brought. */
   assertion = '';
-  private readonly readers = new LruCache<string, KeyVaultReader>(VAULTS_PER_IDENTITY);
+  private readonly readers = new LRUCache<string, KeyVaultReader>({ max: VAULTS_PER_IDENTITY });
 
   constructor(readonly kind: IdentityKind, readonly credential: TokenCredential, private readonly clients: KeyVaultClientOptions) {}
 
@@ -80,23 +81,24 @@ function credentialFor(auth: AzureAuth, place: IdentityPlace, agent: Agent | und
   }
 }
 
-/** Identities by key, the least recently used forgotten first. */
+/** Identities by key, the least recently used forgotten first; a capacity of 0 keeps none. */
 export class IdentityCache {
-  private readonly identities: LruCache<string, Identity>;
+  private readonly identities: LRUCache<string, Identity> | undefined;
   private readonly secretKey = randomBytes(32);
 
   constructor(capacity: number, private readonly clients: KeyVaultClientOptions) {
-    this.identities = new LruCache(capacity);
+    // lru-cache has no "keep nothing" bound: no cache at all is that.
+    this.identities = capacity > 0 ? new LRUCache(entryBound(capacity)) : undefined;
   }
 
   /** The identity for `auth` at `place`, created on first use; a workload identity takes `token` as its assertion. */
   identity(auth: AzureAuth, place: IdentityPlace): Identity {
     const key = identityKey(auth, place, this.secretKey);
-    let identity = this.identities.get(key);
+    let identity = this.identities?.get(key);
     if (!identity) {
       const created: Identity = new Identity(identityKindOf(auth), credentialFor(auth, place, this.clients.agent, () => created.assertion), this.clients);
       identity = created;
-      this.identities.set(key, identity);
+      this.identities?.set(key, identity);
     }
     if (auth.kind === 'workload-identity') identity.assertion = auth.token;
     return identity;

@@ -5,7 +5,8 @@
 // fail: when listing would take more than a few pages, or the identity may not list
 // (Azure's docs grant `get` only), the value is read instead, as Azure's provider does;
 // a refused listing is remembered for an hour so it is not asked again each round.
-import { LruCache } from '../framework/lru.js';
+import { LRUCache } from 'lru-cache';
+import { entryBound, ttlClock, ttlOf } from '../framework/lru-options.js';
 import type { ReadCache } from '../framework/read-cache.js';
 import type { Logger } from '../../proto/runtime/logger.js';
 import { keyVaultError, type IdentityKind, type ReadContext } from './azure-errors.js';
@@ -23,12 +24,18 @@ export const LIST_REFUSAL_MS = 60 * 60 * 1000;
 /** What the read window holds: a value read, a listing, or "too many pages to list". */
 export type Read = FetchedObject | VersionProperties[] | 'too-many-pages';
 
+/** Where refused listings are remembered: at most `entries`, each for LIST_REFUSAL_MS on `clock`. */
+export function listRefusalMemory(clock: RetryClock, entries: number): LRUCache<string, true> {
+  const ttl = ttlOf(LIST_REFUSAL_MS);
+  return new LRUCache<string, true>({ ...entryBound(entries), ttl, ...ttlClock(() => clock.now()) });
+}
+
 /** Process-wide state the Mounts' reads share. */
 export interface SharedReads {
   readonly cache: ReadCache<Read>;
   readonly clock: RetryClock;
-  /** Identity+object keys whose listing Key Vault refused, with when to try again. */
-  readonly listRefusals: LruCache<string, number>;
+  /** Identity+object keys whose listing Key Vault refused (listRefusalMemory). */
+  readonly listRefusals: LRUCache<string, true>;
 }
 
 /** The reads of one Mount. */
@@ -77,15 +84,14 @@ export class MountReads {
       },
       forLatest: async (object) => {
         const refusalKey = JSON.stringify([this.identityKey, object.objectType, object.objectName]);
-        const until = this.shared.listRefusals.get(refusalKey);
-        if (until !== undefined && until > this.shared.clock.now()) return undefined;
+        if (this.shared.listRefusals.get(refusalKey)) return undefined;
         try {
           const listed = await this.read(`list|${object.objectType}|${object.objectName}|latest`, this.context(object, ''),
             async (s) => await this.reader.listVersions(object.objectType, object.objectName, s, MAX_LATEST_PAGES) ?? 'too-many-pages', signal);
           return listed === 'too-many-pages' ? undefined : listed as VersionProperties[];
         } catch (err) {
           if ((err as { reason?: unknown }).reason !== 'KeyVaultAccessDenied') throw err;
-          this.shared.listRefusals.set(refusalKey, this.shared.clock.now() + LIST_REFUSAL_MS);
+          this.shared.listRefusals.set(refusalKey, true);
           this.logger.info('azure provider: this identity may not list versions; rotations read the value instead', { objectType: object.objectType, objectName: object.objectName });
           return undefined;
         }

@@ -6,10 +6,11 @@
 // when every version, helper's or digest, is as mounted, it answers with no files (the
 // driver keeps the mounted ones) and the other objects get no `get` at all. All
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
+import { LRUCache } from 'lru-cache';
 import { SscError } from '../../proto/runtime/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
-import { LruCache } from '../framework/lru.js';
+import { entryBound } from '../framework/lru-options.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
@@ -47,7 +48,7 @@ export class ExecProvider implements SecretsProvider {
   readonly name = 'exec';
   private readonly slots: Semaphore;
   /** targetPath → the rendering fingerprint of its last full answer. */
-  private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
+  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 

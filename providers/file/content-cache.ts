@@ -1,6 +1,6 @@
 import { statfsSync } from 'node:fs';
+import { LRUCache } from 'lru-cache';
 import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
-import { LruCache } from '../framework/lru.js';
 
 // The `file` provider's cache of source files it has read, so that a Mount of unchanged
 // files (every pod of a class, every rotation poll) costs one lstat per file instead of
@@ -13,8 +13,10 @@ import { LruCache } from '../framework/lru.js';
 // the next lstat sees. Only files on local file systems whose stat the kernel answers
 // itself are kept (not NFS, whose attribute cache may answer lstat for a minute with
 // the old state, nor FAT's 2 s timestamps). What it holds is secret: memory only, never
-// logged, hidden from util.inspect and JSON; bounded by entries, by file size, and by
-// time unused (a timer forgets idle files even when no Mount comes).
+// logged, hidden from util.inspect and JSON; bounded by entries (lru-cache), by file size,
+// and by time unused: every lookup and store drops the idle files from the least recently
+// used end, and a timer forgets them even when no Mount comes. (lru-cache's own TTL would
+// find idle entries only by a scan of them all, or by a timer per entry.)
 
 /** The fields of lstat(2)/fstat(2) that identify one state of a file's contents. */
 export interface FileState {
@@ -69,12 +71,17 @@ export function settledBefore(ctimeMs: number, readStartedMs: number): boolean {
 
 /** Source files by path (root-relative paths joined to the root, as opened). */
 export class SourceContentCache {
-  private readonly entries = new LruCache<string, Entry>(CONTENT_CACHE_ENTRIES);
+  private readonly entries = new LRUCache<string, Entry>({ max: CONTENT_CACHE_ENTRIES });
   /** Lookups answered from the cache (for tests and debugging). */
   hits = 0;
+  /**
+   * No file can be idle until after this (the least recently used one's last use + the
+   * idle limit, lowered by every use): dropIdle's shortcut, while the clock does not step back.
+   */
+  private idleFromMs = Number.POSITIVE_INFINITY;
 
-  /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS. */
-  private readonly cacheableDevices = new Map<number, boolean>();
+  /** Per device: whether its file system is one of CACHEABLE_FILE_SYSTEMS (64 devices at most). */
+  private readonly cacheableDevices = new LRUCache<number, boolean>({ max: 64 });
   private sweeper: NodeJS.Timeout | undefined;
 
   /**
@@ -94,6 +101,7 @@ export class SourceContentCache {
       return undefined;
     }
     entry.lastUsedMs = now;
+    this.idleFromMs = Math.min(this.idleFromMs, now + CONTENT_CACHE_MAX_IDLE_MS);
     this.hits++;
     return entry.source;
   }
@@ -110,6 +118,7 @@ export class SourceContentCache {
     }
     const now = this.now();
     this.entries.set(path, { state: copyState(state), source, lastUsedMs: now });
+    this.idleFromMs = Math.min(this.idleFromMs, now + CONTENT_CACHE_MAX_IDLE_MS);
     this.dropIdle(now);
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), CONTENT_CACHE_SWEEP_MS);
@@ -135,7 +144,6 @@ export class SourceContentCache {
       } catch {
         return false;
       }
-      if (this.cacheableDevices.size >= 64) this.cacheableDevices.clear();
       this.cacheableDevices.set(dev, cacheable);
     }
     return cacheable;
@@ -150,11 +158,25 @@ export class SourceContentCache {
     return this.entries.size;
   }
 
-  /** Least recently used first: drops the entries unused for CONTENT_CACHE_MAX_IDLE_MS, stopping at the first one in use. */
+  /**
+   * Least recently used first: drops the entries unused for CONTENT_CACHE_MAX_IDLE_MS,
+   * stopping at the first one in use (the order of use is the order of lastUsedMs). Most
+   * calls find nothing can be idle yet and return at once.
+   */
   private dropIdle(now: number): void {
-    for (let oldest = this.entries.oldest(); oldest !== undefined; oldest = this.entries.oldest()) {
-      if (now - oldest[1].lastUsedMs <= CONTENT_CACHE_MAX_IDLE_MS) return;
-      this.entries.delete(oldest[0]);
+    if (now <= this.idleFromMs) return;
+    for (;;) {
+      const oldest = this.entries.rkeys().next();
+      if (oldest.done === true) {
+        this.idleFromMs = Number.POSITIVE_INFINITY;
+        return;
+      }
+      const entry = this.entries.peek(oldest.value);
+      if (entry !== undefined && now - entry.lastUsedMs <= CONTENT_CACHE_MAX_IDLE_MS) {
+        this.idleFromMs = entry.lastUsedMs + CONTENT_CACHE_MAX_IDLE_MS;
+        return;
+      }
+      this.entries.delete(oldest.value);
     }
   }
 

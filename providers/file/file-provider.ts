@@ -1,12 +1,13 @@
-import { SscError } from '../../proto/runtime/errors.js';
 import type { KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { SscError } from '../../proto/runtime/errors.js';
 import { hmacVersion, versionKey } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
 import { SourceContentCache, type VersionedContents } from './content-cache.js';
 import { SourceReader } from './source-file.js';
 
-/** Distinct `objects` parameters kept parsed; more than this many classes just re-parse. */
+/** Distinct `objects` parameters kept parsed; beyond this many, the least recently used is parsed again. */
 const PARSED_OBJECTS_CACHE_SIZE = 256;
 
 /** Options of the file provider. */
@@ -25,7 +26,7 @@ export interface FileProviderOptions {
 export class FileProvider implements SecretsProvider {
   readonly name = 'file';
   /** Parsed `objects` parameters by their text: every pod of a class sends the same one. */
-  private readonly parsedObjects = new Map<string, readonly FileObject[]>();
+  private readonly parsedObjects = new LRUCache<string, readonly FileObject[]>({ max: PARSED_OBJECTS_CACHE_SIZE });
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: KeyObject;
   /** Files read before, served again while lstat says they are unchanged (content-cache.ts). */
@@ -71,7 +72,6 @@ export class FileProvider implements SecretsProvider {
     const cached = this.parsedObjects.get(key);
     if (cached) return cached;
     const objects = parseFileObjects(attributes);
-    if (this.parsedObjects.size >= PARSED_OBJECTS_CACHE_SIZE) this.parsedObjects.clear();
     this.parsedObjects.set(key, objects);
     return objects;
   }

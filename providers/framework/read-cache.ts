@@ -6,15 +6,20 @@
 // served to another identity, whose policies may not allow it.
 // What it holds is secret (parsed vault responses): memory only, never written to disk
 // or logged, hidden from util.inspect, JSON.stringify and String(); bounded by a count
-// and a byte size (expired entries go first, then the least recently used).
+// and a byte size (expired entries go first, then the least recently used). lru-cache
+// holds the entries; coalescing stays with Coalescer, as lru-cache's fetch() would cancel
+// a read shared by many Mounts when one of them gives up, and would hand a read that is
+// not shareable to every caller that joined it.
 // Failed reads are not cached: every caller waiting on one gets its error and the next
 // caller reads again. A response the caller marks as not shareable (one with a lease:
 // `database/creds/…` is a GET that issues credentials) is neither cached nor handed to
 // the callers that joined it: each of them reads for itself. PUT and POST never come
 // here (they issue; lease-store.ts keeps what they issued).
+import { LRUCache } from 'lru-cache';
 import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
 import { parseDurationFlag } from '../../proto/runtime/duration.js';
 import { Coalescer } from './coalescer.js';
+import { lifeUntil, ttlClock, type TtlClock } from './lru-options.js';
 
 /** Reads reused within this many milliseconds by default. */
 export const DEFAULT_READ_WINDOW_MS = 5_000;
@@ -27,6 +32,8 @@ export function parseReadCacheWindowFlag(raw: string): number {
 export const DEFAULT_READ_CACHE_ENTRIES = 1000;
 /** Most bytes of reads cached by default. */
 export const DEFAULT_READ_CACHE_BYTES = 8 * 1024 * 1024;
+/** Expired reads are looked for at most this often when there is room (a look walks every entry). */
+export const READ_CACHE_PURGE_INTERVAL_MS = 1_000;
 
 /** Counters for provider metrics; none of them gets a secret. */
 export interface ReadCacheHooks {
@@ -55,37 +62,37 @@ export interface ReadCacheOptions<V> {
   readonly hooks?: ReadCacheHooks;
 }
 
-interface Entry<V> {
-  readonly value: V;
-  readonly expiresAtMs: number;
-  readonly bytes: number;
-}
-
 /** What a read in flight hands to the callers that joined it. */
 type Outcome<V> = { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
 
 /** A vault's reads by (identity, request), reused for a short window; memory only. */
-export class ReadCache<V> {
-  readonly #entries = new Map<string, Entry<V>>();
+export class ReadCache<V extends {}> {
+  /** Reads by key, each with its size and time left; none when nothing may be kept. */
+  readonly #entries: LRUCache<string, V> | undefined;
   readonly #flights: Coalescer<Outcome<V>>;
   readonly #windowMs: number;
-  readonly #maxEntries: number;
   readonly #maxBytes: number;
   readonly #weigh: (value: V) => number;
   readonly #shareable: (value: V) => boolean;
-  readonly #now: () => number;
+  /** The clock, as lru-cache reads it (ttlClock). */
+  readonly #clock: TtlClock;
   readonly #hooks: ReadCacheHooks;
-  #bytes = 0;
+  /** When expired reads were last dropped. */
+  #purgedAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: ReadCacheOptions<V>) {
     this.#windowMs = options.windowMs ?? DEFAULT_READ_WINDOW_MS;
-    this.#maxEntries = options.maxEntries ?? DEFAULT_READ_CACHE_ENTRIES;
-    this.#maxBytes = options.maxBytes ?? DEFAULT_READ_CACHE_BYTES;
+    const maxEntries = options.maxEntries ?? DEFAULT_READ_CACHE_ENTRIES;
+    this.#maxBytes = Math.floor(options.maxBytes ?? DEFAULT_READ_CACHE_BYTES);
     this.#weigh = options.weigh;
     this.#shareable = options.shareable ?? (() => true);
-    this.#now = options.now ?? Date.now;
+    this.#clock = ttlClock(options.now ?? Date.now);
     this.#hooks = options.hooks ?? {};
     this.#flights = new Coalescer(() => this.#hooks.coalesced?.());
+    // lru-cache refuses bounds of 0, which here mean "only coalesce".
+    this.#entries = maxEntries >= 1 && this.#maxBytes >= 1 && this.#windowMs > 0
+      ? new LRUCache<string, V>({ max: Math.floor(maxEntries), maxSize: this.#maxBytes, ...this.#clock })
+      : undefined;
   }
 
   /**
@@ -96,15 +103,16 @@ export class ReadCache<V> {
    */
   async read(identityKey: string, requestKey: string, load: (signal: AbortSignal) => Promise<V>, signal?: AbortSignal): Promise<V> {
     const key = JSON.stringify([identityKey, requestKey]);
-    const cached = this.#fresh(key);
-    if (cached) {
+    // An expired entry is dropped here and reads as a miss; a fresh one becomes the most recently used.
+    const cached = this.#entries?.get(key);
+    if (cached !== undefined) {
       this.#hooks.hit?.();
-      return cached.value;
+      return cached;
     }
     const reader = {};
     const outcome = await this.#flights.coalesce(key, async (flightSignal) => {
       this.#hooks.miss?.();
-      const sentAtMs = this.#now();
+      const sentAtMs = this.#clock.perf.now();
       const value = await load(flightSignal);
       if (!this.#shareable(value)) return { shared: false, value, reader };
       this.#store(key, value, sentAtMs + this.#windowMs);
@@ -117,45 +125,32 @@ export class ReadCache<V> {
   }
 
 
-  /** Entries held now (expired ones may still count until the next store). */
+  /** Entries held now (expired ones may still count until a later store). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries?.size ?? 0;
   }
 
   /** Approximate bytes held now. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries?.calculatedSize ?? 0;
   }
 
-  #fresh(key: string): Entry<V> | undefined {
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    this.#remove(key, entry);
-    if (entry.expiresAtMs <= this.#now()) return undefined;
-    this.#entries.set(key, entry); // now the most recently used
-    this.#bytes += entry.bytes;
-    return entry;
-  }
-
+  /** Keeps `value` until `expiresAtMs`, unless it has expired already or is larger than the byte bound. */
   #store(key: string, value: V, expiresAtMs: number): void {
-    const now = this.#now();
-    if (expiresAtMs <= now || this.#maxEntries <= 0) return;
-    const bytes = Math.max(0, this.#weigh(value));
-    if (!(bytes <= this.#maxBytes)) return;
-    const previous = this.#entries.get(key);
-    if (previous) this.#remove(key, previous);
-    for (const [k, entry] of this.#entries) if (entry.expiresAtMs <= now) this.#remove(k, entry);
-    for (const [k, entry] of this.#entries) {
-      if (this.#entries.size < this.#maxEntries && this.#bytes + bytes <= this.#maxBytes) break;
-      this.#remove(k, entry);
+    if (this.#entries === undefined) return;
+    const life = lifeUntil(this.#clock.perf.now(), expiresAtMs);
+    // lru-cache takes sizes as whole numbers ≥ 1 (and throws on others): a NaN weight is not kept.
+    const bytes = Math.max(1, Math.ceil(this.#weigh(value)));
+    if (life === undefined || !(bytes <= this.#maxBytes)) return;
+    // Expired entries go before any live one is evicted to make room, and otherwise within
+    // a second, so their secrets do not stay: lru-cache drops them only when asked.
+    const now = life.start;
+    const full = this.#entries.size >= this.#entries.max || this.#entries.calculatedSize + bytes > this.#maxBytes;
+    if (full || now < this.#purgedAtMs || now - this.#purgedAtMs >= READ_CACHE_PURGE_INTERVAL_MS) {
+      this.#entries.purgeStale();
+      this.#purgedAtMs = now;
     }
-    this.#entries.set(key, { value, expiresAtMs, bytes });
-    this.#bytes += bytes;
-  }
-
-  #remove(key: string, entry: Entry<V>): void {
-    this.#entries.delete(key);
-    this.#bytes -= entry.bytes;
+    this.#entries.set(key, value, { ...life, size: bytes });
   }
 
   /** A summary without secrets, for util.inspect, String() and JSON.stringify. */

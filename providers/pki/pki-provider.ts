@@ -3,8 +3,9 @@
 // mounted serial (current_object_version) says when to renew (serial.ts, renewal.ts).
 // A Mount is parse → load CA → decide → (keep: no files) or issue → files.
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
-import { LruCache } from '../framework/lru.js';
+import { entryBound } from '../framework/lru-options.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { loadCa } from './ca.js';
 import { generateLeafKey, issueCertificate } from './issue.js';
@@ -27,7 +28,7 @@ export interface PkiProviderDeps {
 /** Issues and renews per-pod certificates. */
 export class PkiProvider implements SecretsProvider {
   readonly name = 'pki';
-  private readonly renderedAs = new LruCache<string, string>(REMEMBERED_TARGETS);
+  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
   private readonly now: () => number;
   private readonly random: (size: number) => Buffer;
 

@@ -7,9 +7,13 @@
 // mounted (another pod, a stale entry) finds nothing and issues anew.
 // Bounded by a count and a byte size (ended leases go first, then the least recently
 // used); a lease is dropped once it ends. No timers: ended leases are dropped whenever
-// the store is used. The data is a secret: it is never logged, and neither the store
-// nor a held lease shows it to util.inspect, JSON.stringify or String().
+// the store is used. lru-cache holds the leases (bounds, order of use, each lease's end);
+// the store keeps the index from versions to leases in step through its dispose hook.
+// The data is a secret: it is never logged, and neither the store nor a held lease shows
+// it to util.inspect, JSON.stringify or String().
+import { LRUCache } from 'lru-cache';
 import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
+import { lifeUntil, ttlClock, type TtlClock } from '../framework/lru-options.js';
 import { leaseEnd, type MountedLease } from './lease-policy.js';
 import type { VaultObject } from './objects.js';
 import { objectConfigKey } from './request-key.js';
@@ -57,8 +61,15 @@ interface Entry {
   lease: HeldLease;
   readonly identityKey: string;
   readonly indexKeys: readonly string[];
+  /** Its size for the byte bound: a whole number ≥ 1, as lru-cache requires. */
   readonly bytes: number;
 }
+
+/** The metric reason of a lease lru-cache let go of; undefined when the store says itself. */
+const DROP_REASONS: Readonly<Partial<Record<LRUCache.DisposeReason, LeaseDropReason>>> = {
+  evict: 'capacity',
+  expire: 'ended',
+};
 
 /** A held lease with `data` not enumerable (hidden from util.inspect and JSON.stringify). */
 function held(leaseId: string, lease: MountedLease, data: Readonly<Record<string, unknown>>): HeldLease {
@@ -73,21 +84,24 @@ export function jsonBytes(value: unknown): number {
 
 /** Issued dynamic secrets by identity, object configuration and produced version; memory only. */
 export class LeaseStore {
-  /** By identity and lease id; a Map iterates in insertion order, so the first is the least recently used. */
-  readonly #entries = new Map<string, Entry>();
+  /** By identity and lease id, each until its lease ends; none when nothing may be held (lru-cache refuses 0). */
+  readonly #entries: LRUCache<string, Entry> | undefined;
   /** (identity, object configuration, version) → the entry's key. */
   readonly #index = new Map<string, string>();
-  readonly #maxLeases: number;
   readonly #maxBytes: number;
-  readonly #now: () => number;
+  /** The clock, as lru-cache reads it (ttlClock). */
+  readonly #clock: TtlClock;
   readonly #onDrop: (reason: LeaseDropReason) => void;
-  #bytes = 0;
 
   constructor(options: LeaseStoreOptions = {}) {
-    this.#maxLeases = options.maxLeases ?? DEFAULT_MAX_LEASES;
-    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_LEASE_BYTES;
-    this.#now = options.now ?? Date.now;
+    const maxLeases = Math.floor(options.maxLeases ?? DEFAULT_MAX_LEASES);
+    this.#maxBytes = Math.floor(options.maxBytes ?? DEFAULT_MAX_LEASE_BYTES);
+    this.#clock = ttlClock(options.now ?? Date.now);
     this.#onDrop = options.onDrop ?? (() => undefined);
+    this.#entries = maxLeases >= 1 && this.#maxBytes >= 1 ? new LRUCache<string, Entry>({
+      max: maxLeases, maxSize: this.#maxBytes, sizeCalculation: (entry) => entry.bytes, ...this.#clock,
+      dispose: (entry, key, reason) => this.#dropped(key, entry, reason),
+    }) : undefined;
   }
 
   /**
@@ -104,9 +118,9 @@ export class LeaseStore {
       if (key === undefined || (found !== undefined && key !== found)) return undefined;
       found = key;
     }
-    const entry = found === undefined ? undefined : this.#entries.get(found);
+    const entry = found === undefined ? undefined : this.#entries?.peek(found);
     if (!entry || entry.identityKey !== identityKey) return undefined;
-    this.#touch(found as string, entry);
+    this.#entries?.get(found as string); // now the most recently used
     return entry.lease;
   }
 
@@ -119,73 +133,66 @@ export class LeaseStore {
   hold(identityKey: string, produced: readonly ProducedObject[], leaseId: string, lease: MountedLease, data: Readonly<Record<string, unknown>>): boolean {
     this.sweep();
     const key = entryKey(identityKey, leaseId);
-    this.#remove(key);
-    if (produced.length === 0 || leaseEnd(lease) <= this.#now()) return false;
+    this.#entries?.delete(key);
+    const life = lifeUntil(this.#clock.perf.now(), leaseEnd(lease));
+    if (produced.length === 0 || life === undefined) return false;
     const bytes = jsonBytes(data) + leaseId.length;
-    if (this.#maxLeases <= 0 || bytes > this.#maxBytes) {
+    if (this.#entries === undefined || bytes > this.#maxBytes) {
       this.#onDrop('too-large');
       return false;
     }
-    while (this.#entries.size >= this.#maxLeases || this.#bytes + bytes > this.#maxBytes) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#remove(oldest);
-      this.#onDrop('capacity');
-    }
     const indexKeys = produced.map((p) => indexKey(identityKey, p.object, p.version));
+    // Evicts the least recently used leases as the bounds require (dispose: 'capacity').
+    const entry: Entry = { lease: held(leaseId, lease, data), identityKey, indexKeys, bytes: Math.max(1, bytes) };
+    this.#entries.set(key, entry, life);
     // A version points to one lease: a newer issue producing the same version replaces the link.
     for (const k of indexKeys) this.#index.set(k, key);
-    this.#entries.set(key, { lease: held(leaseId, lease, data), identityKey, indexKeys, bytes });
-    this.#bytes += bytes;
     return true;
   }
 
   /** Records a renewal of a held lease (renewOutcome's lease); false if it is no longer held. */
   renewed(identityKey: string, leaseId: string, lease: MountedLease): boolean {
     const key = entryKey(identityKey, leaseId);
-    const entry = this.#entries.get(key);
+    // Even if it ended while being renewed: the renewal gives it a new end.
+    const entry = this.#entries?.peek(key, { allowStale: true });
     if (!entry) return false;
     entry.lease = held(leaseId, lease, entry.lease.data);
-    this.#touch(key, entry);
+    const life = lifeUntil(this.#clock.perf.now(), leaseEnd(entry.lease));
+    if (life === undefined) {
+      this.#entries?.delete(key);
+      this.#onDrop('ended');
+    } else {
+      // The same entry again: no dispose, a new end, now the most recently used.
+      this.#entries?.set(key, entry, life);
+    }
     return true;
   }
 
   /** Forgets a lease (it is being issued anew, or failed to renew). */
   release(identityKey: string, leaseId: string): void {
-    if (this.#remove(entryKey(identityKey, leaseId))) this.#onDrop('released');
+    if (this.#entries?.delete(entryKey(identityKey, leaseId))) this.#onDrop('released');
   }
 
-  /** Drops every lease that has ended. Called by every other method; callable on its own. */
+  /** Drops every lease that has ended. Called by most other methods; callable on its own. */
   sweep(): void {
-    const now = this.#now();
-    for (const [key, entry] of this.#entries) {
-      if (leaseEnd(entry.lease) > now) continue;
-      this.#remove(key);
-      this.#onDrop('ended');
-    }
+    this.#entries?.purgeStale();
   }
 
   /** Leases held now (ended ones may still count until the next sweep). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries?.size ?? 0;
   }
 
   /** Approximate bytes of issued data held now. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries?.calculatedSize ?? 0;
   }
 
-  #touch(key: string, entry: Entry): void {
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
-  }
-
-  #remove(key: string): boolean {
-    const entry = this.#entries.get(key);
-    if (!entry) return false;
-    this.#entries.delete(key);
-    this.#bytes -= entry.bytes;
+  /** lru-cache let go of `entry` (evicted, ended, deleted or replaced): its versions no longer lead to it. */
+  #dropped(key: string, entry: Entry, reason: LRUCache.DisposeReason): void {
     for (const k of entry.indexKeys) if (this.#index.get(k) === key) this.#index.delete(k);
-    return true;
+    const dropReason = DROP_REASONS[reason];
+    if (dropReason !== undefined) this.#onDrop(dropReason);
   }
 
   /** A summary without secrets, for util.inspect, String() and JSON.stringify. */

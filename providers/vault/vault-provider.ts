@@ -11,11 +11,11 @@ import { identityKey, identityOf, type VaultIdentity } from './identity.js';
 import { leaseOf } from './lease-policy.js';
 import { jsonBytes, LeaseStore } from './lease-store.js';
 import { readWithLease, type LeasedRead } from './leased-read.js';
-import { LruCache } from '../framework/lru.js';
 import { versionKey, type HmacKey } from '../framework/hmac-version.js';
 import type { VaultObject } from './objects.js';
 import { ReadCache } from '../framework/read-cache.js';
 import { renderObject, type RenderedObject } from './render.js';
+import { SessionCache } from './session-cache.js';
 import { groupByRequest } from './request-key.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { serviceAccountToken } from '../framework/sa-token.js';
@@ -49,7 +49,8 @@ function renewFailureText(failure: unknown): string {
 /** Serves Mounts from HashiCorp Vault or OpenBao, one client and token per identity. */
 export class VaultProvider implements SecretsProvider {
   readonly name = 'vault';
-  private readonly sessions: LruCache<string, Promise<VaultSession>>;
+  /** One session (client and token) per identity; an evicted one closes its sockets. */
+  private readonly sessions: SessionCache<VaultSession>;
   private readonly metrics: VaultMetrics;
   /** Dynamic secrets issued and possibly mounted, by identity, object and version. */
   private readonly leases: LeaseStore;
@@ -60,8 +61,7 @@ export class VaultProvider implements SecretsProvider {
 
   constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
     this.versionKey = versionKey(options.hmacKey);
-    // An evicted identity's client closes its sockets (once its calls in flight end).
-    this.sessions = new LruCache(settings.cacheSize, (_key, session) => { session.then((s) => s.close(), () => undefined); });
+    this.sessions = new SessionCache(settings.cacheSize);
     const metrics = options.metrics;
     this.metrics = metrics;
     this.leases = new LeaseStore({ onDrop: (reason) => metrics.leaseDropped(reason) });
@@ -76,12 +76,12 @@ export class VaultProvider implements SecretsProvider {
 
   /** The session of `identity` (its key `key`): the cached one, or a new client (kept while the cache has room). */
   private session(key: string, identity: VaultIdentity): Promise<VaultSession> {
-    const cached = this.sessions.get(key);
-    if (cached) return cached;
-    const session = createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, { maxResponseBytes: this.settings.maxResponseBytes }).then((http) => new VaultSession(identity, http, Date.now, { login: (result) => this.metrics.login(result) }));
-    this.sessions.set(key, session);
-    session.catch(() => { if (this.sessions.get(key) === session) this.sessions.delete(key); });
-    return session;
+    const limits = { maxResponseBytes: this.settings.maxResponseBytes };
+    const hooks = { login: (result: 'success' | 'failure') => this.metrics.login(result) };
+    return this.sessions.session(key, async () => {
+      const http = await createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, limits);
+      return new VaultSession(identity, http, Date.now, hooks);
+    });
   }
 
   /**
@@ -90,10 +90,7 @@ export class VaultProvider implements SecretsProvider {
    */
   private dropAfterTlsFailure(key: string, session: VaultSession, err: unknown): void {
     if (!(err instanceof SscError) || (err.reason !== 'VaultTLSError' && err.reason !== 'VaultTLSConfig')) return;
-    const cached = this.sessions.get(key);
-    void cached?.then((s) => {
-      if (s === session && this.sessions.get(key) === cached) this.sessions.delete(key);
-    }, () => undefined);
+    this.sessions.forget(key, session);
     session.close();
   }
 

@@ -2,7 +2,9 @@
 // it learnt about mounts. Logins happen when there is no token or it is past two thirds
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
+import { LRUCache } from 'lru-cache';
 import { Coalescer } from '../framework/coalescer.js';
+import { ttlClock } from '../framework/lru-options.js';
 import type { VaultObject } from './objects.js';
 import type { VaultIdentity } from './identity.js';
 import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';
@@ -14,7 +16,7 @@ import { SscError } from '../../proto/runtime/errors.js';
 
 /** How long what Vault said about a mount is trusted: mounts are rarely re-created with another version. */
 export const MOUNT_INFO_TTL_MS = 60_000;
-/** Most mounts remembered per identity. */
+/** Most mounts remembered per identity, the least recently used forgotten first. */
 const MAX_MOUNTS = 64;
 
 /** Per-Mount inputs of a session call. */
@@ -60,10 +62,13 @@ export class VaultSession {
   private readonly mountLookups = new Coalescer<MountInfo | undefined>();
   /** The JWT and deadline of the login attempt started last (never logged). */
   private loginAttempt: { readonly jwt: string; readonly deadlineMs: number | undefined } | undefined;
-  private readonly mounts = new Map<string, { readonly info: MountInfo; readonly atMs: number }>();
+  /** Mounts by path, each trusted until older than MOUNT_INFO_TTL_MS (lru-cache's TTL: stale once strictly older). */
+  private readonly mounts: LRUCache<string, MountInfo>;
 
   constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now,
-    private readonly hooks: SessionHooks = {}) {}
+    private readonly hooks: SessionHooks = {}) {
+    this.mounts = new LRUCache({ max: MAX_MOUNTS, ttl: MOUNT_INFO_TTL_MS, ...ttlClock(now) });
+  }
 
   private op(action: VaultOperation['action'], path: string): VaultOperation {
     const { roleName, vaultAddress, vaultNamespace } = this.identity;
@@ -187,21 +192,22 @@ export class VaultSession {
 
   /** The mount `path` is under, from Vault (cached briefly); undefined when Vault does not tell this token. */
   private async mountOf(path: string, call: SessionCall, token: VaultToken): Promise<MountInfo | undefined> {
-    const now = this.now();
+    const askedAtMs = this.mounts.perf.now();
+    this.mounts.purgeStale();
     let best: MountInfo | undefined;
-    for (const [key, entry] of this.mounts) {
-      if (now - entry.atMs > MOUNT_INFO_TTL_MS) { this.mounts.delete(key); continue; }
-      if ((path.startsWith(`${key}/`) || key === '') && (!best || key.length > best.path.length)) best = entry.info;
+    for (const [key, info] of this.mounts.entries()) {
+      if ((path.startsWith(`${key}/`) || key === '') && (!best || key.length > best.path.length)) best = info;
     }
-    if (best) return best;
+    if (best) {
+      this.mounts.get(best.path); // now the most recently used
+      return best;
+    }
     // Objects looked up at once (many Mounts, a large class) share one lookup per path:
     // every token here is this identity's, so any of them may answer for the others.
     const info = await this.mountLookups.coalesce(path,
       (signal) => this.lookUpMount(path, { ...call, signal }, token), call.signal);
-    if (info) {
-      if (this.mounts.size >= MAX_MOUNTS) this.mounts.clear();
-      this.mounts.set(info.path, { info, atMs: now });
-    }
+    // Trusted from when it was asked for, as the answer may be that old.
+    if (info) this.mounts.set(info.path, info, { start: askedAtMs });
     return info;
   }
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { inspect } from 'node:util';
 import {
-  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS, RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
+  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_ENTRIES, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS,
+  RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
 } from '../../providers/file/content-cache.js';
 
 /** The file provider's cache of source files (content-cache.ts), on a clock the test moves. */
@@ -72,11 +73,31 @@ describe('file provider content cache (SourceContentCache)', () => {
     expect(c.lookup('/r/used', state())).not.to.equal(undefined);
   });
 
+  it('keeps at most CONTENT_CACHE_ENTRIES files, forgetting the least recently used', () => {
+    const c = cache();
+    for (let i = 0; i < CONTENT_CACHE_ENTRIES; i++) c.remember(`/r/${i}`, state(), T, served());
+    expect(c.lookup('/r/0', state())).not.to.equal(undefined); // 0 is now the most recently used
+    c.remember('/r/new', state(), T, served());
+    expect(c.size).to.equal(CONTENT_CACHE_ENTRIES);
+    expect([c.lookup('/r/1', state()), c.lookup('/r/0', state()) !== undefined]).to.deep.equal([undefined, true]);
+  });
+
   it('does not keep files of a file system whose stat may be stale (NFS)', () => {
     const c = cache(NFS);
     c.remember('/r/a', state(), T, served());
     expect(c.size).to.equal(0);
     expect(CACHEABLE_FILE_SYSTEMS.has(EXT4)).to.equal(true);
+  });
+
+  it('asks for the file system of a device once, whether or not it may be cached', () => {
+    for (const fileSystem of [EXT4, NFS]) {
+      let asked = 0;
+      const c = new SourceContentCache(() => clock, () => { asked++; return fileSystem; });
+      c.remember('/r/a', state(), T, served());
+      c.remember('/r/b', state(), T, served());
+      c.remember('/r/c', state({ dev: 2 }), T, served());
+      expect([asked, c.size]).to.deep.equal([2, fileSystem === EXT4 ? 3 : 0]);
+    }
   });
 
   it('forgets idle files on any lookup, not only a lookup of that file', () => {

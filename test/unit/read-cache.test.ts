@@ -153,6 +153,15 @@ describe('vault ReadCache', () => {
     expect(calls.n).to.equal(3);
   });
 
+  it('frees expired reads at a later store even when there is room', async () => {
+    const { c, advance } = cache();
+    const { load } = loader();
+    await c.read(ALICE, 'old', load);
+    advance(5_000); // 'old' has expired
+    await c.read(ALICE, 'new', load);
+    expect(c.size).to.equal(1);
+  });
+
   it('with a window of 0 only coalesces reads in flight', async () => {
     const { c } = cache({ windowMs: 0 });
     const read = deferred<Body>();
@@ -163,6 +172,39 @@ describe('vault ReadCache', () => {
     await Promise.all(waiting);
     await c.read(ALICE, DB, load);
     expect([calls, c.size]).to.deep.equal([2, 0]);
+  });
+
+  it('with maxEntries 0 keeps nothing but still coalesces reads in flight', async () => {
+    const { c, counts } = cache({ maxEntries: 0 });
+    const read = deferred<Body>();
+    let calls = 0;
+    const load = () => { calls++; return calls === 1 ? read.promise : Promise.resolve({ data: {} }); };
+    const waiting = [c.read(ALICE, DB, load), c.read(ALICE, DB, load)];
+    read.resolve({ data: {} });
+    await Promise.all(waiting);
+    await c.read(ALICE, DB, load);
+    expect([calls, c.size, counts.coalesced]).to.deep.equal([2, 0, 1]);
+  });
+
+  it('serves a read whose weight is no whole number of bytes, keeping it only if the weight is a number', async () => {
+    for (const [weight, kept] of [[0.4, true], [-3, true], [Number.NaN, false]] as const) {
+      const { c } = cache({ weigh: () => weight });
+      const { calls, load } = loader();
+      expect((await c.read(ALICE, DB, load)).data['password']).to.equal(SECRET);
+      await c.read(ALICE, DB, load);
+      expect([c.size, calls.n]).to.deep.equal(kept ? [1, 1] : [0, 2]);
+    }
+  });
+
+  it('reuses a falsy value like any other', async () => {
+    let t = 1_000;
+    const c = new ReadCache<number>({ weigh: () => 8, now: () => t });
+    let calls = 0;
+    const load = async () => { calls++; return 0; };
+    expect([await c.read(ALICE, DB, load), await c.read(ALICE, DB, load), calls]).to.deep.equal([0, 0, 1]);
+    t += 5_000;
+    await c.read(ALICE, DB, load);
+    expect(calls).to.equal(2);
   });
 
   it('lets a caller give up while the others still get the read', async () => {

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { SscError } from '../../proto/runtime/errors.js';
 import { identityKey, type VaultIdentity } from '../../providers/vault/identity.js';
 import { deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from '../../providers/vault/kv-path.js';
-import { LruCache } from '../../providers/framework/lru.js';
 import { parseObjects, type VaultObject } from '../../providers/vault/objects.js';
+import { SessionCache } from '../../providers/vault/session-cache.js';
 import { requestTimeoutMs } from '../../providers/vault/request-timeout.js';
 import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../providers/framework/sa-token.js';
 import { tokenNeedsLogin } from '../../providers/vault/token-expiry.js';
@@ -11,6 +11,7 @@ import { failureOf, vaultError, type VaultFailure, type VaultOperation } from '.
 import { encodePath } from '../../providers/vault/vault-http.js';
 import { checkTokenSubject, jwtSubject } from '../../providers/framework/jwt-subject.js';
 import { VAULT_TOKEN_REQUESTER } from '../../providers/vault/parameters.js';
+import { rejection } from '../support/deferred.js';
 
 const ID: VaultIdentity = {
   vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes', roleName: 'app', audience: 'vault',
@@ -37,30 +38,50 @@ describe('vault identity key', () => {
   });
 });
 
-describe('vault LruCache', () => {
-  it('evicts the least recently used entry beyond capacity; get refreshes; capacity 0 keeps none', () => {
-    const lru = new LruCache<string, number>(2);
-    lru.set('a', 1); lru.set('b', 2);
-    expect(lru.get('a')).to.equal(1);
-    lru.set('c', 3);
-    expect(lru.keys()).to.deep.equal(['a', 'c']);
-    expect(lru.get('b')).to.equal(undefined);
-    lru.delete('a');
-    expect(lru.size).to.equal(1);
-    const none = new LruCache<string, number>(0);
-    none.set('a', 1);
-    expect(none.get('a')).to.equal(undefined);
+describe('vault SessionCache', () => {
+  /** A session that counts its closes, and a factory of them counting what it made. */
+  class FakeSession { closes = 0; constructor(readonly name: string) {} close(): void { this.closes++; } }
+  const made: FakeSession[] = [];
+  const create = (name: string) => () => { const s = new FakeSession(name); made.push(s); return Promise.resolve(s); };
+  beforeEach(() => { made.length = 0; });
+
+  it('keeps one session per key, evicting and closing the least recently used beyond capacity', async () => {
+    const cache = new SessionCache<FakeSession>(2);
+    const a = await cache.session('a', create('a'));
+    await cache.session('b', create('b'));
+    expect(await cache.session('a', create('a2'))).to.equal(a); // a is now the most recently used
+    await cache.session('c', create('c'));
+    await Promise.resolve();
+    expect(made.map((s) => `${s.name}:${s.closes}`)).to.deep.equal(['a:0', 'b:1', 'c:0']);
+    expect((await cache.session('b', create('b2'))).name).to.equal('b2');
+    expect(cache.size).to.equal(2);
   });
 
-  it('hands each evicted entry to onEvict (an identity\'s client is closed), not deleted ones', () => {
-    const evicted: string[] = [];
-    const lru = new LruCache<string, number>(2, (k, v) => evicted.push(`${k}=${v}`));
-    lru.set('a', 1); lru.set('b', 2); lru.set('c', 3);
-    lru.delete('b');
-    expect(evicted).to.deep.equal(['a=1']);
-    const none = new LruCache<string, number>(0, (k, v) => evicted.push(`${k}=${v}`));
-    none.set('z', 9);
-    expect(evicted).to.deep.equal(['a=1', 'z=9']);
+  it('does not keep a session whose creation failed: the next caller creates one again', async () => {
+    const cache = new SessionCache<FakeSession>(2);
+    const failed = cache.session('a', () => Promise.reject(new Error('bad CA file')));
+    expect(((await rejection(failed)) as Error).message).to.equal('bad CA file');
+    expect((await cache.session('a', create('a'))).name).to.equal('a');
+    expect(cache.size).to.equal(1);
+  });
+
+  it('forgets a session without closing it (its caller does), and only if it is still the cached one', async () => {
+    const cache = new SessionCache<FakeSession>(2);
+    const a = await cache.session('a', create('a'));
+    cache.forget('a', new FakeSession('other'));
+    await Promise.resolve();
+    expect(cache.size).to.equal(1);
+    cache.forget('a', a);
+    await Promise.resolve();
+    expect([cache.size, a.closes]).to.deep.equal([0, 0]);
+  });
+
+  it('with a capacity of 0 keeps none and closes each session once made', async () => {
+    const cache = new SessionCache<FakeSession>(0);
+    const a = await cache.session('a', create('a'));
+    await Promise.resolve();
+    expect([a.closes, cache.size]).to.deep.equal([1, 0]);
+    expect(await cache.session('a', create('a2'))).to.not.equal(a);
   });
 });
 

@@ -172,6 +172,45 @@ describe('vault LeaseStore', () => {
     expect(s.renewed(BOB, 'l-a', lease(c.now()))).to.equal(false);
   });
 
+  it('records a renewal of a lease that ended while it was being renewed, and keeps its byte count', () => {
+    const { s, c, drops } = store();
+    s.hold(ALICE, [{ object: USER, version: 'a' }], 'l-a', lease(c.now(), 1000), data);
+    const bytes = s.bytes;
+    c.advance(1000); // ended, not yet swept
+    expect(s.renewed(ALICE, 'l-a', lease(c.now()))).to.equal(true);
+    expect(s.find(ALICE, mounted([USER, 'a']))?.expiresAtMs).to.equal(c.now() + TTL);
+    expect([s.size, s.bytes, drops]).to.deep.equal([1, bytes, []]);
+  });
+
+  it('drops a lease whose renewal has already ended, as ended', () => {
+    const { s, c, drops } = store();
+    s.hold(ALICE, [{ object: USER, version: 'a' }], 'l-a', lease(c.now()), data);
+    expect(s.renewed(ALICE, 'l-a', lease(c.now(), 0))).to.equal(true);
+    expect(s.find(ALICE, mounted([USER, 'a']))).to.equal(undefined);
+    expect([s.size, s.bytes, drops]).to.deep.equal([0, 0, ['ended']]);
+  });
+
+  it('holding a lease again moves its index to the versions just returned, counting no drop', () => {
+    const { s, c, drops } = store();
+    s.hold(ALICE, [{ object: USER, version: 'v1' }], 'l-a', lease(c.now()), data);
+    s.hold(ALICE, [{ object: USER, version: 'v2' }], 'l-a', lease(c.now()), data);
+    expect(s.find(ALICE, mounted([USER, 'v1']))).to.equal(undefined);
+    expect(s.find(ALICE, mounted([USER, 'v2']))?.leaseId).to.equal('l-a');
+    expect([s.size, drops]).to.deep.equal([1, []]);
+  });
+
+  it('a newer lease producing the same version takes the link, and the older one leaving does not break it', () => {
+    const { s, c } = store({ maxLeases: 2 });
+    s.hold(ALICE, [{ object: USER, version: 'v1' }], 'l-old', lease(c.now()), data);
+    s.hold(ALICE, [{ object: USER, version: 'v1' }], 'l-new', lease(c.now()), data);
+    expect(s.find(ALICE, mounted([USER, 'v1']))?.leaseId).to.equal('l-new');
+    s.release(ALICE, 'l-old');
+    expect(s.find(ALICE, mounted([USER, 'v1']))?.leaseId).to.equal('l-new');
+    s.hold(ALICE, [{ object: USER, version: 'v9' }], 'l-other', lease(c.now()), data);
+    s.hold(ALICE, [{ object: USER, version: 'v8' }], 'l-more', lease(c.now()), data); // evicts l-new
+    expect(s.find(ALICE, mounted([USER, 'v1']))).to.equal(undefined);
+  });
+
   it('forgets a released lease (once)', () => {
     const { s, c, drops } = store();
     s.hold(ALICE, [{ object: USER, version: 'a' }], 'l-a', lease(c.now()), data);
