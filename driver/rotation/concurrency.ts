@@ -1,28 +1,20 @@
+import pLimit from 'p-limit';
+
 /**
  * Runs `work` for every item with at most `limit` at a time per group (e.g. per
- * provider), all groups in parallel. Resolves when all are done; never rejects
- * (`work` reports its own failures).
+ * provider), all groups in parallel: one p-limit limiter per group, items started in
+ * their order. Resolves when all are done; never rejects (`work` reports its own
+ * failures; a rejection or a throw of `work` is dropped and the next item starts).
+ * Nothing here stops early: a caller that is stopping makes `work` return at once.
  */
 export async function forEachLimited<T>(items: readonly T[], groupOf: (item: T) => string, limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const g = groupOf(item);
-    const list = groups.get(g) ?? [];
-    list.push(item);
-    groups.set(g, list);
-  }
-  const runners: Promise<void>[] = [];
-  for (const list of groups.values()) {
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < list.length) {
-        const item = list[next++] as T;
-        await work(item).catch(() => undefined);
-      }
-    };
-    for (let i = 0; i < Math.min(limit, list.length); i++) runners.push(worker());
-  }
-  await Promise.all(runners);
+  const limiters = new Map<string, ReturnType<typeof pLimit>>();
+  await Promise.all(items.map((item) => {
+    const group = groupOf(item);
+    let limiter = limiters.get(group);
+    if (!limiter) limiters.set(group, limiter = pLimit(limit));
+    return limiter(() => work(item)).catch(() => undefined);
+  }));
 }
 
 /**

@@ -16,9 +16,9 @@ import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
 import { runHelper, type HelperOutcome, type HelperRun } from './helper-runner.js';
+import { HelperSlots } from './helper-slots.js';
 import { helperArguments, helperEnvironment, podIdentity, secretValues, tokensToPass, type HelperOperation, type PodIdentity } from './invocation.js';
 import { parseExecParameters, type ExecObject } from './parameters.js';
-import { Semaphore } from './semaphore.js';
 import type { ExecSettings } from './settings.js';
 
 /** Targets whose last answer's fingerprint the provider remembers. */
@@ -46,14 +46,14 @@ export type HelperRunner = (run: HelperRun) => Promise<HelperOutcome>;
 /** Helper programs as the secret source. */
 export class ExecProvider implements SecretsProvider {
   readonly name = 'exec';
-  private readonly slots: Semaphore;
+  private readonly slots: HelperSlots;
   /** targetPath → the rendering fingerprint of its last full answer. */
   private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 
   constructor(private readonly settings: ExecSettings, hmacKey: Buffer, private readonly runner: HelperRunner = runHelper) {
-    this.slots = new Semaphore(settings.maxConcurrentHelpers);
+    this.slots = new HelperSlots(settings.maxConcurrentHelpers);
     this.versionKey = versionKey(hmacKey);
   }
 
@@ -111,8 +111,7 @@ export class ExecProvider implements SecretsProvider {
   private async call(object: ExecObject, operation: HelperOperation, pod: PodIdentity, tokens: string | undefined,
     secrets: Readonly<Record<string, string>>, ctx: ProviderCallContext, signal: AbortSignal): Promise<{ outcome: HelperOutcome; context: CallContext }> {
     const path = await resolveHelper(this.settings.helpersDir, object.helper);
-    const release = await this.slots.acquire(signal);
-    try {
+    return this.slots.run(signal, async () => {
       const left = ctx.deadline === undefined ? Infinity : ctx.deadline.getTime() - Date.now() - DEADLINE_MARGIN_MS;
       const timeoutMs = Math.min(this.settings.helperTimeoutMs, left);
       const context: CallContext = {
@@ -132,8 +131,6 @@ export class ExecProvider implements SecretsProvider {
         outcome: outcome.kind, exitCode: outcome.kind === 'exited' ? outcome.code : undefined,
       });
       return { outcome, context };
-    } finally {
-      release();
-    }
+    });
   }
 }

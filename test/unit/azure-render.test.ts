@@ -9,6 +9,7 @@ import { jwkToPublicKeyPem, type PublicJwk } from '../../providers/azure/jwk-pem
 import { decodeObjectEncoding } from '../../providers/azure/object-encoding.js';
 import { parseKeyVaultObjects, type KeyVaultObject } from '../../providers/azure/objects.js';
 import { describeObject, renderCertificate, renderKey, renderSecret, type RenderOptions } from '../../providers/azure/render.js';
+import { JWK_SPKI_FIXTURES } from '../support/jwk-spki-fixtures.js';
 
 // objectEncoding (Go's base64.StdEncoding / hex.DecodeString), key and cert objects
 // (x509.MarshalPKIXPublicKey + pem.EncodeToMemory) compared with openssl's output,
@@ -106,12 +107,41 @@ describe('azure key objects: JWK → PUBLIC KEY PEM (Go x509.MarshalPKIXPublicKe
     expect(jwkToPublicKeyPem({ ...ecJwk, x: Buffer.from(ecJwk.x ?? []).subarray(1) }, 'k').toString()).to.equal(opensslPublicPem(ec as KeyObject));
   });
 
+  // The bytes the hand-built DER encoder wrote before node:crypto took over, for fixed keys
+  // and the inputs openssl cannot be given (leading zeros, absent fields, the x = 0 point).
+  for (const [name, jwk, der] of JWK_SPKI_FIXTURES) {
+    it(`${name}: the bytes of the former DER encoder`, () => {
+      const lines = Buffer.from(der, 'base64').toString('base64').match(/.{1,64}/g) ?? [];
+      expect(jwkToPublicKeyPem(jwk, 'key "k"').toString()).to.equal(`-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`);
+    });
+  }
+
+  it('random RSA-2048, P-256, P-384 and P-521 keys: the same bytes as openssl pkey -pubout', function () {
+    this.timeout(30_000);
+    for (let i = 0; i < 6; i++) {
+      for (const key of [
+        generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+        generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+        generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey,
+        generateKeyPairSync('ec', { namedCurve: 'P-521' }).privateKey,
+      ]) {
+        expect(jwkToPublicKeyPem(jwkOf(key), 'key "k"').toString()).to.equal(opensslPublicPem(key));
+      }
+    }
+  });
+
   const refused: [string, PublicJwk, RegExp][] = [
     ['a symmetric key', { kty: 'oct' }, /key type "oct" is not supported \(RSA, RSA-HSM, EC and EC-HSM are\)/],
     ['secp256k1', { kty: 'EC', crv: 'P-256K', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) }, /curve "P-256K" is not supported/],
     ['a point off the curve', { kty: 'EC', crv: 'P-256', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) }, /the key's point is not on P-256/],
     ['a coordinate too long for the curve', { kty: 'EC', crv: 'P-256', x: Buffer.alloc(33, 1), y: Buffer.alloc(32, 2) }, /not on P-256/],
     ['an exponent past int64', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.alloc(9, 1) }, /exponent is larger than 2\^63/],
+    // node:crypto would write these exponents; 2^63 - 1 is still accepted (jwk-spki-fixtures).
+    ['an exponent of exactly 2^63', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('8000000000000000', 'hex') }, /exponent is larger than 2\^63/],
+    ['an exponent of 2^63 behind a leading zero byte', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('008000000000000000', 'hex') }, /exponent is larger than 2\^63/],
+    ['an exponent of 2^64 + 1', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('010000000000000001', 'hex') }, /exponent is larger than 2\^63/],
+    ['an EC key without y', { kty: 'EC', crv: 'P-384', x: Buffer.alloc(48, 1) }, /the key's point is not on P-384/],
+    ['a coordinate too long for the curve, its extra byte not zero', { kty: 'EC', crv: 'P-521', x: Buffer.alloc(67, 1), y: Buffer.alloc(66, 1) }, /the key's point is not on P-521/],
   ];
   for (const [name, jwk, message] of refused) {
     it(`refuses ${name} (FAILED_PRECONDITION UnsupportedKeyType)`, () => {

@@ -86,6 +86,24 @@ describe('RotationReconciler.runRound', () => {
     expect(waits.every((ms) => ms > 0 && ms <= 1_000)).to.equal(true);
   });
 
+  it('stop() mid-round: the refreshes in flight finish, the queued ones never start, and stop() resolves', async () => {
+    const release: (() => void)[] = [];
+    let twoStarted!: () => void;
+    const started = new Promise<void>((resolve) => { twoStarted = resolve; });
+    const volumes = ['/v1', '/v2', '/v3', '/v4', '/v5'].map((p) => volume(p));
+    const h = harness(volumes, () => new Promise<RefreshReport>((resolve) => {
+      release.push(() => resolve({ result: 'unchanged', provider: 'file' }));
+      if (release.length === 2) twoStarted();
+    }));
+    h.reconciler.start();
+    await started;
+    expect(h.calls).to.deep.equal(['/v1', '/v2']); // concurrencyPerProvider: 2
+    const stopped = h.reconciler.stop();
+    for (const r of release) r();
+    await stopped;
+    expect(h.calls).to.deep.equal(['/v1', '/v2']);
+  });
+
   it('loops until stop(), which waits for the loop to end', async () => {
     let refreshed!: () => void;
     const first = new Promise<void>((resolve) => { refreshed = resolve; });

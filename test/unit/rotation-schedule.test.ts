@@ -62,22 +62,47 @@ describe('RotationSchedule', () => {
 });
 
 describe('forEachLimited', () => {
-  it('runs at most `limit` at a time per group, groups in parallel, and survives failures', async () => {
+  it('runs at most `limit` at a time per group, groups in parallel, each group in order, and survives failures', async () => {
     const running = new Map<string, number>();
     const peak = new Map<string, number>();
+    let total = 0;
+    let peakTotal = 0;
+    const started: string[] = [];
     const done: string[] = [];
-    const items = ['a1', 'a2', 'a3', 'a4', 'a5', 'b1', 'b2'];
+    const items = ['a1', 'a2', 'a3', 'a4', 'a5', 'b1', 'b2', 'b3'];
     await forEachLimited(items, (i) => i[0] as string, 2, async (i) => {
       const g = i[0] as string;
+      started.push(i);
       running.set(g, (running.get(g) ?? 0) + 1);
       peak.set(g, Math.max(peak.get(g) ?? 0, running.get(g) ?? 0));
+      peakTotal = Math.max(peakTotal, ++total);
       await new Promise((r) => setImmediate(r));
       running.set(g, (running.get(g) ?? 0) - 1);
+      total--;
       done.push(i);
       if (i === 'a2') throw new Error('boom');
     });
-    expect(done.sort()).to.deep.equal(items.sort());
+    expect([...done].sort()).to.deep.equal([...items].sort());
     expect(peak.get('a')).to.equal(2);
     expect(peak.get('b')).to.equal(2);
+    // One limiter per group, not one for all: both groups had two running at once.
+    expect(peakTotal).to.equal(4);
+    expect(started.filter((i) => i.startsWith('a'))).to.deep.equal(['a1', 'a2', 'a3', 'a4', 'a5']);
+    expect(started.filter((i) => i.startsWith('b'))).to.deep.equal(['b1', 'b2', 'b3']);
+  });
+
+  it('a work that throws instead of rejecting neither rejects the whole nor stops its group', async () => {
+    const done: number[] = [];
+    const work = (i: number): Promise<void> => {
+      if (i === 0) throw new Error('thrown, not rejected');
+      done.push(i);
+      return Promise.resolve();
+    };
+    await forEachLimited([0, 1, 2, 3], () => 'g', 1, work);
+    expect(done).to.deep.equal([1, 2, 3]);
+  });
+
+  it('resolves at once for no items', async () => {
+    await forEachLimited([], () => 'g', 2, () => Promise.reject(new Error('not called')));
   });
 });
