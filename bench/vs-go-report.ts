@@ -72,7 +72,12 @@ const MEMORY_EVIDENCE: Evidence = {
 };
 const LIBRARY_EVIDENCE: Evidence = {
   section: 'What the libraries cost',
-  finding: [],
+  finding: [
+    'memory: anonymous memory grows by ~10 MiB (the libraries\' objects ~7.3 MiB of heap), file-backed pages by under 1;',
+    'proto-loader\'s import ~7 MiB of node binary pages. CPU: each publish crosses grpc-js twice in the driver and once in',
+    'the provider, ~0.2 ms more per hop than the hand-written stack; in a burst the file provider serves the 100 Mounts',
+    'one after another on one core, ~0.2–0.5 ms more per Mount (burst 0.16–0.24×, median 0.19×, in five measurements).',
+  ],
 };
 const CPU_EVIDENCE: Evidence = {
   section: 'What the issue-15 changes bought',
