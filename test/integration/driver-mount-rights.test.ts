@@ -1,17 +1,43 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { chmod, chown, copyFile, link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { spawnCli, type CliRun } from '../support/cli-run.js';
 import { fileClass } from '../support/driver-stack.js';
 
 const NOBODY = 65534;
 /** A path to this node binary that `nobody` can reach (CI's pinned node lives under /root, mode 0700). */
 let nodeForNobody = process.execPath;
+/** The CLI in a copy of the program that `nobody` can reach: the checkout may lie under /root too. */
+let cliForNobody: string | undefined;
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+/** What the driver needs at run time, as the image has it (Dockerfile.driver). */
+const RUNTIME_PARTS = ['package.json', 'dist', 'proto', 'build', 'node_modules'];
+
+/**
+ * Copies the program's run-time parts into `dir` as hard links (a plain copy across file
+ * systems), its folders 0755; a file `nobody` could not read is replaced, in the copy only,
+ * by a readable copy of its own (the checkout's files keep their modes).
+ */
+async function reachableCopy(dir: string): Promise<void> {
+  const run = promisify(execFile);
+  await mkdir(dir);
+  for (const part of RUNTIME_PARTS) {
+    const from = join(REPO, part);
+    await run('cp', ['-Rl', from, dir]).catch(() => run('cp', ['-R', from, dir]));
+  }
+  await run('find', [dir, '-type', 'd', '-exec', 'chmod', '755', '{}', '+']);
+  await run('find', [dir, '-type', 'f', '!', '-perm', '-o=r', '-exec', 'sh', '-c',
+    'for f do cp "$f" "$f.copy" && mv -f "$f.copy" "$f" && chmod a+r "$f"; done', 'sh', '{}', '+']);
+}
 
 /** Starts the driver as `nobody` and resolves with its exit code, or 'started' (then stops it). */
 async function driverAsNobody(args: readonly string[], cwd: string): Promise<{ outcome: number | string; run: CliRun }> {
-  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd, node: nodeForNobody });
+  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd, node: nodeForNobody, ...(cliForNobody ? { cli: cliForNobody } : {}) });
   const started = run.until('stderr', /"message":"driver started"/).then(() => 'started', () => 'exited');
   const outcome = await Promise.race([run.exited, started]);
   if (outcome === 'started') { run.process.kill('SIGTERM'); await run.exited; }
@@ -33,6 +59,8 @@ describe('driver without mount rights (run as uid 65534)', function () {
     nodeForNobody = join(work, 'node');
     await link(process.execPath, nodeForNobody).catch(() => copyFile(process.execPath, nodeForNobody));
     await chmod(nodeForNobody, 0o755);
+    await reachableCopy(join(work, 'app'));
+    cliForNobody = join(work, 'app', 'dist', 'bin', 'cli.js');
   });
   after(async () => { if (work) await rm(work, { recursive: true, force: true }); });
 

@@ -13,10 +13,13 @@ export interface CliRun {
   until(stream: 'stdout' | 'stderr', pattern: RegExp): Promise<void>;
 }
 
-/** Starts our CLI (with the images' NODE_FLAGS) as a child; `options` go to spawn (uid, detached, cwd, env). */
-export function spawnCli(args: readonly string[], options: SpawnOptions & { node?: string } = {}): CliRun {
-  const { node = process.execPath, ...spawnOptions } = options;
-  const child = spawn(node, [...NODE_FLAGS, CLI_PATH, ...args], { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts our CLI (with the images' NODE_FLAGS) as a child; `options` go to spawn (uid,
+ * detached, cwd, env); `node` and `cli` replace this node binary and dist/bin/cli.js.
+ */
+export function spawnCli(args: readonly string[], options: SpawnOptions & { node?: string; cli?: string } = {}): CliRun {
+  const { node = process.execPath, cli = CLI_PATH, ...spawnOptions } = options;
+  const child = spawn(node, [...NODE_FLAGS, cli, ...args], { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
   const text = { stdout: '', stderr: '' };
   child.stdout?.on('data', (d: Buffer) => { text.stdout += d.toString(); });
   child.stderr?.on('data', (d: Buffer) => { text.stderr += d.toString(); });
