@@ -9,7 +9,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse } from '../proto/gen/v1alpha1/MountResponse.js';
 import { providerProto } from '../proto/runtime/grpc-proto.js';
-import { bindGrpcJsServer } from '../test/support/grpc-js-proto.js';
+import { bindUnixSocket } from '../proto/runtime/unix-socket.js';
 
 /** The response shapes of the stall benchmark. */
 export type BulkShape = 'nested' | 'tiny';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'bulk', runtime_version: '0' }),
     Mount: (_call: grpc.ServerUnaryCall<unknown, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, bytes),
   });
-  await bindGrpcJsServer(server, socket);
+  await bindUnixSocket(server, socket);
   process.stderr.write(`bulk provider started (${shape}, ${bytes.length} bytes)\n`);
   process.on('SIGTERM', () => server.forceShutdown());
 }

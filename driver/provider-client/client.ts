@@ -47,6 +47,9 @@ const PASSED_THROUGH: ReadonlySet<number> = new Set([GrpcStatus.NOT_FOUND, GrpcS
  */
 const MAX_DETAILS_SHOWN = 512;
 
+/** How grpc-js (and grpc-go) say a response was over the receive limit. */
+const TOO_LARGE = /^Received message (larger than max|that decompresses to a size larger than)/;
+
 /** Time kept back from kubelet's deadline so the driver can still clean up and answer. */
 const DEADLINE_MARGIN_MS = 250;
 
@@ -182,8 +185,9 @@ export class ProviderClient {
       case GrpcStatus.UNAVAILABLE:
         return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'ProviderUnavailable' });
       case GrpcStatus.RESOURCE_EXHAUSTED:
-        // grpc-js (as grpc-go) reports an over-sized response as "Received message larger than max".
-        if (/larger than max/i.test(err.details)) {
+        // grpc-js's words for an over-sized response: "Received message larger than max (…)",
+        // or "… that decompresses to a size larger than N" for a compressed one.
+        if (TOO_LARGE.test(err.details)) {
           return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
         }
         return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });

@@ -22,7 +22,8 @@ let elements: MountResponseElements | undefined;
 /** protobufjs's decoders of MountResponse's element messages, from the same .proto grpc-js serves. */
 function mountResponseElements(): MountResponseElements {
   if (elements) return elements;
-  const root = protobuf.loadSync(join(protoDir(), 'provider/service.proto'));
+  // keepCase, as proto-loader loads the same file (PROTO_CONVERSION): field names as written.
+  const root = new protobuf.Root().loadSync(join(protoDir(), 'provider/service.proto'), { keepCase: true });
   const decoder = <T>(name: string): ElementDecoder<T> => {
     const type = root.lookupType(`v1alpha1.${name}`);
     return (reader, length) => type.toObject(type.decode(reader, length), PROTO_CONVERSION) as T;
@@ -37,7 +38,7 @@ const LENGTH_DELIMITED = 2;
 /**
  * Decodes a provider's MountResponse (SPEC 3.2) from its wire bytes with protobufjs,
  * giving the event loop back every few milliseconds: decoding a 4 MiB response of 100,000
- * small files in one call holds the event loop 140-480 ms (docs/dependencies.md), during
+ * small files in one call holds the event loop over 100 ms (`npm run bench:decode`), during
  * which Probe and every other pod's publish wait. The top-level loop is protobufjs's
  * Reader, paced here; each object version, error and file is decoded by protobufjs's
  * message type. Unknown fields are skipped, as protobuf requires. More than `maxObjects`

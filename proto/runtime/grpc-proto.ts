@@ -20,12 +20,15 @@ export const PROTO_CONVERSION: Readonly<protoLoader.Options> = Object.freeze({
 });
 
 /**
- * The folder holding the .proto sources: `proto/` at the package root, next to `dist/`
+ * The folder holding the .proto files: `proto/` at the package root, next to `dist/`
  * where this module runs from (dist/proto/runtime/), in the images too (/app/proto).
  */
 export function protoDir(): string {
-  const fromDist = fileURLToPath(new URL('../../../proto/', import.meta.url));
-  return existsSync(`${fromDist}provider/service.proto`) ? fromDist : fileURLToPath(new URL('../', import.meta.url));
+  const dir = fileURLToPath(new URL('../../../proto/', import.meta.url));
+  if (!existsSync(`${dir}provider/service.proto`)) {
+    throw new Error(`the .proto files are missing: expected ${dir}csi/csi.proto and ${dir}provider/service.proto next to dist/`);
+  }
+  return dir;
 }
 
 function load(file: string): grpc.GrpcObject {

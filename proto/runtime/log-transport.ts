@@ -22,8 +22,8 @@ class StderrTransport extends TransportStream {
   override log(info: Record<symbol, unknown>, next: () => void): void {
     process.stderr.write(`${String(info[MESSAGE])}\n`);
     // The write is done: without this, the stream would finish it on a process.nextTick of
-    // its own, one per line, each holding the line's state until the turn ends (25 MiB of
-    // RSS after 100k lines in one turn). winston's Logger does the same in its _transform.
+    // its own, one per line, each holding the line's state until the turn ends (a burst of
+    // lines stays in memory: docs/dependencies.md). winston's Logger does the same in its _transform.
     (this as unknown as { _writableState: { sync: boolean } })._writableState.sync = false;
     next();
   }

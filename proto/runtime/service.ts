@@ -1,9 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from './logger.js';
 
-/** gRPC's default message size limit (grpc-go, grpc-js): 4 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-
 /**
  * Channel options every server and client of this project shares. Channelz (grpc-js's
  * introspection service, on by default) keeps per-call statistics nobody reads here:
@@ -12,24 +9,22 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export const COMMON_CHANNEL_OPTIONS: Readonly<grpc.ChannelOptions> = Object.freeze({ 'grpc.enable_channelz': 0 });
 
 /**
- * The gRPC server of the driver and of every provider: requests up to
- * `maxReceiveMessageLength` bytes (default 4 MiB). Unregistered methods of a registered
- * service answer UNIMPLEMENTED (grpc-js's own handler), unknown services too.
+ * The gRPC server of the driver and of every provider: requests up to grpc-js's default
+ * 4 MiB. Unregistered methods of a registered service answer UNIMPLEMENTED (grpc-js's own
+ * handler), unknown services too.
  */
-export function createGrpcServer(options: { maxReceiveMessageLength?: number } = {}): grpc.Server {
-  return new grpc.Server({
-    ...COMMON_CHANNEL_OPTIONS,
-    'grpc.max_receive_message_length': options.maxReceiveMessageLength ?? DEFAULT_MAX_MESSAGE_BYTES,
-  });
+export function createGrpcServer(): grpc.Server {
+  return new grpc.Server({ ...COMMON_CHANNEL_OPTIONS });
 }
 
 /**
  * Sends what grpc-js logs (connection problems a peer caused; more with GRPC_VERBOSITY and
  * GRPC_TRACE, which grpc-js reads from the environment) to the process's JSON log instead
  * of grpc-js's plain text on stderr. grpc-js has one logger per process; its lines name
- * connections, states and methods, never message contents.
+ * connections, states and methods, never message contents. Each at its own level: grpc-js's
+ * traces are debug lines, shown with --log-level=debug.
  */
 export function routeGrpcLogs(logger: Logger): void {
-  const write = (...args: unknown[]): void => logger.warn('gRPC', { detail: args.map(String).join(' ') });
-  grpc.setLogger({ error: write, warn: write, info: write, debug: write } as unknown as Partial<Console>);
+  const at = (level: 'error' | 'info' | 'debug') => (...args: unknown[]): void => logger[level]('gRPC', { detail: args.map(String).join(' ') });
+  grpc.setLogger({ error: at('error'), info: at('info'), debug: at('debug') } as unknown as Partial<Console>);
 }

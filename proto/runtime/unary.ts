@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { grpcCodeOf, toSscError, type SscError } from './errors.js';
+import { grpcCodeOf, SscError, toSscError } from './errors.js';
 import type { InFlightCalls } from './in-flight.js';
 import type { Logger } from './logger.js';
 
@@ -27,12 +27,17 @@ function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefi
 /** setTimeout fires at once for delays over 2^31-1 ms: far-off deadlines are clamped. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Why a call's signal aborts, as the errors a handler rethrowing `signal.reason` fails with. */
+const CANCELLED_BY_CALLER = (): SscError => new SscError('aborted', 'the caller cancelled the call', { reason: 'Cancelled' });
+const DEADLINE_PASSED = (): SscError => new SscError('deadline-exceeded', 'the caller\'s deadline passed', { reason: 'DeadlineExceeded' });
+
 /**
  * An abort signal for one call: aborted when the client cancels (grpc-js's 'cancelled',
  * also emitted when the client's deadline passes), when the deadline passes by the server's
- * own clock, or when `shutdown` aborts. `release` detaches it from the long-lived shutdown
- * signal and clears the timer; a listener removed per call rather than AbortSignal.any,
- * which would leave something attached to the shutdown signal for every call.
+ * own clock, or when `shutdown` aborts. `release`, called once the handler settled, detaches
+ * it: grpc-js emits 'cancelled' after every finished call too (grpc/grpc-node#2771), which
+ * must not abort work still holding the signal. The shutdown listener is removed per call
+ * rather than joined by AbortSignal.any, which would leave one attached for every call.
  */
 function callSignal(
   call: grpc.ServerUnaryCall<unknown, unknown>,
@@ -42,18 +47,21 @@ function callSignal(
   const controller = new AbortController();
   const onShutdown = (): void => controller.abort(shutdown?.reason);
   shutdown?.addEventListener('abort', onShutdown, { once: true });
-  call.once('cancelled', () => controller.abort(new Error('cancelled by the client')));
-  if (call.cancelled) controller.abort(new Error('cancelled by the client'));
+  // grpc-js cancels the call at the client's deadline too, usually before our own timer.
+  const onCancelled = (): void => controller.abort(deadline && Date.now() >= deadline.getTime() ? DEADLINE_PASSED() : CANCELLED_BY_CALLER());
+  call.once('cancelled', onCancelled);
+  if (call.cancelled) onCancelled();
   let timer: NodeJS.Timeout | undefined;
   if (deadline) {
     const left = Math.min(MAX_TIMER_MS, Math.max(0, deadline.getTime() - Date.now()));
-    timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), left);
+    timer = setTimeout(() => controller.abort(DEADLINE_PASSED()), left);
     timer.unref();
   }
   return {
     signal: controller.signal,
     release: () => {
       if (timer) clearTimeout(timer);
+      call.removeListener('cancelled', onCancelled);
       shutdown?.removeEventListener('abort', onShutdown);
     },
   };
@@ -74,16 +82,34 @@ export function unary<Req, Res>(
   observe?: CallObserver,
   calls?: InFlightCalls,
 ): grpc.handleUnaryCall<Req, Res> {
-  const fail = (err: unknown, started: number): grpc.ServerErrorResponse => {
-    const e = toSscError(err);
-    if (e.kind === 'internal') logger.error('internal error', { method, error: String(e.cause ?? e.message) });
-    observe?.(method, e, performance.now() - started);
+  // Neither the observer nor the log may keep the call from its one answer.
+  const tell = (error: SscError | undefined, started: number): void => {
+    try {
+      observe?.(method, error, performance.now() - started);
+    } catch {
+      // A metric's or a log's failure is not the call's.
+    }
+  };
+  /** The status a thrown error is answered with: its kind's code and its message. */
+  const statusOf = (e: SscError): grpc.ServerErrorResponse => {
+    if (e.kind === 'internal') {
+      try {
+        logger.error('internal error', { method, error: describeUnexpected(e.cause ?? e) });
+      } catch {
+        // As above.
+      }
+    }
     return { name: 'Error', message: e.message, code: grpcCodeOf(e.kind), details: e.message };
   };
   return (call, callback) => {
     const started = performance.now();
+    const fail = (err: unknown): void => {
+      const e = toSscError(err);
+      callback(statusOf(e));
+      tell(e, started);
+    };
     if (calls?.signal.aborted) {
-      callback(fail(calls.signal.reason, started));
+      fail(calls.signal.reason);
       return;
     }
     const deadline = deadlineOf(call as grpc.ServerUnaryCall<unknown, unknown>);
@@ -99,13 +125,26 @@ export function unary<Req, Res>(
     handled.then(
       (response) => {
         release();
-        observe?.(method, undefined, performance.now() - started);
         callback(null, response);
+        tell(undefined, started);
       },
       (err: unknown) => {
         release();
-        callback(fail(err, started));
+        fail(err);
       },
     );
   };
+}
+
+/**
+ * What the log says of an error that is not an SscError (a bug): its name and where it was
+ * thrown. The message only for the errors of programming mistakes (TypeError, RangeError,
+ * ReferenceError); any other message may quote data (JSON.parse's SyntaxError quotes its
+ * input), which may be a secret.
+ */
+function describeUnexpected(err: unknown): string {
+  if (!(err instanceof Error)) return `a thrown ${typeof err}`;
+  const frames = (err.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 8).map((l) => l.trim());
+  const head = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError ? `${err.name}: ${err.message}` : err.name;
+  return [head, ...frames].join(' | ');
 }

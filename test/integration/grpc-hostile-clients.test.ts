@@ -157,3 +157,19 @@ describe('the driver\'s CSI socket against hostile clients (real driver process,
     await stillServing();
   });
 });
+
+describe('grpc-js\'s own log lines (real driver process, GRPC_VERBOSITY=DEBUG GRPC_TRACE=server)', function () {
+  this.timeout(30_000);
+  let stack: DriverStack | undefined;
+  after(async () => { await stack?.stop(); });
+
+  it('go to the driver\'s JSON log as debug lines with message "gRPC", none as grpc-js\'s plain text', async () => {
+    stack = await startDriverStack({ driverEnv: { GRPC_VERBOSITY: 'DEBUG', GRPC_TRACE: 'server' } });
+    expect(await stack.client.probe()).to.equal(true);
+    const s = stack;
+    const traced = await whenDriverLogs(s, 'grpc-js\'s trace of the bind', () => driverLogSince(s, 0)
+      .find((e) => e['message'] === 'gRPC' && String(e['detail']).includes(`| server | (1) Successfully bound ${s.socketPath}`)));
+    expect([traced['level'], traced['component']]).to.deep.equal(['debug', 'driver']);
+    expect(s.driver.stderr().split('\n').filter((line) => /^[EID] \d{4}-/.test(line))).to.deep.equal([]);
+  });
+});

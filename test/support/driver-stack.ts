@@ -19,6 +19,8 @@ export interface StackOptions {
   readonly mountMode?: 'tmpfs' | 'dir';
   /** An existing empty directory to work in instead of a fresh temp dir (its paths known before the driver starts); stop() removes it. */
   readonly work?: string;
+  /** Environment variables added to the driver's. */
+  readonly driverEnv?: Readonly<Record<string, string>>;
 }
 
 /** A running driver in a temp dir, with a CSI client and helpers to publish like kubelet. */
@@ -73,7 +75,7 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
     const driver = await startCli(['driver', `--endpoint=unix://${socketPath}`, '--nodeid=test-node', `--provider-volume=${providersDir}`,
       '--additional-provider-volume-paths=', options.kubeconfig ? `--kubeconfig=${options.kubeconfig}` : `--spc-dir=${spcDir}`,
       `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0', '--log-level=debug',
-      ...(options.driverArgs ?? [])], /driver started/);
+      ...(options.driverArgs ?? [])], /driver started/, options.driverEnv ? { env: { ...process.env, ...options.driverEnv } } : {});
     children.push(driver);
     const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
     const client = new CsiClient(socketPath);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { MountRequest__Output } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { providerProto } from '../../proto/runtime/grpc-proto.js';
-import { bindGrpcJsServer, shutdownGrpcJsServer } from './grpc-js-proto.js';
+import { bindUnixSocket, shutdownServer } from '../../proto/runtime/unix-socket.js';
 
 /** How the scripted provider answers a Mount: a response, or a gRPC error; `cancelled` aborts when the driver cancels the call. */
 export type MountScript = (request: MountRequest__Output, cancelled: AbortSignal) => Promise<MountResponse | grpc.ServiceError>;
@@ -35,7 +35,7 @@ export async function startScriptedProvider(dir: string, name: string, script: M
   const state: ScriptedProvider = {
     script,
     requests: [],
-    stop: () => shutdownGrpcJsServer(server, 100),
+    stop: () => shutdownServer(server, 100),
   };
   server.addService(providerProto().CSIDriverProvider.service, {
     Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'scripted', runtime_version: '0' }),
@@ -49,6 +49,6 @@ export async function startScriptedProvider(dir: string, name: string, script: M
       }, (err: unknown) => cb({ code: grpc.status.INTERNAL, details: String(err) } as grpc.ServiceError));
     },
   });
-  await bindGrpcJsServer(server, join(dir, `${name}.sock`));
+  await bindUnixSocket(server, join(dir, `${name}.sock`));
   return state;
 }

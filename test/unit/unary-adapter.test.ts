@@ -55,10 +55,25 @@ describe('unary: the one adapter between async handlers and grpc-js', () => {
     });
   }
 
-  it('answers an unexpected error INTERNAL with a generic text, never its message, and logs it', async () => {
-    const r = await run(async () => { throw new TypeError('cannot read hunter2'); });
+  it('answers an unexpected error INTERNAL with a generic text, and logs where it was thrown without a message that may hold data', async () => {
+    const r = await run(async () => { JSON.parse('{"token": "hunter2"'); return {}; });
     expect(r.errors.map((e) => [e.code, e.details])).to.deep.equal([[grpc.status.INTERNAL, 'internal error (a bug): see the driver log']]);
     expect(r.logged).to.have.length(1);
+    const line = JSON.stringify(r.logged[0]);
+    expect(line).to.include('SyntaxError').and.include(' at ');
+    expect(line).not.to.include('hunter2');
+  });
+
+  it('logs the message of a programming error (TypeError)', async () => {
+    const r = await run(async () => { (undefined as unknown as { x: () => void }).x(); return {}; });
+    expect(JSON.stringify(r.logged[0])).to.include('TypeError: Cannot read properties of undefined');
+  });
+
+  it('answers once even when the observer throws', async () => {
+    const r = await run(async () => ({ ok: true }), serverCall(), () => { throw new Error('a broken metric'); });
+    expect(r.responses).to.deep.equal([{ ok: true }]);
+    const f = await run(async () => { throw new SscError('not-found', 'gone'); }, serverCall(), () => { throw new Error('a broken metric'); });
+    expect(f.errors.map((e) => e.code)).to.deep.equal([grpc.status.NOT_FOUND]);
   });
 
   it('answers a handler that throws before its first await, once', async () => {
@@ -66,28 +81,40 @@ describe('unary: the one adapter between async handlers and grpc-js', () => {
     expect(r.errors.map((e) => e.code)).to.deep.equal([grpc.status.NOT_FOUND]);
   });
 
-  it('gives the handler the deadline, and aborts its signal when the client cancels', async () => {
+  it('gives the handler the deadline, and aborts its signal when the client cancels: rethrown, the reason is ABORTED (Cancelled)', async () => {
     const call = serverCall(new Date(Date.now() + 3_600_000));
     let ctx: CallContext | undefined;
+    const seen: (string | undefined)[] = [];
     const answered = run(async (_req, c) => {
       ctx = c;
       await new Promise((resolve) => c.signal.addEventListener('abort', resolve, { once: true }));
-      throw new SscError('aborted', 'cancelled');
-    }, call);
+      throw c.signal.reason;
+    }, call, (_m, e) => seen.push(e?.reason));
     await new Promise((resolve) => setImmediate(resolve));
     expect(ctx?.deadline?.getTime()).to.be.greaterThan(Date.now());
     expect(ctx?.signal.aborted).to.equal(false);
     call.emit('cancelled');
-    expect((await answered).errors.map((e) => e.code)).to.deep.equal([grpc.status.ABORTED]);
+    expect((await answered).errors.map((e) => [e.code, e.details])).to.deep.equal([[grpc.status.ABORTED, 'the caller cancelled the call']]);
     expect(ctx?.signal.aborted).to.equal(true);
+    expect(seen).to.deep.equal(['Cancelled']);
   });
 
-  it('aborts the handler\'s signal when the deadline passes', async () => {
+  it('aborts the handler\'s signal when the deadline passes: rethrown, the reason is DEADLINE_EXCEEDED', async () => {
     const r = await run(async (_req, c) => {
       await new Promise((resolve) => c.signal.addEventListener('abort', resolve, { once: true }));
-      throw new SscError('deadline-exceeded', String((c.signal.reason as Error).message));
+      throw c.signal.reason;
     }, serverCall(Date.now() + 5));
-    expect(r.errors.map((e) => [e.code, e.details])).to.deep.equal([[grpc.status.DEADLINE_EXCEEDED, 'deadline exceeded']]);
+    expect(r.errors.map((e) => [e.code, e.details])).to.deep.equal([[grpc.status.DEADLINE_EXCEEDED, 'the caller\'s deadline passed']]);
+  });
+
+  it('leaves the signal alone when grpc-js emits \'cancelled\' after the answer (it does for every finished call)', async () => {
+    const call = serverCall();
+    let signal: AbortSignal | undefined;
+    const r = await run(async (_req, c) => { signal = c.signal; return {}; }, call);
+    expect(r.responses).to.have.length(1);
+    call.emit('cancelled');
+    expect(signal?.aborted).to.equal(false);
+    expect(call.listenerCount('cancelled')).to.equal(0);
   });
 
   it('gives no deadline when the client set none', async () => {
