@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { Registry } from 'prom-client';
 import { DriverMetrics } from '../../driver/metrics/driver-metrics.js';
+import { recordDriverMetrics } from '../support/exposition.js';
 
 /** Upstream v1.6.0's driver metrics and their labels (pkg/secrets-store/stats_reporter.go). */
 const UPSTREAM_LABELS: Readonly<Record<string, readonly string[]>> = {
@@ -28,15 +30,9 @@ function labelNames(text: string, name: string): string[] {
 
 describe('DriverMetrics', () => {
   it('has upstream v1.6.0\'s metrics with all of their labels, plus only the documented additions', async () => {
-    const m = new DriverMetrics();
-    m.publishSucceeded('file');
-    m.publishFailed('file', 'ProviderTimeout');
-    m.unpublishSucceeded();
-    m.unpublishFailed('FailedToUnmount');
-    m.secretSynced('file', 0.1);
-    m.reconciled('file', true, 0.2);
-    m.reconcileFailed('file', 'ProviderTimeout', false);
-    const text = await m.registry.metrics();
+    const registry = new Registry();
+    recordDriverMetrics(registry);
+    const text = await registry.metrics();
     for (const [name, upstream] of Object.entries(UPSTREAM_LABELS)) {
       expect(labelNames(text, name), name).to.deep.equal([...upstream, ...(OUR_ADDITIONS[name] ?? [])].sort());
     }
