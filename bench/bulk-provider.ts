@@ -8,8 +8,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse } from '../proto/gen/v1alpha1/MountResponse.js';
-import { providerProto } from '../proto/runtime/grpc-proto.js';
-import { bindUnixSocket } from '../proto/runtime/unix-socket.js';
+import { providerProto } from '../lib/grpc/grpc-proto.js';
+import { bindUnixSocket } from '../lib/grpc/unix-socket.js';
 
 /** The response shapes of the stall benchmark. */
 export type BulkShape = 'nested' | 'tiny';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { cpus, platform, release, totalmem, arch } from 'node:os';
 import { promisify } from 'node:util';
-import { mountPointsUnder } from '../driver/volume/mountinfo.js';
+import { mountPointsUnder } from '../driver/mount/mountinfo.js';
 import { benchNode } from './processes.js';
 
 const execFileAsync = promisify(execFile);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CsiClient } from '../bin/csi-client.js';
 import { CLI_PATH, startProcess, type Child } from '../bin/child-process.js';
-import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
+import { NODE_FLAGS } from '../lib/node-flags.js';
 
 export type MountMode = 'tmpfs' | 'dir';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startProcess, type Child } from '../bin/child-process.js';
-import { EVENT_LOOP_SAMPLE_MS } from '../proto/runtime/process-registry.js';
+import { EVENT_LOOP_SAMPLE_MS } from '../lib/process-registry.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { BulkShape } from './bulk-provider.js';
 import { machineInfo, unmountAllUnder } from './proc.js';

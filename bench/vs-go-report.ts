@@ -48,7 +48,7 @@ export interface VsTargetResult extends VsTarget {
 }
 
 // What each section measured (2026-11-24, Node v24.21.0; the sections give the runs and
-// commits). Every number here is in its section: test/unit/vs-go-report.test.ts checks that.
+// commits). Every number here is in its section: test/unit/bench/vs-go-report.test.ts checks that.
 const PUBLISH_EVIDENCE: Evidence = {
   section: 'What is left of the first-publish targets',
   finding: [

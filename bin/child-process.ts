@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../proto/runtime/node-flags.js';
+import { NODE_FLAGS } from '../lib/node-flags.js';
 
 /** The compiled CLI entry, for starting our own processes. */
 export const CLI_PATH = fileURLToPath(new URL('./cli.js', import.meta.url));

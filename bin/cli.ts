@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
 import type { ProviderDefinition } from '../providers/framework/run-provider.js';
-import { exitAfterOutput } from '../proto/runtime/exit.js';
+import { exitAfterOutput } from '../lib/exit.js';
 
 // Each command loads only its own modules (dynamic imports): a provider process never
 // loads the driver, and the driver's idle memory stays small.
@@ -48,13 +48,13 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'driver': {
       const { DRIVER_FLAGS, versionRequested } = await import('../driver/config.js');
       if (rest.includes('--help')) {
-        const { flagsHelp } = await import('../proto/runtime/flags.js');
+        const { flagsHelp } = await import('../lib/flags.js');
         process.stdout.write(`secrets-store-csi driver [flags]\n${flagsHelp(DRIVER_FLAGS)}\n`);
         return;
       }
       // -version / --version[=true] as upstream's binary: its JSON line, exit 0.
       if (versionRequested(rest)) {
-        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([import('../driver/upstream-flags.js'), import('../proto/runtime/version.js')]);
+        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([import('../driver/upstream-flags.js'), import('../lib/version.js')]);
         process.stdout.write(upstreamVersionLine(packageVersion()));
         return;
       }
@@ -74,7 +74,7 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'unpublish': return (await import('./kubelet-commands.js')).unpublishCommand(rest);
     case 'demo': return (await import('./demo.js')).runDemo(rest);
     case '--version': case 'version': {
-      const { packageVersion } = await import('../proto/runtime/version.js');
+      const { packageVersion } = await import('../lib/version.js');
       process.stdout.write(`secrets-store-csi ${packageVersion()}\n`);
       return;
     }

@@ -5,8 +5,8 @@ import type { NodeClient } from '../proto/gen/csi/v1/Node.js';
 import type { NodeGetCapabilitiesResponse__Output } from '../proto/gen/csi/v1/NodeGetCapabilitiesResponse.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import type { ProbeResponse__Output } from '../proto/gen/csi/v1/ProbeResponse.js';
-import { csiProto } from '../proto/runtime/grpc-proto.js';
-import { COMMON_CHANNEL_OPTIONS } from '../proto/runtime/service.js';
+import { csiProto } from '../lib/grpc/grpc-proto.js';
+import { COMMON_CHANNEL_OPTIONS } from '../lib/grpc/service.js';
 
 /** Runs one call with a deadline `timeoutMs` from now; rejects with grpc-js's ServiceError (`code`, `details`). */
 function callWithin<Res>(

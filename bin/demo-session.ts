@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mountPointsUnder } from '../driver/volume/mountinfo.js';
-import { mountProgram } from '../driver/volume/mount-syscalls.js';
+import { mountPointsUnder } from '../driver/mount/mountinfo.js';
+import { mountProgram } from '../driver/mount/mount-syscalls.js';
 import { startCli, startProcess, type Child } from './child-process.js';
 
 /** The signals the demo turns into a clean stop, with the shell's exit code for each (128 + number). */

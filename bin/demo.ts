@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { cp, lstat, mkdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseFlags } from '../proto/runtime/flags.js';
+import { parseFlags } from '../lib/flags.js';
 import { untilLogged, type Child } from './child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from './csi-client.js';
 import { locateBao, NO_BAO_LINE } from './demo-bao.js';

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { isGrpcCallError } from '../proto/runtime/errors.js';
-import { parseDurationFlag } from '../proto/runtime/duration.js';
-import { flagsHelp, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
+import { isGrpcCallError } from '../lib/errors.js';
+import { parseDurationFlag } from '../lib/duration.js';
+import { flagsHelp, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../lib/flags.js';
+import { socketPathFromEndpoint } from '../lib/grpc/unix-socket.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from './csi-client.js';
 import { isNotYetListening, noDriverMessage, realSocketWaitPorts, tryConnectUnix, waitForSocket } from './wait-for-socket.js';
 

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { formatGoDuration } from '../proto/runtime/duration.js';
+import { formatGoDuration } from '../lib/duration.js';
 
 /**
  * Connect errors that mean "no driver there yet": the socket file does not exist (the

@@ -1,7 +1,7 @@
-import { parseDurationFlag } from '../proto/runtime/duration.js';
-import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../proto/runtime/flags.js';
-import { parseLogLevel, type LogLevel } from '../proto/runtime/logger.js';
-import { socketPathFromEndpoint } from '../proto/runtime/unix-socket.js';
+import { parseDurationFlag } from '../lib/duration.js';
+import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../lib/flags.js';
+import { parseLogLevel, type LogLevel } from '../lib/logging/logger.js';
+import { socketPathFromEndpoint } from '../lib/grpc/unix-socket.js';
 import { UPSTREAM_COMPAT_FLAGS, upstreamFlagEffects } from './upstream-flags.js';
 
 /** How the driver puts a volume in place at the target path. */

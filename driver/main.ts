@@ -1,13 +1,13 @@
-import { csiProto } from '../proto/runtime/grpc-proto.js';
-import { createGrpcServer, routeGrpcLogs } from '../proto/runtime/service.js';
-import { createLogger, type Logger } from '../proto/runtime/logger.js';
-import { bindUnixSocket, shutdownServer } from '../proto/runtime/unix-socket.js';
-import { InFlightCalls } from '../proto/runtime/in-flight.js';
-import { startHealthServer, type HealthServer } from '../proto/runtime/http-server.js';
-import { onTerminationSignal } from '../proto/runtime/signals.js';
-import { packageVersion } from '../proto/runtime/version.js';
-import { warnMissingNodeFlags } from '../proto/runtime/node-flags.js';
-import { createProcessRegistry } from '../proto/runtime/process-registry.js';
+import { csiProto } from '../lib/grpc/grpc-proto.js';
+import { createGrpcServer, routeGrpcLogs } from '../lib/grpc/service.js';
+import { createLogger, type Logger } from '../lib/logging/logger.js';
+import { bindUnixSocket, shutdownServer } from '../lib/grpc/unix-socket.js';
+import { InFlightCalls } from '../lib/grpc/in-flight.js';
+import { startHealthServer, type HealthServer } from '../lib/http-server.js';
+import { onTerminationSignal } from '../lib/signals.js';
+import { packageVersion } from '../lib/version.js';
+import { warnMissingNodeFlags } from '../lib/node-flags.js';
+import { createProcessRegistry } from '../lib/process-registry.js';
 import { parseDriverConfig, type DriverConfig } from './config.js';
 import { controllerHandlers, identityHandlers } from './csi/identity-service.js';
 import { nodeHandlers } from './csi/node-service.js';
@@ -16,14 +16,14 @@ import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from './provider-client/retry.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import type { SecretProviderClass } from './spc/secret-provider-class.js';
-import { DirMounter, TmpfsMounter, volumeMountSource } from './volume/mounter.js';
-import { loadMountSyscalls } from './volume/mount-syscalls.js';
-import { assertMountRights } from './volume/mount-rights.js';
-import { VolumePublisher } from './volume/publisher.js';
-import { repairMountedVolumes } from './volume/startup-repair.js';
-import { TargetLocks } from './volume/target-locks.js';
+import { DirMounter, TmpfsMounter, volumeMountSource } from './mount/mounter.js';
+import { loadMountSyscalls } from './mount/mount-syscalls.js';
+import { assertMountRights } from './mount/mount-rights.js';
+import { VolumePublisher } from './publish/publisher.js';
+import { repairMountedVolumes } from './mount/startup-repair.js';
+import { TargetLocks } from './mount/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
-import type { KubernetesMode } from './k8s/kubernetes-mode.js';
+import type { KubernetesMode } from './kubernetes-mode/kubernetes-mode.js';
 import type { Rotation } from './rotation/rotation-mode.js';
 
 /** A running driver. */
@@ -63,7 +63,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
-  const kube = config.spcDir === '' ? (await import('./k8s/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
+  const kube = config.spcDir === '' ? (await import('./kubernetes-mode/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
   const classes = kube ? kube.classes : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
   const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes, kube?.readCsiDriver) : undefined;
   const publisher = new VolumePublisher({

@@ -1,5 +1,5 @@
-import type { FlagSpec, ParsedFlags } from '../proto/runtime/flags.js';
-import type { LogLevel } from '../proto/runtime/logger.js';
+import type { FlagSpec, ParsedFlags } from '../lib/flags.js';
+import type { LogLevel } from '../lib/logging/logger.js';
 
 // The flags upstream's driver v1.6.0 takes beyond the ones we share with it, so that its
 // DaemonSet args and Helm chart start ours unchanged: main.go's own (-version,

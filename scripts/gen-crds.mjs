@@ -80,7 +80,7 @@ const files = {
   'secretproviderclasspodstatuses.yaml': header('SecretProviderClassPodStatus') + stringify(crd('secretproviderclasspodstatuses', 'secretproviderclasspodstatus', 'SecretProviderClassPodStatus', spcpsSchema, ['spcps'])),
 };
 // The Helm chart cannot read files outside its directory: it gets its own copy
-// (test/unit/helm-chart-files.test.ts checks that both stay the same).
+// (test/repo/helm-chart-files.test.ts checks that both stay the same).
 for (const dir of ['deploy/crds', 'charts/secrets-store-csi/files/crds']) {
   for (const [name, text] of Object.entries(files)) writeFileSync(`${dir}/${name}`, text);
 }

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const mocha = new Mocha({ timeout: 60_000, reporter: 'spec', rootHooks: { afterAll: [stopSharedCluster] } });
   if (grepAt >= 0 && args[grepAt + 1]) mocha.grep(args[grepAt + 1] as string);
   // e2e: pods through a real kubelet and containerd (skipped with a printed reason where the machine lacks them).
-  const dirs = unitOnly ? ['unit'] : ['unit', 'integration', 'e2e'];
+  const dirs = unitOnly ? ['unit', 'repo'] : ['unit', 'repo', 'integration', 'e2e'];
   for (const d of dirs) for (const f of testFiles(join(DIST_TEST, d))) mocha.addFile(f);
   await mocha.loadFilesAsync();
   const runner = mocha.run();

@@ -1,7 +1,7 @@
 import type { ControllerHandlers } from '../../proto/gen/csi/v1/Controller.js';
 import type { IdentityHandlers } from '../../proto/gen/csi/v1/Identity.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { unary } from '../../proto/runtime/unary.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { unary } from '../../lib/grpc/unary.js';
 
 /** What Identity reports. */
 export interface IdentityOptions {

@@ -3,14 +3,14 @@ import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/No
 import type { NodePublishVolumeResponse } from '../../proto/gen/csi/v1/NodePublishVolumeResponse.js';
 import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
 import type { NodeUnpublishVolumeResponse } from '../../proto/gen/csi/v1/NodeUnpublishVolumeResponse.js';
-import { SscError, toSscError } from '../../proto/runtime/errors.js';
-import type { InFlightCalls } from '../../proto/runtime/in-flight.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { unary, type AsyncUnaryHandler } from '../../proto/runtime/unary.js';
+import { SscError, toSscError } from '../../lib/errors.js';
+import type { InFlightCalls } from '../../lib/grpc/in-flight.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { unary, type AsyncUnaryHandler } from '../../lib/grpc/unary.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
-import type { Mounter } from '../volume/mounter.js';
-import { PublishError, type VolumePublisher } from '../volume/publisher.js';
-import type { TargetLocks } from '../volume/target-locks.js';
+import type { Mounter } from '../mount/mounter.js';
+import { PublishError, type VolumePublisher } from '../publish/publisher.js';
+import type { TargetLocks } from '../mount/target-locks.js';
 import { parsePublishRequest, parseUnpublishRequest } from './requests.js';
 
 /** What the Node service needs. */

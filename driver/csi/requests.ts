@@ -1,9 +1,9 @@
 import type { NodePublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import type { NodeUnpublishVolumeRequest__Output } from '../../proto/gen/csi/v1/NodeUnpublishVolumeRequest.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
-import { canonicalTargetPath } from '../volume/target-path.js';
+import { canonicalTargetPath } from '../mount/target-path.js';
 
 /** volume_context keys kubelet sets when the CSIDriver has podInfoOnMount: true. */
 export const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';

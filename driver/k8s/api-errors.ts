@@ -1,4 +1,4 @@
-import { SscError, type ErrorKind } from '../../proto/runtime/errors.js';
+import { SscError, type ErrorKind } from '../../lib/errors.js';
 import { describeRight, rightOfRequest, rolesGranting, type DriverFeature } from './api-rights.js';
 import { KubeCredentialError } from './client/credentials.js';
 import { KubeApiError } from './client/kube-api.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../csi/requests.js';
 import { fromKubeError } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';

@@ -1,4 +1,4 @@
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import { resourcePath, type ResourceRef } from './client/kube-api.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPC_PLURAL, SPCPS_PLURAL } from './constants.js';
 

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { Sleep } from '../provider-client/retry.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { KubeApiError, type KubeApi } from './client/kube-api.js';

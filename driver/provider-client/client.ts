@@ -5,12 +5,12 @@ import type { CSIDriverProviderClient } from '../../proto/gen/v1alpha1/CSIDriver
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import type { VersionResponse__Output } from '../../proto/gen/v1alpha1/VersionResponse.js';
-import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../proto/runtime/errors.js';
-import { providerProto } from '../../proto/runtime/grpc-proto.js';
-import { COMMON_CHANNEL_OPTIONS } from '../../proto/runtime/service.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { printable } from '../../proto/runtime/untrusted-text.js';
-import { Pacer } from '../../proto/runtime/pacer.js';
+import { isGrpcCallError, kindOfGrpcCode, SscError } from '../../lib/errors.js';
+import { providerProto } from '../../lib/grpc/grpc-proto.js';
+import { COMMON_CHANNEL_OPTIONS } from '../../lib/grpc/service.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { printable } from '../../lib/untrusted-text.js';
+import { Pacer } from '../../lib/pacer.js';
 import { decodeMountResponse } from './mount-response-decoder.js';
 import { candidateSocketPaths } from './socket-path.js';
 import { callWithRetry, type Sleep } from './retry.js';

@@ -4,9 +4,9 @@ import type { Error__Output } from '../../proto/gen/v1alpha1/Error.js';
 import type { File__Output } from '../../proto/gen/v1alpha1/File.js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import type { ObjectVersion__Output } from '../../proto/gen/v1alpha1/ObjectVersion.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { PROTO_CONVERSION, protoDir } from '../../proto/runtime/grpc-proto.js';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import { SscError } from '../../lib/errors.js';
+import { PROTO_CONVERSION, protoDir } from '../../lib/grpc/grpc-proto.js';
+import type { Pacer } from '../../lib/pacer.js';
 
 /** Decodes one element from `reader`'s next `length` bytes, converted as proto-loader converts. */
 type ElementDecoder<T> = (reader: protobuf.Reader, length: number) => T;

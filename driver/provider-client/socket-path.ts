@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** Upstream's rule for provider names; anything else could escape the socket directory. */
 const PROVIDER_NAME = /^[a-zA-Z0-9_-]{0,30}$/;

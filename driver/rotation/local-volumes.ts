@@ -1,9 +1,9 @@
 import { realpath } from 'node:fs/promises';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { PublishRequest } from '../csi/requests.js';
-import type { Mounter } from '../volume/mounter.js';
-import type { PublishedVolume } from '../volume/publisher.js';
-import { KeyedQueue } from './concurrency.js';
+import type { Mounter } from '../mount/mounter.js';
+import type { PublishedVolume } from '../publish/publisher.js';
+import { KeyedQueue } from '../../lib/concurrency.js';
 import type { RotationVolume, VolumeSource } from './reconciler.js';
 import { readVolumeRecord, writeVolumeRecord, type RecordIndex } from './record-store.js';
 import type { RequestRebuilder } from './refresher.js';

@@ -1,8 +1,8 @@
-import type { Logger } from '../../proto/runtime/logger.js';
-import type { PublishedVolume } from '../volume/publisher.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import type { PublishedVolume } from '../publish/publisher.js';
 import type { PodRef } from '../csi/requests.js';
 import type { Sleep } from '../provider-client/retry.js';
-import { forEachLimited } from './concurrency.js';
+import { forEachLimited } from '../../lib/concurrency.js';
 import type { RefreshResult, RotationSchedule } from './schedule.js';
 
 /** A volume mounted on this node that rotation keeps fresh. */

@@ -1,9 +1,9 @@
-import { toSscError } from '../../proto/runtime/errors.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { printable } from '../../proto/runtime/untrusted-text.js';
+import { toSscError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { printable } from '../../lib/untrusted-text.js';
 import type { PublishRequest } from '../csi/requests.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
-import type { VolumePublisher } from '../volume/publisher.js';
+import type { VolumePublisher } from '../publish/publisher.js';
 import type { RefreshReport, RotationVolume, VolumeRefresher } from './reconciler.js';
 
 /** The MountRotationComplete message: the class and the object ids (provider text: bounded and escaped like its messages). */

@@ -1,5 +1,5 @@
-import { formatGoDuration } from '../../proto/runtime/duration.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import { formatGoDuration } from '../../lib/duration.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { DriverConfig } from '../config.js';
 import { REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION } from '../k8s/constants.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
@@ -7,7 +7,7 @@ import type { CsiDriver } from '../k8s/client/types.js';
 import type { RotationMetricsPort } from './reconciler.js';
 import { rotationCompleteMessage } from './refresher.js';
 import { annotatedInterval, RotationSchedule } from './schedule.js';
-import type { PublishFailureHook, PublishHook, PublishError, RepublishDecision } from '../volume/publisher.js';
+import type { PublishFailureHook, PublishHook, PublishError, RepublishDecision } from '../publish/publisher.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 
 /** Reads the driver's CSIDriver object (undefined when there is none); Kubernetes mode only. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseGoDuration } from '../../proto/runtime/duration.js';
+import { parseGoDuration } from '../../lib/duration.js';
 
 /** The result of one refresh of a volume, as the schedule needs it. */
 export type RefreshResult = 'unchanged' | 'changed' | 'failed' | 'skipped';

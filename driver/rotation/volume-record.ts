@@ -1,5 +1,5 @@
 import type { PodRef, PublishRequest } from '../csi/requests.js';
-import { SERVICE_ACCOUNT_TOKENS_KEY } from '../provider-client/mount-request.js';
+import { SERVICE_ACCOUNT_TOKENS_KEY } from '../publish/mount-request.js';
 import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 
 /**

@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { yamlModule } from '../../proto/runtime/lazy-yaml.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import { yamlModule } from '../../lib/lazy-yaml.js';
+import { SscError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import { parseSecretProviderClass, SPC_KIND, type SecretProviderClass } from './secret-provider-class.js';
 
 /** Where the driver finds SecretProviderClasses: a folder (local mode) or the API (issue 3). */

@@ -1,4 +1,4 @@
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import { pathProblem } from '../volume/path-rules.js';
 
 /** One key of a synced Secret: which mounted file feeds which data key. */

@@ -1,8 +1,8 @@
 import { chmodSync, lstatSync, mkdtempSync, renameSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { SscError, toSscError } from '../../proto/runtime/errors.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { Pacer } from '../../proto/runtime/pacer.js';
+import { SscError, toSscError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { Pacer } from '../../lib/pacer.js';
 import type { Payload } from './payload.js';
 import { DATA_DIR_LINK, DATA_DIR_TMP_LINK, readDataLink, repairCounts, repaired, repairTarget } from './payload-repair.js';
 import { dirModeFor, ownLink, ownTopLevel } from './ownership.js';

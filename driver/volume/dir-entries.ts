@@ -1,5 +1,5 @@
 import { opendirSync, type Dirent } from 'node:fs';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import type { Pacer } from '../../lib/pacer.js';
 
 /**
  * The entries of a directory, read a few at a time (opendir(3)), with the pacer given a

@@ -1,6 +1,6 @@
 import { chmodSync, chownSync, lchownSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import type { Pacer } from '../../lib/pacer.js';
 
 // fsGroup ownership (issue 10 item 13, upstream issue #858). The driver advertises
 // VOLUME_MOUNT_GROUP, so kubelet passes the pod's fsGroup as volume_mount_group and never

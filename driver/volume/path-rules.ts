@@ -1,13 +1,13 @@
 // The path rules are the provider API's contract on File.path: shared with the providers
-// (proto/runtime/provider-file-path.ts), so a provider can refuse a bad objectName while
+// (lib/provider-file-path.ts), so a provider can refuse a bad objectName while
 // parsing its parameters, before it fetches anything.
-import { SscError } from '../../proto/runtime/errors.js';
-import { MAX_ON_DISK_PATH_BYTES, PAYLOAD_DIR_NAME_BYTES, pathProblem } from '../../proto/runtime/provider-file-path.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { MAX_ON_DISK_PATH_BYTES, PAYLOAD_DIR_NAME_BYTES, pathProblem } from '../../lib/provider-file-path.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 export {
   MAX_ELEMENT_BYTES, MAX_ON_DISK_PATH_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, METADATA_DIR, PAYLOAD_DIR_NAME_BYTES, pathProblem,
-} from '../../proto/runtime/provider-file-path.js';
+} from '../../lib/provider-file-path.js';
 
 /**
  * Why `path` cannot be written under `targetPath`, or undefined: the payload directory's

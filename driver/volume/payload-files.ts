@@ -1,6 +1,6 @@
 import { chmodSync, chownSync, closeSync, fchmodSync, fchownSync, lstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import type { Pacer } from '../../lib/pacer.js';
 import { dirEntries } from './dir-entries.js';
 import { dirModeFor, fileModeFor } from './ownership.js';
 import type { Payload } from './payload.js';

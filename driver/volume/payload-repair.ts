@@ -1,7 +1,7 @@
 import { lstatSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { SscError } from '../../proto/runtime/errors.js';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import { SscError } from '../../lib/errors.js';
+import type { Pacer } from '../../lib/pacer.js';
 import { dirEntries } from './dir-entries.js';
 import { removeTree } from './remove-tree.js';
 

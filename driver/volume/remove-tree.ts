@@ -1,6 +1,6 @@
 import { lstatSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import type { Pacer } from '../../lib/pacer.js';
 import { dirEntries } from './dir-entries.js';
 
 /**

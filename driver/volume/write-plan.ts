@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Pacer } from '../../proto/runtime/pacer.js';
+import type { Pacer } from '../../lib/pacer.js';
 
 /** What is on disk for one file: its mode, group and the SHA-256 of its bytes (never the bytes). */
 export interface FileState {

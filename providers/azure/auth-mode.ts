@@ -8,8 +8,8 @@
 // INVALID_ARGUMENT naming both, so a class means one identity.
 import { checkTokenSubject } from '../framework/jwt-subject.js';
 import { serviceAccountToken, type TokenRequester } from '../framework/sa-token.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { invalidParameter } from './azure-parameter-error.js';
 
 /** The identity of a Mount; secrets and tokens are only here, never in messages. */

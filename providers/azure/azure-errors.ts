@@ -2,8 +2,8 @@
 // built from status codes and error codes only, never from the SDK's or the service's
 // message text: Key Vault's messages name principals and Entra's echo request details,
 // and neither may carry a token or a value into a log, event or gRPC status.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** Which identity a Mount used, in words for messages (never its secret). */
 export type IdentityKind = 'workload identity' | 'service principal' | 'managed identity';

@@ -1,4 +1,4 @@
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /**
  * A bad SecretProviderClass parameter (or nodePublishSecretRef key) of the azure

@@ -6,8 +6,8 @@
 // (upstream sets AZURE_ENVIRONMENT_FILEPATH to it, else the provider's own variable).
 // Only the three values the provider uses are kept: the vault DNS suffix, the Entra
 // authority and the Key Vault resource (upstream: KeyVaultEndpoint without its "/").
-import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { SscError } from '../../proto/runtime/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { goEqualFold } from './go-strings.js';
 

@@ -7,7 +7,7 @@
 // redirected unless this flag names it; production DaemonSets never set it.
 import { Agent as HttpsAgent, type AgentOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** One `host:port=address:port` rule. */
 export interface ConnectToRule {

@@ -3,8 +3,8 @@
 // /dev/zero or a FIFO, which would hang or exhaust the provider) and at most 64 KiB; and
 // nothing of its content ever appears in an error.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** Largest environment file read. */
 export const MAX_ENVIRONMENT_FILE_BYTES = 64 * 1024;

@@ -7,13 +7,13 @@
 // the bytes Go writes, checked against the hand-built DER encoder this replaced
 // (test/support/jwk-spki-fixtures.ts): a leading zero of n or e dropped (big.Int), a
 // coordinate padded or with extra leading zeros (elliptic.Marshal's fixed size), an
-// absent n, e or x read as zero (big.Int SetBytes of nothing). The PEM is tls/pem.ts's
+// absent n, e or x read as zero (big.Int SetBytes of nothing). The PEM is lib/asn1/pem.ts's
 // (Go's pem.EncodeToMemory). What node:crypto does not do as Go does stays here: the
 // key-type and curve table, and the exponent bound.
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { encodePem } from '../../tls/pem.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
+import { encodePem } from '../../lib/asn1/pem.js';
 
 /** The JWK fields read (the SDK's JsonWebKey: byte arrays already base64url-decoded). */
 export interface PublicJwk {

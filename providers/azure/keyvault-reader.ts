@@ -8,7 +8,7 @@ import { CertificateClient } from '@azure/keyvault-certificates';
 import { KeyClient } from '@azure/keyvault-keys';
 import { SecretClient } from '@azure/keyvault-secrets';
 import type { PipelinePolicy } from '@azure/core-rest-pipeline';
-import { packageVersion } from '../../proto/runtime/version.js';
+import { packageVersion } from '../../lib/version.js';
 
 /** Key Vault REST API version every client speaks. */
 export const KEY_VAULT_API_VERSION = '7.6' as const;

@@ -5,8 +5,8 @@
 // object's latest version comes with its value. On a rotation (the driver sent the
 // mounted versions) each unpinned object's versions are listed first (properties, no
 // value), so that when nothing changed the Mount is answered without reading a value.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import type { VersionProperties } from './keyvault-reader.js';
 import { hasVersionHistory, historyFileName, historyObjectId, objectId, type KeyVaultObject } from './objects.js';
 import { describeObject } from './render.js';

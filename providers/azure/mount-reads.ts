@@ -8,7 +8,7 @@
 import { LRUCache } from 'lru-cache';
 import { entryBound, ttlClock, ttlOf } from '../framework/lru-options.js';
 import type { ReadCache } from '../framework/read-cache.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import { keyVaultError, type IdentityKind, type ReadContext } from './azure-errors.js';
 import type { KeyVaultReader, VersionProperties } from './keyvault-reader.js';
 import type { PlannedEntry, VersionLister } from './mount-plan.js';

@@ -2,7 +2,7 @@
 // v1.8.2 decodes it (provider.go getContentBytes): utf-8 as is; base64 with Go's
 // base64.StdEncoding.DecodeString (padding required, "\r" and "\n" skipped anywhere,
 // nothing else); hex with Go's hex.DecodeString (even length, either case).
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import type { ObjectEncoding } from './objects.js';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

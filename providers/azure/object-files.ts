@@ -3,8 +3,8 @@
 // writes 0 as is, mode 000). Two objects whose files collide
 // (an alias equal to another object's `.crt`/`.key` under
 // --write-cert-and-key-in-separate-files) are refused here, where the flag is known.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { CertificateRead, KeyRead, SecretRead } from './keyvault-reader.js';
 import type { PlannedEntry } from './mount-plan.js';

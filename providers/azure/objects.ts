@@ -9,8 +9,8 @@
 // version missing from the history) this fails at once with INVALID_ARGUMENT naming
 // the object and field. Unknown fields are ignored upstream; here they become warnings.
 import { isSeq, type Document } from 'yaml';
-import { pathProblem } from '../../proto/runtime/provider-file-path.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { pathProblem } from '../../lib/provider-file-path.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { describeNode, goInteger, goString, mapEntries, MAX_YAML_PARAMETER_BYTES, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { goTrimSpace } from './go-strings.js';

@@ -5,9 +5,9 @@
 // --cloud-name, `keyvaultName` 3-24 of [-A-Za-z0-9]. Auth is resolved to exactly one
 // mode (auth-mode.ts); settings upstream ignores or lets race (two modes at once, a
 // userAssignedIdentityID without managed identity) are INVALID_ARGUMENT naming both.
-import { parseGoBool } from '../../proto/runtime/flags.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { parseGoBool } from '../../lib/flags.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { resolveAuth, type AzureAuth } from './auth-mode.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { resolveCloud, type AzureCloud } from './cloud.js';

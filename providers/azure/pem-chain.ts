@@ -1,18 +1,18 @@
 // A certificate's private key and chain as Azure's provider v1.8.2 writes a
 // certificate-backed secret (provider.go decodePKCS12, fetchCertChains,
 // splitCertAndKey): the PFX read with golang.org/x/crypto/pkcs12 ToPEM and the empty
-// password (tls/pkcs12.ts, the same reader), its keys re-marshalled as PKCS#8
+// password (lib/asn1/pkcs12.ts, the same reader), its keys re-marshalled as PKCS#8
 // "PRIVATE KEY" (x509.MarshalPKCS8PrivateKey) before the certificates, bag headers
 // dropped, every block written by Go's pem.EncodeToMemory; with --construct-pem-chain
 // the certificates ordered leaf → root by matching each one's authority key id to
 // another's subject key id, the original order kept when the chain is incomplete.
 import { X509Certificate } from 'node:crypto';
-import { SscError } from '../../proto/runtime/errors.js';
-import { isContext, octets, oid, readOne, sequence, TAG, type Tlv } from '../../tls/der.js';
-import { decodeAllPem, encodePem, type PemBlock } from '../../tls/pem.js';
-import { pkcs12ToPem } from '../../tls/pkcs12.js';
-import { encodePkcs8, parsePrivateKey } from '../../tls/private-key.js';
-import { TlsInputError } from '../../tls/tls-input-error.js';
+import { SscError } from '../../lib/errors.js';
+import { isContext, octets, oid, readOne, sequence, TAG, type Tlv } from '../../lib/asn1/der.js';
+import { decodeAllPem, encodePem, type PemBlock } from '../../lib/asn1/pem.js';
+import { pkcs12ToPem } from '../../lib/asn1/pkcs12.js';
+import { encodePkcs8, parsePrivateKey } from '../../lib/asn1/private-key.js';
+import { TlsInputError } from '../../lib/asn1/tls-input-error.js';
 
 const CERTIFICATE = 'CERTIFICATE';
 const OID_SUBJECT_KEY_ID = '2.5.29.14';

@@ -5,9 +5,9 @@
 // --write-cert-and-key-in-separate-files a certificate-backed secret also gets
 // `<file>.crt` and `<file>.key`. objectEncoding applies to every file of a secret,
 // as upstream decodes each one.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
-import { encodePem } from '../../tls/pem.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
+import { encodePem } from '../../lib/asn1/pem.js';
 import { jwkToPublicKeyPem, type PublicJwk } from './jwk-pem.js';
 import { decodeObjectEncoding } from './object-encoding.js';
 import type { KeyVaultObject } from './objects.js';

@@ -1,7 +1,7 @@
 // Flags of the azure provider. Names and defaults are Azure's provider's (cmd/main.go,
 // v1.8.2), so its DaemonSet and Helm arguments start this provider unchanged; the ones
 // that configure something we do differently are accepted and ignored with a warning.
-import { booleanFlag, parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { booleanFlag, parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../lib/flags.js';
 import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { parseConnectTo, type ConnectToRule } from './connect-to.js';
 

@@ -7,7 +7,7 @@
 // pause as the SDK would. Throttling that outlasts the deadline is RESOURCE_EXHAUSTED,
 // not UNAVAILABLE: the driver retries a provider's UNAVAILABLE at once (100 ms, 200 ms),
 // which would send a vault that asked for a wait two more requests.
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** Attempts of one read, the first included. */
 export const MAX_ATTEMPTS = 4;

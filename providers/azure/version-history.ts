@@ -11,8 +11,8 @@
 // Versions created in the same second (Key Vault's createdOn resolution) sort by
 // version id, so the files do not flap with the order of the list; Go's sort.Sort
 // leaves such ties in no particular order.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** A version's properties as the list-versions calls return them. */
 export interface VersionProperties {

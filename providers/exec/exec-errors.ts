@@ -1,7 +1,7 @@
 // The exec provider's errors: INVALID_ARGUMENT for a bad class, and one SscError per way a
 // helper run can fail. Messages name the object and helper, never a parameter value, a
 // token or the helper's output (stderr only through helper-stderr.ts, redacted).
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /**
  * A bad SecretProviderClass parameter of the exec provider: INVALID_ARGUMENT, reason

@@ -7,7 +7,7 @@
 // driver keeps the mounted ones) and the other objects get no `get` at all. All
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
 import { LRUCache } from 'lru-cache';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
 import { entryBound } from '../framework/lru-options.js';

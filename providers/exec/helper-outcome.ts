@@ -1,8 +1,8 @@
 // What a helper run means for the Mount: the content or version it gave, or the error
 // that fails the whole Mount. Pure, table-tested; the messages name the object and the
 // helper and show at most the first line of stderr, redacted (helper-stderr.ts).
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { EXIT_NO_VERSION_SUPPORT, exitMeaning } from './exec-errors.js';
 import type { HelperOutcome } from './helper-runner.js';
 import { stderrSummary } from './helper-stderr.js';

@@ -4,8 +4,8 @@
 import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { helperNameProblem } from './parameters.js';
 
 function notUsable(name: string, why: string): SscError {

@@ -2,7 +2,7 @@
 // a class of many objects, or many pods starting together, must not fork hundreds of
 // processes on a node. The queue is p-queue's.
 import PQueue from 'p-queue';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** Runs helper calls at most `limit` at a time, in the order they came; a wait ends when its Mount is cancelled. */
 export class HelperSlots {

@@ -1,7 +1,7 @@
 // The one piece of a helper's output that reaches an error message (and so the driver's
 // log, a Kubernetes event and the gRPC status): the first line of its stderr, with every
 // secret the helper was given replaced, control characters escaped, at most 200 chars.
-import { printable } from '../../proto/runtime/untrusted-text.js';
+import { printable } from '../../lib/untrusted-text.js';
 
 /** Characters of stderr shown in an error. */
 export const STDERR_SHOWN_CHARS = 200;

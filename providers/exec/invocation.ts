@@ -1,6 +1,6 @@
 // What a helper is called with: argv (never a shell), a clean environment, and the
 // values its stderr must never show. Pure functions, table-tested.
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import { TOKENS_ATTRIBUTE } from '../framework/sa-token.js';
 import type { ExecObject } from './parameters.js';
 import { parameterVariable } from './parameters.js';

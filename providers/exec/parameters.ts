@@ -3,9 +3,9 @@
 // bounded (framework go-yaml.ts), and `passServiceAccountTokens`. Pure: every problem
 // is INVALID_ARGUMENT naming the field, never quoting a parameter value.
 import type { Document } from 'yaml';
-import { parseGoBool } from '../../proto/runtime/flags.js';
-import { pathProblem } from '../../proto/runtime/provider-file-path.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { parseGoBool } from '../../lib/flags.js';
+import { pathProblem } from '../../lib/provider-file-path.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { describeNode, goString, goUnsigned, mapEntries, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './exec-errors.js';
 

@@ -1,6 +1,6 @@
 // Flags of the exec provider (docs/providers/exec.md), parsed once at start.
-import { parseDurationFlag } from '../../proto/runtime/duration.js';
-import { parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseDurationFlag } from '../../lib/duration.js';
+import { parseWholeNumberFlag, stringFlag, type FlagSpec, type ParsedFlags } from '../../lib/flags.js';
 
 /** Default of --helper-timeout. */
 export const DEFAULT_HELPER_TIMEOUT = '10s';

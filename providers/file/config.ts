@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** One object the file provider serves: a file under its root, mounted as `objectName`. */
 export interface FileObject {

@@ -1,6 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { LRUCache } from 'lru-cache';
-import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
+import { INSPECT_CUSTOM } from '../../lib/inspect-custom.js';
 
 // The `file` provider's cache of source files it has read, so that a Mount of unchanged
 // files (every pod of a class, every rotation poll) costs one lstat per file instead of

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import { hmacVersion, versionKey } from '../framework/hmac-version.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';

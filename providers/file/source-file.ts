@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import type { SourceContentCache, VersionedContents } from './content-cache.js';
 
 // Reading one object's source file strictly inside the provider root. Synchronous on

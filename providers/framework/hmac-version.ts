@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 
 /** Shortest key accepted from --hmac-key-file: below 128 bits a version could be brute-forced back to short contents. */
 export const MIN_HMAC_KEY_BYTES = 16;

@@ -5,8 +5,8 @@
 // the secret store (Vault, Entra ID) verifies the token whenever it is used to log in;
 // this check only keeps a session's token to the account it was obtained for. The
 // token is never echoed.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** The `sub` Kubernetes puts in a service account's tokens. */
 export function serviceAccountSubject(namespace: string, name: string): string {

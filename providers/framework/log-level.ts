@@ -1,5 +1,5 @@
-import { booleanFlag, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { LOG_LEVELS, parseLogLevel, type LogLevel } from '../../proto/runtime/logger.js';
+import { booleanFlag, stringFlag, type ParsedFlags } from '../../lib/flags.js';
+import { LOG_LEVELS, parseLogLevel, type LogLevel } from '../../lib/logging/logger.js';
 
 /**
  * hclog levels (HashiCorp's providers take them) with no level of their own here: `trace`

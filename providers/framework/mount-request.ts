@@ -1,5 +1,5 @@
 import type { MountRequest__Output } from '../../proto/gen/v1alpha1/MountRequest.js';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import type { ProviderMountRequest } from './provider.js';
 
 function invalid(message: string): SscError {

@@ -1,11 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { CSIDriverProviderHandlers } from '../../proto/gen/v1alpha1/CSIDriverProvider.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { providerProto } from '../../proto/runtime/grpc-proto.js';
-import type { Logger } from '../../proto/runtime/logger.js';
-import { createGrpcServer } from '../../proto/runtime/service.js';
-import { unary } from '../../proto/runtime/unary.js';
-import { packageVersion } from '../../proto/runtime/version.js';
+import { providerProto } from '../../lib/grpc/grpc-proto.js';
+import type { Logger } from '../../lib/logging/logger.js';
+import { createGrpcServer } from '../../lib/grpc/service.js';
+import { unary } from '../../lib/grpc/unary.js';
+import { packageVersion } from '../../lib/version.js';
 import { parseMountRequest } from './mount-request.js';
 import type { ProviderMetrics } from './provider-metrics.js';
 import type { SecretsProvider } from './provider.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { Logger } from '../../lib/logging/logger.js';
 
 /** A Mount request after the framework parsed its JSON fields. */
 export interface ProviderMountRequest {

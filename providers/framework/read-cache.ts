@@ -16,8 +16,8 @@
 // the callers that joined it: each of them reads for itself. PUT and POST never come
 // here (they issue; lease-store.ts keeps what they issued).
 import { LRUCache } from 'lru-cache';
-import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
-import { parseDurationFlag } from '../../proto/runtime/duration.js';
+import { INSPECT_CUSTOM } from '../../lib/inspect-custom.js';
+import { parseDurationFlag } from '../../lib/duration.js';
 import { Coalescer } from './coalescer.js';
 import { lifeUntil, ttlClock, type TtlClock } from './lru-options.js';
 

@@ -1,15 +1,15 @@
-import { createLogger } from '../../proto/runtime/logger.js';
-import { packageVersion } from '../../proto/runtime/version.js';
+import { createLogger } from '../../lib/logging/logger.js';
+import { packageVersion } from '../../lib/version.js';
 import { providerLogLevel } from './log-level.js';
-import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { startHealthServer, type HealthServer } from '../../proto/runtime/http-server.js';
-import { onTerminationSignal } from '../../proto/runtime/signals.js';
-import { warnMissingNodeFlags } from '../../proto/runtime/node-flags.js';
-import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
-import { routeGrpcLogs } from '../../proto/runtime/service.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../lib/flags.js';
+import { startHealthServer, type HealthServer } from '../../lib/http-server.js';
+import { onTerminationSignal } from '../../lib/signals.js';
+import { warnMissingNodeFlags } from '../../lib/node-flags.js';
+import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../lib/grpc/unix-socket.js';
+import { routeGrpcLogs } from '../../lib/grpc/service.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { Registry } from 'prom-client';
-import { createProcessRegistry } from '../../proto/runtime/process-registry.js';
+import { createProcessRegistry } from '../../lib/process-registry.js';
 import { ProviderMetrics } from './provider-metrics.js';
 import { createProviderServer } from './provider-server.js';
 import type { SecretsProvider } from './provider.js';
@@ -55,7 +55,7 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   const specs = { ...commonProviderFlags(definition.name), ...definition.flags };
   const flags = parseFlags(argv, specs);
   if (booleanFlag(flags, 'help')) {
-    const { flagsHelp } = await import('../../proto/runtime/flags.js');
+    const { flagsHelp } = await import('../../lib/flags.js');
     process.stdout.write(`secrets-store-csi provider ${definition.name} [flags]\n${flagsHelp(specs)}\n`);
     return undefined;
   }

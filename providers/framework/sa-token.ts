@@ -4,8 +4,8 @@
 // in the `csi.storage.k8s.io/serviceAccount.tokens` attribute as
 // {"<audience>": {"token": "...", "expirationTimestamp": "..."}}. The provider requests
 // no tokens itself (so it needs no RBAC); a missing audience is a configuration error.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 
 /** The attribute the driver fills with the pod's tokens (upstream's name). */
 export const TOKENS_ATTRIBUTE = 'csi.storage.k8s.io/serviceAccount.tokens';

@@ -4,9 +4,9 @@
 // public key matches ca.key; every certificate of ca.crt that has not expired goes into
 // the bundle written as the volume's ca.crt.
 import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { decodeAllPem, encodePem } from '../../tls/pem.js';
-import { certificateFields } from '../../tls/x509-fields.js';
-import { signatureAlgorithmFor } from '../../tls/x509-builder.js';
+import { decodeAllPem, encodePem } from '../../lib/asn1/pem.js';
+import { certificateFields } from '../../lib/asn1/x509-fields.js';
+import { signatureAlgorithmFor } from '../../lib/asn1/x509-builder.js';
 import { caExpired, caInvalid, caMissing } from './pki-errors.js';
 
 /** nodePublishSecretRef keys. */

@@ -1,12 +1,12 @@
 // Issues one leaf certificate: a fresh key of the requested algorithm, a serial that
 // carries the renewal facts (serial.ts), the pki policy's extensions, signed by the CA
-// with the generic builder (tls/x509-builder.ts).
+// with the generic builder (lib/asn1/x509-builder.ts).
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
   authorityKeyIdentifier, basicConstraints, buildCertificate, encodeCommonName, EKU, extKeyUsage, keyIdentifier, KEY_USAGE, keyUsage,
   subjectAltName, subjectKeyIdentifier, type GeneralName,
-} from '../../tls/x509-builder.js';
+} from '../../lib/asn1/x509-builder.js';
 import { certificatePem, type LoadedCa } from './ca.js';
 import type { CertificateRequest, KeyAlgorithm } from './parameters.js';
 import { encodeSerial, serialVersion } from './serial.js';

@@ -1,5 +1,5 @@
-import type { ParsedFlags } from '../../proto/runtime/flags.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { ParsedFlags } from '../../lib/flags.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import type { ProviderContext, ProviderDefinition } from '../framework/run-provider.js';
 import { PkiMetrics } from './pki-metrics.js';
 import { PkiProvider } from './pki-provider.js';

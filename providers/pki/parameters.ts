@@ -3,8 +3,8 @@
 // each value is checked as what it becomes (a DNS name, an IP address, a URI), so a
 // pod name that makes a bad DNS name is refused naming the parameter.
 import { isIPv4, isIPv6 } from 'node:net';
-import { parseGoDuration } from '../../proto/runtime/duration.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { parseGoDuration } from '../../lib/duration.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { invalidParameter } from './pki-errors.js';
 import { expandTemplate } from './templates.js';
 

@@ -1,7 +1,7 @@
 // The pki provider's errors: SscErrors whose reason is the metric `error_type` (listed
 // in docs/metrics.md). Messages name the parameter or the nodePublishSecretRef key and
 // never quote key material or a whole certificate.
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** A bad SecretProviderClass parameter: INVALID_ARGUMENT, reason `InvalidParameters` as for the other providers. */
 export function invalidParameter(message: string): SscError {

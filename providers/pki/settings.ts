@@ -1,6 +1,6 @@
 // Flags of the pki provider.
-import { parseDurationFlag } from '../../proto/runtime/duration.js';
-import { stringFlag, type FlagSpec, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseDurationFlag } from '../../lib/duration.js';
+import { stringFlag, type FlagSpec, type ParsedFlags } from '../../lib/flags.js';
 
 /** Default of --min-duration. */
 export const DEFAULT_MIN_DURATION = '1h';

@@ -1,7 +1,7 @@
 // Templated parameter values: `${POD_NAME}`, `${POD_NAMESPACE}`, `${SERVICE_ACCOUNT_NAME}`
 // and `${POD_UID}` (cert-manager csi-driver's spelling) from the Mount's pod attributes.
 // Pure: the caller validates what the expansion yields (a DNS name, a URI).
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { invalidParameter, podInfoMissing } from './pki-errors.js';
 
 /** Template variables and the Mount attribute each comes from. */

@@ -3,8 +3,8 @@
 // path is under (`GET sys/internal/ui/mounts/<path>`, the endpoint Vault's own CLI uses
 // for `vault kv get`) and inserts `data/` for a KV v2 mount, unless the path already
 // names a KV v2 API (`data/`, `metadata/`, `subkeys/`, `config`).
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import type { VaultObject } from './objects.js';
 
 /** What Vault says about the mount a path is under. */

@@ -12,7 +12,7 @@
 // The data is a secret: it is never logged, and neither the store nor a held lease shows
 // it to util.inspect, JSON.stringify or String().
 import { LRUCache } from 'lru-cache';
-import { INSPECT_CUSTOM } from '../../proto/runtime/inspect-custom.js';
+import { INSPECT_CUSTOM } from '../../lib/inspect-custom.js';
 import { lifeUntil, ttlClock, type TtlClock } from '../framework/lru-options.js';
 import { leaseEnd, type MountedLease } from './lease-policy.js';
 import type { VaultObject } from './objects.js';

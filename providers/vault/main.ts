@@ -1,5 +1,5 @@
-import type { ParsedFlags } from '../../proto/runtime/flags.js';
-import type { Logger } from '../../proto/runtime/logger.js';
+import type { ParsedFlags } from '../../lib/flags.js';
+import type { Logger } from '../../lib/logging/logger.js';
 import { loadOrCreateHmacKey } from '../framework/hmac-version.js';
 import type { ProviderContext, ProviderDefinition } from '../framework/run-provider.js';
 import { providerSettings, vaultProviderFlags } from './settings.js';

@@ -4,8 +4,8 @@
 // are ignored there too; here each one becomes a warning the caller logs, so a typo
 // such as `secretkey` is visible instead of silently mounting the whole secret.
 import type { Document } from 'yaml';
-import { pathProblem } from '../../proto/runtime/provider-file-path.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { pathProblem } from '../../lib/provider-file-path.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';

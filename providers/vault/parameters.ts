@@ -7,9 +7,9 @@
 // non-empty `objects` are required. Where HashiCorp's provider fails later or not at all
 // (a bad address, a client certificate without its key, a bad encoding) this fails at
 // once with INVALID_ARGUMENT naming the parameter.
-import { parseGoBool } from '../../proto/runtime/flags.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { parseGoBool } from '../../lib/flags.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import type { TokenRequester } from '../framework/sa-token.js';
 import { parseObjects, type VaultObject } from './objects.js';
 import { invalidParameter } from './parameter-error.js';

@@ -6,8 +6,8 @@
 // (even length). Without `secretKey` HashiCorp's provider writes the whole response
 // (request_id, lease fields, data), so the file changes on every read; we write the data
 // alone as stable JSON (stable-json.ts), and `encoding` does not apply, as there.
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import { hmacVersion, type HmacKey } from '../framework/hmac-version.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { VaultObject } from './objects.js';

@@ -5,9 +5,9 @@
 // can turn TLS verification back on (`vaultSkipTLSVerify: "false"` wins over
 // `--vault-tls-skip-verify`; Go's TLS overlay could only switch it off), and these values
 // are handed to the Vault client explicitly: it never reads VAULT_* itself.
-import { parseDurationFlag } from '../../proto/runtime/duration.js';
-import type { FlagSpec, ParsedFlags } from '../../proto/runtime/flags.js';
-import { booleanFlag, parseGoBool, stringFlag } from '../../proto/runtime/flags.js';
+import { parseDurationFlag } from '../../lib/duration.js';
+import type { FlagSpec, ParsedFlags } from '../../lib/flags.js';
+import { booleanFlag, parseGoBool, stringFlag } from '../../lib/flags.js';
 import type { VaultObject } from './objects.js';
 import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';

@@ -6,8 +6,8 @@
 // Messages carry no "vault provider:" prefix: the provider adds it, with the object.
 // Vault's own error text is shown (cut and escaped) only for logins and 400s: it names
 // claims, roles and parameters there, never a secret value.
-import { SscError } from '../../proto/runtime/errors.js';
-import { printable, quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { printable, quoted } from '../../lib/untrusted-text.js';
 
 /** A failed Vault call, reduced to what may be shown. */
 export type VaultFailure =

@@ -22,7 +22,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import createNodeVault from 'node-vault';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 import type { VaultTlsConfig } from './settings.js';
 import { failureOf, type VaultFailure } from './vault-errors.js';
 import { VaultCallError, vaultTransport } from './vault-transport.js';

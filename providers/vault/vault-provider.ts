@@ -4,8 +4,8 @@
 // Objects making the same Vault request share one response (request-key.ts); GET reads
 // go through a short-window cache per identity (read-cache.ts); answers with a lease are
 // held and reused, renewed or issued anew by what the driver has mounted (leased-read.ts).
-import { SscError } from '../../proto/runtime/errors.js';
-import { quoted } from '../../proto/runtime/untrusted-text.js';
+import { SscError } from '../../lib/errors.js';
+import { quoted } from '../../lib/untrusted-text.js';
 import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
 import { identityKey, identityOf, type VaultIdentity } from './identity.js';
 import { leaseOf } from './lease-policy.js';

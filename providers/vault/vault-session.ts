@@ -12,7 +12,7 @@ import { requestTimeoutMs } from './request-timeout.js';
 import { tokenNeedsLogin, type VaultToken } from './token-expiry.js';
 import { vaultError, type VaultOperation } from './vault-errors.js';
 import { VaultCallError, type VaultHttp } from './vault-http.js';
-import { SscError } from '../../proto/runtime/errors.js';
+import { SscError } from '../../lib/errors.js';
 
 /** How long what Vault said about a mount is trusted: mounts are rarely re-created with another version. */
 export const MOUNT_INFO_TTL_MS = 60_000;

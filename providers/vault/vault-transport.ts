@@ -16,7 +16,7 @@
 import type { AgentOptions } from 'node:https';
 import { Agent } from 'node:https';
 import axios from 'axios';
-import { nodeHttp } from '../../proto/runtime/node-http.js';
+import { nodeHttp } from '../../lib/node-http.js';
 import type { VaultFailure } from './vault-errors.js';
 
 /** A failed call: only the reduced failure is kept (the raw error holds headers and the token). */

@@ -5,7 +5,7 @@ import { parseSecretProviderClass } from '../../driver/spc/secret-provider-class
 import { container, EXEC_PROVIDER_DS, find, type Obj } from '../support/deploy-manifests.js';
 import { execProviderArgs } from '../support/exec-provider-daemonset.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
-import { stringFlag } from '../../proto/runtime/flags.js';
+import { stringFlag } from '../../lib/flags.js';
 
 // deploy/provider-exec-daemonset.yaml's helpers volume as kubelet writes it, served by the
 // real exec provider process with the DaemonSet's flags: deploy/examples/exec's ConfigMaps

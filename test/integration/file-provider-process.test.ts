@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { CLI_PATH, startCli, startProcess, untilLogged, type Child } from '../../bin/child-process.js';
 import { ProviderClient } from '../../driver/provider-client/client.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { isGrpcCallError, SscError } from '../../proto/runtime/errors.js';
-import { createLogger } from '../../proto/runtime/logger.js';
+import { isGrpcCallError, SscError } from '../../lib/errors.js';
+import { createLogger } from '../../lib/logging/logger.js';
 
 const OBJECTS = (entries: string) => JSON.stringify({ objects: entries });
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { startProcess, type Child } from '../../bin/child-process.js';
 import { ProviderClient } from '../../driver/provider-client/client.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { SscError } from '../../proto/runtime/errors.js';
-import { createLogger } from '../../proto/runtime/logger.js';
+import { SscError } from '../../lib/errors.js';
+import { createLogger } from '../../lib/logging/logger.js';
 import { rejection } from '../support/deferred.js';
 import { requirePeer } from '../support/peers.js';
 

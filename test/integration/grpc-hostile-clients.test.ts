@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { constants } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { csiProto } from '../../proto/runtime/grpc-proto.js';
+import { csiProto } from '../../lib/grpc/grpc-proto.js';
 import { deferred } from '../support/deferred.js';
 import { driverLogSince, fileClass, mountsUnder, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
 import { grpcFrame, grpcRequestHeaders, rawRequest, rawSession } from '../support/grpc-peers.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { basename, posix } from 'node:path';
 import { DRIVER_FLAGS, parseDriverConfig } from '../../driver/config.js';
-import { parseFlags, stringFlag } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { parseFlags, stringFlag } from '../../lib/flags.js';
+import { socketPathFromEndpoint } from '../../lib/grpc/unix-socket.js';
 import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';

@@ -11,7 +11,7 @@ import type { ApiCredentials } from '../../driver/k8s/client/kubeconfig.js';
 import type { KubeObject } from '../../driver/k8s/client/types.js';
 import { WatchedCache } from '../../driver/k8s/watched-cache.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { createLogger } from '../../proto/runtime/logger.js';
+import { createLogger } from '../../lib/logging/logger.js';
 
 // A fake API server over plain HTTP: the transport's behaviour under conditions the real
 // kube-apiserver (test/integration/kube-api.test.ts) cannot be made to produce on demand:

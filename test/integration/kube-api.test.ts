@@ -10,7 +10,7 @@ import type { KubeList, KubeObject, Secret } from '../../driver/k8s/client/types
 import { corePath } from '../../driver/k8s/resource-paths.js';
 import { WatchedCache } from '../../driver/k8s/watched-cache.js';
 import { realSleep } from '../../driver/provider-client/retry.js';
-import { createLogger } from '../../proto/runtime/logger.js';
+import { createLogger } from '../../lib/logging/logger.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 
 /** A TCP relay to the API server that counts the connections it carries. */

@@ -10,7 +10,7 @@ const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIcertA\n-----END CERTIFICATE-----';
 const RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
 const KEY = RSA.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
-// tls.key as upstream writes it: PKCS#1 (driver/sync/tls).
+// tls.key as upstream writes it: PKCS#1 (driver/secret-sync/tls-secret-data.ts).
 const RSA_KEY = RSA.export({ type: 'pkcs1', format: 'pem' }).toString();
 
 function spc(name: string, secretObjects: unknown[] = []) {

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { untilLogged } from '../../bin/child-process.js';
 import { covers, describeRight, FEATURE_CALLS, featuresOf, SHIPPED_ROLES, type ApiRight } from '../../driver/k8s/api-rights.js';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { isGrpcCallError } from '../../lib/errors.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, DRIVER_USER, kustomizationRbacFiles, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { httpStatusOf } from '../../driver/k8s/api-errors.js';
 import { connectKubeApi } from '../../driver/k8s/client/connect.js';
-import { formatRestartedAt, restartPatch } from '../../driver/k8s/restart-decision.js';
+import { formatRestartedAt, restartPatch } from '../../driver/rotation/restart-decision.js';
 import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';

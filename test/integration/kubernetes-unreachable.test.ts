@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { join } from 'node:path';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { isGrpcCallError } from '../../lib/errors.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 

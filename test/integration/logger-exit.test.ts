@@ -4,19 +4,19 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { EXIT_DRAIN_MS } from '../../proto/runtime/exit.js';
+import { EXIT_DRAIN_MS } from '../../lib/exit.js';
 
 // The driver and the providers log their last lines ("shutting down", "driver stopped")
-// and exit on SIGTERM (proto/runtime/signals.ts). Node writes to a pipe asynchronously
+// and exit on SIGTERM (lib/signals.ts). Node writes to a pipe asynchronously
 // once the pipe is full and process.exit() drops what is still queued: with a slow log
 // reader the last lines were lost (48 of 600 arrived through a shell pipe read after 1 s,
 // winston and the logger alike). The exit now waits for stderr, bounded by EXIT_DRAIN_MS.
 // 600 lines of ~1 KiB are more than a pipe holds (64 KiB).
 
-const RUNTIME = fileURLToPath(new URL('../../proto/runtime/', import.meta.url));
+const RUNTIME = fileURLToPath(new URL('../../lib/', import.meta.url));
 const LINES = 600;
 const SCRIPT = `
-const { createLogger } = await import(${JSON.stringify(pathToFileURL(join(RUNTIME, 'logger.js')).href)});
+const { createLogger } = await import(${JSON.stringify(pathToFileURL(join(RUNTIME, 'logging/logger.js')).href)});
 const { onTerminationSignal } = await import(${JSON.stringify(pathToFileURL(join(RUNTIME, 'signals.js')).href)});
 const logger = createLogger({ component: 'exit-test' });
 setInterval(() => undefined, 60_000);

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadMountSyscalls, mountProgram, type MountSyscalls } from '../../driver/volume/mount-syscalls.js';
-import { parseMountInfo } from '../../driver/volume/mountinfo.js';
+import { loadMountSyscalls, mountProgram, type MountSyscalls } from '../../driver/mount/mount-syscalls.js';
+import { parseMountInfo } from '../../driver/mount/mountinfo.js';
 import { CAN_MOUNT, unmountAllUnder } from '../support/driver-stack.js';
 
 async function mountLine(target: string): Promise<string | undefined> {

@@ -7,7 +7,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countLogged, startCli, startProcess, type Child } from '../../bin/child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../../bin/csi-client.js';
-import { NODE_FLAGS } from '../../proto/runtime/node-flags.js';
+import { NODE_FLAGS } from '../../lib/node-flags.js';
 import { CAN_MOUNT, fileClass, mountsUnder, unmountAllUnder } from '../support/driver-stack.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseSecretProviderClass } from '../../driver/spc/secret-provider-class.js';
-import { stringFlag } from '../../proto/runtime/flags.js';
+import { stringFlag } from '../../lib/flags.js';
 import { DEPLOY, find, PKI_PROVIDER_DS, type Obj } from '../support/deploy-manifests.js';
 import { pkiProviderArgs } from '../support/pki-provider-daemonset.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';

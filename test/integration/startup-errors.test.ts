@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCli } from '../../bin/child-process.js';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { isGrpcCallError } from '../../lib/errors.js';
 import { startDriverStack } from '../support/driver-stack.js';
 
 /** Starts the driver with `args` and returns the stderr of its failed start (fails the test if it starts). */

@@ -25,10 +25,10 @@ process.stdout.write(JSON.stringify([...names].sort()));
 
 describe('packages loaded at startup (memory)', () => {
   it('the driver, in local and Kubernetes mode, loads no yaml', () => {
-    const loaded = packagesLoadedBy(['driver/main.js', 'driver/k8s/kubernetes-mode.js', 'driver/rotation/rotation-mode.js']);
+    const loaded = packagesLoadedBy(['driver/main.js', 'driver/kubernetes-mode/kubernetes-mode.js', 'driver/rotation/rotation-mode.js']);
     expect(loaded).not.to.include('yaml');
     // The check itself sees a package once it is loaded.
-    expect(packagesLoadedBy(['driver/main.js', 'proto/runtime/lazy-yaml.js'], 'yamlModule')).to.include('yaml');
+    expect(packagesLoadedBy(['driver/main.js', 'lib/lazy-yaml.js'], 'yamlModule')).to.include('yaml');
   });
 });
 
@@ -48,7 +48,7 @@ describe('Node modules loaded at startup (memory)', () => {
   const UNUSED = /^(undici|internal\/deps\/undici\/undici|worker_threads)$/;
 
   it('the driver (local and Kubernetes mode, metrics server) and a provider load no undici or worker_threads', () => {
-    const loaded = builtinsLoadedBy(['driver/main.js', 'driver/k8s/kubernetes-mode.js', 'driver/rotation/rotation-mode.js', 'proto/runtime/http-server.js', 'providers/framework/run-provider.js', 'providers/file/main.js']);
+    const loaded = builtinsLoadedBy(['driver/main.js', 'driver/kubernetes-mode/kubernetes-mode.js', 'driver/rotation/rotation-mode.js', 'lib/http-server.js', 'providers/framework/run-provider.js', 'providers/file/main.js']);
     expect(loaded.filter((m) => UNUSED.test(m))).to.deep.equal([]);
     expect(loaded).to.include('http');
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseMountInfo } from '../../driver/volume/mountinfo.js';
+import { parseMountInfo } from '../../driver/mount/mountinfo.js';
 import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { outcome } from '../support/call-outcome.js';

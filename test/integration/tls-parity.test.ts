@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { buildSecretData, TLS_SECRET_TYPE } from '../../driver/sync/secret-data.js';
-import { SscError } from '../../proto/runtime/errors.js';
+import { buildSecretData, TLS_SECRET_TYPE } from '../../driver/secret-sync/secret-data.js';
+import { SscError } from '../../lib/errors.js';
 import { requirePeer } from '../support/peers.js';
 
 // kubernetes.io/tls parity with upstream v1.6.0: objects made here with openssl (keys in

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { DRIVER_FLAGS, parseDriverConfig } from '../../driver/config.js';
-import { packageVersion } from '../../proto/runtime/version.js';
+import { packageVersion } from '../../lib/version.js';
 import { runCli, spawnCli } from '../support/cli-run.js';
 import { fileClass } from '../support/driver-stack.js';
 import { peerBinary, requirePeer } from '../support/peers.js';

@@ -1,6 +1,6 @@
 // An azure SecretProviderClass's parameters read by the provider's own parser
 // (providers/azure/parameters.ts), for the static checks of deploy/examples/azure
-// (test/unit/deploy-azure.test.ts): the identity mode and the objects with the files they
+// (test/repo/deploy-azure.test.ts): the identity mode and the objects with the files they
 // become. A class the provider would refuse fails the test with the provider's message.
 import { parseAzureMount } from '../../providers/azure/parameters.js';
 import { hasVersionHistory, historyFileName } from '../../providers/azure/objects.js';

@@ -1,12 +1,12 @@
 // What an azure provider DaemonSet must get right, checked the same way for deploy/'s file
-// (test/unit/deploy-manifests.test.ts) and the chart's rendering (helm-chart-render): its
+// (test/repo/deploy-manifests.test.ts) and the chart's rendering (helm-chart-render): its
 // args parse with the provider's own flag table and settings (no ignored flag, never the
 // test-only one), its socket lands in the driver's --provider-volume, it runs on the host
 // network as Azure's does but unprivileged, and its probes hit the health port.
 import { expect } from 'chai';
 import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged } from './provider-daemonset-checks.js';
 import { container, type Obj } from './deploy-manifests.js';
-import { parseFlags, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseFlags, type ParsedFlags } from '../../lib/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { azureHealthAddress, azureProviderFlags, azureSettings, type AzureSettings } from '../../providers/azure/settings.js';
 

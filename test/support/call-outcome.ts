@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { isGrpcCallError } from '../../proto/runtime/errors.js';
+import { isGrpcCallError } from '../../lib/errors.js';
 
 /** How a gRPC call ended, as a test asserts on it: the status name (`OK` on success) and the message. */
 export interface CallOutcome {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { CLI_PATH } from '../../bin/child-process.js';
-import { NODE_FLAGS } from '../../proto/runtime/node-flags.js';
+import { NODE_FLAGS } from '../../lib/node-flags.js';
 
 /** A `secrets-store-csi <args>` process whose output a test reads as it comes. */
 export interface CliRun {

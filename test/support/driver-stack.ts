@@ -102,7 +102,7 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
 
 /** Mount points at or below `dir` in /proc/self/mountinfo (tests assert none are left). */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const { mountPointsUnder } = await import('../../driver/volume/mountinfo.js');
+  const { mountPointsUnder } = await import('../../driver/mount/mountinfo.js');
   return mountPointsUnder(await readFile('/proc/self/mountinfo', 'utf8'), dir);
 }
 

@@ -3,7 +3,7 @@
 // context switches, /proc/self/status); with `busy` it blocks its event loop for 50 ms
 // every 7 ms for that long. Then it prints the sleeps and a scrape as JSON and exits.
 import { readFileSync } from 'node:fs';
-import { createProcessRegistry } from '../../proto/runtime/process-registry.js';
+import { createProcessRegistry } from '../../lib/process-registry.js';
 
 const mode = process.argv[2];
 const windowMs = Number(process.argv[3]);

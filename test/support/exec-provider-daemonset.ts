@@ -1,5 +1,5 @@
 // What an exec provider DaemonSet must get right, checked the same way for deploy/'s file
-// (test/unit/deploy-exec-pki.test.ts) and the chart's rendering (helm-chart-render): its
+// (test/repo/deploy-exec-pki.test.ts) and the chart's rendering (helm-chart-render): its
 // args parse with the provider's flag table, its socket lands in the driver's
 // --provider-volume, --helpers-dir is the ConfigMap's resolved files (or a hostPath), the
 // helpers are read-only and 0555, the HMAC key comes from the Secret, /tmp is writable
@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
 import { container, hostPathOf as hostPath, volumeFileOf, type Obj } from './deploy-manifests.js';
 import { projectedKey } from './vault-provider-daemonset.js';
-import { parseGoDuration } from '../../proto/runtime/duration.js';
-import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseGoDuration } from '../../lib/duration.js';
+import { parseFlags, stringFlag, type ParsedFlags } from '../../lib/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { execProviderFlags, execSettings } from '../../providers/exec/settings.js';
 

@@ -1,5 +1,5 @@
 // Inputs and outputs of jwkToPublicKeyPem as captured from its hand-built DER encoder
-// (tls/der.ts), before the switch to node:crypto's JWK import and SPKI export. The keys
+// (lib/asn1/der.ts), before the switch to node:crypto's JWK import and SPKI export. The keys
 // are fixed so the outputs are too: an RSA-2048 modulus and, per curve, a point whose x
 // starts with a zero byte (y0: the y of the point with x = 0, sqrt(b) mod p).
 import type { PublicJwk } from '../../providers/azure/jwk-pem.js';

@@ -1,5 +1,5 @@
 // What a pki provider DaemonSet must get right, checked the same way for deploy/'s file
-// (test/unit/deploy-exec-pki.test.ts) and the chart's rendering (helm-chart-render): its
+// (test/repo/deploy-exec-pki.test.ts) and the chart's rendering (helm-chart-render): its
 // args parse with the provider's flag table, its socket lands in the driver's
 // --provider-volume, and it holds nothing but that socket: no Secret, no token, no host
 // directory besides the socket's, unprivileged and non-root.
@@ -7,9 +7,9 @@ import { expect } from 'chai';
 import { posix } from 'node:path';
 import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
 import { container, type Obj } from './deploy-manifests.js';
-import { parseGoDuration } from '../../proto/runtime/duration.js';
-import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { parseGoDuration } from '../../lib/duration.js';
+import { parseFlags, stringFlag, type ParsedFlags } from '../../lib/flags.js';
+import { socketPathFromEndpoint } from '../../lib/grpc/unix-socket.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { pkiProviderFlags, pkiSettings } from '../../providers/pki/settings.js';
 

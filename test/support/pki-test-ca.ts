@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   basicConstraints, buildCertificate, encodeCommonName, keyIdentifier, KEY_USAGE, keyUsage, subjectKeyIdentifier,
-} from '../../tls/x509-builder.js';
+} from '../../lib/asn1/x509-builder.js';
 import { certificatePem } from '../../providers/pki/ca.js';
 
 const run = promisify(execFile);

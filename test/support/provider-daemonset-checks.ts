@@ -6,8 +6,8 @@
 import { expect } from 'chai';
 import { basename, posix } from 'node:path';
 import { DRIVER_FLAGS } from '../../driver/config.js';
-import { parseFlags, stringFlag, type ParsedFlags } from '../../proto/runtime/flags.js';
-import { socketPathFromEndpoint } from '../../proto/runtime/unix-socket.js';
+import { parseFlags, stringFlag, type ParsedFlags } from '../../lib/flags.js';
+import { socketPathFromEndpoint } from '../../lib/grpc/unix-socket.js';
 import { container, hostPathOf as hostPath, type Obj } from './deploy-manifests.js';
 
 /** The provider's socket (`--endpoint`) is `<name>.sock` in the driver's --provider-volume, prepared by the init container. */

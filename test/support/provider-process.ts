@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
 import * as grpc from '@grpc/grpc-js';
 import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { providerProto } from '../../proto/runtime/grpc-proto.js';
+import { providerProto } from '../../lib/grpc/grpc-proto.js';
 
 /** How a Mount failed, as the provider answered it. */
 export interface MountFailure {

@@ -6,8 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import type { MountRequest__Output } from '../../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse } from '../../proto/gen/v1alpha1/MountResponse.js';
-import { providerProto } from '../../proto/runtime/grpc-proto.js';
-import { bindUnixSocket, shutdownServer } from '../../proto/runtime/unix-socket.js';
+import { providerProto } from '../../lib/grpc/grpc-proto.js';
+import { bindUnixSocket, shutdownServer } from '../../lib/grpc/unix-socket.js';
 
 /** How the scripted provider answers a Mount: a response, or a gRPC error; `cancelled` aborts when the driver cancels the call. */
 export type MountScript = (request: MountRequest__Output, cancelled: AbortSignal) => Promise<MountResponse | grpc.ServiceError>;

@@ -1,11 +1,11 @@
 // What a vault provider DaemonSet must get right, checked the same way for deploy/'s file
-// (test/unit/deploy-manifests.test.ts) and the chart's rendering (helm-chart-render):
+// (test/repo/deploy-manifests.test.ts) and the chart's rendering (helm-chart-render):
 // its args parse with the provider's own flag table and settings, its socket lands in the
 // driver's --provider-volume, the HMAC key and CA files come from the volumes they name.
 import { expect } from 'chai';
 import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
 import { container, volumeFileOf, type Obj } from './deploy-manifests.js';
-import { parseFlags, type ParsedFlags } from '../../proto/runtime/flags.js';
+import { parseFlags, type ParsedFlags } from '../../lib/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { providerSettings, vaultProviderFlags, type ProviderSettings } from '../../providers/vault/settings.js';
 

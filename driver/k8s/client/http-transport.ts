@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { nodeHttp } from '../../../proto/runtime/node-http.js';
+import { nodeHttp } from '../../../lib/node-http.js';
 import { KubeCredentialError, type RequestAuth } from './credentials.js';
 import type { ApiEndpoint } from './kubeconfig.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { yamlModule } from '../../../proto/runtime/lazy-yaml.js';
+import { yamlModule } from '../../../lib/lazy-yaml.js';
 
 /** TLS settings for the API server connection. */
 export interface ApiTls {

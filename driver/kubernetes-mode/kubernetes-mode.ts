@@ -1,0 +1,143 @@
+import type { Logger } from '../../lib/logging/logger.js';
+import type { DriverConfig } from '../config.js';
+import type { DriverMetrics } from '../metrics/driver-metrics.js';
+import { realSleep } from '../provider-client/retry.js';
+import type { PublishFailureHook, PublishHook } from '../publish/publisher.js';
+import type { VolumeSource } from '../rotation/reconciler.js';
+import type { RequestRebuilder } from '../rotation/refresher.js';
+import type { Mounter } from '../mount/mounter.js';
+import { ApiVolumes, slimPodStatus, type PodStatusItem } from './api-volumes.js';
+import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
+import { ApiEventRecorder, type EventRecorder } from '../k8s/event-recorder.js';
+import { readCsiDriver, ServiceAccountTokens } from '../k8s/service-account-tokens.js';
+import { WatchedCache, withoutManagedFields } from '../k8s/watched-cache.js';
+import { WorkloadRestarter } from '../rotation/workload-restart.js';
+import { connectKubeApi } from '../k8s/client/connect.js';
+import type { KubeApi } from '../k8s/client/kube-api.js';
+import type { CsiDriver, Pod, Secret } from '../k8s/client/types.js';
+import { corePath, podStatusPath } from '../k8s/resource-paths.js';
+import { PodStatusWriter, recordSecretSyncError } from '../pod-status/pod-status.js';
+import { kubernetesHooks } from './publish-hooks.js';
+import { readLivePodMeta, SecretResync, secretResyncIntervalMs } from '../secret-sync/secret-resync.js';
+import { SecretSyncer } from '../secret-sync/secret-sync.js';
+import { VolumeSecretSync } from '../secret-sync/volume-secret-sync.js';
+import { ApiSecretProviderClassSource } from './spc-api-source.js';
+
+/** What Kubernetes mode adds to the driver: the class source and the publish hooks. */
+export interface KubernetesMode {
+  readonly classes: ApiSecretProviderClassSource;
+  /** This node's pods, watched when rotation is on. */
+  readonly pods: WatchedCache<Pod> | undefined;
+  readonly hook: PublishHook;
+  readonly failureHook: PublishFailureHook;
+  readonly events: EventRecorder;
+  /** Rotation's view of this node's volumes: pod status objects, pods, tokens. */
+  readonly volumes: VolumeSource & RequestRebuilder;
+  /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
+  readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
+  /** NodeUnpublishVolume happened: the hooks forget the volume, and a failed Secret sync of it stops retrying. */
+  forget(targetPath: string): void;
+  /** Stops the watches and closes the API connections. */
+  stop(): Promise<void>;
+}
+
+/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, fsGroup, phase. */
+export function slimPod(pod: Pod): Pod {
+  const fsGroup = pod.spec?.securityContext?.fsGroup;
+  return {
+    metadata: withoutManagedFields(pod).metadata ?? {},
+    spec: {
+      ...(pod.spec?.serviceAccountName !== undefined ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+      ...(fsGroup !== undefined ? { securityContext: { fsGroup } } : {}),
+      volumes: (pod.spec?.volumes ?? []).filter((v) => v.csi).map((v) => ({ name: v.name, csi: v.csi })),
+    },
+    ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),
+  };
+}
+
+/** This node's watched objects: only the rotation reconciler reads them (republish mode rotates with what kubelet sends). */
+interface ReconcilerWatches {
+  readonly pods: WatchedCache<Pod> | undefined;
+  readonly podStatuses: WatchedCache<PodStatusItem> | undefined;
+  readonly usedSecrets: WatchedCache<Secret> | undefined;
+}
+
+function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logger): ReconcilerWatches {
+  if (!config.enableSecretRotation || config.rotationMode !== 'reconciler') return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
+  // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
+  // and the publish hook their owner references.
+  const pods = new WatchedCache<Pod>(api, {
+    what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
+  }, logger, realSleep);
+  // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
+  const podStatuses = new WatchedCache<PodStatusItem>(api, {
+    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
+  }, logger, realSleep);
+  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
+  const usedSecrets = new WatchedCache<Secret>(api, {
+    what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
+  }, logger, realSleep);
+  for (const watch of [pods, podStatuses, usedSecrets]) watch.start();
+  return { pods, podStatuses, usedSecrets };
+}
+
+/** Secret sync (undefined with --enable-secret-sync=false): the syncs of publishes, their retries, and the periodic re-sync. */
+function startSecretSync(api: KubeApi, config: DriverConfig, metrics: DriverMetrics, logger: Logger, deps: {
+  events: EventRecorder; classes: ApiSecretProviderClassSource; mounter: Mounter; volumes: ApiVolumes; pods: WatchedCache<Pod> | undefined;
+}): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
+  if (!config.enableSecretSync) return undefined;
+  const { events, classes, mounter, volumes, pods } = deps;
+  const secretSync = new VolumeSecretSync({
+    secrets: new SecretSyncer(api, logger, realSleep), events, classes, logger, sleep: realSleep, random: Math.random,
+    isMounted: (t) => mounter.isMounted(t),
+    recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
+    synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
+  });
+  // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
+  const resync = new SecretResync({
+    podStatuses: () => volumes.podStatusItems(), isMounted: (t) => mounter.isMounted(t), classes,
+    podMeta: (pod) => readLivePodMeta(api, pods, pod), volumes: secretSync,
+    intervalMs: secretResyncIntervalMs(config), sleep: realSleep, logger: logger.child({ component: 'secret-resync' }),
+  });
+  resync.start();
+  return { secretSync, resync };
+}
+
+/** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
+export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter, version: string): KubernetesMode {
+  const api = connectKubeApi(config.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi/${version} (${config.nodeId})`,
+    observe: (method, code) => metrics.apiRequest(method, code),
+  });
+  const k8sLogger = logger.child({ component: 'kubernetes' });
+  const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep);
+  classes.start();
+  const now = () => new Date();
+  const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
+  const { pods, podStatuses, usedSecrets } = startReconcilerWatches(api, config, k8sLogger);
+  const restarter = config.enableSecretRotation
+    ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
+  const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
+  const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
+  const hooks = kubernetesHooks({
+    api, nodeId: config.nodeId, events, now, logger: k8sLogger, pods,
+    podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
+    secrets: sync?.secretSync,
+    restarter,
+  });
+  return {
+    classes, pods, hook: hooks.hook, events, volumes, failureHook: hooks.failureHook,
+    readCsiDriver: () => readCsiDriver(api, config.driverName),
+    forget: (targetPath) => {
+      hooks.forget(targetPath);
+      sync?.secretSync.forget(targetPath);
+    },
+    async stop() {
+      restarter?.stop();
+      await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);
+      await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
+      api.close();
+    },
+  };
+}

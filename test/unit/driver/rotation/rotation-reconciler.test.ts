@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { csiVolumeOf, mountGroupOf, volumeNameOf } from '../../../../driver/kubernetes-mode/api-volumes.js';
+import { slimPod } from '../../../../driver/kubernetes-mode/kubernetes-mode.js';
+import { RotationReconciler, type RefreshReport, type RotationVolume } from '../../../../driver/rotation/reconciler.js';
+import { RotationSchedule } from '../../../../driver/rotation/schedule.js';
+import { createLogger } from '../../../../lib/logging/logger.js';
+
+const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
+const volume = (targetPath: string, provider = 'file', intervalMs = 60_000, refreshRequested = false): RotationVolume => ({ targetPath, pod, spcName: 's', provider, intervalMs, refreshRequested });
+
+function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => RefreshReport | Promise<RefreshReport>) {
+  let now = 1_000_000;
+  const calls: string[] = [];
+  const metrics: string[] = [];
+  const reconciler = new RotationReconciler({
+    source: { list: async () => volumes },
+    refresher: { refresh: async (v) => { calls.push(v.targetPath); return outcome(v); } },
+    schedule: new RotationSchedule(),
+    metrics: { reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`), reconcileFailed: (p, e, rotated) => metrics.push(`${p}:error:${e}:${rotated}`) },
+    logger: createLogger({ component: 'test', silent: true }),
+    now: () => now, sleep: async () => undefined, defaultIntervalMs: 60_000, concurrencyPerProvider: 2,
+  });
+  return { reconciler, calls, metrics, advance: (ms: number) => { now += ms; } };
+}
+
+describe('RotationReconciler.runRound', () => {
+  it('refreshes every volume in the first round, then only the due ones', async () => {
+    const h = harness([volume('/a'), volume('/b', 'file', 10_000)], () => ({ result: 'unchanged', provider: 'file' }));
+    expect(await h.reconciler.runRound()).to.include({ volumes: 2, refreshed: 2, changed: 0, failed: 0 });
+    h.advance(11_500);
+    const report = await h.reconciler.runRound();
+    expect(report.refreshed).to.equal(1);
+    expect(h.calls).to.deep.equal(['/a', '/b', '/b']);
+  });
+
+  it('counts changed and failed volumes and records upstream metrics (rotated on errors too)', async () => {
+    const h = harness([volume('/a'), volume('/b', 'vault'), volume('/c', 'vault')], (v): RefreshReport => v.targetPath === '/a' ? { result: 'changed', provider: 'file' }
+      : { result: 'failed', provider: 'vault', errorType: v.targetPath === '/b' ? 'ProviderTimeout' : 'KubernetesAPIError', rotated: v.targetPath === '/c' });
+    expect(await h.reconciler.runRound()).to.include({ refreshed: 3, changed: 1, failed: 2 });
+    expect(h.metrics.sort()).to.deep.equal(['file:true', 'vault:error:KubernetesAPIError:true', 'vault:error:ProviderTimeout:false']);
+  });
+
+  it('runs a volume whose refresh was requested even when it is not due', async () => {
+    const volumes = [volume('/a')];
+    const h = harness(volumes, () => ({ result: 'unchanged', provider: 'file' }));
+    await h.reconciler.runRound();
+    volumes[0] = volume('/a', 'file', 60_000, true);
+    expect((await h.reconciler.runRound()).refreshed).to.equal(1);
+  });
+
+  it('treats a refresher that throws as a failure of that volume only', async () => {
+    const h = harness([volume('/a'), volume('/b')], (v) => { if (v.targetPath === '/a') throw new Error('bug'); return { result: 'unchanged', provider: 'file' }; });
+    expect(await h.reconciler.runRound()).to.include({ refreshed: 2, failed: 1 });
+  });
+
+  it('never overlaps rounds: a round slower than the interval is followed by one round, not run beside it or made up for in a burst (SPEC 6)', async () => {
+    let now = 0;
+    let active = 0;
+    let maxActive = 0;
+    let lists = 0;
+    const waits: number[] = [];
+    let fourRounds!: () => void;
+    const listed = new Promise<void>((resolve) => { fourRounds = resolve; });
+    const reconciler = new RotationReconciler({
+      source: { list: async () => { if (++lists === 4) fourRounds(); return [volume('/a', 'file', 1_000), volume('/b', 'file', 1_000)]; } },
+      // Each refresh takes three intervals of the injected clock.
+      refresher: { refresh: async () => {
+        maxActive = Math.max(maxActive, ++active);
+        await new Promise((r) => setImmediate(r));
+        now += 3_000;
+        active--;
+        return { result: 'unchanged', provider: 'file' };
+      } },
+      schedule: new RotationSchedule(),
+      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => now, sleep: async (ms) => { waits.push(ms); await new Promise((r) => setImmediate(r)); },
+      defaultIntervalMs: 1_000, concurrencyPerProvider: 1,
+    });
+    reconciler.start();
+    await listed;
+    await reconciler.stop();
+    expect(maxActive, 'one refresh at a time: rounds never run side by side').to.equal(1);
+    // Overdue volumes wait for the next round: the loop always sleeps (at least 1 s, at most one interval).
+    expect(waits.length).to.be.at.least(3);
+    expect(waits.every((ms) => ms > 0 && ms <= 1_000)).to.equal(true);
+  });
+
+  it('stop() mid-round: the refreshes in flight finish, the queued ones never start, and stop() resolves', async () => {
+    const release: (() => void)[] = [];
+    let twoStarted!: () => void;
+    const started = new Promise<void>((resolve) => { twoStarted = resolve; });
+    const volumes = ['/v1', '/v2', '/v3', '/v4', '/v5'].map((p) => volume(p));
+    const h = harness(volumes, () => new Promise<RefreshReport>((resolve) => {
+      release.push(() => resolve({ result: 'unchanged', provider: 'file' }));
+      if (release.length === 2) twoStarted();
+    }));
+    h.reconciler.start();
+    await started;
+    expect(h.calls).to.deep.equal(['/v1', '/v2']); // concurrencyPerProvider: 2
+    const stopped = h.reconciler.stop();
+    for (const r of release) r();
+    await stopped;
+    expect(h.calls).to.deep.equal(['/v1', '/v2']);
+  });
+
+  it('loops until stop(), which waits for the loop to end', async () => {
+    let refreshed!: () => void;
+    const first = new Promise<void>((resolve) => { refreshed = resolve; });
+    const h = harness([volume('/a')], () => { refreshed(); return { result: 'unchanged', provider: 'file' }; });
+    h.reconciler.start();
+    await first;
+    await h.reconciler.stop();
+    const calls = h.calls.length;
+    await new Promise((r) => setImmediate(r));
+    expect(calls).to.be.greaterThan(0);
+    expect(h.calls.length).to.equal(calls);
+  });
+});
+
+describe('finding a pod\'s CSI volume for a target path', () => {
+  const podObj = { spec: { containers: [], volumes: [
+    { name: 'other', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'a' } } },
+    { name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'b' } } },
+  ] } };
+  it('reads the volume name from a kubelet target path', () => {
+    expect(volumeNameOf('/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount')).to.equal('secrets');
+    expect(volumeNameOf('/tmp/x')).to.equal(undefined);
+  });
+  it('finds the volume by name, else by class', () => {
+    expect(csiVolumeOf(podObj, '/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount', 'secrets-store.csi.k8s.io', 'zzz')?.volumeAttributes?.['secretProviderClass']).to.equal('b');
+    expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'a')?.volumeAttributes?.['secretProviderClass']).to.equal('a');
+    expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'none')).to.equal(undefined);
+  });
+});
+
+describe('the mount group a refresh rebuilds from the pod (what kubelet sends as volume_mount_group)', () => {
+  const cases: [string, { fsGroup?: unknown } | undefined, number | undefined][] = [
+    ['fsGroup set', { fsGroup: 2000 }, 2000],
+    ['fsGroup 0', { fsGroup: 0 }, 0],
+    ['no fsGroup', {}, undefined],
+    ['no securityContext', undefined, undefined],
+    ['an fsGroup the API server would refuse', { fsGroup: -1 }, undefined],
+  ];
+  for (const [name, securityContext, gid] of cases) {
+    it(`${name} → ${gid}`, () => {
+      const pod = { spec: { ...(securityContext ? { securityContext } : {}), volumes: [] } } as never;
+      expect(mountGroupOf(pod)).to.equal(gid);
+      // The node's pod cache keeps fsGroup (and nothing else of the security context).
+      expect(mountGroupOf(slimPod(pod))).to.equal(gid);
+    });
+  }
+
+  it('the pod cache drops the rest of the security context', () => {
+    const slim = slimPod({ spec: { securityContext: { fsGroup: 5, runAsUser: 1000 } as never, volumes: [] } });
+    expect(slim.spec?.securityContext).to.deep.equal({ fsGroup: 5 });
+  });
+});
