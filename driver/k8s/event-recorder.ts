@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import { fromKubeError } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
 import { corePath } from './resource-paths.js';

@@ -1,4 +1,4 @@
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import type { KubeApi } from './client/kube-api.js';
 import type { CsiDriver, TokenRequest } from './client/types.js';

@@ -1,5 +1,6 @@
+import type { PodStatusItem } from '../pod-status/pod-status-item.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../csi/requests.js';
+import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../publish/publish-request.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../publish/mount-request.js';
 import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
@@ -10,26 +11,13 @@ import type { PublishedVolume } from '../publish/publisher.js';
 import { cleanTargetPath } from '../mount/target-path.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
-import type { CsiVolumeSource, KubeList, KubeObject, OwnerReference, Pod, Secret } from '../k8s/client/types.js';
+import type { CsiVolumeSource, KubeList, Pod, Secret } from '../k8s/client/types.js';
 import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION } from '../k8s/constants.js';
 import { corePath, podStatusPath } from '../k8s/resource-paths.js';
 import type { ServiceAccountTokens } from '../k8s/service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
 
-
-/** What rotation and the Secret resync read of a SecretProviderClassPodStatus. */
-export interface PodStatusItem extends KubeObject {
-  metadata: { namespace: string; name?: string; uid?: string; resourceVersion?: string; ownerReferences?: OwnerReference[] };
-  status?: { podName?: string; secretProviderClassName?: string; targetPath?: string; secretSyncError?: string };
-}
-
-/** Keeps what rotation and the Secret resync read of a pod status object (not its object versions). */
-export function slimPodStatus(item: PodStatusItem): PodStatusItem {
-  const { podName, secretProviderClassName, targetPath, secretSyncError } = item.status ?? {};
-  const { name, namespace, uid, resourceVersion, ownerReferences } = item.metadata;
-  return { metadata: { name, namespace, uid, resourceVersion, ownerReferences }, status: { podName, secretProviderClassName, targetPath, secretSyncError } };
-}
 
 /** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
 export function volumeNameOf(targetPath: string): string | undefined {

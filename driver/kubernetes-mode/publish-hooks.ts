@@ -1,11 +1,12 @@
+import { secretOwners } from '../secret-sync/secret-owners.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import { splitHook } from '../publish/hook-stages.js';
 import type { PublishedVolume, PublishFailure, PublishFailureHook, PublishHook } from '../publish/publisher.js';
 import { fromKubeError } from '../k8s/api-errors.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { ObjectMeta, OwnerReference, Pod } from '../k8s/client/types.js';
-import { RESTART_ON_ROTATION_ANNOTATION, SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from '../k8s/constants.js';
+import { RESTART_ON_ROTATION_ANNOTATION } from '../k8s/constants.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { corePath } from '../k8s/resource-paths.js';
 import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from '../pod-status/pod-status.js';
@@ -29,15 +30,6 @@ export interface KubernetesHookDeps {
   readonly pods?: WatchedCache<Pod> | undefined;
   readonly now: () => Date;
   readonly logger: Logger;
-}
-
-/** Owner references for a synced Secret: the pod's owners, or the pod status object for a bare pod. */
-export function secretOwners(podOwners: readonly OwnerReference[] | undefined, status: { metadata: { name: string; uid?: string | undefined } }): OwnerReference[] {
-  if (podOwners && podOwners.length > 0) {
-    // Copied without controller/blockOwnerDeletion: the Secret is not the owner's to manage.
-    return podOwners.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid }));
-  }
-  return [{ apiVersion: `${SECRETS_STORE_GROUP}/${SECRETS_STORE_VERSION}`, kind: 'SecretProviderClassPodStatus', name: status.metadata.name, uid: status.metadata.uid ?? '' }];
 }
 
 async function readPodMeta(api: KubeApi, pod: PodRef, pods: WatchedCache<Pod> | undefined): Promise<ObjectMeta> {

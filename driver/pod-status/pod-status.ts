@@ -1,6 +1,6 @@
 import { SscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import { sortVersions } from '../volume/metadata.js';
 import type { ObjectVersion } from '../volume/payload.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';

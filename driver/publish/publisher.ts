@@ -4,7 +4,7 @@ import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountRespon
 import { SscError, toSscError } from '../../lib/errors.js';
 import { Pacer } from '../../lib/pacer.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PublishRequest } from '../csi/requests.js';
+import type { PublishRequest } from '../publish/publish-request.js';
 import type { CallLimits } from '../provider-client/client.js';
 import { buildMountRequest, kubeletOwnedParameters } from './mount-request.js';
 import { keepsMountedFiles, validateMountResponse } from './mount-response.js';

@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PublishRequest } from '../csi/requests.js';
+import type { PublishRequest } from '../publish/publish-request.js';
 import type { Mounter } from '../mount/mounter.js';
 import type { PublishedVolume } from '../publish/publisher.js';
 import { KeyedQueue } from '../../lib/concurrency.js';

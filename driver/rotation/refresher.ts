@@ -1,7 +1,7 @@
 import { toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import { printable } from '../../lib/untrusted-text.js';
-import type { PublishRequest } from '../csi/requests.js';
+import type { PublishRequest } from '../publish/publish-request.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { VolumePublisher } from '../publish/publisher.js';
 import type { RefreshReport, RotationVolume, VolumeRefresher } from './reconciler.js';

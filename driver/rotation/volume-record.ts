@@ -1,4 +1,4 @@
-import type { PodRef, PublishRequest } from '../csi/requests.js';
+import type { PodRef, PublishRequest } from '../publish/publish-request.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../publish/mount-request.js';
 import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 

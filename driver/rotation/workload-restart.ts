@@ -1,6 +1,6 @@
 import { formatGoDuration } from '../../lib/duration.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../provider-client/retry.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';

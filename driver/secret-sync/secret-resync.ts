@@ -1,15 +1,15 @@
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../provider-client/retry.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { cleanTargetPath } from '../mount/target-path.js';
-import type { PodStatusItem } from '../kubernetes-mode/api-volumes.js';
+import type { PodStatusItem } from '../pod-status/pod-status-item.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { ObjectMeta, Pod } from '../k8s/client/types.js';
 import { corePath } from '../k8s/resource-paths.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
-import { secretOwners } from '../kubernetes-mode/publish-hooks.js';
+import { secretOwners } from './secret-owners.js';
 import type { VolumeSecretSync } from './volume-secret-sync.js';
 
 /**

@@ -2,7 +2,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SscError, toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../provider-client/retry.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { buildSecretData, secretDataDigest } from './secret-data.js';

@@ -1,6 +1,6 @@
 import { toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PodRef } from '../csi/requests.js';
+import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../provider-client/retry.js';
 import { KeyedQueue } from '../../lib/concurrency.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';

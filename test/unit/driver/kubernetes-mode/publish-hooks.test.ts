@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PodRef, PublishRequest } from '../../../../driver/csi/requests.js';
+import type { PodRef, PublishRequest } from '../../../../driver/publish/publish-request.js';
 import type { KubeApi } from '../../../../driver/k8s/client/kube-api.js';
 import type { EventRecorder } from '../../../../driver/k8s/event-recorder.js';
 import { PodStatusWriter } from '../../../../driver/pod-status/pod-status.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PublishRequest } from '../../../../driver/csi/requests.js';
+import type { PublishRequest } from '../../../../driver/publish/publish-request.js';
 import { KeyedQueue } from '../../../../lib/concurrency.js';
 import { LocalVolumes, type LocalVolumesOptions } from '../../../../driver/rotation/local-volumes.js';
 import { RecordIndex } from '../../../../driver/rotation/record-store.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PodRef } from '../../../../driver/csi/requests.js';
+import type { PodRef } from '../../../../driver/publish/publish-request.js';
 import type { EventReason } from '../../../../driver/k8s/event-recorder.js';
 import { RepublishRotation } from '../../../../driver/rotation/republish-mode.js';
 import type { SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PodRef } from '../../../../driver/csi/requests.js';
+import type { PodRef } from '../../../../driver/publish/publish-request.js';
 import type { EventReason } from '../../../../driver/k8s/event-recorder.js';
 import { PublishingRefresher } from '../../../../driver/rotation/refresher.js';
 import { PublishError, type VolumePublisher } from '../../../../driver/publish/publisher.js';

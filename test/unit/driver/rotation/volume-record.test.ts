@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PublishRequest } from '../../../../driver/csi/requests.js';
+import type { PublishRequest } from '../../../../driver/publish/publish-request.js';
 import { parseVolumeRecord, recordOwner, requestOfRecord, serializeVolumeRecord, VOLUME_RECORD_FILE, volumeRecordOf } from '../../../../driver/rotation/volume-record.js';
 
 const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';

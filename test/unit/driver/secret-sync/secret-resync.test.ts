@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PodStatusItem } from '../../../../driver/kubernetes-mode/api-volumes.js';
+import type { PodStatusItem } from '../../../../driver/pod-status/pod-status-item.js';
 import type { ObjectMeta } from '../../../../driver/k8s/client/types.js';
 import { SecretResync, secretResyncIntervalMs } from '../../../../driver/secret-sync/secret-resync.js';
 import type { SyncedVolume } from '../../../../driver/secret-sync/volume-secret-sync.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PodRef } from '../../../../driver/csi/requests.js';
+import type { PodRef } from '../../../../driver/publish/publish-request.js';
 import type { SecretSyncOutcome } from '../../../../driver/secret-sync/secret-sync.js';
 import { VolumeSecretSync, type SyncedVolume } from '../../../../driver/secret-sync/volume-secret-sync.js';
 import type { SecretObject, SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';
