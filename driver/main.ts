@@ -13,7 +13,7 @@ import { controllerHandlers, identityHandlers } from './csi/identity-service.js'
 import { nodeHandlers } from './csi/node-service.js';
 import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
-import { realSleep } from './provider-client/retry.js';
+import { realSleep } from '../lib/sleep.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import type { SecretProviderClass } from './spc/secret-provider-class.js';
 import { DirMounter, TmpfsMounter, volumeMountSource } from './mount/mounter.js';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import { fromKubeError, httpStatusOf } from './api-errors.js';
 import { KubeApiError, type KubeApi } from './client/kube-api.js';
 import type { KubeList, KubeObject, WatchEvent } from './client/types.js';

@@ -1,7 +1,7 @@
 import type { Logger } from '../../lib/logging/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
-import { realSleep } from '../provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import type { PublishFailureHook, PublishHook } from '../publish/publisher.js';
 import type { VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';

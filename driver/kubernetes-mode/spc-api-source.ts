@@ -1,6 +1,6 @@
 import { SscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { parseSecretProviderClass, type SecretProviderClass } from '../spc/secret-provider-class.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';

@@ -13,7 +13,8 @@ import { printable } from '../../lib/untrusted-text.js';
 import { Pacer } from '../../lib/pacer.js';
 import { decodeMountResponse } from './mount-response-decoder.js';
 import { candidateSocketPaths } from './socket-path.js';
-import { callWithRetry, type Sleep } from './retry.js';
+import type { Sleep } from '../../lib/sleep.js';
+import { callWithRetry } from './retry.js';
 
 /** Options of the provider client, from the driver config. */
 export interface ProviderClientOptions {

@@ -1,7 +1,7 @@
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PublishedVolume } from '../publish/publisher.js';
 import type { PodRef } from '../publish/publish-request.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import { forEachLimited } from '../../lib/concurrency.js';
 import type { RefreshResult, RotationSchedule } from './schedule.js';
 

@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logging/logger.js';
 import type { DriverConfig } from '../config.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
-import { realSleep } from '../provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import type { Mounter } from '../mount/mounter.js';
 import type { PublishedVolume, PublishFailureHook, PublishHook, RepublishDecision, VolumePublisher } from '../publish/publisher.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';

@@ -1,7 +1,7 @@
 import { formatGoDuration } from '../../lib/duration.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../publish/publish-request.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../publish/publish-request.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import { cleanTargetPath } from '../mount/target-path.js';
 import type { PodStatusItem } from '../pod-status/pod-status-item.js';

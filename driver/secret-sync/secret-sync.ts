@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SscError, toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../publish/publish-request.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { buildSecretData, secretDataDigest } from './secret-data.js';
 import { pathProblem } from '../volume/path-rules.js';

@@ -1,7 +1,7 @@
 import { toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../publish/publish-request.js';
-import type { Sleep } from '../provider-client/retry.js';
+import type { Sleep } from '../../lib/sleep.js';
 import { KeyedQueue } from '../../lib/concurrency.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
 import type { SecretObject, SecretProviderClass } from '../spc/secret-provider-class.js';

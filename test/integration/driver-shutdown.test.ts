@@ -3,7 +3,7 @@ import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderClient } from '../../driver/provider-client/client.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { SscError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logging/logger.js';
 import { CAN_MOUNT, fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI_PATH, startCli, startProcess, untilLogged, type Child } from '../../bin/child-process.js';
 import { ProviderClient } from '../../driver/provider-client/client.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { isGrpcCallError, SscError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logging/logger.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProcess, type Child } from '../../bin/child-process.js';
 import { ProviderClient } from '../../driver/provider-client/client.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { SscError } from '../../lib/errors.js';
 import { createLogger } from '../../lib/logging/logger.js';
 import { rejection } from '../support/deferred.js';

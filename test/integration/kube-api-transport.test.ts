@@ -10,7 +10,7 @@ import { KubeApi } from '../../driver/k8s/client/kube-api.js';
 import type { ApiCredentials } from '../../driver/k8s/client/kubeconfig.js';
 import type { KubeObject } from '../../driver/k8s/client/types.js';
 import { WatchedCache } from '../../driver/k8s/watched-cache.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { createLogger } from '../../lib/logging/logger.js';
 
 // A fake API server over plain HTTP: the transport's behaviour under conditions the real

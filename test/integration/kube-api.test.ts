@@ -9,7 +9,7 @@ import { KubeApi } from '../../driver/k8s/client/kube-api.js';
 import type { KubeList, KubeObject, Secret } from '../../driver/k8s/client/types.js';
 import { corePath } from '../../driver/k8s/resource-paths.js';
 import { WatchedCache } from '../../driver/k8s/watched-cache.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { createLogger } from '../../lib/logging/logger.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ProviderClient } from '../../driver/provider-client/client.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
 import { SscError } from '../../lib/errors.js';
 import { providerProto } from '../../lib/grpc/grpc-proto.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
-import { realSleep } from '../../driver/provider-client/retry.js';
+import { realSleep } from '../../lib/sleep.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { outcome } from '../support/call-outcome.js';
 
