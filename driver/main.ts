@@ -3,7 +3,7 @@ import { createGrpcServer, routeGrpcLogs } from '../lib/grpc/service.js';
 import { createLogger, type Logger } from '../lib/logging/logger.js';
 import { bindUnixSocket, shutdownServer } from '../lib/grpc/unix-socket.js';
 import { InFlightCalls } from '../lib/grpc/in-flight.js';
-import { startHealthServer, type HealthServer } from '../lib/http-server.js';
+import { startHealthServer } from '../lib/http-server.js';
 import { onTerminationSignal } from '../lib/signals.js';
 import { packageVersion } from '../lib/version.js';
 import { warnMissingNodeFlags } from '../lib/node-flags.js';
@@ -88,13 +88,13 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   server.addService(csi.Controller.service, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
   server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
-  await bindUnixSocket(server, config.socketPath);
+  // The health endpoint first: a driver that cannot serve it fails before it owns the socket.
+  const health = config.metricsAddr === '' ? undefined : await startHealthServer(config.metricsAddr, registry, ready, '--metrics-addr');
+  await bindUnixSocket(server, config.socketPath).catch(async (err: unknown) => { await health?.close(); throw err; });
   serving = true;
 
   rotation?.start(publisher, kube?.events);
   if (rotation && kube) wakeOnRefreshRequests(rotation, kube);
-  let health: HealthServer | undefined;
-  if (config.metricsAddr !== '') health = await startHealthServer(config.metricsAddr, registry, ready);
   logger.info('driver started', {
     endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
     mode: kube ? 'kubernetes' : 'local', mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,

@@ -36,9 +36,9 @@ async function serveMetrics(registry: Registry, res: ServerResponse): Promise<vo
 
 /**
  * Serves Prometheus text on /metrics and a health check on /healthz (200 "ok" when
- * `healthy()` is true, 503 otherwise).
+ * `healthy()` is true, 503 otherwise). A failure to listen names `flag`, the flag that set `addr`.
  */
-export async function startHealthServer(addr: string, registry: Registry, healthy: () => boolean): Promise<HealthServer> {
+export async function startHealthServer(addr: string, registry: Registry, healthy: () => boolean, flag: string): Promise<HealthServer> {
   const { host, port } = parseListenAddress(addr);
   const server: Server = nodeHttp.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -55,8 +55,9 @@ export async function startHealthServer(addr: string, registry: Registry, health
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    const refused = (err: NodeJS.ErrnoException) => reject(new Error(`${flag} ${addr}: cannot listen: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.message}`));
+    server.once('error', refused);
+    server.listen(port, host, () => { server.off('error', refused); resolve(); });
   });
   return {
     port: (server.address() as AddressInfo).port,

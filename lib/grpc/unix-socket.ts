@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { mkdir, rm, lstat } from 'node:fs/promises';
+import { createConnection } from 'node:net';
 import { dirname } from 'node:path';
 import { SscError } from '../errors.js';
 import type { InFlightCalls } from './in-flight.js';
@@ -22,9 +23,22 @@ export function socketPathFromEndpoint(endpoint: string): string {
 }
 
 /**
+ * Whether a process accepts connections on the socket file at `socketPath`: a stale file
+ * left by a crashed process refuses them (ECONNREFUSED).
+ */
+export function socketIsServed(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createConnection({ path: socketPath });
+    probe.once('connect', () => { probe.destroy(); resolve(true); });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+/**
  * Binds `server` to a Unix socket and starts serving, removing a stale socket file first
  * (grpc-js does not, and a leftover file from a crashed process would make the bind fail
- * with EADDRINUSE). Refuses to remove anything that is not a socket.
+ * with EADDRINUSE). Refuses to remove anything that is not a socket, and a socket another
+ * process is serving on: replacing it would silently take its callers away.
  */
 export async function bindUnixSocket(server: grpc.Server, socketPath: string): Promise<void> {
   await mkdir(dirname(socketPath), { recursive: true });
@@ -32,6 +46,9 @@ export async function bindUnixSocket(server: grpc.Server, socketPath: string): P
   if (existing) {
     if (!existing.isSocket()) {
       throw new SscError('failed-precondition', `${socketPath} exists and is not a socket; refusing to replace it`);
+    }
+    if (await socketIsServed(socketPath)) {
+      throw new SscError('failed-precondition', `another process is serving on ${socketPath}; refusing to take over its endpoint: stop it first, or give this one another --endpoint`);
     }
     await rm(socketPath, { force: true });
   }

@@ -9,7 +9,7 @@ import { azureHealthAddress, azureProviderFlags, azureSettings } from './setting
 export const azureProviderDefinition: ProviderDefinition = {
   name: 'azure',
   flags: azureProviderFlags,
-  healthAddress: azureHealthAddress,
+  healthAddress: (flags) => ({ address: azureHealthAddress(flags), flag: flags.given.has('health-addr') ? '--health-addr' : '--healthz-port' }),
   async create(flags: ParsedFlags, logger: Logger, context: ProviderContext) {
     const settings = azureSettings(flags, process.env);
     if (settings.connectTo.length > 0) {

@@ -2,7 +2,7 @@ import { createLogger } from '../../lib/logging/logger.js';
 import { packageVersion } from '../../lib/version.js';
 import { providerLogLevel } from './log-level.js';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec, type ParsedFlags } from '../../lib/flags.js';
-import { startHealthServer, type HealthServer } from '../../lib/http-server.js';
+import { startHealthServer } from '../../lib/http-server.js';
 import { onTerminationSignal } from '../../lib/signals.js';
 import { warnMissingNodeFlags } from '../../lib/node-flags.js';
 import { bindUnixSocket, shutdownServer, socketPathFromEndpoint } from '../../lib/grpc/unix-socket.js';
@@ -36,8 +36,8 @@ export interface ProviderDefinition {
   readonly name: string;
   readonly flags: Readonly<Record<string, FlagSpec>>;
   create(flags: ParsedFlags, logger: Logger, context: ProviderContext): Promise<SecretsProvider>;
-  /** The health address from the flags, when the provider has its own upstream flags for it; default --health-addr. */
-  healthAddress?(flags: ParsedFlags): string;
+  /** The health address from the flags and the flag that set it, when the provider has its own upstream flags for it; default --health-addr. */
+  healthAddress?(flags: ParsedFlags): { readonly address: string; readonly flag: string };
 }
 
 /** A provider process that is serving. */
@@ -73,11 +73,12 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   routeGrpcLogs(logger);
   const server = createProviderServer(provider, logger, metrics);
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
-  await bindUnixSocket(server, socketPath);
-  let serving = true;
-  const healthAddr = definition.healthAddress ? definition.healthAddress(flags) : stringFlag(flags, 'health-addr');
-  let health: HealthServer | undefined;
-  if (healthAddr !== '') health = await startHealthServer(healthAddr, registry, () => serving);
+  let serving = false;
+  const healthAddr = definition.healthAddress?.(flags) ?? { address: stringFlag(flags, 'health-addr'), flag: '--health-addr' };
+  // The health endpoint first: a provider that cannot serve it fails before it owns the socket.
+  const health = healthAddr.address === '' ? undefined : await startHealthServer(healthAddr.address, registry, () => serving, healthAddr.flag);
+  await bindUnixSocket(server, socketPath).catch(async (err: unknown) => { await health?.close(); throw err; });
+  serving = true;
   const running: RunningProvider = {
     socketPath,
     healthPort: health?.port,

@@ -1,9 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCli } from '../../bin/child-process.js';
+import { CsiClient } from '../../bin/csi-client.js';
 import { isGrpcCallError } from '../../lib/errors.js';
 import { startDriverStack } from '../support/driver-stack.js';
 
@@ -31,6 +34,36 @@ describe('startup errors name the flag and the file (real driver process)', () =
     const file = join(work, 'no-such-kubeconfig');
     const stderr = await failedStart(work, [`--kubeconfig=${file}`]);
     expect(stderr).to.contain(`secrets-store-csi: --kubeconfig ${file} does not exist`);
+  });
+
+  it('refuses to take over the endpoint of a driver that is serving, which keeps serving', async () => {
+    const endpoint = join(work, 'live.sock');
+    const first = await startCli(['driver', `--endpoint=unix://${endpoint}`, '--nodeid=test-node', '--metrics-addr=', `--spc-dir=${work}`, '--mount-mode=dir'], /driver started/, { timeoutMs: 20_000 });
+    try {
+      const refused = await startCli(['driver', `--endpoint=unix://${endpoint}`, '--nodeid=test-node', '--metrics-addr=', `--spc-dir=${work}`, '--mount-mode=dir'], /driver started/, { timeoutMs: 20_000 })
+        .then(async (child) => { await child.stop(); return 'started'; }, (err: Error) => err.message);
+      expect(refused).to.contain('exited with 1 before it was ready');
+      expect(refused).to.contain(`another process is serving on ${endpoint}; refusing to take over its endpoint`);
+      const client = new CsiClient(endpoint);
+      try { expect(await client.probe()).to.equal(true); } finally { client.close(); }
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('a --metrics-addr in use: the error names the flag, and no socket is left behind', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const endpoint = join(work, 'metrics-taken.sock');
+      const stderr = await startCli(['driver', `--endpoint=unix://${endpoint}`, '--nodeid=test-node', `--metrics-addr=127.0.0.1:${port}`, `--spc-dir=${work}`, '--mount-mode=dir'], /driver started/, { timeoutMs: 20_000 })
+        .then(async (child) => { await child.stop(); return 'started'; }, (err: Error) => err.message);
+      expect(stderr).to.contain(`secrets-store-csi: --metrics-addr 127.0.0.1:${port}: cannot listen: the address is in use`);
+      expect(existsSync(endpoint), 'socket file').to.equal(false);
+    } finally {
+      taken.close();
+    }
   });
 });
 

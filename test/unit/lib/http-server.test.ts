@@ -32,7 +32,7 @@ describe('startHealthServer', () => {
   /** GETs `path` on a server started for `registry` with `healthy`, then closes it. */
   async function get(registry: Registry, path: string, healthy = true): 
     Promise<{ status: number; type: string | null; body: string }> {
-    const server = await startHealthServer('127.0.0.1:0', registry, () => healthy);
+    const server = await startHealthServer('127.0.0.1:0', registry, () => healthy, '--metrics-addr');
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}${path}`);
       return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
@@ -40,6 +40,19 @@ describe('startHealthServer', () => {
       await server.close();
     }
   }
+
+  it('an address in use fails naming the flag that set it', async () => {
+    const first = await startHealthServer('127.0.0.1:0', new Registry(), () => true, '--metrics-addr');
+    try {
+      const refused = await startHealthServer(`127.0.0.1:${first.port}`, new Registry(), () => true, '--healthz-port').then(
+        async (second) => { await second.close(); return 'listened'; },
+        (err: Error) => err.message,
+      );
+      expect(refused).to.equal(`--healthz-port 127.0.0.1:${first.port}: cannot listen: the address is in use`);
+    } finally {
+      await first.close();
+    }
+  });
 
   it('/metrics: the registry\'s text with Prometheus\' text content type (a query string ignored)', async () => {
     const registry = new Registry();
@@ -63,7 +76,7 @@ describe('startHealthServer', () => {
         this.set(1);
       },
     });
-    const server = await startHealthServer('127.0.0.1:0', registry, () => true);
+    const server = await startHealthServer('127.0.0.1:0', registry, () => true, '--metrics-addr');
     try {
       const bad = await fetch(`http://127.0.0.1:${server.port}/metrics`);
       expect([bad.status, await bad.text()]).to.deep.equal([500, 'metrics unavailable\n']);
