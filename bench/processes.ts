@@ -204,6 +204,8 @@ export async function withDriverSession<T>(driver: BenchProcess, client: CsiClie
     try {
       await unpublishAll();
     } catch (err) {
+      // The cleanup's error is the run's error when the run itself went well.
+      // eslint-disable-next-line no-unsafe-finally
       if (!failed) throw err;
       progress(`cleanup: unpublish failed too: ${(err as Error).message.split('\n')[0]}`);
     } finally {

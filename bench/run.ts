@@ -244,7 +244,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let latency: LatencyRow[] = [];
-  let memory: MemoryRow[] = [];
+  let memory: MemoryRow[];
   try {
     progress(`working in ${work}, mount mode ${mountMode} (${mountModeReason})`);
     if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });

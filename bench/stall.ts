@@ -96,7 +96,7 @@ async function runShape(work: string, shape: BulkShape, mountMode: 'tmpfs' | 'di
     await client.unpublish(`vol-${shape}`, target, 120_000);
     return rows;
   } catch (err) {
-    throw new Error(`${shape}: ${(err as Error).message}${driver ? `\ndriver log:\n${driver.stderrTail()}` : ''}`);
+    throw new Error(`${shape}: ${(err as Error).message}${driver ? `\ndriver log:\n${driver.stderrTail()}` : ''}`, { cause: err });
   } finally {
     client.close();
     await driver?.stop();

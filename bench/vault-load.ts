@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   let bao: OpenBao | undefined;
   let provider: BenchProcess | undefined;
   let measured: Awaited<ReturnType<typeof measure>>;
-  let baoVersion = 'unknown';
+  let baoVersion: string;
   try {
     progress(`working in ${work}, mount mode ${mountMode} (${mountModeReason}); starting etcd and kube-apiserver`);
     kube = await startBenchClusterWith({ spcName: 'bench-vault', classSpec: vaultClassSpec(secrets), tokenAudiences: [VAULT_AUDIENCE], serviceAccounts: [WORKLOAD_SERVICE_ACCOUNT, REVIEWER_SERVICE_ACCOUNT] });

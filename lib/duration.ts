@@ -65,7 +65,7 @@ export function parseDurationFlag(name: string, raw: string, bounds: DurationFla
   try {
     ms = parseGoDuration(raw);
   } catch (err) {
-    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as ${bounds.example})`);
+    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as ${bounds.example})`, { cause: err });
   }
   if (bounds.positive && !(ms > 0)) throw new Error(`--${name} must be greater than zero, got "${raw}"`);
   const { min, max } = bounds;

@@ -133,7 +133,7 @@ export class WatchedCache<T extends KubeObject> {
   /** Lists every page, replaces the cache, and returns the list's resourceVersion. */
   private async list(): Promise<string> {
     const listed = new Map<string, T>();
-    let resourceVersion = '';
+    let resourceVersion: string;
     let next: string | undefined;
     do {
       const query = { labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, limit: PAGE_SIZE, continue: next };

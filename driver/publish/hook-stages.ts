@@ -1,9 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CallLimits } from '../provider-client/client.js';
-import type { PublishedVolume } from './publisher.js';
+import type { PublishedVolume } from './publish-outcome.js';
 
 /**
- * Runs after the files are in place (pod status, Secret sync: issue 3); a throw fails the
+ * Runs after the files are in place (pod status, Secret sync); a throw fails the
  * publish. A hook with `split` lets its first part start before a first mount's files are
  * written (see SplitPublishHook); called as a function it runs its parts in turn.
  */

@@ -4,7 +4,7 @@ import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountRespon
 import { SscError, toSscError } from '../../lib/errors.js';
 import { Pacer } from '../../lib/pacer.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import type { PublishRequest } from '../publish/publish-request.js';
+import type { PublishRequest } from './publish-request.js';
 import type { CallLimits } from '../provider-client/client.js';
 import { buildMountRequest, kubeletOwnedParameters } from './mount-request.js';
 import { keepsMountedFiles, validateMountResponse } from './mount-response.js';
@@ -23,51 +23,10 @@ export interface ProviderPort {
   mount(provider: string, request: MountRequest, limits: CallLimits): Promise<MountResponse__Output>;
 }
 
-/** What a successful publish did. */
-export interface PublishedVolume {
-  readonly request: PublishRequest;
-  readonly spc: SecretProviderClass;
-  readonly versions: readonly ObjectVersion[];
-  /** True when files were (re)written, false when everything already matched. */
-  readonly changed: boolean;
-  /** True when this call mounted the volume (first publish). */
-  readonly firstMount: boolean;
-  /** Why it ran: a kubelet NodePublishVolume, or rotation (the reconciler, or a due kubelet republish in republish mode). */
-  readonly origin: PublishOrigin;
-  /** True when a kubelet republish found the volume fresh and did not call the provider. */
-  readonly skipped: boolean;
-}
+import type { PublishedVolume, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
 
-/**
- * Why a publish runs: a kubelet NodePublishVolume, or a rotation refresh of a mounted
- * volume (by the reconciler, or a kubelet republish that rotation mode `republish` turned
- * into one).
- */
-export type PublishOrigin = 'kubelet' | 'rotation';
-
-/**
- * What to do with a kubelet NodePublishVolume of a volume that is already mounted:
- * `skip` (refreshed recently: no provider call, nothing written), `refresh` (fetch again
- * as a kubelet publish) or `rotate` (fetch again as a rotation refresh: rotation's events,
- * and a failure keeps the old content).
- */
-export type RepublishDecision = 'skip' | 'refresh' | 'rotate';
-
+export type { PublishedVolume, PublishFailure, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
 export type { PublishHook } from './hook-stages.js';
-
-/** A publish that failed: what was known when it failed. */
-export interface PublishFailure {
-  readonly request: PublishRequest;
-  /** The class, when it was resolved before the failure. */
-  readonly spc: SecretProviderClass | undefined;
-  readonly error: SscError;
-  /** True when the volume stays mounted with its previous content (a failed republish). */
-  readonly stillMounted: boolean;
-  readonly origin: PublishOrigin;
-}
-
-/** Runs after a failed publish (events, pod status lastError); must not throw. */
-export type PublishFailureHook = (failure: PublishFailure) => Promise<void>;
 
 /** What the publisher needs; each is a small port so tests can use real or fake parts. */
 export interface PublisherDeps {

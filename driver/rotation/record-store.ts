@@ -36,7 +36,7 @@ export async function readVolumeRecord(targetPath: string): Promise<VolumeRecord
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw new Error(code === 'ELOOP' ? 'it is a symlink' : `it cannot be opened (${code ?? 'error'})`);
+    throw new Error(code === 'ELOOP' ? 'it is a symlink' : `it cannot be opened (${code ?? 'error'})`, { cause: err });
   }
   try {
     const s = await handle.stat();

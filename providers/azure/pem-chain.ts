@@ -8,7 +8,7 @@
 // another's subject key id, the original order kept when the chain is incomplete.
 import { X509Certificate } from 'node:crypto';
 import { SscError } from '../../lib/errors.js';
-import { isContext, octets, oid, readOne, sequence, TAG, type Tlv } from '../../lib/asn1/der.js';
+import { isContext, octets, oid, readOne, sequence, type Tlv } from '../../lib/asn1/der.js';
 import { decodeAllPem, encodePem, type PemBlock } from '../../lib/asn1/pem.js';
 import { pkcs12ToPem } from '../../lib/asn1/pkcs12.js';
 import { encodePkcs8, parsePrivateKey } from '../../lib/asn1/private-key.js';

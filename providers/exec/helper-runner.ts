@@ -52,6 +52,35 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** A helper's stdout, up to its cap, and the first STDERR_KEPT_BYTES of its stderr. */
+class HelperOutput {
+  readonly #stdout: Buffer[] = [];
+  readonly #stderr: Buffer[] = [];
+  #stdoutBytes = 0;
+  #stderrBytes = 0;
+
+  constructor(private readonly maxStdoutBytes: number) {}
+
+  /** Keeps a chunk of stdout; false, keeping nothing, once stdout is over its cap. */
+  addStdout(chunk: Buffer): boolean {
+    this.#stdoutBytes += chunk.length;
+    if (this.#stdoutBytes > this.maxStdoutBytes) return false;
+    this.#stdout.push(chunk);
+    return true;
+  }
+
+  /** Keeps stderr up to STDERR_KEPT_BYTES. */
+  addStderr(chunk: Buffer): void {
+    if (this.#stderrBytes >= STDERR_KEPT_BYTES) return;
+    const kept = chunk.subarray(0, STDERR_KEPT_BYTES - this.#stderrBytes);
+    this.#stderrBytes += kept.length;
+    this.#stderr.push(kept);
+  }
+
+  stdout(): Buffer { return Buffer.concat(this.#stdout); }
+  stderr(): Buffer { return Buffer.concat(this.#stderr); }
+}
+
 function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
   return new Promise((resolve) => {
     let child: ChildProcess;
@@ -61,10 +90,7 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
       resolve({ kind: 'start-failed', errno: String((err as NodeJS.ErrnoException).code ?? 'error') });
       return;
     }
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderrBytes = 0;
+    const output = new HelperOutput(run.maxOutputBytes);
     let stopped: 'timeout' | 'too-large' | 'cancelled' | undefined;
     let exit: { code: number | null; signal: string | null } | undefined;
     let settled = false;
@@ -80,9 +106,8 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
       resolve(outcome);
     };
     const ended = (): HelperOutcome => {
-      const err = Buffer.concat(stderr);
-      if (stopped) return { kind: stopped, stderr: err };
-      return { kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: Buffer.concat(stdout), stderr: err };
+      if (stopped) return { kind: stopped, stderr: output.stderr() };
+      return { kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: output.stdout(), stderr: output.stderr() };
     };
     /** Gives up on pipes a process outside the group still holds, `ms` from now. */
     const abandonAfter = (ms: number): void => {
@@ -99,20 +124,9 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
     const onAbort = (): void => stop('cancelled');
 
     child.stdout?.on('data', (chunk: Buffer) => {
-      if (stopped) return;
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > run.maxOutputBytes) {
-        stop('too-large');
-        return;
-      }
-      stdout.push(chunk);
+      if (!stopped && !output.addStdout(chunk)) stop('too-large');
     });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (stderrBytes >= STDERR_KEPT_BYTES) return;
-      const kept = chunk.subarray(0, STDERR_KEPT_BYTES - stderrBytes);
-      stderrBytes += kept.length;
-      stderr.push(kept);
-    });
+    child.stderr?.on('data', (chunk: Buffer) => output.addStderr(chunk));
     child.on('error', (err: NodeJS.ErrnoException) => {
       // spawn failed (ENOENT, EACCES, ENOEXEC…): no process ran.
       if (child.pid === undefined) finish({ kind: 'start-failed', errno: String(err.code ?? 'error') });

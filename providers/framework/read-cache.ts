@@ -66,7 +66,7 @@ export interface ReadCacheOptions<V> {
 type Outcome<V> = { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
 
 /** A vault's reads by (identity, request), reused for a short window; memory only. */
-export class ReadCache<V extends {}> {
+export class ReadCache<V extends NonNullable<unknown>> {
   /** Reads by key, each with its size and time left; none when nothing may be kept. */
   readonly #entries: LRUCache<string, V> | undefined;
   readonly #flights: Coalescer<Outcome<V>>;

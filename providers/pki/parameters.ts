@@ -135,7 +135,7 @@ export function parseCertificateRequest(attributes: Readonly<Record<string, stri
   const rawCommonName = attributes['commonName'];
   if (rawCommonName === undefined || rawCommonName.trim() === '') throw invalidParameter('commonName is required (e.g. "${POD_NAME}.${POD_NAMESPACE}")');
   const commonName = expandTemplate(rawCommonName.trim(), 'commonName', attributes);
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if ([...commonName].length > MAX_COMMON_NAME || /[\u0000-\u001f\u007f]/.test(commonName)) {
     throw invalidParameter(`commonName ${quoted(commonName, 80)} must be at most ${MAX_COMMON_NAME} characters without control characters`);
   }

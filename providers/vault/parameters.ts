@@ -53,6 +53,7 @@ export const DEFAULT_AUDIENCE = 'vault';
 /** How the vault provider is named in service-account token errors (framework sa-token.ts). */
 export const VAULT_TOKEN_REQUESTER: TokenRequester = { provider: 'vault', audienceNote: "the class's audience parameter picks it" };
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why `value` is not a Vault address (an http:// or https:// URL without credentials, query or fragment), or undefined. */

@@ -14,6 +14,7 @@ export interface SecretPath {
 }
 
 /** Control characters and `#`: neither belongs in a Vault API path or query. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const FORBIDDEN = /[\u0000-\u001f\u007f#]/;
 
 /** One `key=value` part of a query as Go's url.ParseQuery decodes it; throws on a bad `%` escape. */

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { mountsUnder } from '../support/driver-stack.js';
 import { E2E_IMAGE } from '../support/e2e-image.js';

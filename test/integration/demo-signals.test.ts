@@ -137,7 +137,7 @@ describe('demo: the vault part with OpenBao, or one line on how to get bao', fun
 describe('CLI help', function () {
   const cases: [string[], RegExp][] = [
     [['--help'], /^usage: secrets-store-csi <command> \[flags\]\n/], [['-h'], /^usage: secrets-store-csi <command>/], [['help'], /^usage: secrets-store-csi <command>/],
-    [['driver', '--help'], /^secrets-store-csi driver \[flags\]\n  --endpoint=VALUE/], [['driver', '-h'], /^secrets-store-csi driver \[flags\]\n/],
+    [['driver', '--help'], /^secrets-store-csi driver \[flags\]\n {2}--endpoint=VALUE/], [['driver', '-h'], /^secrets-store-csi driver \[flags\]\n/],
     [['provider', '--help'], /^usage: secrets-store-csi provider <name> \[flags\]\n\nproviders: file, vault, azure, exec, pki\n/], [['provider', '-h'], /^usage: secrets-store-csi provider <name>/],
     [['provider', 'file', '--help'], /^secrets-store-csi provider file \[flags\]\n(.|\n)*--root=VALUE/], [['provider', 'file', '-h'], /^secrets-store-csi provider file \[flags\]\n/],
     [['publish', '-h'], /^secrets-store-csi publish \[flags\]\n(.|\n)*--secret-provider-class=VALUE/], [['unpublish', '-h'], /^secrets-store-csi unpublish \[flags\]\n/],

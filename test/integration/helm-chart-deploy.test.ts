@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
-import { csiDriverTextForAzure, csiDriverTextForVault } from '../support/deploy-manifests.js';
+import { csiDriverTextForAzure, csiDriverTextForVault, type Obj } from '../support/deploy-manifests.js';
 import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from '../support/helm.js';
 
 // deploy/ (kubectl apply -k) and the chart with its default values express the same
@@ -54,7 +54,7 @@ function deployObjectsWithExec(): Manifest[] {
 /** The chart values that render deploy/examples/exec's ConfigMaps: helpers, and helper files by path (a key's "_" is the path's "/"). */
 function execValuesOfExample(): Record<string, unknown> {
   const [helpers, files] = parseManifests(readFileSync(join(DEPLOY, 'examples/exec/helpers-configmap.yaml'), 'utf8'));
-  const items = (deployObjectsWithExec().find((o) => o.kind === 'DaemonSet' && o.metadata?.name === 'csi-secrets-store-provider-exec')?.['spec'].template.spec.volumes as Record<string, any>[])
+  const items = (deployObjectsWithExec().find((o) => o.kind === 'DaemonSet' && o.metadata?.name === 'csi-secrets-store-provider-exec')?.['spec'].template.spec.volumes as Obj[])
     .find((v) => v['name'] === 'helpers')?.['projected'].sources[1].configMap.items as { key: string; path: string }[];
   const data = (files?.['data'] ?? {}) as Record<string, string>;
   return { enabled: true, helpers: helpers?.['data'], helperFiles: Object.fromEntries(items.map((i) => [i.path, data[i.key]])) };
@@ -75,9 +75,9 @@ function meaningfulLabels(labels: Record<string, string> | undefined): Record<st
 }
 
 /** Names each hostPath volume after its host path, in volumes and every container's mounts. */
-function volumesByHostPath(podSpec: Record<string, any>): void {
+function volumesByHostPath(podSpec: Obj): void {
   const rename = new Map<string, string>();
-  for (const v of (podSpec['volumes'] ?? []) as Record<string, any>[]) {
+  for (const v of (podSpec['volumes'] ?? []) as Obj[]) {
     if (v['hostPath']) rename.set(v['name'], `host:${String(v['hostPath'].path).replace(/\/$/, '')}`);
   }
   for (const v of podSpec['volumes'] ?? []) v['name'] = rename.get(v['name']) ?? v['name'];
@@ -91,7 +91,7 @@ function volumesByHostPath(podSpec: Record<string, any>): void {
 /** An object without the documented differences, ready for deep comparison. */
 function normalise(obj: Manifest): Manifest {
   const copy = JSON.parse(JSON.stringify(obj)) as Manifest;
-  const meta = copy.metadata as Record<string, any>;
+  const meta = copy.metadata as Obj;
   meta['labels'] = meaningfulLabels(meta['labels']);
   if (meta['annotations']) delete meta['annotations']['helm.sh/resource-policy'];
   if (meta['annotations'] && Object.keys(meta['annotations']).length === 0) delete meta['annotations'];

@@ -7,6 +7,7 @@ import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { AGGREGATED_ROLES, CHART_VALUE_SETS } from '../support/helm-value-sets.js';
 import { CHART_DIR, RENDER_KUBE_VERSION, createHelm, expandArgs, findManifest, podContainer, type Helm, type Manifest } from '../support/helm.js';
+import type { Obj } from '../support/deploy-manifests.js';
 import { checkAzureProviderDaemonSet } from '../support/azure-provider-daemonset.js';
 import { checkVaultProviderDaemonSet } from '../support/vault-provider-daemonset.js';
 import { checkExecProviderDaemonSet } from '../support/exec-provider-daemonset.js';
@@ -25,12 +26,12 @@ const PKI_DS = `${DRIVER_DS}-provider-pki`;
 const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
 
 /** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
-function hostPathOf(ds: Manifest, container: Record<string, any>, containerPath: string): string {
-  const mount = ((container['volumeMounts'] ?? []) as Record<string, any>[])
+function hostPathOf(ds: Manifest, container: Obj, containerPath: string): string {
+  const mount = ((container['volumeMounts'] ?? []) as Obj[])
     .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
     .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
   expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
-  const volume = (ds['spec'].template.spec.volumes as Record<string, any>[]).find((v) => v['name'] === mount?.['name']);
+  const volume = (ds['spec'].template.spec.volumes as Obj[]).find((v) => v['name'] === mount?.['name']);
   expect(volume?.['hostPath'], `volume ${mount?.['name']} is a hostPath`).to.be.an('object');
   return posix.normalize(posix.join(String(volume?.['hostPath'].path), posix.relative(String(mount?.['mountPath']), containerPath))).replace(/\/$/, '');
 }
@@ -110,7 +111,7 @@ describe('Helm chart: lint and render (real helm)', function () {
         const ds = findManifest(objects, 'DaemonSet', DRIVER_DS);
         const driver = podContainer(ds, 'secrets-store');
         const root = want.kubeletRootDir;
-        const mount = (driver['volumeMounts'] as Record<string, any>[]).find((m) => m['mountPropagation'] === 'Bidirectional');
+        const mount = (driver['volumeMounts'] as Obj[]).find((m) => m['mountPropagation'] === 'Bidirectional');
         expect(mount?.['mountPath']).to.equal(`${root}/pods`);
         expect(hostPathOf(ds, driver, `${root}/pods`)).to.equal(`${root}/pods`);
         const socket = hostPathOf(ds, driver, parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), {}).socketPath);
@@ -152,7 +153,7 @@ describe('Helm chart: lint and render (real helm)', function () {
         const ds = providers[0] as Manifest;
         checkVaultProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerVault);
         const c = podContainer(ds, 'provider');
-        const vault = (set.values['providers'] as { vault: Record<string, any> }).vault;
+        const vault = (set.values['providers'] as { vault: Obj }).vault;
         for (const arg of vault['extraArgs'] ?? []) expect(c['args']).to.include(arg);
         expect(c['env']).to.deep.equal(vault['env']);
         if (vault['image']?.digest) expect(c['image']).to.equal(`${vault['image'].repository}@${vault['image'].digest}`);
@@ -165,7 +166,7 @@ describe('Helm chart: lint and render (real helm)', function () {
         const ds = providers[0] as Manifest;
         checkAzureProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerAzure);
         const c = podContainer(ds, 'provider');
-        const azure = (set.values['providers'] as { azure: Record<string, any> }).azure;
+        const azure = (set.values['providers'] as { azure: Obj }).azure;
         for (const arg of azure['extraArgs'] ?? []) expect(c['args']).to.include(arg);
         expect(c['env']).to.deep.equal(azure['env']);
         for (const m of azure['volumeMounts'] ?? []) expect(c['volumeMounts']).to.deep.include(m);
@@ -184,7 +185,7 @@ describe('Helm chart: lint and render (real helm)', function () {
         const ds = providers[0] as Manifest;
         checkExecProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerExec);
         const c = podContainer(ds, 'provider');
-        const exec = (set.values['providers'] as { exec: Record<string, any> }).exec;
+        const exec = (set.values['providers'] as { exec: Obj }).exec;
         for (const arg of exec['extraArgs'] ?? []) expect(c['args']).to.include(arg);
         expect(c['env']).to.deep.equal(exec['env']);
         for (const m of exec['volumeMounts'] ?? []) expect(c['volumeMounts']).to.deep.include(m);
@@ -216,7 +217,7 @@ describe('Helm chart: lint and render (real helm)', function () {
         const ds = providers[0] as Manifest;
         checkPkiProviderDaemonSet(ds, findManifest(objects, 'DaemonSet', DRIVER_DS), want.providerPki);
         const c = podContainer(ds, 'provider');
-        const pki = (set.values['providers'] as { pki: Record<string, any> }).pki;
+        const pki = (set.values['providers'] as { pki: Obj }).pki;
         for (const arg of pki['extraArgs'] ?? []) expect(c['args']).to.include(arg);
         if (pki['image']?.tag) expect(c['image']).to.equal(`${pki['image'].repository}:${pki['image'].tag}`);
         if (pki['resources']) expect(c['resources']).to.deep.equal(pki['resources']);

@@ -14,6 +14,7 @@ const HOSTILE = `AccessDenied\n\u001b[31m{"level":"error","message":"forged"}\u0
 
 /** True when `text` holds a control character (escaped ones are plain backslash text). */
 function hasControl(text: string): boolean {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return /[\u0000-\u001f\u007f-\u009f]/.test(text);
 }
 

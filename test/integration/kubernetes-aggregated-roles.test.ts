@@ -33,7 +33,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     try {
       await until(`${role} to get ${verb} ${resource}`, aggregated, 60_000);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`);
+      throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, { cause: err });
     }
   }
 

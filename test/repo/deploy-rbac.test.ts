@@ -103,7 +103,7 @@ describe('deploy manifests', () => {
         for (const op of doc) {
           const parts = String(op['path']).split('/').slice(1);
           const last = parts.pop() as string;
-          let at: any = matches[0];
+          let at = matches[0] as Obj;
           for (const p of parts) { at = at[p]; expect(at, `${op['path']} resolves`).to.not.equal(undefined); }
           if (op['op'] === 'test') expect(at[last]).to.deep.equal(op['value']);
           else if (op['op'] === 'replace') { expect(at, `${op['path']} exists`).to.have.property(last); at[last] = op['value']; }

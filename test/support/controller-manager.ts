@@ -104,6 +104,6 @@ export async function untilGarbageCollectorWorks(cluster: KubeCluster, namespace
   try {
     await until('the garbage collector to collect a probe dependent', collected, timeoutMs);
   } catch (err) {
-    throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`);
+    throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, { cause: err });
   }
 }

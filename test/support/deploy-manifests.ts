@@ -12,7 +12,11 @@ export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 /** deploy/ in the repository. */
 export const DEPLOY = join(REPO, 'deploy');
 
-/** A manifest object: untyped YAML. */
+/**
+ * A manifest object: untyped YAML, walked by path in assertions (a wrong path fails the
+ * assertion that reads it). The tests' one `any`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Obj = Record<string, any>;
 /** One object of deploy/ with its file (relative to deploy/). */
 export interface Manifest { file: string; obj: Obj }
@@ -131,7 +135,7 @@ export function csiDriverTextForVault(): string {
   const start = lines.findIndex((l) => l === '  # tokenRequests:');
   if (start < 0) throw new Error('deploy/csidriver.yaml has no commented "  # tokenRequests:" line');
   let end = start + 1;
-  while (end < lines.length && /^  # {3}/.test(lines[end] as string)) end++;
+  while (end < lines.length && /^ {2}# {3}/.test(lines[end] as string)) end++;
   const inSecrets = lines.findIndex((l) => l === '  # serviceAccountTokenInSecrets: true');
   if (inSecrets < 0) throw new Error('deploy/csidriver.yaml has no commented "  # serviceAccountTokenInSecrets: true" line');
   return lines.map((l, i) => ((i >= start && i < end) || i === inSecrets ? l.replace(/^ {2}# /, '  ') : l)).join('\n');

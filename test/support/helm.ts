@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import type { Obj } from './deploy-manifests.js';
 import { requirePeer } from './peers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -19,7 +20,7 @@ export const CHART_DIR = join(REPO, 'charts/secrets-store-csi');
 export const RENDER_KUBE_VERSION = '1.36.0';
 
 /** A manifest object as rendered: untyped YAML. */
-export type Manifest = KubernetesObject & Record<string, any>;
+export type Manifest = KubernetesObject & Obj;
 
 /** What one helm run printed. */
 export interface HelmOutput { readonly stdout: string; readonly stderr: string }
@@ -95,17 +96,17 @@ export function findManifest(objects: readonly Manifest[], kind: string, name: s
 }
 
 /** A container of a DaemonSet's pod template by name (initContainers with init). */
-export function podContainer(ds: Manifest, name: string, init = false): Record<string, any> {
-  const list: Record<string, any>[] = ds['spec']?.template?.spec?.[init ? 'initContainers' : 'containers'] ?? [];
+export function podContainer(ds: Manifest, name: string, init = false): Obj {
+  const list: Obj[] = ds['spec']?.template?.spec?.[init ? 'initContainers' : 'containers'] ?? [];
   const found = list.find((c) => c['name'] === name);
   if (!found) throw new Error(`${ds.metadata?.name} has no ${init ? 'init ' : ''}container ${name}`);
   return found;
 }
 
 /** Expands $(VAR) in a container's args from its literal env values (and extraEnv), as kubelet does. */
-export function expandArgs(container: Record<string, any>, extraEnv: Record<string, string>): string[] {
+export function expandArgs(container: Obj, extraEnv: Record<string, string>): string[] {
   const env: Record<string, string> = { ...extraEnv };
-  for (const e of (container['env'] ?? []) as Record<string, any>[]) if (typeof e['value'] === 'string') env[e['name']] = e['value'];
+  for (const e of (container['env'] ?? []) as Obj[]) if (typeof e['value'] === 'string') env[e['name']] = e['value'];
   return ((container['args'] ?? []) as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
 }
 

@@ -1,5 +1,6 @@
 // Shared set-up of the RBAC integration tests: the CSIDriver object with upstream's Helm
 // values, pods with inline volumes, events and API request counts as the driver sees them.
+import type { Obj } from './deploy-manifests.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,9 +71,9 @@ export function requestsByMethod(metrics: string): Record<string, number> {
 
 /** The driver container's flags in deploy/driver-daemonset.yaml, parsed as the driver would (node name filled in). */
 export async function daemonSetConfig(): Promise<{ args: string[]; config: DriverConfig }> {
-  const docs = parseAllDocuments(await readFile(deployFile('driver-daemonset.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any>);
+  const docs = parseAllDocuments(await readFile(deployFile('driver-daemonset.yaml'), 'utf8')).map((d) => d.toJS() as Obj);
   const ds = docs.find((d) => d?.['kind'] === 'DaemonSet');
-  const container = (ds?.['spec'].template.spec.containers as Record<string, any>[]).find((c) => c['name'] === 'secrets-store');
+  const container = (ds?.['spec'].template.spec.containers as Obj[]).find((c) => c['name'] === 'secrets-store');
   const env: Record<string, string> = { KUBE_NODE_NAME: 'test-node' };
   for (const e of (container?.['env'] ?? []) as Record<string, string>[]) if (typeof e['value'] === 'string') env[e['name'] ?? ''] = e['value'];
   const args = (container?.['args'] as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));

@@ -11,7 +11,7 @@ function readKubeconfigFlag(path: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `--kubeconfig ${path} does not exist` : `cannot read --kubeconfig ${path} (${code ?? 'error'})`);
+    throw new Error(code === 'ENOENT' ? `--kubeconfig ${path} does not exist` : `cannot read --kubeconfig ${path} (${code ?? 'error'})`, { cause: err });
   }
 }
 

@@ -80,7 +80,7 @@ function dataOrFile(entry: Entry, key: string, where: string, baseDir: string, r
     return read(full);
   } catch (err) {
     // Node's own text ("ENOENT: no such file…") names no kubeconfig entry to fix.
-    throw new Error(`kubeconfig: ${where}.${key} ${full} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new Error(`kubeconfig: ${where}.${key} ${full} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
   }
 }
 
@@ -116,6 +116,8 @@ function parseYaml(path: string, content: string): unknown {
     return parse(content);
   } catch (err) {
     const at = err instanceof YAMLError ? err.linePos?.[0] : undefined;
+    // No cause: the YAML error quotes the file, which may hold a token or a key.
+    // eslint-disable-next-line preserve-caught-error
     throw new Error(`kubeconfig ${path} is not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ''}`);
   }
 }

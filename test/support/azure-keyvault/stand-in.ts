@@ -9,7 +9,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { CLOUDS, loginCloud, PUBLIC_CLOUD, type StandInCloud, vaultHost } from './clouds.js';
+import { CLOUDS, loginCloud, PUBLIC_CLOUD, type StandInCloud } from './clouds.js';
 import { systemClock, type StandInClock } from './clock.js';
 import { handleEntra } from './entra-api.js';
 import { EntraDirectory, type IssuerKeys, TOKEN_EXCHANGE_AUDIENCE } from './entra-directory.js';

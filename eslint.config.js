@@ -1,0 +1,40 @@
+// ESLint for the whole tree (`npm run lint`, run by `npm test` before the suite).
+// Formatting is prettier's (`npm run format`); this checks what a formatter cannot:
+// import cycles, function and file length, and typescript-eslint's recommended rules.
+import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'proto/gen/', 'bench/results/', 'build/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // The cycle check reads each imported file: with TypeScript's parser, or it sees no imports in .ts files.
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: {
+      // A cycle between files, type-only imports included: a type cycle is a layering cycle
+      // too. Cycles between folders: test/repo/layout.test.ts.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // `_name`: a value a destructuring or a signature needs but the code does not read.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 350, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // Tests and benchmarks are tables of cases and scripted steps: long by nature.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'max-lines-per-function': 'off', 'max-lines': 'off' },
+  },
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+);
