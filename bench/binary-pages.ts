@@ -23,10 +23,16 @@ const COMPONENTS: readonly [string, RegExp][] = [
   ['V8 WebAssembly', /wasm/i],
   ['V8 embedded builtins', /^Builtins_|embedded_blob/],
   ['V8 runtime, heap, parser, interpreter', /v8::|^V8|cppgc/],
-  ['OpenSSL', /^(SSL|EVP|OPENSSL|CRYPTO|X509|BN|EC|RSA|ASN1|PEM|BIO|ERR|OBJ|PKCS|RAND|DH|DSA|ECDSA|CMS|OSSL|HMAC|SHA|MD5|AES|ENGINE|CONF|OCSP|TLS|DTLS|UI)_|^(ossl|ssl|tls|dtls|ec|bn|x509|asn1|evp|v3|sha\d*|aes|rsa|dh|ecp|chacha|poly1305|gcm|x25519|ed25519|curve25519|md5|rand|kdf|hmac)_/i],
+  [
+    'OpenSSL',
+    /^(SSL|EVP|OPENSSL|CRYPTO|X509|BN|EC|RSA|ASN1|PEM|BIO|ERR|OBJ|PKCS|RAND|DH|DSA|ECDSA|CMS|OSSL|HMAC|SHA|MD5|AES|ENGINE|CONF|OCSP|TLS|DTLS|UI)_|^(ossl|ssl|tls|dtls|ec|bn|x509|asn1|evp|v3|sha\d*|aes|rsa|dh|ecp|chacha|poly1305|gcm|x25519|ed25519|curve25519|md5|rand|kdf|hmac)_/i,
+  ],
   ['nghttp2 (HTTP/2)', /nghttp2/],
   ['libuv', /^uv_|uv__/],
-  ['node core (C++)', /node::|^node_|napi_|llhttp|ada::|simdutf|simdjson|ncrypto|nbytes|uvwasi|cares|ares_|brotli|Brotli|zstd|ZSTD|deflate|inflate|crc32|zlib|sqlite3/],
+  [
+    'node core (C++)',
+    /node::|^node_|napi_|llhttp|ada::|simdutf|simdjson|ncrypto|nbytes|uvwasi|cares|ares_|brotli|Brotli|zstd|ZSTD|deflate|inflate|crc32|zlib|sqlite3/,
+  ],
   ['C++ standard library', /std::|__cxa|__gnu|abi::|GLIBCXX/],
 ];
 
@@ -66,13 +72,31 @@ export function qualifiedName(symbol: string): string {
 export function unnamedDataComponent(page: Buffer): string {
   let printable = 0;
   for (const b of page) if (b === 0x0a || b === 0x09 || (b >= 0x20 && b < 0x7f)) printable++;
-  return printable >= page.length * 0.9 ? "JS sources of node's built-in modules" : 'startup snapshot, code cache (unnamed data)';
+  return printable >= page.length * 0.9
+    ? "JS sources of node's built-in modules"
+    : 'startup snapshot, code cache (unnamed data)';
 }
 
-interface Symbol { readonly address: number; readonly end: number; readonly name: string }
-interface Segment { readonly offset: number; readonly address: number; readonly size: number }
-interface Section { readonly name: string; readonly address: number; readonly size: number }
-interface ElfIndex { readonly segments: Segment[]; readonly sections: Section[]; readonly symbols: Symbol[] }
+interface Symbol {
+  readonly address: number;
+  readonly end: number;
+  readonly name: string;
+}
+interface Segment {
+  readonly offset: number;
+  readonly address: number;
+  readonly size: number;
+}
+interface Section {
+  readonly name: string;
+  readonly address: number;
+  readonly size: number;
+}
+interface ElfIndex {
+  readonly segments: Segment[];
+  readonly sections: Section[];
+  readonly symbols: Symbol[];
+}
 
 const indexes = new Map<string, Promise<ElfIndex>>();
 
@@ -88,7 +112,8 @@ async function elfIndex(binary: string): Promise<ElfIndex> {
 async function readElfIndex(binary: string): Promise<ElfIndex> {
   const big = { maxBuffer: 512 * 1024 * 1024 };
   const [headers, sectionTable, nm] = await Promise.all([
-    execFileAsync('readelf', ['-lW', binary], big), execFileAsync('readelf', ['-SW', binary], big),
+    execFileAsync('readelf', ['-lW', binary], big),
+    execFileAsync('readelf', ['-SW', binary], big),
     execFileAsync('nm', ['-C', '--defined-only', '-S', '-n', binary], big),
   ]);
   const segments: Segment[] = [];
@@ -96,7 +121,9 @@ async function readElfIndex(binary: string): Promise<ElfIndex> {
     segments.push({ offset: Number(m[1]), address: Number(m[2]), size: Number(m[3]) });
   }
   const sections: Section[] = [];
-  for (const m of sectionTable.stdout.matchAll(/^\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)/gm)) {
+  for (const m of sectionTable.stdout.matchAll(
+    /^\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)/gm,
+  )) {
     const address = parseInt(m[2]!, 16);
     if (address > 0) sections.push({ name: m[1]!, address, size: parseInt(m[3]!, 16) });
   }
@@ -107,7 +134,8 @@ async function readElfIndex(binary: string): Promise<ElfIndex> {
     const address = parseInt(m[1]!, 16);
     const size = parseInt(m[2]!, 16);
     // TLS and absolute symbols (small addresses) are not in a loaded segment.
-    if (size > 0 && segments.some((s) => address >= s.address && address < s.address + s.size)) symbols.push({ address, end: address + size, name: m[3]! });
+    if (size > 0 && segments.some((s) => address >= s.address && address < s.address + s.size))
+      symbols.push({ address, end: address + size, name: m[3]! });
   }
   symbols.sort((a, b) => a.address - b.address);
   return { segments, sections, symbols };
@@ -155,12 +183,13 @@ export async function binaryPages(pid: number): Promise<BinaryPages> {
       const entries = Buffer.alloc(pages * 8);
       await pagemap.read(entries, 0, entries.length, (start / PAGE) * 8);
       for (let i = 0; i < pages; i++) {
-        if ((entries.readBigUInt64LE(i * 8) >> 63n) !== 1n) continue;
+        if (entries.readBigUInt64LE(i * 8) >> 63n !== 1n) continue;
         totalKiB += PAGE / 1024;
         const offset = fileOffset + i * PAGE;
         const segment = index.segments.find((s) => offset >= s.offset && offset < s.offset + s.size);
         const address = segment ? segment.address + offset - segment.offset : -1;
-        const section = index.sections.find((s) => address >= s.address && address < s.address + s.size)?.name ?? '(none)';
+        const section =
+          index.sections.find((s) => address >= s.address && address < s.address + s.size)?.name ?? '(none)';
         add(bySection, section);
         const symbol = symbolAt(index.symbols, address);
         let component: string;
@@ -169,7 +198,11 @@ export async function binaryPages(pid: number): Promise<BinaryPages> {
           const page = Buffer.alloc(PAGE);
           await file.read(page, 0, PAGE, offset);
           component = unnamedDataComponent(page);
-        } else component = section.startsWith('.dyn') || section.startsWith('.gnu') || section.startsWith('.rela') ? 'dynamic symbol tables' : `unnamed ${section}`;
+        } else
+          component =
+            section.startsWith('.dyn') || section.startsWith('.gnu') || section.startsWith('.rela')
+              ? 'dynamic symbol tables'
+              : `unnamed ${section}`;
         add(byComponent, component);
       }
     }

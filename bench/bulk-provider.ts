@@ -37,10 +37,17 @@ async function main(): Promise<void> {
   const bytes = service.Mount.responseSerialize(bulkResponse(shape));
   const server = new grpc.Server({ 'grpc.max_send_message_length': 4 * 1024 * 1024 });
   // The same service, with Mount answering the prebuilt bytes as they are.
-  server.addService({ ...service, Mount: { ...service.Mount, responseSerialize: (b: Buffer) => b } } as unknown as grpc.ServiceDefinition, {
-    Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'bulk', runtime_version: '0' }),
-    Mount: (_call: grpc.ServerUnaryCall<unknown, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, bytes),
-  });
+  server.addService(
+    {
+      ...service,
+      Mount: { ...service.Mount, responseSerialize: (b: Buffer) => b },
+    } as unknown as grpc.ServiceDefinition,
+    {
+      Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) =>
+        cb(null, { version: 'v1alpha1', runtime_name: 'bulk', runtime_version: '0' }),
+      Mount: (_call: grpc.ServerUnaryCall<unknown, Buffer>, cb: grpc.sendUnaryData<Buffer>) => cb(null, bytes),
+    },
+  );
   await bindUnixSocket(server, socket);
   process.stderr.write(`bulk provider started (${shape}, ${bytes.length} bytes)\n`);
   process.on('SIGTERM', () => server.forceShutdown());

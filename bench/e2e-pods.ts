@@ -30,7 +30,6 @@ const CLASS = 'bench';
 /** Reads one secret file, then idles: Ready as soon as it runs (no probe), as most pods with a CSI secret volume would be. */
 const SCRIPT = 'cat /mnt/secrets-store/obj-0 >/dev/null; exec sleep 2147483647';
 
-
 function progress(text: string): void {
   process.stderr.write(`bench e2e-pods: ${text}\n`);
 }
@@ -49,7 +48,9 @@ function benchPod(node: E2eNode, name: string, kind: Kind, batch: string): V1Pod
 }
 
 function isReady(p: V1Pod): boolean {
-  return p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (
+    p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 interface ProcessCosts {
@@ -74,17 +75,29 @@ interface BatchResult {
 }
 
 /** The pids whose CPU a batch reports. */
-interface Pids { driver: number; provider: number; kubelet: number; containerd: number }
+interface Pids {
+  driver: number;
+  provider: number;
+  kubelet: number;
+  containerd: number;
+}
 
 async function cpuOf(pids: Pids): Promise<ProcessCosts> {
   return {
-    driverCpuMs: await processCpuMs(pids.driver), providerCpuMs: await processCpuMs(pids.provider),
-    kubeletCpuMs: await processCpuMs(pids.kubelet), containerdCpuMs: await processCpuMs(pids.containerd),
+    driverCpuMs: await processCpuMs(pids.driver),
+    providerCpuMs: await processCpuMs(pids.provider),
+    kubeletCpuMs: await processCpuMs(pids.kubelet),
+    containerdCpuMs: await processCpuMs(pids.containerd),
   };
 }
 
 function cpuDelta(a: ProcessCosts, b: ProcessCosts): ProcessCosts {
-  return { driverCpuMs: b.driverCpuMs - a.driverCpuMs, providerCpuMs: b.providerCpuMs - a.providerCpuMs, kubeletCpuMs: b.kubeletCpuMs - a.kubeletCpuMs, containerdCpuMs: b.containerdCpuMs - a.containerdCpuMs };
+  return {
+    driverCpuMs: b.driverCpuMs - a.driverCpuMs,
+    providerCpuMs: b.providerCpuMs - a.providerCpuMs,
+    kubeletCpuMs: b.kubeletCpuMs - a.kubeletCpuMs,
+    containerdCpuMs: b.containerdCpuMs - a.containerdCpuMs,
+  };
 }
 
 /** Polls `check` every SAMPLE_MS (also sampling the driver's RSS) until it returns true; rejects after BATCH_TIMEOUT_MS. */
@@ -99,36 +112,62 @@ async function sampleUntil(what: string, check: () => Promise<boolean>, onSample
 }
 
 /** Creates `count` pods of `kind` at once, waits until all are Ready, deletes them and waits until they are gone. */
-async function runBatch(node: E2eNode, ns: string, kind: Kind, count: number, batch: string, pids: Pids): Promise<BatchResult> {
+async function runBatch(
+  node: E2eNode,
+  ns: string,
+  kind: Kind,
+  count: number,
+  batch: string,
+  pids: Pids,
+): Promise<BatchResult> {
   const core = node.cluster.admin.core;
   const labelSelector = `batch=${batch}`;
   const rssBefore = (await processMemory(pids.driver)).rssKiB;
   let rssPeak = rssBefore;
-  const sampleRss = async () => { rssPeak = Math.max(rssPeak, (await processMemory(pids.driver)).rssKiB); };
+  const sampleRss = async () => {
+    rssPeak = Math.max(rssPeak, (await processMemory(pids.driver)).rssKiB);
+  };
   const cpuBefore = await cpuOf(pids);
   const started = performance.now();
-  await Promise.all(Array.from({ length: count }, (_, i) => core.createNamespacedPod({ namespace: ns, body: benchPod(node, `${batch}-${i}`, kind, batch) })));
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      core.createNamespacedPod({ namespace: ns, body: benchPod(node, `${batch}-${i}`, kind, batch) }),
+    ),
+  );
   const readyAt = new Map<string, number>();
-  await sampleUntil(`${count} ${kind} pods to be Ready`, async () => {
-    const now = performance.now() - started;
-    for (const p of (await core.listNamespacedPod({ namespace: ns, labelSelector })).items) {
-      const name = p.metadata?.name ?? '';
-      if (isReady(p) && !readyAt.has(name)) readyAt.set(name, now);
-    }
-    return readyAt.size === count;
-  }, sampleRss);
+  await sampleUntil(
+    `${count} ${kind} pods to be Ready`,
+    async () => {
+      const now = performance.now() - started;
+      for (const p of (await core.listNamespacedPod({ namespace: ns, labelSelector })).items) {
+        const name = p.metadata?.name ?? '';
+        if (isReady(p) && !readyAt.has(name)) readyAt.set(name, now);
+      }
+      return readyAt.size === count;
+    },
+    sampleRss,
+  );
   const allReadyMs = Math.max(...readyAt.values());
   const cpuMs = cpuDelta(cpuBefore, await cpuOf(pids));
   const rssAfter = (await processMemory(pids.driver)).rssKiB;
 
   const deleting = performance.now();
   await core.deleteCollectionNamespacedPod({ namespace: ns, labelSelector });
-  await sampleUntil(`the ${kind} pods to be gone`, async () =>
-    (await core.listNamespacedPod({ namespace: ns, labelSelector })).items.length === 0
-    && (kind === 'plain' || (await mountsUnder(join(node.rootDir, 'pods'))).length === 0), sampleRss);
+  await sampleUntil(
+    `the ${kind} pods to be gone`,
+    async () =>
+      (await core.listNamespacedPod({ namespace: ns, labelSelector })).items.length === 0 &&
+      (kind === 'plain' || (await mountsUnder(join(node.rootDir, 'pods'))).length === 0),
+    sampleRss,
+  );
   const allGoneMs = performance.now() - deleting;
   return {
-    kind, pods: count, allReadyMs: Math.round(allReadyMs), readyMs: rounded(summarize([...readyAt.values()])), allGoneMs: Math.round(allGoneMs), cpuMs,
+    kind,
+    pods: count,
+    allReadyMs: Math.round(allReadyMs),
+    readyMs: rounded(summarize([...readyAt.values()])),
+    allGoneMs: Math.round(allGoneMs),
+    cpuMs,
     driverRssMiB: { before: mib(rssBefore), peak: mib(rssPeak), after: mib(rssAfter) },
   };
 }
@@ -142,10 +181,24 @@ async function pidFrom(file: string): Promise<number> {
 function report(rows: readonly BatchResult[]): string {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   return table(
-    ['pods', 'n', 'all Ready s', 'Ready p50 s', 'all gone s', 'CPU ms driver / provider / kubelet / containerd', 'driver RSS MiB before / peak / after'],
-    rows.map((r) => [r.kind === 'csi' ? 'with CSI volume' : 'without', String(r.pods), s(r.allReadyMs), s(r.readyMs.p50), s(r.allGoneMs),
+    [
+      'pods',
+      'n',
+      'all Ready s',
+      'Ready p50 s',
+      'all gone s',
+      'CPU ms driver / provider / kubelet / containerd',
+      'driver RSS MiB before / peak / after',
+    ],
+    rows.map((r) => [
+      r.kind === 'csi' ? 'with CSI volume' : 'without',
+      String(r.pods),
+      s(r.allReadyMs),
+      s(r.readyMs.p50),
+      s(r.allGoneMs),
       `${r.cpuMs.driverCpuMs} / ${r.cpuMs.providerCpuMs} / ${r.cpuMs.kubeletCpuMs} / ${r.cpuMs.containerdCpuMs}`,
-      `${r.driverRssMiB.before} / ${r.driverRssMiB.peak} / ${r.driverRssMiB.after}`]),
+      `${r.driverRssMiB.before} / ${r.driverRssMiB.peak} / ${r.driverRssMiB.after}`,
+    ]),
     new Set([1, 2, 3, 4]),
   );
 }
@@ -173,7 +226,12 @@ async function main(): Promise<void> {
     });
     const provider = node.stack.provider?.process.pid;
     if (!provider) throw new Error('the node runs no file provider');
-    const pids: Pids = { driver: node.stack.driver.process.pid ?? 0, provider, kubelet: await pidFrom(join(node.dir, 'kubelet.pid')), containerd: await pidFrom(join(node.dir, 'containerd.pid')) };
+    const pids: Pids = {
+      driver: node.stack.driver.process.pid ?? 0,
+      provider,
+      kubelet: await pidFrom(join(node.dir, 'kubelet.pid')),
+      containerd: await pidFrom(join(node.dir, 'containerd.pid')),
+    };
     // One pod of each kind first: the first container start on a node pays for things no later one does.
     progress('warm-up: one pod of each kind');
     for (const kind of ['plain', 'csi'] as const) await runBatch(node, ns, kind, 1, `warmup-${kind}`, pids);
@@ -189,9 +247,15 @@ async function main(): Promise<void> {
   const results = {
     ...run.finish(),
     config: {
-      pods: count, rounds, objectsPerVolume: OBJECTS, objectSizeBytes: OBJECT_SIZE, provider: 'file', secretObjects: 1,
+      pods: count,
+      rounds,
+      objectsPerVolume: OBJECTS,
+      objectSizeBytes: OBJECT_SIZE,
+      provider: 'file',
+      secretObjects: 1,
       node: 'one node: etcd + kube-apiserver, kube-controller-manager, containerd, kubelet (test/support/e2e-node.ts); hostNetwork busybox pods, imagePullPolicy Never',
-      driverFlags: 'the e2e node\'s defaults (Kubernetes mode, Secret sync on, rotation off) with --log-level=info, images\' node flags',
+      driverFlags:
+        "the e2e node's defaults (Kubernetes mode, Secret sync on, rotation off) with --log-level=info, images' node flags",
       readiness: `pods listed every ${SAMPLE_MS} ms from the first create call; a pod counts from the first list that shows it Ready`,
       cpu: 'delta of /proc/<pid>/stat user+system time from before the first create call until every pod was Ready (10 ms ticks)',
       rss: 'driver VmRSS before the batch, the largest sample until every pod was gone, and once every pod was Ready',
@@ -199,9 +263,11 @@ async function main(): Promise<void> {
     batches: rows,
   };
   const files = await writeBenchResults(RESULTS_DIR, 'e2e-pods', results, true);
-  process.stdout.write(`secrets-store-csi e2e pods benchmark  ${results.startedAt}\n`
-    + `${machineLine(results)}\n`
-    + `${count} pods at once per batch, ${OBJECTS} objects of ${OBJECT_SIZE} bytes and one synced Secret per CSI volume\n\n${report(rows)}\n`);
+  process.stdout.write(
+    `secrets-store-csi e2e pods benchmark  ${results.startedAt}\n` +
+      `${machineLine(results)}\n` +
+      `${count} pods at once per batch, ${OBJECTS} objects of ${OBJECT_SIZE} bytes and one synced Secret per CSI volume\n\n${report(rows)}\n`,
+  );
   progress(`wrote ${files.join(' and ')}`);
 }
 

@@ -28,7 +28,11 @@ export async function writeObjects(providerRoot: string, count: number, size: nu
  * Writes a SecretProviderClass for the file provider listing `sourcePaths` (same format
  * as examples/local/secretproviderclass.yaml) into `spcDir` and returns its name.
  */
-export async function writeSecretProviderClass(spcDir: string, count: number, sourcePaths: readonly string[]): Promise<string> {
+export async function writeSecretProviderClass(
+  spcDir: string,
+  count: number,
+  sourcePaths: readonly string[],
+): Promise<string> {
   const name = spcName(count);
   const doc = {
     apiVersion: 'secrets-store.csi.x-k8s.io/v1',

@@ -23,9 +23,13 @@ export interface GoDriverArgsOptions {
 /** The Go driver's flags for `options` (metrics on a free loopback port). */
 export function goDriverArgs(options: GoDriverArgsOptions): string[] {
   return [
-    `--endpoint=unix://${options.socketPath}`, `--nodeid=${options.nodeName}`, `--kubeconfig=${options.kubeconfig}`,
-    `--provider-volume=${options.providersDir}`, `--additional-provider-volume-paths=${options.providersDir}`,
-    '--metrics-addr=127.0.0.1:0', `-v=${options.verbosity ?? 2}`,
+    `--endpoint=unix://${options.socketPath}`,
+    `--nodeid=${options.nodeName}`,
+    `--kubeconfig=${options.kubeconfig}`,
+    `--provider-volume=${options.providersDir}`,
+    `--additional-provider-volume-paths=${options.providersDir}`,
+    '--metrics-addr=127.0.0.1:0',
+    `-v=${options.verbosity ?? 2}`,
     ...(options.rotation ? ['--enable-secret-rotation', '--rotation-poll-interval=1ms'] : []),
   ];
 }

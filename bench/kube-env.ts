@@ -13,7 +13,8 @@ import { peerBinary } from '../test/support/peers.js';
 /** Why Kubernetes mode cannot run here, or undefined when it can. */
 export function kubernetesUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root (tmpfs mounts; --mount-mode=dir is local mode only)';
-  if (!peerBinary('ETCD') || !peerBinary('KUBE_APISERVER')) return 'etcd and kube-apiserver are not installed: run bash test/peers/install.sh';
+  if (!peerBinary('ETCD') || !peerBinary('KUBE_APISERVER'))
+    return 'etcd and kube-apiserver are not installed: run bash test/peers/install.sh';
   return undefined;
 }
 
@@ -29,15 +30,25 @@ function apiWritesByResource(metricsText: string): Map<string, number> {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const resource = labels['subresource'] ? `${labels['resource']}/${labels['subresource']}` : labels['resource'] ?? '';
-    if (!WRITE_VERBS.has(labels['verb'] ?? '') || IGNORED_RESOURCES.has(labels['resource'] ?? '') || !Number.isFinite(value)) continue;
+    const resource = labels['subresource']
+      ? `${labels['resource']}/${labels['subresource']}`
+      : (labels['resource'] ?? '');
+    if (
+      !WRITE_VERBS.has(labels['verb'] ?? '') ||
+      IGNORED_RESOURCES.has(labels['resource'] ?? '') ||
+      !Number.isFinite(value)
+    )
+      continue;
     byResource.set(resource, (byResource.get(resource) ?? 0) + value);
   }
   return byResource;
 }
 
 /** Per-resource difference `after - before`, leaving out zeros. */
-export function writesBetween(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Record<string, number> {
+export function writesBetween(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [resource, n] of after) {
     const delta = n - (before.get(resource) ?? 0);
@@ -56,7 +67,14 @@ export interface BenchCluster {
    * Creates `count` pods on `nodeName`, each with one CSI volume (VOLUME_NAME) of `spcName`,
    * running as `serviceAccountName` (default `default`).
    */
-  createPods(count: number, nodeName: string, spcName: string, volumeName: string, prefix: string, serviceAccountName?: string): Promise<BenchClusterPod[]>;
+  createPods(
+    count: number,
+    nodeName: string,
+    spcName: string,
+    volumeName: string,
+    prefix: string,
+    serviceAccountName?: string,
+  ): Promise<BenchClusterPod[]>;
   /**
    * The `csi.storage.k8s.io/serviceAccount.tokens` attribute kubelet passes for `pod`: one
    * TokenRequest per audience, bound to the pod (as kubelet mints them for tokenRequests).
@@ -93,8 +111,12 @@ function getText(url: string, token: string, ca: Buffer): Promise<string> {
     const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`))));
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`)),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -106,12 +128,25 @@ function getText(url: string, token: string, ca: Buffer): Promise<string> {
  * provider whose objects are synced into one Secret (so rounds exercise Secret sync), and
  * the CSIDriver object rotation reads (no tokenRequests).
  */
-export function startBenchCluster(spcName: string, objectsYaml: string, objectNames: readonly string[]): Promise<BenchCluster> {
-  return startBenchClusterWith({ spcName, classSpec: {
-    provider: 'file',
-    parameters: { objects: objectsYaml },
-    secretObjects: [{ secretName: `${spcName}-synced`, type: 'Opaque', data: objectNames.map((objectName) => ({ objectName, key: objectName })) }],
-  } });
+export function startBenchCluster(
+  spcName: string,
+  objectsYaml: string,
+  objectNames: readonly string[],
+): Promise<BenchCluster> {
+  return startBenchClusterWith({
+    spcName,
+    classSpec: {
+      provider: 'file',
+      parameters: { objects: objectsYaml },
+      secretObjects: [
+        {
+          secretName: `${spcName}-synced`,
+          type: 'Opaque',
+          data: objectNames.map((objectName) => ({ objectName, key: objectName })),
+        },
+      ],
+    },
+  });
 }
 
 /**
@@ -126,13 +161,32 @@ export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<B
   try {
     const ca = await readFile(cluster.caFile);
     const namespace = await createNamespace(cluster, 'bench');
-    for (const name of setup.serviceAccounts ?? []) await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    for (const name of setup.serviceAccounts ?? [])
+      await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
     const tokenRequests = (setup.tokenAudiences ?? []).map((audience) => ({ audience }));
-    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], ...(tokenRequests.length > 0 ? { tokenRequests } : {}) } } as never);
-    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: setup.spcName }, spec: setup.classSpec,
-    } });
+    await cluster.admin.objects.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: 'secrets-store.csi.k8s.io' },
+      spec: {
+        podInfoOnMount: true,
+        attachRequired: false,
+        volumeLifecycleModes: ['Ephemeral'],
+        ...(tokenRequests.length > 0 ? { tokenRequests } : {}),
+      },
+    } as never);
+    await cluster.admin.custom.createNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io',
+      version: 'v1',
+      namespace,
+      plural: 'secretproviderclasses',
+      body: {
+        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+        kind: 'SecretProviderClass',
+        metadata: { name: setup.spcName },
+        spec: setup.classSpec,
+      },
+    });
     return {
       kubeconfig: cluster.driverKubeconfig,
       namespace,
@@ -143,15 +197,27 @@ export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<B
         const worker = async (): Promise<void> => {
           while (next < count) {
             const name = `${prefix}-${next++}`;
-            const pod = await cluster.admin.core.createNamespacedPod({ namespace, body: {
-              metadata: { name },
-              spec: {
-                nodeName,
-                serviceAccountName,
-                containers: [{ name: 'app', image: 'app' }],
-                volumes: [{ name: volumeName, csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }],
+            const pod = await cluster.admin.core.createNamespacedPod({
+              namespace,
+              body: {
+                metadata: { name },
+                spec: {
+                  nodeName,
+                  serviceAccountName,
+                  containers: [{ name: 'app', image: 'app' }],
+                  volumes: [
+                    {
+                      name: volumeName,
+                      csi: {
+                        driver: 'secrets-store.csi.k8s.io',
+                        readOnly: true,
+                        volumeAttributes: { secretProviderClass: spc },
+                      },
+                    },
+                  ],
+                },
               },
-            } });
+            });
             pods.push({ name, namespace, uid: pod.metadata?.uid ?? '', serviceAccountName });
           }
         };
@@ -161,12 +227,26 @@ export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<B
       async serviceAccountTokens(pod, audiences, expirationSeconds = 3600) {
         const out: Record<string, { token: string; expirationTimestamp: string }> = {};
         for (const audience of audiences) {
-          const res = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace: pod.namespace, name: pod.serviceAccountName, body: {
-            spec: { audiences: [audience], expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } },
-          } });
+          const res = await cluster.admin.core.createNamespacedServiceAccountToken({
+            namespace: pod.namespace,
+            name: pod.serviceAccountName,
+            body: {
+              spec: {
+                audiences: [audience],
+                expirationSeconds,
+                boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid },
+              },
+            },
+          });
           const token = res.status?.token;
-          if (!token) throw new Error(`TokenRequest for pod ${pod.namespace}/${pod.name} (audience ${audience}) returned no token`);
-          out[audience] = { token, expirationTimestamp: new Date(res.status?.expirationTimestamp ?? Date.now()).toISOString() };
+          if (!token)
+            throw new Error(
+              `TokenRequest for pod ${pod.namespace}/${pod.name} (audience ${audience}) returned no token`,
+            );
+          out[audience] = {
+            token,
+            expirationTimestamp: new Date(res.status?.expirationTimestamp ?? Date.now()).toISOString(),
+          };
         }
         return JSON.stringify(out);
       },

@@ -29,7 +29,10 @@ const RUNS = 7;
 function response(files: number, bytes: number): MountResponse {
   const size = Math.max(1, Math.floor(bytes / files) - 12);
   const content = Buffer.alloc(size, 'x');
-  return { object_version: [{ id: 'bulk', version: '1' }], files: Array.from({ length: files }, (_, i) => ({ path: `f${i}`, mode: 0o644, contents: content })) };
+  return {
+    object_version: [{ id: 'bulk', version: '1' }],
+    files: Array.from({ length: files }, (_, i) => ({ path: `f${i}`, mode: 0o644, contents: content })),
+  };
 }
 
 /** The longest time between two turns of the event loop while `work` runs. */
@@ -61,7 +64,10 @@ interface DecodeRow {
 /** The child's work: decode each shape RUNS times both ways; the rows as JSON on stdout. */
 async function measure(): Promise<void> {
   const mount = providerProto().CSIDriverProvider.service.Mount;
-  const shapes = [{ files: 100_000, bytes: 4 * 1024 * 1024 - 64 * 1024 }, { files: 250_000, bytes: 4 * 1024 * 1024 - 64 * 1024 }];
+  const shapes = [
+    { files: 100_000, bytes: 4 * 1024 * 1024 - 64 * 1024 },
+    { files: 250_000, bytes: 4 * 1024 * 1024 - 64 * 1024 },
+  ];
   const rows: DecodeRow[] = [];
   for (const shape of shapes) {
     const bytes = mount.responseSerialize(response(shape.files, shape.bytes - shape.files * 8));
@@ -71,7 +77,12 @@ async function measure(): Promise<void> {
       whole.push(await longestHold(async () => mount.responseDeserialize(bytes)));
       paced.push(await longestHold(() => decodeMountResponse(bytes, new Pacer())));
     }
-    rows.push({ files: shape.files, mib: Math.round(bytes.length / 10485.76) / 100, wholeMs: summarize(whole), pacedHoldMs: summarize(paced) });
+    rows.push({
+      files: shape.files,
+      mib: Math.round(bytes.length / 10485.76) / 100,
+      wholeMs: summarize(whole),
+      pacedHoldMs: summarize(paced),
+    });
   }
   process.stdout.write(JSON.stringify(rows));
 }
@@ -79,15 +90,37 @@ async function measure(): Promise<void> {
 async function main(): Promise<void> {
   const node = benchNode();
   const flags = benchNodeFlags();
-  const out = execFileSync(node.path, [...flags, fileURLToPath(import.meta.url), '--child'], { encoding: 'utf8', maxBuffer: 1024 * 1024 });
+  const out = execFileSync(node.path, [...flags, fileURLToPath(import.meta.url), '--child'], {
+    encoding: 'utf8',
+    maxBuffer: 1024 * 1024,
+  });
   const rows = JSON.parse(out) as DecodeRow[];
-  const fmt = (s: ReturnType<typeof summarize>): string => `${s.p50.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
-  process.stdout.write(`\nEvent loop held while decoding a Mount response, ms: median (min–max) of ${RUNS}; node ${node.version} ${flags.join(' ')}\n`);
-  process.stdout.write(table(['files', 'MiB', 'one call (grpc-js default)', 'paced decoder, longest hold'],
-    rows.map((r) => [String(r.files), r.mib.toFixed(2), fmt(r.wholeMs), fmt(r.pacedHoldMs)]), new Set([0, 1, 2, 3])));
+  const fmt = (s: ReturnType<typeof summarize>): string =>
+    `${s.p50.toFixed(0)} (${s.min.toFixed(0)}–${s.max.toFixed(0)})`;
+  process.stdout.write(
+    `\nEvent loop held while decoding a Mount response, ms: median (min–max) of ${RUNS}; node ${node.version} ${flags.join(' ')}\n`,
+  );
+  process.stdout.write(
+    table(
+      ['files', 'MiB', 'one call (grpc-js default)', 'paced decoder, longest hold'],
+      rows.map((r) => [String(r.files), r.mib.toFixed(2), fmt(r.wholeMs), fmt(r.pacedHoldMs)]),
+      new Set([0, 1, 2, 3]),
+    ),
+  );
   const keep = rows.some((r) => r.wholeMs.p50 > LIMIT_MS);
-  process.stdout.write(`\none-call decode over ${LIMIT_MS} ms: ${keep ? 'yes, the paced decoder stays' : 'no, grpc-js could decode it'}\n`);
-  const results = { kind: 'mount-decode', machine: await machineInfo(REPO_DIR), node: node.version, nodeFlags: flags, limitMs: LIMIT_MS, runs: RUNS, rows, pacedDecoderNeeded: keep };
+  process.stdout.write(
+    `\none-call decode over ${LIMIT_MS} ms: ${keep ? 'yes, the paced decoder stays' : 'no, grpc-js could decode it'}\n`,
+  );
+  const results = {
+    kind: 'mount-decode',
+    machine: await machineInfo(REPO_DIR),
+    node: node.version,
+    nodeFlags: flags,
+    limitMs: LIMIT_MS,
+    runs: RUNS,
+    rows,
+    pacedDecoderNeeded: keep,
+  };
   await writeJson(join(REPO_DIR, 'bench', 'results', 'mount-decode-latest.json'), results);
 }
 

@@ -42,13 +42,18 @@ export interface MemoryBreakdown {
  */
 export async function memoryBreakdown(pid: number): Promise<MemoryBreakdown> {
   const [status, smaps, exe] = await Promise.all([
-    readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/smaps`, 'utf8'), readlink(`/proc/${pid}/exe`),
+    readFile(`/proc/${pid}/status`, 'utf8'),
+    readFile(`/proc/${pid}/smaps`, 'utf8'),
+    readlink(`/proc/${pid}/exe`),
   ]);
   let binaryKiB = 0;
   let inBinary = false;
   for (const line of smaps.split('\n')) {
     const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (mapping) { inBinary = mapping[1] === exe; continue; }
+    if (mapping) {
+      inBinary = mapping[1] === exe;
+      continue;
+    }
     const rss = inBinary ? /^Rss:\s+(\d+) kB$/.exec(line) : null;
     if (rss) binaryKiB += Number(rss[1]);
   }
@@ -79,10 +84,14 @@ export async function processCpuMs(pid: number): Promise<number> {
 export async function threadsCpuMs(pid: number): Promise<number> {
   const tids = await readdir(`/proc/${pid}/task`);
   // A thread that exited meanwhile is gone (ENOENT, ESRCH); the main thread must be readable.
-  const texts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (tid !== String(pid) && (err.code === 'ENOENT' || err.code === 'ESRCH')) return '0';
-    throw err;
-  })));
+  const texts = await Promise.all(
+    tids.map((tid) =>
+      readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (tid !== String(pid) && (err.code === 'ENOENT' || err.code === 'ESRCH')) return '0';
+        throw err;
+      }),
+    ),
+  );
   let ns = 0;
   for (const text of texts) ns += schedstatRunNs(text);
   return ns / 1e6;
@@ -120,11 +129,15 @@ export async function processTreeCpuPreciseMs(pid: number): Promise<number> {
 }
 
 /** utime, stime, cutime, cstime (clock ticks) of a /proc/<pid>/stat line. */
-export function statCpuTicks(stat: string, pid: number): { utime: number; stime: number; cutime: number; cstime: number } {
+export function statCpuTicks(
+  stat: string,
+  pid: number,
+): { utime: number; stime: number; cutime: number; cstime: number } {
   // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]));
-  if (![utime, stime, cutime, cstime].every((x) => Number.isFinite(x))) throw new Error(`cannot read CPU times of ${pid}`);
+  if (![utime, stime, cutime, cstime].every((x) => Number.isFinite(x)))
+    throw new Error(`cannot read CPU times of ${pid}`);
   return { utime: utime!, stime: stime!, cutime: cutime!, cstime: cstime! };
 }
 
@@ -178,7 +191,10 @@ async function git(args: string[], cwd: string): Promise<string | undefined> {
 export async function machineInfo(repoDir: string): Promise<MachineInfo> {
   const cpu = cpus();
   // bench/results/ is left out: `npm run bench` updates latest.json before the rotation benchmark starts.
-  const status = await git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results'], repoDir);
+  const status = await git(
+    ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results'],
+    repoDir,
+  );
   return {
     cpuModel: cpu[0]?.model ?? 'unknown',
     cpuCount: cpu.length,

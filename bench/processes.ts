@@ -19,7 +19,10 @@ export class BenchProcess {
   private partialLine = '';
   private readonly lineListeners = new Set<(line: string) => void>();
 
-  private constructor(readonly label: string, private readonly child: Child) {
+  private constructor(
+    readonly label: string,
+    private readonly child: Child,
+  ) {
     const stderr = child.process.stderr;
     if (stderr) {
       this.tail = child.stderr().slice(-TAIL_BYTES);
@@ -27,7 +30,10 @@ export class BenchProcess {
       stderr.on('data', (d: Buffer) => {
         const text = d.toString();
         this.tail = (this.tail + text).slice(-TAIL_BYTES);
-        if (this.lineListeners.size === 0) { this.partialLine = ''; return; }
+        if (this.lineListeners.size === 0) {
+          this.partialLine = '';
+          return;
+        }
         const lines = (this.partialLine + text).split('\n');
         this.partialLine = lines.pop() ?? '';
         for (const line of lines) for (const listener of this.lineListeners) listener(line);
@@ -36,12 +42,22 @@ export class BenchProcess {
   }
 
   /** Starts `secrets-store-csi <args>` like `startCli`, with optional node flags before the script. */
-  static async start(label: string, args: readonly string[], ready: RegExp, nodeFlags: readonly string[] = []): Promise<BenchProcess> {
+  static async start(
+    label: string,
+    args: readonly string[],
+    ready: RegExp,
+    nodeFlags: readonly string[] = [],
+  ): Promise<BenchProcess> {
     return new BenchProcess(label, await startProcess(benchNode().path, [...nodeFlags, CLI_PATH, ...args], ready));
   }
 
   /** Starts another program (a peer binary such as upstream's Go driver) the same way. */
-  static async startBinary(label: string, binary: string, args: readonly string[], ready: RegExp): Promise<BenchProcess> {
+  static async startBinary(
+    label: string,
+    binary: string,
+    args: readonly string[],
+    ready: RegExp,
+  ): Promise<BenchProcess> {
     return new BenchProcess(label, await startProcess(binary, args, ready));
   }
 
@@ -58,7 +74,9 @@ export class BenchProcess {
   /** Calls `listener` with every complete stderr line written from now on; returns the unsubscribe. */
   onLine(listener: (line: string) => void): () => void {
     this.lineListeners.add(listener);
-    return () => { this.lineListeners.delete(listener); };
+    return () => {
+      this.lineListeners.delete(listener);
+    };
   }
 
   /** Resolves with the exit code when the process exits (at once if it already has). */
@@ -117,7 +135,12 @@ export function benchNode(env: NodeJS.ProcessEnv = process.env): BenchNode {
     resolvedNode = { path, version: versionOf(path), source: 'image' };
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    resolvedNode = { path: process.execPath, version: process.version, source: 'fallback', note: `the images' Node could not be installed (${reason ?? ''}): this node runs them` };
+    resolvedNode = {
+      path: process.execPath,
+      version: process.version,
+      source: 'fallback',
+      note: `the images' Node could not be installed (${reason ?? ''}): this node runs them`,
+    };
   }
   return resolvedNode;
 }
@@ -136,50 +159,87 @@ function processNodeFlags(cpuProfDir: string | undefined): string[] {
 }
 
 /** The file provider on `<work>/providers/file.sock`, serving `root`. */
-export function startFileProvider(work: string, root: string, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
-  return BenchProcess.start('file provider', [
-    'provider', 'file',
-    `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
-    `--root=${root}`,
-    `--hmac-key-file=${join(work, 'hmac.key')}`,
-    ...extraArgs,
-  ], /provider started/, processNodeFlags(cpuProfDir));
+export function startFileProvider(
+  work: string,
+  root: string,
+  cpuProfDir?: string,
+  extraArgs: readonly string[] = [],
+): Promise<BenchProcess> {
+  return BenchProcess.start(
+    'file provider',
+    [
+      'provider',
+      'file',
+      `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
+      `--root=${root}`,
+      `--hmac-key-file=${join(work, 'hmac.key')}`,
+      ...extraArgs,
+    ],
+    /provider started/,
+    processNodeFlags(cpuProfDir),
+  );
 }
 
 /** The vault provider on `<work>/providers/vault.sock`, with Vault at `vaultAddress` (plain HTTP or `extraArgs` for TLS). */
-export function startVaultProvider(work: string, vaultAddress: string, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
-  return BenchProcess.start('vault provider', [
-    'provider', 'vault',
-    `--endpoint=unix://${join(work, 'providers', 'vault.sock')}`,
-    `--vault-addr=${vaultAddress}`,
-    `--hmac-key-file=${join(work, 'hmac.key')}`,
-    ...extraArgs,
-  ], /provider started/, processNodeFlags(cpuProfDir));
+export function startVaultProvider(
+  work: string,
+  vaultAddress: string,
+  cpuProfDir?: string,
+  extraArgs: readonly string[] = [],
+): Promise<BenchProcess> {
+  return BenchProcess.start(
+    'vault provider',
+    [
+      'provider',
+      'vault',
+      `--endpoint=unix://${join(work, 'providers', 'vault.sock')}`,
+      `--vault-addr=${vaultAddress}`,
+      `--hmac-key-file=${join(work, 'hmac.key')}`,
+      ...extraArgs,
+    ],
+    /provider started/,
+    processNodeFlags(cpuProfDir),
+  );
 }
 
 /** A driver in local mode on `socketPath`, reading classes from `spcDir`, with default (info) logging and metrics on. */
-export function startDriver(work: string, socketPath: string, spcDir: string, mountMode: MountMode, cpuProfDir?: string, extraArgs: readonly string[] = []): Promise<BenchProcess> {
-  return BenchProcess.start('driver', [
+export function startDriver(
+  work: string,
+  socketPath: string,
+  spcDir: string,
+  mountMode: MountMode,
+  cpuProfDir?: string,
+  extraArgs: readonly string[] = [],
+): Promise<BenchProcess> {
+  return BenchProcess.start(
     'driver',
-    `--endpoint=unix://${socketPath}`,
-    '--nodeid=bench-node',
-    `--provider-volume=${join(work, 'providers')}`,
-    '--additional-provider-volume-paths=',
-    `--spc-dir=${spcDir}`,
-    `--mount-mode=${mountMode}`,
-    '--metrics-addr=127.0.0.1:0',
-    ...extraArgs,
-  ], /driver started/, processNodeFlags(cpuProfDir));
+    [
+      'driver',
+      `--endpoint=unix://${socketPath}`,
+      '--nodeid=bench-node',
+      `--provider-volume=${join(work, 'providers')}`,
+      '--additional-provider-volume-paths=',
+      `--spc-dir=${spcDir}`,
+      `--mount-mode=${mountMode}`,
+      '--metrics-addr=127.0.0.1:0',
+      ...extraArgs,
+    ],
+    /driver started/,
+    processNodeFlags(cpuProfDir),
+  );
 }
 
 /** How the benchmarks decide the mount mode: tmpfs as root, else plain directories; BENCH_MOUNT_MODE forces one. */
 export function chooseMountMode(env: NodeJS.ProcessEnv = process.env): { mode: MountMode; reason: string } {
   const forced = env['BENCH_MOUNT_MODE'];
   if (forced !== undefined && forced !== '') {
-    if (forced !== 'tmpfs' && forced !== 'dir') throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
+    if (forced !== 'tmpfs' && forced !== 'dir')
+      throw new Error(`BENCH_MOUNT_MODE must be tmpfs or dir, got "${forced}"`);
     return { mode: forced, reason: 'BENCH_MOUNT_MODE' };
   }
-  return process.getuid?.() === 0 ? { mode: 'tmpfs', reason: 'running as root' } : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
+  return process.getuid?.() === 0
+    ? { mode: 'tmpfs', reason: 'running as root' }
+    : { mode: 'dir', reason: 'not root: no tmpfs mounts' };
 }
 
 /**
@@ -187,7 +247,13 @@ export function chooseMountMode(env: NodeJS.ProcessEnv = process.env): { mode: M
  * the client and stops the driver. A failure carries the driver's last log lines; a
  * cleanup failure after it is only reported (`progress`), the first error wins.
  */
-export async function withDriverSession<T>(driver: BenchProcess, client: CsiClient, unpublishAll: () => Promise<void>, progress: (text: string) => void, body: () => Promise<T>): Promise<T> {
+export async function withDriverSession<T>(
+  driver: BenchProcess,
+  client: CsiClient,
+  unpublishAll: () => Promise<void>,
+  progress: (text: string) => void,
+  body: () => Promise<T>,
+): Promise<T> {
   let failed = false;
   try {
     return await body();

@@ -61,7 +61,10 @@ export interface BenchRunHeader<B extends string> {
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** Starts a benchmark's clock (machine facts, load average); `finish()` gives the results header at the end. */
-export async function startBenchRun<B extends string>(benchmark: B, repoDir: string): Promise<{ readonly machine: MachineInfo; finish(): BenchRunHeader<B> }> {
+export async function startBenchRun<B extends string>(
+  benchmark: B,
+  repoDir: string,
+): Promise<{ readonly machine: MachineInfo; finish(): BenchRunHeader<B> }> {
   const started = new Date();
   const loadBefore = loadavg()[0] ?? 0;
   const machine = await machineInfo(repoDir);
@@ -70,9 +73,13 @@ export async function startBenchRun<B extends string>(benchmark: B, repoDir: str
     finish: () => {
       const finished = new Date();
       return {
-        schema: 1, benchmark, startedAt: started.toISOString(), finishedAt: finished.toISOString(),
+        schema: 1,
+        benchmark,
+        startedAt: started.toISOString(),
+        finishedAt: finished.toISOString(),
         durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
-        machine, loadAverage1m: { before: round2(loadBefore), after: round2(loadavg()[0] ?? 0) },
+        machine,
+        loadAverage1m: { before: round2(loadBefore), after: round2(loadavg()[0] ?? 0) },
       };
     },
   };
@@ -81,7 +88,9 @@ export async function startBenchRun<B extends string>(benchmark: B, repoDir: str
 /** The report's `machine:` line. */
 export function machineLine(r: BenchRunHeader<string>): string {
   const m = r.machine;
-  const processes = m.processNode ? `, driver and providers on node ${m.processNode.version} (${m.processNode.source === 'image' ? "the images'" : m.processNode.source}${m.processNode.note ? `: ${m.processNode.note}` : ''})` : '';
+  const processes = m.processNode
+    ? `, driver and providers on node ${m.processNode.version} (${m.processNode.source === 'image' ? "the images'" : m.processNode.source}${m.processNode.note ? `: ${m.processNode.note}` : ''})`
+    : '';
   return `machine: ${m.cpuModel} × ${m.cpuCount}, ${m.totalMemMiB} MiB, node ${m.nodeVersion}${processes}, ${m.platform} ${m.kernel}; load avg ${r.loadAverage1m.before} → ${r.loadAverage1m.after}; commit ${m.gitCommit?.slice(0, 7) ?? 'unknown'}${m.gitDirty ? ' (dirty)' : ''}`;
 }
 
@@ -95,8 +104,24 @@ export interface BenchResults extends BenchRunHeader<'publish'> {
   readonly checks: Readonly<Record<string, boolean>>;
 }
 
-export function checkTarget(id: string, description: string, value: number, limit: number, unit: 'ms' | 'MiB', applies: boolean, note?: string): Target {
-  return { id, description, limit, unit, value, status: applies ? (value <= limit ? 'ok' : 'MISSED') : 'n/a', ...(note ? { note } : {}) };
+export function checkTarget(
+  id: string,
+  description: string,
+  value: number,
+  limit: number,
+  unit: 'ms' | 'MiB',
+  applies: boolean,
+  note?: string,
+): Target {
+  return {
+    id,
+    description,
+    limit,
+    unit,
+    value,
+    status: applies ? (value <= limit ? 'ok' : 'MISSED') : 'n/a',
+    ...(note ? { note } : {}),
+  };
 }
 
 function targetCell(targets: readonly Target[], id: string | undefined): string {
@@ -108,9 +133,17 @@ function targetCell(targets: readonly Target[], id: string | undefined): string 
 
 const ms = (x: number): string => x.toFixed(2);
 
-export function table(header: readonly string[], rows: readonly (readonly string[])[], rightAligned: ReadonlySet<number>): string {
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  rightAligned: ReadonlySet<number>,
+): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const fmt = (r: readonly string[]) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const fmt = (r: readonly string[]) =>
+    r
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
 }
 
@@ -120,25 +153,45 @@ export function formatReport(r: BenchResults): string {
     `secrets-store-csi publish benchmark  ${r.startedAt}`,
     machineLine(r),
     `mount mode: ${r.mountMode} (${r.mountModeReason}); objects of ${String(r.config['objectSizeBytes'])} bytes, file provider, sequential calls; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`,
-    ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`] : []),
+    ...(r.config['cpuProfileDir']
+      ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, latest.json is not updated`]
+      : []),
     '',
   ];
   const latency = table(
     ['case', 'n', 'p50 ms', 'p99 ms', 'mean ms', 'min', 'max', 'CPU ms/call driver/provider', 'target'],
-    r.latency.map((row) => [row.label, String(row.latencyMs.n), ms(row.latencyMs.p50), ms(row.latencyMs.p99), ms(row.latencyMs.mean), ms(row.latencyMs.min), ms(row.latencyMs.max),
-      row.cpuMsPerCall ? `${ms(row.cpuMsPerCall.driver)}/${ms(row.cpuMsPerCall.provider)}` : '', targetCell(r.targets, row.targetId)]),
+    r.latency.map((row) => [
+      row.label,
+      String(row.latencyMs.n),
+      ms(row.latencyMs.p50),
+      ms(row.latencyMs.p99),
+      ms(row.latencyMs.mean),
+      ms(row.latencyMs.min),
+      ms(row.latencyMs.max),
+      row.cpuMsPerCall ? `${ms(row.cpuMsPerCall.driver)}/${ms(row.cpuMsPerCall.provider)}` : '',
+      targetCell(r.targets, row.targetId),
+    ]),
     new Set([1, 2, 3, 4, 5, 6, 7]),
   );
   const memory = table(
     ['driver memory', 'RSS MiB', 'peak MiB', 'target'],
-    r.memory.map((row) => [row.label, row.rssMiB.toFixed(1), row.peakMiB.toFixed(1), targetCell(r.targets, row.targetId)]),
+    r.memory.map((row) => [
+      row.label,
+      row.rssMiB.toFixed(1),
+      row.peakMiB.toFixed(1),
+      targetCell(r.targets, row.targetId),
+    ]),
     new Set([1, 2]),
   );
-  const failedChecks = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const failedChecks = Object.entries(r.checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
   const tail = [
     '',
     `targets: ${r.targets.map((t) => `${t.description} ${t.status}`).join('; ')}`,
-    failedChecks.length ? `CHECKS FAILED: ${failedChecks.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`,
+    failedChecks.length
+      ? `CHECKS FAILED: ${failedChecks.join(', ')}`
+      : `checks: ${Object.keys(r.checks).join(', ')} passed`,
   ];
   return [...head, latency, '', memory, ...tail].join('\n');
 }
@@ -150,7 +203,11 @@ export async function writeJson(path: string, value: unknown): Promise<void> {
 }
 
 /** Writes results/publish-<timestamp>.json and results/latest.json; returns both paths. */
-export async function writeResults(resultsDir: string, r: BenchResults, options: { latest: boolean }): Promise<string[]> {
+export async function writeResults(
+  resultsDir: string,
+  r: BenchResults,
+  options: { latest: boolean },
+): Promise<string[]> {
   await mkdir(resultsDir, { recursive: true });
   // ISO 8601 with ':' replaced, so the name is valid everywhere: publish-2026-11-22T00-23-10.123Z.json
   const stamped = join(resultsDir, `publish-${r.startedAt.replace(/:/g, '-')}.json`);
@@ -184,7 +241,12 @@ function intEnv(name: string, fallback: number, min: number, what: string): numb
  * results/<prefix>-latest.json (JSON before any table: a closed stdout must not lose the
  * results); returns the paths written.
  */
-export async function writeBenchResults(resultsDir: string, prefix: string, results: { readonly startedAt: string }, latest: boolean): Promise<string[]> {
+export async function writeBenchResults(
+  resultsDir: string,
+  prefix: string,
+  results: { readonly startedAt: string },
+  latest: boolean,
+): Promise<string[]> {
   await mkdir(resultsDir, { recursive: true });
   // ISO 8601 with ':' replaced, so the name is valid everywhere.
   const stamped = join(resultsDir, `${prefix}-${results.startedAt.replace(/:/g, '-')}.json`);
@@ -199,7 +261,11 @@ export async function writeBenchResults(resultsDir: string, prefix: string, resu
 export function runBench(name: string, main: () => Promise<void>): void {
   main().catch((err: unknown) => {
     const e = err instanceof Error ? err : new Error(String(err));
-    const frames = (e.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6).join('\n');
+    const frames = (e.stack ?? '')
+      .split('\n')
+      .filter((l) => l.trimStart().startsWith('at '))
+      .slice(0, 6)
+      .join('\n');
     process.stderr.write(`bench ${name} failed: ${e.message}\n${frames}\n`);
     process.exitCode = 1;
   });

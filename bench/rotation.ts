@@ -6,10 +6,45 @@ import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
-import { benchNodeFlags, chooseMountMode, startDriver, usesImageNodeFlags, withDriverSession, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { machineLine, nodeFlagsText, runBench, startBenchRun, table, writeBenchResults, type BenchRunHeader, type Target, type TargetStatus } from './report.js';
+import {
+  benchNodeFlags,
+  chooseMountMode,
+  startDriver,
+  usesImageNodeFlags,
+  withDriverSession,
+  startFileProvider,
+  type BenchProcess,
+  type MountMode,
+} from './processes.js';
+import {
+  machineLine,
+  nodeFlagsText,
+  runBench,
+  startBenchRun,
+  table,
+  writeBenchResults,
+  type BenchRunHeader,
+  type Target,
+  type TargetStatus,
+} from './report.js';
 import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
-import { asRound, countMoved, dataLinks, DriverPause, holdUntil, loggedPort, metricSum, nextRound, parseLogLine, scrape, Volumes, VOLUME_NAME, type BenchPod, type RoundReport, type Volume } from './rounds.js';
+import {
+  asRound,
+  countMoved,
+  dataLinks,
+  DriverPause,
+  holdUntil,
+  loggedPort,
+  metricSum,
+  nextRound,
+  parseLogLine,
+  scrape,
+  Volumes,
+  VOLUME_NAME,
+  type BenchPod,
+  type RoundReport,
+  type Volume,
+} from './rounds.js';
 
 /**
  * `npm run bench` (after the publish benchmark) or `npm run bench:rotation`: the cost of
@@ -42,7 +77,8 @@ function volumeCounts(): number[] {
   const raw = process.env['BENCH_ROTATION_VOLUMES'];
   if (raw === undefined || raw.trim() === '') return [...DEFAULT_VOLUMES];
   const counts = raw.split(',').map((p) => Number(p.trim()));
-  if (counts.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new Error(`BENCH_ROTATION_VOLUMES must be positive integers separated by commas ("100,500"), got "${raw}"`);
+  if (counts.some((n) => !Number.isSafeInteger(n) || n <= 0))
+    throw new Error(`BENCH_ROTATION_VOLUMES must be positive integers separated by commas ("100,500"), got "${raw}"`);
   return counts;
 }
 
@@ -53,7 +89,8 @@ function modes(): Mode[] {
   const raw = process.env['BENCH_ROTATION_MODES'];
   if (raw === undefined || raw.trim() === '') return ['local', 'kubernetes'];
   const list = raw.split(',').map((m) => m.trim());
-  if (list.some((m) => m !== 'local' && m !== 'kubernetes')) throw new Error(`BENCH_ROTATION_MODES must be local, kubernetes or both ("local,kubernetes"), got "${raw}"`);
+  if (list.some((m) => m !== 'local' && m !== 'kubernetes'))
+    throw new Error(`BENCH_ROTATION_MODES must be local, kubernetes or both ("local,kubernetes"), got "${raw}"`);
   return list as Mode[];
 }
 
@@ -74,7 +111,12 @@ interface ReconcileCounters {
 }
 
 /** The driver's /metrics: rotation counters, and its V8 heap (is the RSS live data or garbage not yet returned?). */
-function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB: number; heapTotalMiB: number; apiRequests: number } {
+function driverMetrics(text: string): {
+  counters: ReconcileCounters;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  apiRequests: number;
+} {
   const toMiB = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
   return {
     counters: {
@@ -90,7 +132,11 @@ function driverMetrics(text: string): { counters: ReconcileCounters; heapUsedMiB
 
 /** Made-up pods for local mode (no API object behind them). */
 function localPods(count: number): BenchPod[] {
-  return Array.from({ length: count }, (_, i) => ({ name: `bench-rotation-pod-${i}`, namespace: SPC_NAMESPACE, uid: randomUUID() }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `bench-rotation-pod-${i}`,
+    namespace: SPC_NAMESPACE,
+    uid: randomUUID(),
+  }));
 }
 
 type RoundKind = 'unchanged' | 'changed';
@@ -165,7 +211,9 @@ function check(ctx: Ctx, name: string, ok: boolean, detail: string): void {
 
 async function rewriteSources(ctx: Ctx): Promise<void> {
   for (const source of ctx.sources) {
-    await writeFile(join(ctx.providerRoot, source), randomBytes(OBJECT_SIZE).toString('base64').slice(0, OBJECT_SIZE), { mode: 0o600 });
+    await writeFile(join(ctx.providerRoot, source), randomBytes(OBJECT_SIZE).toString('base64').slice(0, OBJECT_SIZE), {
+      mode: 0o600,
+    });
   }
 }
 
@@ -189,99 +237,204 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
   const socket = join(ctx.work, `csi-rotation-${mode}-${n}.sock`);
   // Kubernetes mode: an empty --spc-dir, the cluster's driver kubeconfig (bound by deploy/ RBAC), and Secret sync on.
   const driver = kube
-    ? await startDriver(ctx.work, socket, '', ctx.mountMode, ctx.cpuProfDir, [...ROTATION_FLAGS, `--kubeconfig=${kube.kubeconfig}`, '--enable-secret-sync'])
+    ? await startDriver(ctx.work, socket, '', ctx.mountMode, ctx.cpuProfDir, [
+        ...ROTATION_FLAGS,
+        `--kubeconfig=${kube.kubeconfig}`,
+        '--enable-secret-sync',
+      ])
     : await startDriver(ctx.work, socket, ctx.spcDir, ctx.mountMode, ctx.cpuProfDir, ROTATION_FLAGS);
   ctx.processes.push(driver);
   const driverMetricsPort = loggedPort(driver, 'metricsPort');
   const client = new CsiClient(socket);
-  const volumes = new Volumes(client, join(ctx.work, `kubelet-${mode}-${n}`), ctx.spcName, SETUP_CONCURRENCY, interrupt.signal);
+  const volumes = new Volumes(
+    client,
+    join(ctx.work, `kubelet-${mode}-${n}`),
+    ctx.spcName,
+    SETUP_CONCURRENCY,
+    interrupt.signal,
+  );
   const label = `${n} volumes${mode === 'kubernetes' ? ' (Kubernetes mode)' : ''}`;
   const startedAt = Date.now();
   const observedRounds: ObservedRound[] = [];
   let phase = 'publishing';
   const offObserver = driver.onLine((line) => {
     const l = parseLogLine(line);
-    if (l?.message === 'rotation round done') observedRounds.push({ atSeconds: Math.round((Date.now() - startedAt) / 10) / 100, phase, ...asRound(l) });
+    if (l?.message === 'rotation round done')
+      observedRounds.push({ atSeconds: Math.round((Date.now() - startedAt) / 10) / 100, phase, ...asRound(l) });
   });
   const pauser = new DriverPause(driver);
-  return withDriverSession(driver, client, () => volumes.unpublishAll(), progress, async () => {
-    try {
-      if (!(await client.probe())) throw new Error('driver Probe: not ready');
-      const pods = kube ? await kube.createPods(n, 'bench-node', ctx.spcName, VOLUME_NAME, `bench-${n}`) : localPods(n);
-      progress(`${label}: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`);
-      const t0 = performance.now();
-      const vols = await volumes.publish(pods);
-      const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
-      check(ctx, 'published-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a published volume differs from the provider files');
+  return withDriverSession(
+    driver,
+    client,
+    () => volumes.unpublishAll(),
+    progress,
+    async () => {
+      try {
+        if (!(await client.probe())) throw new Error('driver Probe: not ready');
+        const pods = kube
+          ? await kube.createPods(n, 'bench-node', ctx.spcName, VOLUME_NAME, `bench-${n}`)
+          : localPods(n);
+        progress(
+          `${label}: publishing ${n} × ${OBJECTS_PER_VOLUME} objects (rotation every ${POLL_INTERVAL}, rounds run meanwhile)`,
+        );
+        const t0 = performance.now();
+        const vols = await volumes.publish(pods);
+        const publishSeconds = Math.round((performance.now() - t0) / 100) / 10;
+        check(
+          ctx,
+          'published-contents-match-provider',
+          (await contentsMatch(ctx, vols[0]!)) && (await contentsMatch(ctx, vols[vols.length - 1]!)),
+          'a published volume differs from the provider files',
+        );
 
-      // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
-      // right after it: the following round is at least 1 s away, so none is in progress.
-      phase = 'after publishing';
-      await nextRound(driver, { timeoutMs: ROUND_TIMEOUT_MS, signal: interrupt.signal }).round;
-      let { counters: driverBefore, apiRequests: apiRequestsBefore } = driverMetrics(await scrape(driverMetricsPort));
-      pauser.pause();
-
-      const rows: RotationRow[] = [];
-      for (const kind of ['unchanged', 'changed'] as const) {
-        if (kind === 'changed') await rewriteSources(ctx); // while paused: no round sees half a change
-        const linksBefore = await dataLinks(vols);
-        const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
-        // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
-        const deadline = pauser.stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
-        progress(`${label}: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`);
-        await holdUntil(deadline, interrupt.signal);
-        phase = `measured ${kind}`;
-        const rotated = new Set<string>();
-        const waiter = nextRound(driver, { timeoutMs: ROUND_TIMEOUT_MS, signal: interrupt.signal, onRotated: (t) => rotated.add(t) });
-        const heldMs = Date.now() - pauser.stoppedAt;
-        const [driverCpuBefore, providerCpuBefore] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
-        const apiBefore = kube ? { writes: await kube.apiWrites(), events: await kube.eventCount() } : undefined;
-        pauser.resume();
-        const round = await waiter.round;
-        const [driverCpuAfter, providerCpuAfter] = await Promise.all([processCpuMs(driver.pid), processCpuMs(ctx.providerPid)]);
-        const mem = await processMemory(driver.pid);
-        const { counters: driverAfter, heapUsedMiB, heapTotalMiB, apiRequests: apiRequestsAfter } = driverMetrics(await scrape(driverMetricsPort));
+        // Wait for the reconciler's next round (it runs on its own timer), then pause the driver
+        // right after it: the following round is at least 1 s away, so none is in progress.
+        phase = 'after publishing';
+        await nextRound(driver, { timeoutMs: ROUND_TIMEOUT_MS, signal: interrupt.signal }).round;
+        let { counters: driverBefore, apiRequests: apiRequestsBefore } = driverMetrics(await scrape(driverMetricsPort));
         pauser.pause();
-        phase = 'paused';
-        const fileWrites = countMoved(linksBefore, await dataLinks(vols));
-        // The driver is paused and wrote everything before its "round done" line (pod status,
-        // Secrets and Events are awaited within each refresh).
-        const apiWritesByResource = kube && apiBefore ? writesBetween(apiBefore.writes, await kube.apiWrites()) : null;
-        const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
-        const providerMountCalls = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;
-        const row: RotationRow = {
-          id: `rotation-${mode === 'kubernetes' ? 'kubernetes-' : ''}${n}-${kind}`, mode, volumes: n, kind, round, providerMountCalls, fileWrites, volumesRotatedLogged: rotated.size,
-          reconcileMetrics: {
-            rotatedFalse: driverAfter.rotatedFalse - driverBefore.rotatedFalse,
-            rotatedTrue: driverAfter.rotatedTrue - driverBefore.rotatedTrue,
-            errors: driverAfter.errors - driverBefore.errors,
-          },
-          driverCpuMs: driverCpuAfter - driverCpuBefore, providerCpuMs: providerCpuAfter - providerCpuBefore,
-          driverRssMiB: mib(mem.rssKiB), driverPeakMiB: mib(mem.hwmKiB), driverHeapUsedMiB: heapUsedMiB, driverHeapTotalMiB: heapTotalMiB,
-          apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null, apiWritesByResource,
-          apiRequests: kube ? apiRequestsAfter - apiRequestsBefore : null, events, heldMs,
-        };
-        rows.push(row);
-        driverBefore = driverAfter;
-        apiRequestsBefore = apiRequestsAfter;
-        progress(`${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API requests ${row.apiRequests}, writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`);
 
-        const want = kind === 'changed' ? n : 0;
-        check(ctx, 'round-covers-all-volumes', round.volumes === n && round.refreshed === n, `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`);
-        check(ctx, 'round-without-failures', round.failed === 0 && row.reconcileMetrics.errors === 0, `${n} volumes, ${kind}: ${round.failed} failed`);
-        check(ctx, `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`, round.changed === want && fileWrites === want && rotated.size === want, `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`);
-        check(ctx, 'one-provider-mount-per-volume', providerMountCalls === n, `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`);
-        check(ctx, 'metrics-match-log', row.reconcileMetrics.rotatedTrue === round.changed && row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed, `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`);
-        if (kube && kind === 'unchanged') check(ctx, 'unchanged-round-no-api-requests-or-events', row.apiRequests === 0 && row.apiWrites === 0 && row.events === 0, `${label}, unchanged: ${row.apiRequests} API requests, ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
-        if (kube && kind === 'changed') check(ctx, 'changed-round-writes-status-and-events', (apiWritesByResource?.['secretproviderclasspodstatuses'] ?? 0) >= n && (row.events ?? 0) >= n, `${label}, changed: API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`);
-        if (kind === 'changed') check(ctx, 'changed-contents-match-provider', await contentsMatch(ctx, vols[0]!) && await contentsMatch(ctx, vols[vols.length - 1]!), 'a rotated volume differs from the new provider files');
+        const rows: RotationRow[] = [];
+        for (const kind of ['unchanged', 'changed'] as const) {
+          if (kind === 'changed') await rewriteSources(ctx); // while paused: no round sees half a change
+          const linksBefore = await dataLinks(vols);
+          const providerBefore = metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total');
+          // Every volume's last attempt is before `stoppedAt`; it is due at most interval + 10 % later.
+          const deadline = pauser.stoppedAt + POLL_INTERVAL_MS * (1 + JITTER_FRACTION) + HOLD_MARGIN_MS;
+          progress(
+            `${label}: driver paused after a round; holding ${((deadline - Date.now()) / 1000).toFixed(1)} s so all ${n} are due, then measuring the ${kind} round`,
+          );
+          await holdUntil(deadline, interrupt.signal);
+          phase = `measured ${kind}`;
+          const rotated = new Set<string>();
+          const waiter = nextRound(driver, {
+            timeoutMs: ROUND_TIMEOUT_MS,
+            signal: interrupt.signal,
+            onRotated: (t) => rotated.add(t),
+          });
+          const heldMs = Date.now() - pauser.stoppedAt;
+          const [driverCpuBefore, providerCpuBefore] = await Promise.all([
+            processCpuMs(driver.pid),
+            processCpuMs(ctx.providerPid),
+          ]);
+          const apiBefore = kube ? { writes: await kube.apiWrites(), events: await kube.eventCount() } : undefined;
+          pauser.resume();
+          const round = await waiter.round;
+          const [driverCpuAfter, providerCpuAfter] = await Promise.all([
+            processCpuMs(driver.pid),
+            processCpuMs(ctx.providerPid),
+          ]);
+          const mem = await processMemory(driver.pid);
+          const {
+            counters: driverAfter,
+            heapUsedMiB,
+            heapTotalMiB,
+            apiRequests: apiRequestsAfter,
+          } = driverMetrics(await scrape(driverMetricsPort));
+          pauser.pause();
+          phase = 'paused';
+          const fileWrites = countMoved(linksBefore, await dataLinks(vols));
+          // The driver is paused and wrote everything before its "round done" line (pod status,
+          // Secrets and Events are awaited within each refresh).
+          const apiWritesByResource =
+            kube && apiBefore ? writesBetween(apiBefore.writes, await kube.apiWrites()) : null;
+          const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
+          const providerMountCalls =
+            metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;
+          const row: RotationRow = {
+            id: `rotation-${mode === 'kubernetes' ? 'kubernetes-' : ''}${n}-${kind}`,
+            mode,
+            volumes: n,
+            kind,
+            round,
+            providerMountCalls,
+            fileWrites,
+            volumesRotatedLogged: rotated.size,
+            reconcileMetrics: {
+              rotatedFalse: driverAfter.rotatedFalse - driverBefore.rotatedFalse,
+              rotatedTrue: driverAfter.rotatedTrue - driverBefore.rotatedTrue,
+              errors: driverAfter.errors - driverBefore.errors,
+            },
+            driverCpuMs: driverCpuAfter - driverCpuBefore,
+            providerCpuMs: providerCpuAfter - providerCpuBefore,
+            driverRssMiB: mib(mem.rssKiB),
+            driverPeakMiB: mib(mem.hwmKiB),
+            driverHeapUsedMiB: heapUsedMiB,
+            driverHeapTotalMiB: heapTotalMiB,
+            apiWrites: apiWritesByResource ? Object.values(apiWritesByResource).reduce((a, b) => a + b, 0) : null,
+            apiWritesByResource,
+            apiRequests: kube ? apiRequestsAfter - apiRequestsBefore : null,
+            events,
+            heldMs,
+          };
+          rows.push(row);
+          driverBefore = driverAfter;
+          apiRequestsBefore = apiRequestsAfter;
+          progress(
+            `${label}, ${kind}: round ${round.durationMs} ms, refreshed ${round.refreshed}/${round.volumes}, changed ${round.changed}, failed ${round.failed}, provider Mounts ${providerMountCalls}, file writes ${fileWrites}, CPU driver ${row.driverCpuMs} ms provider ${row.providerCpuMs} ms, RSS ${row.driverRssMiB} MiB (heap ${heapUsedMiB} used of ${heapTotalMiB})${kube ? `, API requests ${row.apiRequests}, writes ${row.apiWrites} ${JSON.stringify(apiWritesByResource)}, events ${events}` : ''}`,
+          );
+
+          const want = kind === 'changed' ? n : 0;
+          check(
+            ctx,
+            'round-covers-all-volumes',
+            round.volumes === n && round.refreshed === n,
+            `${n} volumes, ${kind}: round listed ${round.volumes} and refreshed ${round.refreshed}`,
+          );
+          check(
+            ctx,
+            'round-without-failures',
+            round.failed === 0 && row.reconcileMetrics.errors === 0,
+            `${n} volumes, ${kind}: ${round.failed} failed`,
+          );
+          check(
+            ctx,
+            `${kind}-round-changes-${kind === 'changed' ? 'all' : 'none'}`,
+            round.changed === want && fileWrites === want && rotated.size === want,
+            `${n} volumes: changed ${round.changed}, file writes ${fileWrites}, 'volume rotated' lines ${rotated.size}; want ${want}`,
+          );
+          check(
+            ctx,
+            'one-provider-mount-per-volume',
+            providerMountCalls === n,
+            `${n} volumes, ${kind}: ${providerMountCalls} provider Mount calls`,
+          );
+          check(
+            ctx,
+            'metrics-match-log',
+            row.reconcileMetrics.rotatedTrue === round.changed &&
+              row.reconcileMetrics.rotatedFalse === round.refreshed - round.changed,
+            `${n} volumes, ${kind}: rotation_reconcile_total deltas ${JSON.stringify(row.reconcileMetrics)}`,
+          );
+          if (kube && kind === 'unchanged')
+            check(
+              ctx,
+              'unchanged-round-no-api-requests-or-events',
+              row.apiRequests === 0 && row.apiWrites === 0 && row.events === 0,
+              `${label}, unchanged: ${row.apiRequests} API requests, ${row.apiWrites} API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`,
+            );
+          if (kube && kind === 'changed')
+            check(
+              ctx,
+              'changed-round-writes-status-and-events',
+              (apiWritesByResource?.['secretproviderclasspodstatuses'] ?? 0) >= n && (row.events ?? 0) >= n,
+              `${label}, changed: API writes ${JSON.stringify(apiWritesByResource)}, ${row.events} events`,
+            );
+          if (kind === 'changed')
+            check(
+              ctx,
+              'changed-contents-match-provider',
+              (await contentsMatch(ctx, vols[0]!)) && (await contentsMatch(ctx, vols[vols.length - 1]!)),
+              'a rotated volume differs from the new provider files',
+            );
+        }
+        return { rows, observedRounds, publishSeconds };
+      } finally {
+        offObserver();
+        pauser.resume(); // never leave a stopped process behind: it would not even see SIGTERM
       }
-      return { rows, observedRounds, publishSeconds };
-    } finally {
-      offObserver();
-      pauser.resume(); // never leave a stopped process behind: it would not even see SIGTERM
-    }
-  });
+    },
+  );
 }
 
 interface RotationResults extends BenchRunHeader<'rotation'> {
@@ -297,7 +450,8 @@ interface RotationResults extends BenchRunHeader<'rotation'> {
 
 function targetFor(row: RotationRow, targets: readonly Target[]): string {
   const cells: string[] = [];
-  if (row.volumes === 500 && row.kind === 'unchanged') cells.push(`≤ 2 s, 0 writes: ${unchangedRoundOk(row) ? 'ok' : 'MISSED'}`);
+  if (row.volumes === 500 && row.kind === 'unchanged')
+    cells.push(`≤ 2 s, 0 writes: ${unchangedRoundOk(row) ? 'ok' : 'MISSED'}`);
   if (row.volumes === 500) {
     const t = targets.find((x) => x.id === 'rss-500')!;
     cells.push(`RSS ≤ ${t.limit} MiB: ${row.driverRssMiB <= t.limit ? 'ok' : 'MISSED'}`);
@@ -310,48 +464,96 @@ function formatReport(r: RotationResults): string {
     `secrets-store-csi rotation benchmark  ${r.startedAt}`,
     machineLine(r),
     `modes: ${String(r.config['modes'])}${r.config['kubernetesSkipped'] ? ` (Kubernetes mode skipped: ${String(r.config['kubernetesSkipped'])})` : ''}; file provider, mount mode ${r.mountMode} (${r.mountModeReason}); node flags: ${nodeFlagsText(r.config['nodeFlags'])}; ${OBJECTS_PER_VOLUME} objects × ${OBJECT_SIZE} B per volume; --rotation-poll-interval=${POLL_INTERVAL}; one measured round per row (driver paused until all volumes were due)`,
-    ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, rotation-latest.json is not updated`] : []),
+    ...(r.config['cpuProfileDir']
+      ? [
+          `CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, rotation-latest.json is not updated`,
+        ]
+      : []),
     '',
   ];
   const rows = table(
-    ['mode', 'volumes', 'round', 'round ms', 'CPU ms driver/provider', 'refreshed', 'changed', 'provider Mounts', 'file writes', 'RSS MiB', 'API requests / writes / events', 'target'],
+    [
+      'mode',
+      'volumes',
+      'round',
+      'round ms',
+      'CPU ms driver/provider',
+      'refreshed',
+      'changed',
+      'provider Mounts',
+      'file writes',
+      'RSS MiB',
+      'API requests / writes / events',
+      'target',
+    ],
     r.rounds.map((row) => [
-      row.mode, String(row.volumes), row.kind, String(row.round.durationMs), `${row.driverCpuMs}/${row.providerCpuMs}`, `${row.round.refreshed}/${row.round.volumes}`, String(row.round.changed),
-      String(row.providerMountCalls), String(row.fileWrites), row.driverRssMiB.toFixed(1), row.apiWrites === null ? NOT_LOCAL : `${row.apiRequests} / ${row.apiWrites} / ${row.events}`, targetFor(row, r.targets),
+      row.mode,
+      String(row.volumes),
+      row.kind,
+      String(row.round.durationMs),
+      `${row.driverCpuMs}/${row.providerCpuMs}`,
+      `${row.round.refreshed}/${row.round.volumes}`,
+      String(row.round.changed),
+      String(row.providerMountCalls),
+      String(row.fileWrites),
+      row.driverRssMiB.toFixed(1),
+      row.apiWrites === null ? NOT_LOCAL : `${row.apiRequests} / ${row.apiWrites} / ${row.events}`,
+      targetFor(row, r.targets),
     ]),
     new Set([1, 3, 4, 5, 6, 7, 8, 9]),
   );
-  const failedChecks = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const failedChecks = Object.entries(r.checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
   const tail = [
     '',
     `targets: ${r.targets.map((t) => `${t.description} ${t.status}${t.status === 'n/a' && t.note ? ` (${t.note})` : ''}`).join('; ')}`,
-    failedChecks.length ? `CHECKS FAILED: ${failedChecks.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`,
+    failedChecks.length
+      ? `CHECKS FAILED: ${failedChecks.join(', ')}`
+      : `checks: ${Object.keys(r.checks).join(', ')} passed`,
   ];
   return [...head, rows, ...tail].join('\n');
 }
 
 /** The unchanged-round target for one row: time, and no file writes (nor API writes or Events in Kubernetes mode). */
 function unchangedRoundOk(r: RotationRow): boolean {
-  return r.round.durationMs <= TARGET_UNCHANGED_500_MS && r.round.refreshed === r.volumes && r.fileWrites === 0 && (r.apiWrites ?? 0) === 0 && (r.events ?? 0) === 0;
+  return (
+    r.round.durationMs <= TARGET_UNCHANGED_500_MS &&
+    r.round.refreshed === r.volumes &&
+    r.fileWrites === 0 &&
+    (r.apiWrites ?? 0) === 0 &&
+    (r.events ?? 0) === 0
+  );
 }
 
 function targets(rows: readonly RotationRow[]): Target[] {
   const unchangedRows = rows.filter((r) => r.volumes === 500 && r.kind === 'unchanged');
-  const unchanged = unchangedRows.length > 0 ? unchangedRows.reduce((a, b) => (b.round.durationMs > a.round.durationMs ? b : a)) : undefined;
+  const unchanged =
+    unchangedRows.length > 0
+      ? unchangedRows.reduce((a, b) => (b.round.durationMs > a.round.durationMs ? b : a))
+      : undefined;
   const at500 = rows.filter((r) => r.volumes === 500);
   const none = 'no 500-volume case (BENCH_ROTATION_VOLUMES)';
   const status = (applies: boolean, ok: boolean): TargetStatus => (applies ? (ok ? 'ok' : 'MISSED') : 'n/a');
   const worstRss = Math.max(0, ...at500.map((r) => r.driverRssMiB));
   return [
     {
-      id: 'unchanged-500-round', description: `unchanged round over 500 volumes ≤ ${TARGET_UNCHANGED_500_MS / 1000} s with 0 file writes (and 0 API writes, 0 events in Kubernetes mode)`,
-      limit: TARGET_UNCHANGED_500_MS, unit: 'ms', value: unchanged?.round.durationMs ?? 0,
+      id: 'unchanged-500-round',
+      description: `unchanged round over 500 volumes ≤ ${TARGET_UNCHANGED_500_MS / 1000} s with 0 file writes (and 0 API writes, 0 events in Kubernetes mode)`,
+      limit: TARGET_UNCHANGED_500_MS,
+      unit: 'ms',
+      value: unchanged?.round.durationMs ?? 0,
       status: status(unchanged !== undefined, unchangedRows.every(unchangedRoundOk)),
       ...(unchanged ? {} : { note: none }),
     },
     {
-      id: 'rss-500', description: `driver RSS with 500 volumes ≤ ${TARGET_RSS_500_MIB} MiB`, limit: TARGET_RSS_500_MIB, unit: 'MiB', value: worstRss,
-      status: status(at500.length > 0, worstRss <= TARGET_RSS_500_MIB), ...(at500.length ? {} : { note: none }),
+      id: 'rss-500',
+      description: `driver RSS with 500 volumes ≤ ${TARGET_RSS_500_MIB} MiB`,
+      limit: TARGET_RSS_500_MIB,
+      unit: 'MiB',
+      value: worstRss,
+      status: status(at500.length > 0, worstRss <= TARGET_RSS_500_MIB),
+      ...(at500.length ? {} : { note: none }),
     },
   ];
 }
@@ -385,7 +587,20 @@ async function main(): Promise<void> {
     if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
     const provider = await startFileProvider(work, providerRoot, cpuProfDir, ['--health-addr=127.0.0.1:0']);
     processes.push(provider);
-    const ctx: Ctx = { work, mountMode, providerRoot, sources, spcDir, spcName, objectsYaml: objectsParameter(sources), providerMetricsPort: loggedPort(provider, 'healthPort'), providerPid: provider.pid, cpuProfDir, processes, checks };
+    const ctx: Ctx = {
+      work,
+      mountMode,
+      providerRoot,
+      sources,
+      spcDir,
+      spcName,
+      objectsYaml: objectsParameter(sources),
+      providerMetricsPort: loggedPort(provider, 'healthPort'),
+      providerPid: provider.pid,
+      cpuProfDir,
+      processes,
+      checks,
+    };
     for (const mode of runModes) {
       if (mode === 'kubernetes') {
         progress('Kubernetes mode: starting etcd and kube-apiserver (test/peers/kube/start-cluster.sh)');
@@ -418,17 +633,33 @@ async function main(): Promise<void> {
     mountMode,
     mountModeReason,
     config: {
-      volumes: counts, objectsPerVolume: OBJECTS_PER_VOLUME, objectSizeBytes: OBJECT_SIZE, provider: 'file',
-      modes: runModes.map((m) => (m === 'local' ? 'local (--spc-dir)' : 'kubernetes (real etcd + kube-apiserver, deploy/ RBAC, --enable-secret-sync)')).join(', '),
+      volumes: counts,
+      objectsPerVolume: OBJECTS_PER_VOLUME,
+      objectSizeBytes: OBJECT_SIZE,
+      provider: 'file',
+      modes: runModes
+        .map((m) =>
+          m === 'local'
+            ? 'local (--spc-dir)'
+            : 'kubernetes (real etcd + kube-apiserver, deploy/ RBAC, --enable-secret-sync)',
+        )
+        .join(', '),
       kubernetesSkipped: kubernetesSkipped ?? null,
-      nodeFlags: benchNodeFlags(), driverFlags: ROTATION_FLAGS, kubernetesDriverFlags: ['--kubeconfig=<cluster>', '--enable-secret-sync'], driverLogLevel: 'info',
-      measuredRound: 'the first round after the driver was paused (SIGSTOP) right after a round and resumed once every volume was due (interval + 10 % jitter + margin)',
-      holdMarginMs: HOLD_MARGIN_MS, setupConcurrency: SETUP_CONCURRENCY,
+      nodeFlags: benchNodeFlags(),
+      driverFlags: ROTATION_FLAGS,
+      kubernetesDriverFlags: ['--kubeconfig=<cluster>', '--enable-secret-sync'],
+      driverLogLevel: 'info',
+      measuredRound:
+        'the first round after the driver was paused (SIGSTOP) right after a round and resumed once every volume was due (interval + 10 % jitter + margin)',
+      holdMarginMs: HOLD_MARGIN_MS,
+      setupConcurrency: SETUP_CONCURRENCY,
       roundTime: 'durationMs of the driver\'s "rotation round done" log line',
-      providerMountCalls: 'delta of provider_mount_total on the provider\'s --health-addr /metrics',
+      providerMountCalls: "delta of provider_mount_total on the provider's --health-addr /metrics",
       fileWrites: 'volumes whose ..data link moved',
-      apiWritesAndEvents: 'Kubernetes mode: delta of kube-apiserver apiserver_request_total over POST/PUT/PATCH/DELETE/APPLY (leases left out) and of the namespace\'s Events, read while the driver is paused after the round; null in local mode',
-      apiRequests: 'Kubernetes mode: delta of the driver\'s own rest_client_requests_total (every request it made, reads included) across the round; null in local mode',
+      apiWritesAndEvents:
+        "Kubernetes mode: delta of kube-apiserver apiserver_request_total over POST/PUT/PATCH/DELETE/APPLY (leases left out) and of the namespace's Events, read while the driver is paused after the round; null in local mode",
+      apiRequests:
+        "Kubernetes mode: delta of the driver's own rest_client_requests_total (every request it made, reads included) across the round; null in local mode",
       cpuProfileDir: cpuProfDir ?? null,
     },
     rounds: rows,

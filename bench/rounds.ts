@@ -32,7 +32,13 @@ export function parseLogLine(line: string): LogLine | undefined {
 /** The numbers of a `rotation round done` line. */
 export function asRound(l: LogLine): RoundReport {
   const n = (k: string) => Number(l[k]);
-  return { volumes: n('volumes'), refreshed: n('refreshed'), changed: n('changed'), failed: n('failed'), durationMs: n('durationMs') };
+  return {
+    volumes: n('volumes'),
+    refreshed: n('refreshed'),
+    changed: n('changed'),
+    failed: n('failed'),
+    durationMs: n('durationMs'),
+  };
 }
 
 /** Prometheus text format: the sum of every series of `name` whose labels contain all of `labels`. */
@@ -66,7 +72,12 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /** Runs `work` over `items`, `limit` at a time; with `signal`, stops taking new items once it aborts (leave it out for cleanup). */
-export async function runLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
+export async function runLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
@@ -102,22 +113,40 @@ export class Volumes {
   readonly published = new Map<string, Volume>();
 
   /** `concurrency`: calls at a time; `signal` stops publishing (not unpublishing) when it aborts. */
-  constructor(private readonly client: CsiClient, private readonly kubeletDir: string, private readonly spcName: string,
-    private readonly concurrency: number, private readonly signal?: AbortSignal) {}
+  constructor(
+    private readonly client: CsiClient,
+    private readonly kubeletDir: string,
+    private readonly spcName: string,
+    private readonly concurrency: number,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   /** Publishes one volume (named VOLUME_NAME) per pod, `concurrency` at a time. */
   async publish(pods: readonly BenchPod[]): Promise<Volume[]> {
     const vols = pods.map((pod): Volume & { request: ReturnType<typeof inlinePublishRequest> } => {
       const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
       const target = join(this.kubeletDir, 'pods', pod.uid, 'volumes', 'kubernetes.io~csi', VOLUME_NAME, 'mount');
-      const ctx = inlineVolumeContext({ name: pod.name, namespace: pod.namespace, uid: pod.uid, serviceAccountName: pod.serviceAccountName ?? 'default' }, this.spcName);
+      const ctx = inlineVolumeContext(
+        {
+          name: pod.name,
+          namespace: pod.namespace,
+          uid: pod.uid,
+          serviceAccountName: pod.serviceAccountName ?? 'default',
+        },
+        this.spcName,
+      );
       if (pod.tokens !== undefined) ctx['csi.storage.k8s.io/serviceAccount.tokens'] = pod.tokens;
       return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
     });
-    await runLimited(vols, this.concurrency, async (v) => {
-      this.published.set(v.target, { volumeId: v.volumeId, target: v.target });
-      await this.client.publish(v.request);
-    }, this.signal);
+    await runLimited(
+      vols,
+      this.concurrency,
+      async (v) => {
+        this.published.set(v.target, { volumeId: v.volumeId, target: v.target });
+        await this.client.publish(v.request);
+      },
+      this.signal,
+    );
     return vols.map(({ volumeId, target }) => ({ volumeId, target }));
   }
 
@@ -135,11 +164,16 @@ export class Volumes {
           return;
         } catch (err) {
           const aborted = (err as { code?: number }).code === 10;
-          if (!aborted || attempt >= 50) { first ??= err; return; }
+          if (!aborted || attempt >= 50) {
+            first ??= err;
+            return;
+          }
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }
-    }).catch((err: unknown) => { first ??= err; });
+    }).catch((err: unknown) => {
+      first ??= err;
+    });
     if (first !== undefined) throw first;
   }
 }
@@ -150,14 +184,17 @@ export async function dataLinks(vols: readonly Volume[]): Promise<string[]> {
 }
 
 /** How many entries differ between two dataLinks() results. */
-export const countMoved = (before: readonly string[], after: readonly string[]): number => before.filter((b, i) => b !== after[i]).length;
+export const countMoved = (before: readonly string[], after: readonly string[]): number =>
+  before.filter((b, i) => b !== after[i]).length;
 
 /**
  * Resolves with the driver's next `rotation round done` line; rejects if the driver exits,
  * after `timeoutMs`, or when `signal` aborts. `onRotated` sees each `volume rotated` target.
  */
-export function nextRound(driver: BenchProcess, options: { timeoutMs: number; signal: AbortSignal; onRotated?: (targetPath: string) => void }):
-    { round: Promise<RoundReport>; cancel: () => void } {
+export function nextRound(
+  driver: BenchProcess,
+  options: { timeoutMs: number; signal: AbortSignal; onRotated?: (targetPath: string) => void },
+): { round: Promise<RoundReport>; cancel: () => void } {
   const { timeoutMs, signal, onRotated } = options;
   let cancel = () => undefined as void;
   const round = new Promise<RoundReport>((resolve, reject) => {
@@ -168,7 +205,9 @@ export function nextRound(driver: BenchProcess, options: { timeoutMs: number; si
       if (l?.message === 'volume rotated' && typeof l['targetPath'] === 'string') onRotated?.(l['targetPath']);
       if (l?.message === 'rotation round done') done(undefined, asRound(l));
     });
-    void driver.exited().then((code) => done(new Error(`the driver exited (${code}) while waiting for a rotation round`)));
+    void driver
+      .exited()
+      .then((code) => done(new Error(`the driver exited (${code}) while waiting for a rotation round`)));
     signal.addEventListener('abort', onAbort);
     let settled = false;
     function done(err: Error | undefined, r?: RoundReport): void {
@@ -191,8 +230,14 @@ export async function holdUntil(deadline: number, signal: AbortSignal): Promise<
   const ms = deadline - Date.now();
   if (ms <= 0) return;
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(timer); reject(new Error('interrupted')); };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error('interrupted'));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

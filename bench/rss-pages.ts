@@ -11,7 +11,11 @@ import { runBench } from './report.js';
  */
 
 async function bareNode(): Promise<{ pid: number; stop(): void }> {
-  const child = spawn(benchNode().path, [...benchNodeFlags(), '-e', 'process.stdout.write("ready\\n"); setTimeout(() => {}, 600000)'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    benchNode().path,
+    [...benchNodeFlags(), '-e', 'process.stdout.write("ready\\n"); setTimeout(() => {}, 600000)'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.stdout.once('data', () => resolve());
@@ -27,17 +31,35 @@ async function main(): Promise<void> {
   const columns: { label: string; pages: BinaryPages }[] = [];
   if (args.includes('--bare')) {
     const bare = await bareNode();
-    try { columns.push({ label: 'bare node', pages: await binaryPages(bare.pid) }); } finally { bare.stop(); }
+    try {
+      columns.push({ label: 'bare node', pages: await binaryPages(bare.pid) });
+    } finally {
+      bare.stop();
+    }
   }
   for (const pid of pids) columns.push({ label: `pid ${pid}`, pages: await binaryPages(pid) });
   if (columns.length === 0) throw new Error('usage: rss-pages.js <pid>... [--bare]');
-  const components = [...new Set(columns.flatMap((c) => [...c.pages.byComponent.keys()]))]
-    .sort((a, b) => (columns[columns.length - 1]!.pages.byComponent.get(b) ?? 0) - (columns[columns.length - 1]!.pages.byComponent.get(a) ?? 0));
+  const components = [...new Set(columns.flatMap((c) => [...c.pages.byComponent.keys()]))].sort(
+    (a, b) =>
+      (columns[columns.length - 1]!.pages.byComponent.get(b) ?? 0) -
+      (columns[columns.length - 1]!.pages.byComponent.get(a) ?? 0),
+  );
   const width = Math.max(...components.map((c) => c.length), 20);
-  const row = (name: string, cells: string[]) => `${name.padEnd(width)}  ${cells.map((c) => c.padStart(10)).join('  ')}\n`;
-  let out = row('resident MiB of the program file', columns.map((c) => c.label));
-  for (const c of components) out += row(c, columns.map((col) => mib(col.pages.byComponent.get(c) ?? 0).toFixed(1)));
-  out += row('total', columns.map((c) => mib(c.pages.totalKiB).toFixed(1)));
+  const row = (name: string, cells: string[]) =>
+    `${name.padEnd(width)}  ${cells.map((c) => c.padStart(10)).join('  ')}\n`;
+  let out = row(
+    'resident MiB of the program file',
+    columns.map((c) => c.label),
+  );
+  for (const c of components)
+    out += row(
+      c,
+      columns.map((col) => mib(col.pages.byComponent.get(c) ?? 0).toFixed(1)),
+    );
+  out += row(
+    'total',
+    columns.map((c) => mib(c.pages.totalKiB).toFixed(1)),
+  );
   out += `binary: ${[...new Set(columns.map((c) => c.pages.binary))].join(', ')}\n`;
   process.stdout.write(out);
 }

@@ -7,8 +7,28 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
 import { mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
-import { benchNodeFlags, chooseMountMode, startDriver, withDriverSession, usesImageNodeFlags, startFileProvider, type BenchProcess, type MountMode } from './processes.js';
-import { checkTarget, formatReport, positiveIntEnv, runBench, startBenchRun, writeResults, type BenchResults, type LatencyRow, type MemoryRow, type Target } from './report.js';
+import {
+  benchNodeFlags,
+  chooseMountMode,
+  startDriver,
+  withDriverSession,
+  usesImageNodeFlags,
+  startFileProvider,
+  type BenchProcess,
+  type MountMode,
+} from './processes.js';
+import {
+  checkTarget,
+  formatReport,
+  positiveIntEnv,
+  runBench,
+  startBenchRun,
+  writeResults,
+  type BenchResults,
+  type LatencyRow,
+  type MemoryRow,
+  type Target,
+} from './report.js';
 import { rounded, summarize } from './stats.js';
 
 /**
@@ -26,14 +46,15 @@ const DEFAULT_ITERATIONS: Readonly<Record<Size, number>> = { 1: 200, 10: 200, 10
 const TARGET_P50_MS_10_OBJECTS = 5;
 const TARGET_IDLE_RSS_MIB = 60;
 
-
 /** BENCH_ITERATIONS: one count for every case ("20") or one per size 1,10,100 ("200,200,50"). */
 function iterationCounts(): Record<Size, number> {
   const raw = process.env['BENCH_ITERATIONS'];
   if (raw === undefined || raw.trim() === '') return { ...DEFAULT_ITERATIONS };
   const parts = raw.split(',').map((p) => Number(p.trim()));
   if (parts.some((n) => !Number.isSafeInteger(n) || n <= 0) || (parts.length !== 1 && parts.length !== SIZES.length)) {
-    throw new Error(`BENCH_ITERATIONS must be a positive integer or three of them for 1,10,100 objects ("200,200,50"), got "${raw}"`);
+    throw new Error(
+      `BENCH_ITERATIONS must be a positive integer or three of them for 1,10,100 objects ("200,200,50"), got "${raw}"`,
+    );
   }
   return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
 }
@@ -61,13 +82,19 @@ class FakeKubelet {
   private readonly published = new Map<string, string>();
   private seq = 0;
 
-  constructor(readonly client: CsiClient, private readonly kubeletDir: string) {}
+  constructor(
+    readonly client: CsiClient,
+    private readonly kubeletDir: string,
+  ) {}
 
   newVolume(spcName: string): Volume {
     const uid = randomUUID();
     const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
     const target = join(this.kubeletDir, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'secrets-store', 'mount');
-    const ctx = inlineVolumeContext({ name: `bench-pod-${++this.seq}`, namespace: SPC_NAMESPACE, uid, serviceAccountName: 'default' }, spcName);
+    const ctx = inlineVolumeContext(
+      { name: `bench-pod-${++this.seq}`, namespace: SPC_NAMESPACE, uid, serviceAccountName: 'default' },
+      spcName,
+    );
     return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
   }
 
@@ -115,7 +142,12 @@ interface Bench {
 }
 
 /** CPU time (ms, user + system) the driver and the provider used while `fn` ran, per `calls`. */
-async function cpuPerCall(bench: Bench, driver: BenchProcess, calls: number, fn: () => Promise<void>): Promise<{ driver: number; provider: number }> {
+async function cpuPerCall(
+  bench: Bench,
+  driver: BenchProcess,
+  calls: number,
+  fn: () => Promise<void>,
+): Promise<{ driver: number; provider: number }> {
   const pids = [driver.pid, bench.providerPid ?? driver.pid];
   const before = await Promise.all(pids.map(processCpuMs));
   await fn();
@@ -125,17 +157,28 @@ async function cpuPerCall(bench: Bench, driver: BenchProcess, calls: number, fn:
 }
 
 /** Starts a fresh driver on its own socket and spc dir, runs `fn`, then unpublishes all and stops it. */
-async function withDriver<T>(bench: Bench, label: string, spcDir: string, fn: (kubelet: FakeKubelet, driver: BenchProcess) => Promise<T>): Promise<T> {
+async function withDriver<T>(
+  bench: Bench,
+  label: string,
+  spcDir: string,
+  fn: (kubelet: FakeKubelet, driver: BenchProcess) => Promise<T>,
+): Promise<T> {
   checkInterrupted();
   const socket = join(bench.work, `csi-${label}.sock`);
   const driver = await startDriver(bench.work, socket, spcDir, bench.mountMode, bench.cpuProfDir);
   bench.processes.push(driver);
   const client = new CsiClient(socket);
   const kubelet = new FakeKubelet(client, join(bench.work, `kubelet-${label}`));
-  return withDriverSession(driver, client, () => kubelet.unpublishAll(), progress, async () => {
-    if (!(await client.probe())) throw new Error('driver Probe: not ready');
-    return fn(kubelet, driver);
-  });
+  return withDriverSession(
+    driver,
+    client,
+    () => kubelet.unpublishAll(),
+    progress,
+    async () => {
+      if (!(await client.probe())) throw new Error('driver Probe: not ready');
+      return fn(kubelet, driver);
+    },
+  );
 }
 
 /** The pod sees every object with the provider's contents; on tmpfs the target is a mount point. */
@@ -154,7 +197,10 @@ async function verifyVolume(bench: Bench, v: Volume, providerRoot: string, sourc
 }
 
 async function isGone(path: string): Promise<boolean> {
-  return stat(path).then(() => false, (err: NodeJS.ErrnoException) => err.code === 'ENOENT');
+  return stat(path).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+  );
 }
 
 async function measureMemory(bench: Bench, spcDir: string, spcName: string, volumes: number): Promise<MemoryRow[]> {
@@ -181,7 +227,16 @@ async function measureMemory(bench: Bench, spcDir: string, spcName: string, volu
   });
 }
 
-async function measurePublish(bench: Bench, size: Size, iterations: number, warmup: number, spcDir: string, spcName: string, providerRoot: string, sources: readonly string[]): Promise<LatencyRow[]> {
+async function measurePublish(
+  bench: Bench,
+  size: Size,
+  iterations: number,
+  warmup: number,
+  spcDir: string,
+  spcName: string,
+  providerRoot: string,
+  sources: readonly string[],
+): Promise<LatencyRow[]> {
   return withDriver(bench, `publish-${size}`, spcDir, async (kubelet, driver) => {
     const noun = size === 1 ? 'object' : 'objects';
     for (let i = 0; i < warmup; i++) {
@@ -205,7 +260,14 @@ async function measurePublish(bench: Bench, size: Size, iterations: number, warm
       }
     });
     const rows: LatencyRow[] = [
-      { id: `publish-${size}`, label: `publish ${size} ${noun} (new target)`, objects: size, latencyMs: rounded(summarize(publishMs)), cpuMsPerCall: publishCpu, ...(size === 10 ? { targetId: 'publish-10-p50' } : {}) },
+      {
+        id: `publish-${size}`,
+        label: `publish ${size} ${noun} (new target)`,
+        objects: size,
+        latencyMs: rounded(summarize(publishMs)),
+        cpuMsPerCall: publishCpu,
+        ...(size === 10 ? { targetId: 'publish-10-p50' } : {}),
+      },
     ];
 
     if (size === 10) {
@@ -222,10 +284,21 @@ async function measurePublish(bench: Bench, size: Size, iterations: number, warm
       bench.checks['republish-unchanged-is-noop'] = unchanged;
       if (!unchanged) progress('WARNING: republishing an unchanged volume rewrote it (..data moved)');
       await kubelet.unpublish(v);
-      rows.push({ id: `republish-${size}`, label: `republish ${size} ${noun} (unchanged)`, objects: size, latencyMs: rounded(summarize(republishMs)), cpuMsPerCall: republishCpu });
+      rows.push({
+        id: `republish-${size}`,
+        label: `republish ${size} ${noun} (unchanged)`,
+        objects: size,
+        latencyMs: rounded(summarize(republishMs)),
+        cpuMsPerCall: republishCpu,
+      });
     }
     const mem = memoryMiB(await processMemory(driver.pid));
-    rows.push({ id: `unpublish-${size}`, label: `unpublish ${size} ${noun}`, objects: size, latencyMs: rounded(summarize(unpublishMs)) });
+    rows.push({
+      id: `unpublish-${size}`,
+      label: `unpublish ${size} ${noun}`,
+      objects: size,
+      latencyMs: rounded(summarize(unpublishMs)),
+    });
     return rows.map((r) => ({ ...r, driverMemoryAfter: mem }));
   });
 }
@@ -240,7 +313,9 @@ async function main(): Promise<void> {
 
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-'));
   const bench: Bench = { work, mountMode, cpuProfDir, processes: [], checks: {} };
-  const onSignal = () => { interrupted = true; };
+  const onSignal = () => {
+    interrupted = true;
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let latency: LatencyRow[] = [];
@@ -264,11 +339,16 @@ async function main(): Promise<void> {
     memory = await measureMemory(bench, ten.spcDir, ten.spcName, rssVolumes);
     for (const size of SIZES) {
       const c = cases.get(size)!;
-      latency.push(...await measurePublish(bench, size, iterations[size], warmup, c.spcDir, c.spcName, providerRoot, c.sources));
+      latency.push(
+        ...(await measurePublish(bench, size, iterations[size], warmup, c.spcDir, c.spcName, providerRoot, c.sources)),
+      );
     }
     if (!provider.running) throw new Error(`the file provider exited:\n${provider.stderrTail()}`);
     // Publishes first, then unpublishes, for the table.
-    latency = [...latency.filter((r) => !r.id.startsWith('unpublish')), ...latency.filter((r) => r.id.startsWith('unpublish'))];
+    latency = [
+      ...latency.filter((r) => !r.id.startsWith('unpublish')),
+      ...latency.filter((r) => r.id.startsWith('unpublish')),
+    ];
   } finally {
     for (const p of bench.processes.reverse()) await p.stop().catch(() => undefined);
     const leftover = await unmountAllUnder(work);
@@ -281,7 +361,15 @@ async function main(): Promise<void> {
   const p50Ten = latency.find((r) => r.id === 'publish-10')!.latencyMs.p50;
   const idle = memory.find((r) => r.id === 'rss-idle')!.rssMiB;
   const targets: Target[] = [
-    checkTarget('publish-10-p50', `publish p50 ≤ ${TARGET_P50_MS_10_OBJECTS} ms (10 objects, tmpfs)`, p50Ten, TARGET_P50_MS_10_OBJECTS, 'ms', mountMode === 'tmpfs', 'target is for tmpfs'),
+    checkTarget(
+      'publish-10-p50',
+      `publish p50 ≤ ${TARGET_P50_MS_10_OBJECTS} ms (10 objects, tmpfs)`,
+      p50Ten,
+      TARGET_P50_MS_10_OBJECTS,
+      'ms',
+      mountMode === 'tmpfs',
+      'target is for tmpfs',
+    ),
     checkTarget('idle-rss', `idle RSS ≤ ${TARGET_IDLE_RSS_MIB} MiB`, idle, TARGET_IDLE_RSS_MIB, 'MiB', true),
   ];
   const results: BenchResults = {
@@ -289,8 +377,16 @@ async function main(): Promise<void> {
     mountMode,
     mountModeReason,
     config: {
-      objectSizeBytes: OBJECT_SIZE, iterations, warmup, rssVolumes, rssObjectsPerVolume: 10,
-      nodeFlags: benchNodeFlags(), provider: 'file', driverLogLevel: 'info', metrics: 'on (127.0.0.1:0)', concurrency: 1,
+      objectSizeBytes: OBJECT_SIZE,
+      iterations,
+      warmup,
+      rssVolumes,
+      rssObjectsPerVolume: 10,
+      nodeFlags: benchNodeFlags(),
+      provider: 'file',
+      driverLogLevel: 'info',
+      metrics: 'on (127.0.0.1:0)',
+      concurrency: 1,
       latency: 'client-side NodePublishVolume round trip (performance.now), unpublish timed separately',
       percentiles: 'nearest rank',
       cpuProfileDir: cpuProfDir ?? null,

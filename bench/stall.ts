@@ -52,7 +52,11 @@ async function scrapeLagMaxMs(port: number): Promise<number> {
 /** Sends Probe calls one after another until `done` settles; returns their latencies. */
 async function probeWhile(client: CsiClient, done: Promise<unknown>): Promise<number[]> {
   let finished = false;
-  void done.finally(() => { finished = true; }).catch(() => undefined);
+  void done
+    .finally(() => {
+      finished = true;
+    })
+    .catch(() => undefined);
   const latencies: number[] = [];
   while (!finished) {
     const start = performance.now();
@@ -62,14 +66,27 @@ async function probeWhile(client: CsiClient, done: Promise<unknown>): Promise<nu
   return latencies;
 }
 
-async function measure(client: CsiClient, port: number, shape: BulkShape, call: StallRow['call'], publish: () => Promise<void>): Promise<StallRow> {
+async function measure(
+  client: CsiClient,
+  port: number,
+  shape: BulkShape,
+  call: StallRow['call'],
+  publish: () => Promise<void>,
+): Promise<StallRow> {
   await scrapeLagMaxMs(port); // resets the driver's histogram
   const start = performance.now();
   const published = publish();
   const probes = await probeWhile(client, published);
   await published;
   const publishMs = performance.now() - start;
-  return { shape, call, publishMs: round1(publishMs), loopStallMs: round1(await scrapeLagMaxMs(port)), probeMaxMs: round1(Math.max(...probes)), probes: probes.length };
+  return {
+    shape,
+    call,
+    publishMs: round1(publishMs),
+    loopStallMs: round1(await scrapeLagMaxMs(port)),
+    probeMaxMs: round1(Math.max(...probes)),
+    probes: probes.length,
+  };
 }
 
 function spcYaml(): string {
@@ -87,16 +104,29 @@ async function runShape(work: string, shape: BulkShape, mountMode: 'tmpfs' | 'di
   const client = new CsiClient(join(work, `csi-${shape}.sock`));
   const target = join(work, 'pods', shape, 'volume');
   try {
-    provider = await startProcess(benchNode().path, [BULK_PROVIDER, join(providers, 'bulk.sock'), shape], /bulk provider started/);
+    provider = await startProcess(
+      benchNode().path,
+      [BULK_PROVIDER, join(providers, 'bulk.sock'), shape],
+      /bulk provider started/,
+    );
     driver = await startDriver(work, join(work, `csi-${shape}.sock`), spcDir, mountMode, process.env['BENCH_CPU_PROF']);
     const port = Number(/"metricsPort":(\d+)/.exec(driver.stderrTail(50))?.[1]);
-    const request = inlinePublishRequest(`vol-${shape}`, target, inlineVolumeContext({ name: shape, namespace: 'default', uid: `uid-${shape}`, serviceAccountName: 'default' }, 'bulk'));
+    const request = inlinePublishRequest(
+      `vol-${shape}`,
+      target,
+      inlineVolumeContext(
+        { name: shape, namespace: 'default', uid: `uid-${shape}`, serviceAccountName: 'default' },
+        'bulk',
+      ),
+    );
     const rows = [await measure(client, port, shape, 'first publish', () => client.publish(request, 120_000))];
     rows.push(await measure(client, port, shape, 'unchanged republish', () => client.publish(request, 120_000)));
     await client.unpublish(`vol-${shape}`, target, 120_000);
     return rows;
   } catch (err) {
-    throw new Error(`${shape}: ${(err as Error).message}${driver ? `\ndriver log:\n${driver.stderrTail()}` : ''}`, { cause: err });
+    throw new Error(`${shape}: ${(err as Error).message}${driver ? `\ndriver log:\n${driver.stderrTail()}` : ''}`, {
+      cause: err,
+    });
   } finally {
     client.close();
     await driver?.stop();
@@ -112,16 +142,36 @@ async function main(): Promise<void> {
     const rows: StallRow[] = [];
     for (const shape of ['nested', 'tiny'] as const) {
       process.stderr.write(`bench: stall case ${shape}\n`);
-      rows.push(...await runShape(work, shape, mode));
+      rows.push(...(await runShape(work, shape, mode)));
     }
     const worst = Math.max(...rows.map((r) => Math.max(r.loopStallMs, r.probeMaxMs)));
     const status = worst <= TARGET_STALL_MS ? 'ok' : 'MISSED';
     process.stdout.write(`\nEvent-loop stalls while publishing a 4 MiB response (mount mode ${mode})\n`);
-    process.stdout.write(table(['shape', 'call', 'publish ms', 'longest loop stall ms', 'slowest Probe ms', 'Probes'],
-      rows.map((r) => [r.shape, r.call, String(r.publishMs), String(r.loopStallMs), String(r.probeMaxMs), String(r.probes)]), new Set([2, 3, 4, 5])));
+    process.stdout.write(
+      table(
+        ['shape', 'call', 'publish ms', 'longest loop stall ms', 'slowest Probe ms', 'Probes'],
+        rows.map((r) => [
+          r.shape,
+          r.call,
+          String(r.publishMs),
+          String(r.loopStallMs),
+          String(r.probeMaxMs),
+          String(r.probes),
+        ]),
+        new Set([2, 3, 4, 5]),
+      ),
+    );
     process.stdout.write(`\ntarget: no stall over ${TARGET_STALL_MS} ms: ${status} (worst ${worst} ms)\n`);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const results = { kind: 'stall', machine: await machineInfo(REPO_DIR), mountMode: mode, targetStallMs: TARGET_STALL_MS, status, worstMs: worst, rows };
+    const results = {
+      kind: 'stall',
+      machine: await machineInfo(REPO_DIR),
+      mountMode: mode,
+      targetStallMs: TARGET_STALL_MS,
+      status,
+      worstMs: worst,
+      rows,
+    };
     await writeJson(join(REPO_DIR, 'bench', 'results', `stall-${stamp}.json`), results);
     await writeJson(join(REPO_DIR, 'bench', 'results', 'stall-latest.json'), results);
   } finally {

@@ -56,7 +56,9 @@ export function numberOption(args: readonly string[], name: string, fallback: nu
   const text = args[at + 1];
   const value = Number(text);
   if (text === undefined || text.trim() === '' || !Number.isFinite(value) || value < min) {
-    throw new Error(`${name}: expected a number ≥ ${min}, got ${text === undefined ? 'nothing' : JSON.stringify(text)}`);
+    throw new Error(
+      `${name}: expected a number ≥ ${min}, got ${text === undefined ? 'nothing' : JSON.stringify(text)}`,
+    );
   }
   return value;
 }

@@ -33,13 +33,17 @@ export interface BenchSecret {
 /** `count` secrets of `size` printable bytes at secret/data/bench/object-<i> (HashiCorp's path form). */
 export function benchSecrets(count: number, size: number): BenchSecret[] {
   return Array.from({ length: count }, (_, i) => ({
-    objectName: `object-${i}`, secretPath: `secret/data/bench/object-${i}`, value: randomBytes(size).toString('base64').slice(0, size),
+    objectName: `object-${i}`,
+    secretPath: `secret/data/bench/object-${i}`,
+    value: randomBytes(size).toString('base64').slice(0, size),
   }));
 }
 
 /** The SecretProviderClass spec: provider vault, the role, every secret's `value` key. */
 export function vaultClassSpec(secrets: readonly BenchSecret[]): Record<string, unknown> {
-  const objects = stringify(secrets.map((s) => ({ objectName: s.objectName, secretPath: s.secretPath, secretKey: 'value' })));
+  const objects = stringify(
+    secrets.map((s) => ({ objectName: s.objectName, secretPath: s.secretPath, secretKey: 'value' })),
+  );
   return { provider: 'vault', parameters: { roleName: VAULT_ROLE, objects } };
 }
 
@@ -48,17 +52,38 @@ export function vaultClassSpec(secrets: readonly BenchSecret[]): Record<string, 
  * configures Kubernetes auth on `bao` with its token, a read policy for secret/data/bench/*,
  * the role bound to the workload's ServiceAccount and audience, and writes the secrets.
  */
-export async function configureVault(bao: OpenBao, cluster: KubeCluster, namespace: string, secrets: readonly BenchSecret[]): Promise<void> {
+export async function configureVault(
+  bao: OpenBao,
+  cluster: KubeCluster,
+  namespace: string,
+  secrets: readonly BenchSecret[],
+): Promise<void> {
   const rbac = cluster.admin.config.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRoleBinding({ body: { metadata: { name: `${namespace}-vault-token-reviewer` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-    subjects: [{ kind: 'ServiceAccount', name: REVIEWER_SERVICE_ACCOUNT, namespace }] } });
-  const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace, name: REVIEWER_SERVICE_ACCOUNT, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: `${namespace}-vault-token-reviewer` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+      subjects: [{ kind: 'ServiceAccount', name: REVIEWER_SERVICE_ACCOUNT, namespace }],
+    },
+  });
+  const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({
+    namespace,
+    name: REVIEWER_SERVICE_ACCOUNT,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
   await bao.enableAuth(VAULT_AUTH_MOUNT, 'kubernetes');
-  await bao.write(`auth/${VAULT_AUTH_MOUNT}/config`, { kubernetes_host: cluster.url, kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'), token_reviewer_jwt: reviewer.status?.token });
+  await bao.write(`auth/${VAULT_AUTH_MOUNT}/config`, {
+    kubernetes_host: cluster.url,
+    kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'),
+    token_reviewer_jwt: reviewer.status?.token,
+  });
   await bao.putPolicy(VAULT_ROLE, 'path "secret/data/bench/*" { capabilities = ["read"] }');
   await bao.write(`auth/${VAULT_AUTH_MOUNT}/role/${VAULT_ROLE}`, {
-    bound_service_account_names: [WORKLOAD_SERVICE_ACCOUNT], bound_service_account_namespaces: [namespace], audience: VAULT_AUDIENCE, policies: [VAULT_ROLE], ttl: LOGIN_TTL,
+    bound_service_account_names: [WORKLOAD_SERVICE_ACCOUNT],
+    bound_service_account_namespaces: [namespace],
+    audience: VAULT_AUDIENCE,
+    policies: [VAULT_ROLE],
+    ttl: LOGIN_TTL,
   });
   for (const s of secrets) await bao.write(s.secretPath, { data: { value: s.value } });
 }

@@ -40,13 +40,27 @@ export interface VaultLoadTarget {
  * every stretch is far shorter than the login TTL), and one read per object per read-cache
  * window the stretch spans (a stretch of 1.2 windows may read twice).
  */
-export function vaultLoadTargets(rows: readonly VaultLoadRow[], objects: number, readWindowMs: number): VaultLoadTarget[] {
+export function vaultLoadTargets(
+  rows: readonly VaultLoadRow[],
+  objects: number,
+  readWindowMs: number,
+): VaultLoadTarget[] {
   return rows.flatMap((row) => {
     const readLimit = objects * Math.max(1, Math.ceil(row.wallMs / readWindowMs));
     return [
-      { id: `${row.id}-logins`, description: `${row.label}: logins ≤ 1 (one identity)`, value: row.vault.logins, limit: 1 },
-      { id: `${row.id}-reads`, description: `${row.label}: KV reads ≤ ${readLimit} (${objects} objects × windows spanned)`, value: row.vault.reads, limit: readLimit },
-    ].map((t) => ({ ...t, status: t.value <= t.limit ? 'ok' as const : 'MISSED' as const }));
+      {
+        id: `${row.id}-logins`,
+        description: `${row.label}: logins ≤ 1 (one identity)`,
+        value: row.vault.logins,
+        limit: 1,
+      },
+      {
+        id: `${row.id}-reads`,
+        description: `${row.label}: KV reads ≤ ${readLimit} (${objects} objects × windows spanned)`,
+        value: row.vault.reads,
+        limit: readLimit,
+      },
+    ].map((t) => ({ ...t, status: t.value <= t.limit ? ('ok' as const) : ('MISSED' as const) }));
   });
 }
 
@@ -68,17 +82,48 @@ export function formatVaultLoadReport(r: VaultLoadResults): string {
     `secrets-store-csi Vault-load benchmark  ${r.startedAt}`,
     machineLine(r),
     `${String(r.config['pods'])} pods, one ServiceAccount, one class of ${String(r.config['objectsPerPod'])} KV v2 objects; OpenBao ${String(r.config['openBao'])}, ${String(r.config['auth'])}; mount mode ${r.mountMode}; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`,
-    ...(r.config['cpuProfileDir'] ? [`CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, vault-load-latest.json is not updated`] : []),
+    ...(r.config['cpuProfileDir']
+      ? [
+          `CPU profiling on (${String(r.config['cpuProfileDir'])}): timings are inflated, vault-load-latest.json is not updated`,
+        ]
+      : []),
     '',
   ];
   const rows = table(
-    ['stretch', 'logins / naive', 'KV reads / naive', 'mount lookups', 'other', 'Vault requests / naive', 'wall ms', 'CPU ms driver/provider', 'provider RSS MiB'],
+    [
+      'stretch',
+      'logins / naive',
+      'KV reads / naive',
+      'mount lookups',
+      'other',
+      'Vault requests / naive',
+      'wall ms',
+      'CPU ms driver/provider',
+      'provider RSS MiB',
+    ],
     r.rows.map((row) => [
-      row.label, measuredVsNaive(row.vault.logins, row.naive.logins), measuredVsNaive(row.vault.reads, row.naive.reads), String(row.vault.mountLookups),
-      String(row.vault.other), measuredVsNaive(row.vault.total, row.naive.total), String(row.wallMs), `${row.driverCpuMs}/${row.providerCpuMs}`, row.providerRssMiB.toFixed(1),
+      row.label,
+      measuredVsNaive(row.vault.logins, row.naive.logins),
+      measuredVsNaive(row.vault.reads, row.naive.reads),
+      String(row.vault.mountLookups),
+      String(row.vault.other),
+      measuredVsNaive(row.vault.total, row.naive.total),
+      String(row.wallMs),
+      `${row.driverCpuMs}/${row.providerCpuMs}`,
+      row.providerRssMiB.toFixed(1),
     ]),
     new Set([1, 2, 3, 4, 5, 6, 7, 8]),
   );
-  const failedChecks = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
-  return [...head, rows, '', `targets: ${r.targets.map((t) => `${t.description}: ${t.value} ${t.status}`).join('; ')}`, failedChecks.length ? `CHECKS FAILED: ${failedChecks.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`].join('\n');
+  const failedChecks = Object.entries(r.checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
+  return [
+    ...head,
+    rows,
+    '',
+    `targets: ${r.targets.map((t) => `${t.description}: ${t.value} ${t.status}`).join('; ')}`,
+    failedChecks.length
+      ? `CHECKS FAILED: ${failedChecks.join(', ')}`
+      : `checks: ${Object.keys(r.checks).join(', ')} passed`,
+  ].join('\n');
 }

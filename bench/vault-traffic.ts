@@ -30,7 +30,9 @@ export function vaultLoadTraffic(requests: readonly AuditedRequest[], loginMount
   const reads = [...traffic.reads].filter(([key]) => isSecretRead(key)).reduce((n, [, count]) => n + count, 0);
   const byRequest = countBy(requests, (r) => `${r.operation} ${r.namespace ? `${r.namespace}/` : ''}${r.path}`);
   return {
-    logins: traffic.logins, reads, mountLookups: traffic.mountLookups,
+    logins: traffic.logins,
+    reads,
+    mountLookups: traffic.mountLookups,
     other: requests.length - traffic.logins - reads - traffic.mountLookups,
     total: requests.length,
     failed: requests.filter((r) => r.error !== '').length,

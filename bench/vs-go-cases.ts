@@ -3,7 +3,15 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
-import { idleCpuMsPerSecond, memoryBreakdown, mib, processMemory, processTreeCpuPreciseMs, threadsCpuMs, type MemoryBreakdown } from './proc.js';
+import {
+  idleCpuMsPerSecond,
+  memoryBreakdown,
+  mib,
+  processMemory,
+  processTreeCpuPreciseMs,
+  threadsCpuMs,
+  type MemoryBreakdown,
+} from './proc.js';
 import { runLimited, VOLUME_NAME } from './rounds.js';
 import { objectNames } from './fixtures.js';
 import type { DriverUnderTest, Side, Size, VsGoEnv } from './vs-go-env.js';
@@ -30,13 +38,18 @@ let podSeq = 0;
  */
 export async function podVolumes(env: VsGoEnv, d: DriverUnderTest, spc: string, count: number): Promise<PodVolume[]> {
   const pods = await env.kube.createPods(count, d.nodeName, spc, VOLUME_NAME, `${d.side}-${++podSeq}`);
-  return Promise.all(pods.map(async (pod) => {
-    const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
-    const target = join(d.kubeletDir, 'pods', pod.uid, 'volumes', 'kubernetes.io~csi', VOLUME_NAME, 'mount');
-    await mkdir(dirname(target), { recursive: true, mode: 0o750 });
-    const ctx = inlineVolumeContext({ name: pod.name, namespace: pod.namespace, uid: pod.uid, serviceAccountName: pod.serviceAccountName }, spc);
-    return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
-  }));
+  return Promise.all(
+    pods.map(async (pod) => {
+      const volumeId = `csi-${randomUUID().replace(/-/g, '')}`;
+      const target = join(d.kubeletDir, 'pods', pod.uid, 'volumes', 'kubernetes.io~csi', VOLUME_NAME, 'mount');
+      await mkdir(dirname(target), { recursive: true, mode: 0o750 });
+      const ctx = inlineVolumeContext(
+        { name: pod.name, namespace: pod.namespace, uid: pod.uid, serviceAccountName: pod.serviceAccountName },
+        spc,
+      );
+      return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
+    }),
+  );
 }
 
 /**
@@ -108,13 +121,26 @@ export async function verifyVolume(env: VsGoEnv, side: Side, size: Size, target:
   const sources = env.sources.get(size)!;
   const names = objectNames(sources);
   for (const [i, source] of sources.entries()) {
-    const [got, want] = await Promise.all([readFile(join(target, names[i]!)).catch(() => undefined), readFile(join(env.providerRoot, source))]);
-    if (!got?.equals(want)) throw new Error(`${side} driver: ${names[i]} at ${target} is missing or differs from the provider's ${source}`);
+    const [got, want] = await Promise.all([
+      readFile(join(target, names[i]!)).catch(() => undefined),
+      readFile(join(env.providerRoot, source)),
+    ]);
+    if (!got?.equals(want))
+      throw new Error(`${side} driver: ${names[i]} at ${target} is missing or differs from the provider's ${source}`);
   }
 }
 
 /** First publish to a new target (checked once per driver), then its unpublish, `iterations` times per driver. */
-export async function firstPublish(env: VsGoEnv, drivers: readonly DriverUnderTest[], spc: string, size: Size, iterations: number, batch: number, warmup: number, paceMs: number): Promise<Map<Side, SideSamples>> {
+export async function firstPublish(
+  env: VsGoEnv,
+  drivers: readonly DriverUnderTest[],
+  spc: string,
+  size: Size,
+  iterations: number,
+  batch: number,
+  warmup: number,
+  paceMs: number,
+): Promise<Map<Side, SideSamples>> {
   const pacer = new Pacer(paceMs);
   const out = new Map<Side, SideSamples>(drivers.map((d) => [d.side, empty()]));
   const vols = new Map<Side, PodVolume[]>();
@@ -144,7 +170,14 @@ export async function firstPublish(env: VsGoEnv, drivers: readonly DriverUnderTe
 }
 
 /** NodePublishVolume again on a published, unchanged volume, `iterations` times per driver. */
-export async function republish(env: VsGoEnv, drivers: readonly DriverUnderTest[], spc: string, iterations: number, batch: number, paceMs: number): Promise<Map<Side, SideSamples>> {
+export async function republish(
+  env: VsGoEnv,
+  drivers: readonly DriverUnderTest[],
+  spc: string,
+  iterations: number,
+  batch: number,
+  paceMs: number,
+): Promise<Map<Side, SideSamples>> {
   const pacer = new Pacer(paceMs);
   const out = new Map<Side, SideSamples>(drivers.map((d) => [d.side, empty()]));
   const vol = new Map<Side, PodVolume>();
@@ -168,13 +201,22 @@ export async function republish(env: VsGoEnv, drivers: readonly DriverUnderTest[
       }
     }
   } finally {
-    for (const d of drivers) { const v = vol.get(d.side)!; await d.client.unpublish(v.volumeId, v.target); }
+    for (const d of drivers) {
+      const v = vol.get(d.side)!;
+      await d.client.unpublish(v.volumeId, v.target);
+    }
   }
   return out;
 }
 
 /** `pods` pods start at once: every publish sent together; the total wall time per round and driver. */
-export async function burst(env: VsGoEnv, drivers: readonly DriverUnderTest[], spc: string, pods: number, rounds: number): Promise<Map<Side, number[]>> {
+export async function burst(
+  env: VsGoEnv,
+  drivers: readonly DriverUnderTest[],
+  spc: string,
+  pods: number,
+  rounds: number,
+): Promise<Map<Side, number[]>> {
   const out = new Map<Side, number[]>(drivers.map((d) => [d.side, []]));
   const vols = new Map<Side, PodVolume[]>();
   for (const d of drivers) vols.set(d.side, await podVolumes(env, d, spc, pods * rounds));
@@ -192,18 +234,33 @@ export async function burst(env: VsGoEnv, drivers: readonly DriverUnderTest[], s
  * Provider CPU per 10-object Mount: our driver publishes and unpublishes the same 10
  * objects from our `file` provider and (when installed) from upstream's Go fake provider, in turns.
  */
-export async function providerCpu(env: VsGoEnv, ours: DriverUnderTest, classes: { file: string; fake: string }, iterations: number, batch: number): Promise<{ file: number; fake: number | null }> {
-  const sides: { key: 'file' | 'fake'; spc: string; pid: number }[] = [{ key: 'file', spc: classes.file, pid: env.fileProvider.pid }];
+export async function providerCpu(
+  env: VsGoEnv,
+  ours: DriverUnderTest,
+  classes: { file: string; fake: string },
+  iterations: number,
+  batch: number,
+): Promise<{ file: number; fake: number | null }> {
+  const sides: { key: 'file' | 'fake'; spc: string; pid: number }[] = [
+    { key: 'file', spc: classes.file, pid: env.fileProvider.pid },
+  ];
   if (env.fakeProvider) sides.push({ key: 'fake', spc: classes.fake, pid: env.fakeProvider.pid });
   const cpu = { file: 0, fake: 0 };
   const vols = new Map<string, PodVolume[]>();
   for (const s of sides) vols.set(s.key, await podVolumes(env, ours, s.spc, iterations + 2));
-  for (const s of sides) for (const v of vols.get(s.key)!.splice(0, 2)) { await ours.client.publish(v.request); await ours.client.unpublish(v.volumeId, v.target); }
+  for (const s of sides)
+    for (const v of vols.get(s.key)!.splice(0, 2)) {
+      await ours.client.publish(v.request);
+      await ours.client.unpublish(v.volumeId, v.target);
+    }
   for (const [i, n] of batches(iterations, batch).entries()) {
     for (const s of turnOrder(sides, i)) {
       const todo = vols.get(s.key)!.splice(0, n);
       const before = await threadsCpuMs(s.pid);
-      for (const v of todo) { await ours.client.publish(v.request); await ours.client.unpublish(v.volumeId, v.target); }
+      for (const v of todo) {
+        await ours.client.publish(v.request);
+        await ours.client.unpublish(v.volumeId, v.target);
+      }
       cpu[s.key] += (await threadsCpuMs(s.pid)) - before;
     }
   }
@@ -214,7 +271,13 @@ export async function providerCpu(env: VsGoEnv, ours: DriverUnderTest, classes: 
  * Driver RSS (MiB) idle and with each count of `mountedCounts` volumes of `spc` mounted (a
  * fresh driver), and the idle driver's CPU ms per second over `idleWindowMs` after the idle read.
  */
-export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, mountedCounts: readonly number[], idleWindowMs: number): Promise<{ idle: number; idleBreakdown: MemoryBreakdown; idleCpuMsPerS: number; mounted: Map<number, number> }> {
+export async function driverRss(
+  env: VsGoEnv,
+  d: DriverUnderTest,
+  spc: string,
+  mountedCounts: readonly number[],
+  idleWindowMs: number,
+): Promise<{ idle: number; idleBreakdown: MemoryBreakdown; idleCpuMsPerS: number; mounted: Map<number, number> }> {
   const idle = mib((await processMemory(d.process.pid)).rssKiB);
   const idleBreakdown = await memoryBreakdown(d.process.pid);
   const [idleCpuMsPerS] = await idleCpuMsPerSecond([d.process.pid], idleWindowMs);
@@ -223,7 +286,10 @@ export async function driverRss(env: VsGoEnv, d: DriverUnderTest, spc: string, m
   try {
     for (const count of [...mountedCounts].sort((a, b) => a - b)) {
       const more = await podVolumes(env, d, spc, count - published.length);
-      await runLimited(more, 4, async (v) => { await d.client.publish(v.request, 120_000); published.push(v); });
+      await runLimited(more, 4, async (v) => {
+        await d.client.publish(v.request, 120_000);
+        published.push(v);
+      });
       await d.client.probe();
       mounted.set(count, mib((await processMemory(d.process.pid)).rssKiB));
     }

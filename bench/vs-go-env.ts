@@ -51,8 +51,10 @@ export interface VsGoEnv {
 
 /** Why the Go half cannot run here (missing peer), or undefined when it can. */
 export function goHalfUnavailable(): string | undefined {
-  if (!peerBinary('UPSTREAM_DRIVER')) return 'peer upstream-driver is not installed (UPSTREAM_DRIVER missing from peers.env): bash test/peers/install.sh upstream-driver';
-  if (!peerBinary('UPSTREAM_FAKE_PROVIDER')) return 'peer upstream-fake-provider is not installed (UPSTREAM_FAKE_PROVIDER missing from peers.env)';
+  if (!peerBinary('UPSTREAM_DRIVER'))
+    return 'peer upstream-driver is not installed (UPSTREAM_DRIVER missing from peers.env): bash test/peers/install.sh upstream-driver';
+  if (!peerBinary('UPSTREAM_FAKE_PROVIDER'))
+    return 'peer upstream-fake-provider is not installed (UPSTREAM_FAKE_PROVIDER missing from peers.env)';
   return undefined;
 }
 
@@ -62,7 +64,13 @@ export const clusterUnavailable = kubernetesUnavailable;
 /** Upstream's fake provider config serving the files under `root` listed by `sources` (names as objectNames gives). */
 async function fakeProviderConfig(root: string, sources: readonly string[]): Promise<string> {
   const names = objectNames(sources);
-  const files = await Promise.all(sources.map(async (s, i) => ({ path: names[i]!, mode: 0o644, contents: (await readFile(join(root, s))).toString('base64') })));
+  const files = await Promise.all(
+    sources.map(async (s, i) => ({
+      path: names[i]!,
+      mode: 0o644,
+      contents: (await readFile(join(root, s))).toString('base64'),
+    })),
+  );
   return JSON.stringify({ objects: Object.fromEntries(names.map((n) => [`secret/${n}`, 'v1'])), files });
 }
 
@@ -71,14 +79,24 @@ export async function startVsGoEnv(work: string, withGo: boolean, processes: Ben
   const providerRoot = join(work, 'provider-root');
   const sources = new Map<Size, string[]>();
   for (const size of SIZES) sources.set(size, await writeObjects(providerRoot, size, OBJECT_SIZE));
-  const classSpec = (size: Size) => ({ provider: 'file', parameters: { objects: objectsParameter(sources.get(size)!) } });
-  const kube = await startBenchClusterWith({ spcName: spcFor(10), classSpec: classSpec(10) });
-  const createClass = (name: string, spec: Record<string, unknown>) => kube.cluster.admin.custom.createNamespacedCustomObject({
-    group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: kube.namespace, plural: 'secretproviderclasses',
-    body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
+  const classSpec = (size: Size) => ({
+    provider: 'file',
+    parameters: { objects: objectsParameter(sources.get(size)!) },
   });
+  const kube = await startBenchClusterWith({ spcName: spcFor(10), classSpec: classSpec(10) });
+  const createClass = (name: string, spec: Record<string, unknown>) =>
+    kube.cluster.admin.custom.createNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io',
+      version: 'v1',
+      namespace: kube.namespace,
+      plural: 'secretproviderclasses',
+      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
+    });
   for (const size of SIZES) if (size !== 10) await createClass(spcFor(size), classSpec(size));
-  await createClass(FAKE_SPC, { provider: 'upstream-fake', parameters: { objects: objectsParameter(sources.get(10)!) } });
+  await createClass(FAKE_SPC, {
+    provider: 'upstream-fake',
+    parameters: { objects: objectsParameter(sources.get(10)!) },
+  });
   const providersDir = join(work, 'providers');
   await mkdir(providersDir, { recursive: true });
   const fileProvider = await startFileProvider(work, providerRoot, cpuProfDir());
@@ -89,8 +107,12 @@ export async function startVsGoEnv(work: string, withGo: boolean, processes: Ben
     const binary = peerBinary('UPSTREAM_DRIVER')!;
     const configPath = join(work, 'fake-provider.json');
     await writeFile(configPath, await fakeProviderConfig(providerRoot, sources.get(10)!));
-    fakeProvider = await BenchProcess.startBinary('Go fake provider', peerBinary('UPSTREAM_FAKE_PROVIDER')!,
-      ['--endpoint', `unix://${join(providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+    fakeProvider = await BenchProcess.startBinary(
+      'Go fake provider',
+      peerBinary('UPSTREAM_FAKE_PROVIDER')!,
+      ['--endpoint', `unix://${join(providersDir, 'upstream-fake.sock')}`, '--config', configPath],
+      /listening on/,
+    );
     processes.push(fakeProvider);
     const { goDriverKubeconfig } = await import('../test/support/go-driver-identity.js');
     go = { binary, kubeconfig: await goDriverKubeconfig(kube.cluster, binary) };
@@ -112,17 +134,39 @@ export async function startSide(env: VsGoEnv, side: Side, mountMode: 'tmpfs' | '
   let nodeName: string;
   if (side === 'ours') {
     nodeName = 'bench-node'; // startDriver's --nodeid
-    proc = await startDriver(env.work, socketPath, '', mountMode, cpuProfDir(), [`--kubeconfig=${env.kube.kubeconfig}`]);
+    proc = await startDriver(env.work, socketPath, '', mountMode, cpuProfDir(), [
+      `--kubeconfig=${env.kube.kubeconfig}`,
+    ]);
   } else {
     if (!env.go) throw new Error('the Go driver is not installed');
     // A node name per instance: the Go driver's caches are filtered by node, so each starts empty.
     nodeName = `go-node-${n}`;
-    proc = await BenchProcess.startBinary('Go driver', env.go.binary, goDriverArgs({
-      socketPath, nodeName, kubeconfig: env.go.kubeconfig, providersDir: join(env.work, 'providers'), rotation: true, verbosity: 0,
-    }), GO_DRIVER_READY);
+    proc = await BenchProcess.startBinary(
+      'Go driver',
+      env.go.binary,
+      goDriverArgs({
+        socketPath,
+        nodeName,
+        kubeconfig: env.go.kubeconfig,
+        providersDir: join(env.work, 'providers'),
+        rotation: true,
+        verbosity: 0,
+      }),
+      GO_DRIVER_READY,
+    );
   }
   env.processes.push(proc);
   const client = new CsiClient(socketPath);
   if (!(await client.probe())) throw new Error(`${side} driver Probe: not ready`);
-  return { side, process: proc, client, nodeName, kubeletDir, async stop() { client.close(); await proc.stop(); } };
+  return {
+    side,
+    process: proc,
+    client,
+    nodeName,
+    kubeletDir,
+    async stop() {
+      client.close();
+      await proc.stop();
+    },
+  };
 }

@@ -29,12 +29,19 @@ export interface StartOptions {
  * Starts a process and resolves once a stderr line matches `ready` — an event, not a
  * sleep. Rejects with the output so far if it exits first or `timeoutMs` passes.
  */
-export function startProcess(command: string, args: readonly string[], ready: RegExp, options: StartOptions = {}): Promise<Child> {
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  ready: RegExp,
+  options: StartOptions = {},
+): Promise<Child> {
   if (options.signal?.aborted) return Promise.reject(new Error(`${command} not started: aborted`));
   const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const handle: Child = {
     process: child,
@@ -49,12 +56,19 @@ export function startProcess(command: string, args: readonly string[], ready: Re
     },
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${command} not ready after ${options.timeoutMs ?? 30_000}ms:\n${err}${out}`)); }, options.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} not ready after ${options.timeoutMs ?? 30_000}ms:\n${err}${out}`));
+    }, options.timeoutMs ?? 30_000);
     let isReady = false;
     child.stderr?.on('data', (d: Buffer) => {
       // Keep a bounded tail: long-lived children log for hours (benchmarks, tests).
       err = (err + d.toString()).slice(-STDERR_TAIL_BYTES);
-      if (!isReady && ready.test(err)) { isReady = true; clearTimeout(timer); resolve(handle); }
+      if (!isReady && ready.test(err)) {
+        isReady = true;
+        clearTimeout(timer);
+        resolve(handle);
+      }
     });
     // A caller stopped while we wait (the demo on Ctrl-C): the child must not outlive it.
     const onAbort = () => {
@@ -68,7 +82,10 @@ export function startProcess(command: string, args: readonly string[], ready: Re
       options.signal?.removeEventListener('abort', onAbort);
       reject(new Error(`${command} exited with ${code} before it was ready:\n${err}${out}`));
     });
-    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
   });
 }
 
@@ -85,7 +102,8 @@ export function countLogged(child: Child, pattern: RegExp): number {
 /** Resolves once the child has logged `pattern` at least `count` times (an event, not a timer). */
 export async function untilLogged(child: Child, pattern: RegExp, count = 1): Promise<void> {
   while (countLogged(child, pattern) < count) {
-    if (child.process.exitCode !== null || child.process.signalCode !== null) throw new Error(`process exited before logging ${pattern}`);
+    if (child.process.exitCode !== null || child.process.signalCode !== null)
+      throw new Error(`process exited before logging ${pattern}`);
     await new Promise<void>((resolve) => child.process.stderr?.once('data', () => resolve()));
   }
 }

@@ -54,31 +54,52 @@ async function main(argv: readonly string[]): Promise<void> {
       }
       // -version / --version[=true] as upstream's binary: its JSON line, exit 0.
       if (versionRequested(rest)) {
-        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([import('../driver/upstream-flags.js'), import('../lib/version.js')]);
+        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([
+          import('../driver/upstream-flags.js'),
+          import('../lib/version.js'),
+        ]);
         process.stdout.write(upstreamVersionLine(packageVersion()));
         return;
       }
       return (await import('../driver/main.js')).runDriver(rest);
     }
     case 'provider': {
-      if (wantsHelp(given.slice(0, 1))) { process.stdout.write(PROVIDER_USAGE); return; }
+      if (wantsHelp(given.slice(0, 1))) {
+        process.stdout.write(PROVIDER_USAGE);
+        return;
+      }
       const [name, ...provided] = given;
       const flags = wantsHelp(provided) ? ['--help'] : provided;
       const load = name === undefined ? undefined : PROVIDERS[name];
-      if (!load) throw Object.assign(new Error(`${name === undefined ? 'missing provider name' : `unknown provider ${JSON.stringify(name)}`}\n\n${PROVIDER_USAGE}`), { exitCode: 2 });
+      if (!load)
+        throw Object.assign(
+          new Error(
+            `${name === undefined ? 'missing provider name' : `unknown provider ${JSON.stringify(name)}`}\n\n${PROVIDER_USAGE}`,
+          ),
+          { exitCode: 2 },
+        );
       const { runProvider } = await import('../providers/framework/run-provider.js');
       await runProvider(await load(), flags);
       return;
     }
-    case 'publish': return (await import('./kubelet-commands.js')).publishCommand(rest);
-    case 'unpublish': return (await import('./kubelet-commands.js')).unpublishCommand(rest);
-    case 'demo': return (await import('./demo.js')).runDemo(rest);
-    case '--version': case 'version': {
+    case 'publish':
+      return (await import('./kubelet-commands.js')).publishCommand(rest);
+    case 'unpublish':
+      return (await import('./kubelet-commands.js')).unpublishCommand(rest);
+    case 'demo':
+      return (await import('./demo.js')).runDemo(rest);
+    case '--version':
+    case 'version': {
       const { packageVersion } = await import('../lib/version.js');
       process.stdout.write(`secrets-store-csi ${packageVersion()}\n`);
       return;
     }
-    case undefined: case '--help': case '-help': case '-h': case '--h': case 'help':
+    case undefined:
+    case '--help':
+    case '-help':
+    case '-h':
+    case '--h':
+    case 'help':
       process.stdout.write(USAGE);
       return;
     default:

@@ -31,7 +31,9 @@ export class CsiClient {
     // kubelet dials a CSI driver with authority "localhost"; one channel serves both services.
     const options = { ...COMMON_CHANNEL_OPTIONS, 'grpc.default_authority': 'localhost' };
     this.node = new csi.Node(`unix://${socketPath}`, grpc.credentials.createInsecure(), options);
-    this.identity = new csi.Identity('', grpc.credentials.createInsecure(), { channelOverride: this.node.getChannel() });
+    this.identity = new csi.Identity('', grpc.credentials.createInsecure(), {
+      channelOverride: this.node.getChannel(),
+    });
   }
 
   /** NodePublishVolume with kubelet's usual fields for a CSI inline volume. */
@@ -41,18 +43,24 @@ export class CsiClient {
 
   /** NodeUnpublishVolume. */
   async unpublish(volumeId: string, targetPath: string, timeoutMs = 30_000): Promise<void> {
-    await callWithin(timeoutMs, (o, done) => this.node.NodeUnpublishVolume({ volume_id: volumeId, target_path: targetPath }, o, done));
+    await callWithin(timeoutMs, (o, done) =>
+      this.node.NodeUnpublishVolume({ volume_id: volumeId, target_path: targetPath }, o, done),
+    );
   }
 
   /** NodeGetCapabilities: the node capability types the driver advertises. */
   async nodeCapabilities(): Promise<string[]> {
-    const res = await callWithin<NodeGetCapabilitiesResponse__Output>(10_000, (o, done) => this.node.NodeGetCapabilities({}, o, done));
+    const res = await callWithin<NodeGetCapabilitiesResponse__Output>(10_000, (o, done) =>
+      this.node.NodeGetCapabilities({}, o, done),
+    );
     return res.capabilities.map((c) => String(c.rpc?.type ?? ''));
   }
 
   /** GetPluginInfo: name and vendor version. */
   async pluginInfo(): Promise<{ name: string; vendor_version: string }> {
-    const res = await callWithin<GetPluginInfoResponse__Output>(10_000, (o, done) => this.identity.GetPluginInfo({}, o, done));
+    const res = await callWithin<GetPluginInfoResponse__Output>(10_000, (o, done) =>
+      this.identity.GetPluginInfo({}, o, done),
+    );
     return { name: res.name, vendor_version: res.vendor_version };
   }
 
@@ -69,7 +77,10 @@ export class CsiClient {
 }
 
 /** Builds the volume_context kubelet sends for a pod's CSI inline volume (podInfoOnMount). */
-export function inlineVolumeContext(pod: { name: string; namespace: string; uid: string; serviceAccountName: string }, spcName: string): Record<string, string> {
+export function inlineVolumeContext(
+  pod: { name: string; namespace: string; uid: string; serviceAccountName: string },
+  spcName: string,
+): Record<string, string> {
   return {
     secretProviderClass: spcName,
     'csi.storage.k8s.io/pod.name': pod.name,
@@ -84,12 +95,21 @@ export function inlineVolumeContext(pod: { name: string; namespace: string; uid:
  * A complete NodePublishVolumeRequest for a CSI inline volume, as kubelet sends it.
  * `volumeMountGroup` is the pod's fsGroup as kubelet formats it (decimal), '' for none.
  */
-export function inlinePublishRequest(volumeId: string, targetPath: string, volumeContext: Record<string, string>, secrets: Record<string, string> = {}, volumeMountGroup = ''): NodePublishVolumeRequest {
+export function inlinePublishRequest(
+  volumeId: string,
+  targetPath: string,
+  volumeContext: Record<string, string>,
+  secrets: Record<string, string> = {},
+  volumeMountGroup = '',
+): NodePublishVolumeRequest {
   return {
     volume_id: volumeId,
     target_path: targetPath,
     readonly: true,
-    volume_capability: { mount: { fs_type: '', mount_flags: [], volume_mount_group: volumeMountGroup }, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' } },
+    volume_capability: {
+      mount: { fs_type: '', mount_flags: [], volume_mount_group: volumeMountGroup },
+      access_mode: { mode: 'SINGLE_NODE_READER_ONLY' },
+    },
     volume_context: volumeContext,
     secrets,
   };

@@ -12,7 +12,8 @@ export interface BaoLocation {
 }
 
 /** The one line the demo prints when it finds no bao. */
-export const NO_BAO_LINE = 'vault: skipped, no OpenBao `bao` found: bash test/peers/install.sh openbao installs it (or put bao on PATH)';
+export const NO_BAO_LINE =
+  'vault: skipped, no OpenBao `bao` found: bash test/peers/install.sh openbao installs it (or put bao on PATH)';
 
 /** The file-system port of findBao. */
 export interface BaoFiles {
@@ -50,10 +51,19 @@ export function findBao(env: NodeJS.ProcessEnv, home: string, files: BaoFiles): 
 /** The real file system for findBao. */
 export const LOCAL_FILES: BaoFiles = {
   readText(path) {
-    try { return readFileSync(path, 'utf8'); } catch { return undefined; }
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return undefined;
+    }
   },
   isExecutable(path) {
-    try { accessSync(path, constants.X_OK); return statSync(path).isFile(); } catch { return false; }
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
   },
 };
 

@@ -18,7 +18,10 @@ export interface DemoSessionOptions {
 
 /** The demo was stopped by a signal, after cleaning up; cli.ts prints it and exits with `exitCode`. */
 export class DemoInterrupted extends Error {
-  constructor(readonly signal: string, readonly exitCode: number) {
+  constructor(
+    readonly signal: string,
+    readonly exitCode: number,
+  ) {
     super(`demo stopped by ${signal}; cleaned up`);
   }
 }
@@ -44,22 +47,36 @@ export class DemoSession {
     this.abort.abort(new Error(`stopped by ${signal}`));
   };
 
-  private constructor(readonly work: string, private readonly inflightGraceMs: number) {}
+  private constructor(
+    readonly work: string,
+    private readonly inflightGraceMs: number,
+  ) {}
 
   /** Installs the signal handlers, then makes the temp dir (a signal in between is handled too). */
   static async open(options: DemoSessionOptions = {}): Promise<DemoSession> {
     let pending: NodeJS.Signals | undefined;
-    const early = (signal: NodeJS.Signals) => { pending ??= signal; };
+    const early = (signal: NodeJS.Signals) => {
+      pending ??= signal;
+    };
     for (const s of Object.keys(STOP_SIGNALS)) process.on(s, early);
-    const session = new DemoSession(await mkdtemp(join(tmpdir(), 'ssc-demo-')), options.inflightGraceMs ?? INFLIGHT_GRACE_MS);
-    for (const s of Object.keys(STOP_SIGNALS)) { process.off(s, early); process.on(s, session.onSignal); }
+    const session = new DemoSession(
+      await mkdtemp(join(tmpdir(), 'ssc-demo-')),
+      options.inflightGraceMs ?? INFLIGHT_GRACE_MS,
+    );
+    for (const s of Object.keys(STOP_SIGNALS)) {
+      process.off(s, early);
+      process.on(s, session.onSignal);
+    }
     if (pending) session.onSignal(pending);
     return session;
   }
 
   /** Resolves like `promise`, or rejects as soon as a stop signal arrives (the promise may settle later, unobserved). */
   step<T>(promise: Promise<T>): Promise<T> {
-    const settled = promise.then(() => undefined, () => undefined);
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    );
     this.inflight.add(settled);
     void settled.then(() => this.inflight.delete(settled));
     const signal = this.abort.signal;
@@ -67,8 +84,16 @@ export class DemoSession {
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(signal.reason as Error);
       signal.addEventListener('abort', onAbort, { once: true });
-      promise.then((v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-        (e: unknown) => { signal.removeEventListener('abort', onAbort); reject(e); });
+      promise.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
     });
   }
 
@@ -91,7 +116,13 @@ export class DemoSession {
       return child;
     } finally {
       // Ready after a signal: stopped by close() all the same.
-      void started.then((child) => { if (!this.children.includes(child)) this.children.push(child); }, () => undefined)
+      void started
+        .then(
+          (child) => {
+            if (!this.children.includes(child)) this.children.push(child);
+          },
+          () => undefined,
+        )
         .finally(() => this.starting.delete(started));
     }
   }
@@ -110,7 +141,12 @@ export class DemoSession {
     // The grace timer holds the event loop: work that never settles (and holds nothing)
     // must not let Node exit here with code 0, skipping the cleanup below.
     let grace: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => { grace = setTimeout(resolve, this.inflightGraceMs); })]);
+    await Promise.race([
+      Promise.allSettled([...this.inflight]),
+      new Promise((resolve) => {
+        grace = setTimeout(resolve, this.inflightGraceMs);
+      }),
+    ]);
     clearTimeout(grace);
     await this.unmountLeftovers();
     await rm(this.work, { recursive: true, force: true }).catch((err: unknown) => {

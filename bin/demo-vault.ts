@@ -48,7 +48,9 @@ function freeLoopbackPort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -56,7 +58,10 @@ function freeLoopbackPort(): Promise<number> {
 /** `err` with bao's dev banner lines (unseal key, root token) cut out, so no credential reaches the terminal. */
 function scrubbed(err: unknown, rootToken: string): unknown {
   if (!(err instanceof Error)) return err;
-  const message = err.message.replace(/^\s*(Unseal Key|Root Token):.*$/gm, '').split(rootToken).join('<root token>');
+  const message = err.message
+    .replace(/^\s*(Unseal Key|Root Token):.*$/gm, '')
+    .split(rootToken)
+    .join('<root token>');
   return message === err.message ? err : new Error(message);
 }
 
@@ -77,7 +82,14 @@ async function startBao(session: DemoSession, bao: BaoLocation, dir: string): Pr
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir };
   for (let attempt = 1; ; attempt++) {
     const port = await session.step(freeLoopbackPort());
-    const args = ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`, '-dev-no-store-token', `-config=${config}`];
+    const args = [
+      'server',
+      '-dev',
+      `-dev-root-token-id=${rootToken}`,
+      `-dev-listen-address=127.0.0.1:${port}`,
+      '-dev-no-store-token',
+      `-config=${config}`,
+    ];
     try {
       // The last thing dev mode logs: KV v2 at secret/ is ready for writes.
       await session.startProgram(bao.path, args, /secrets\.kv\.[^:]*: upgrading keys finished/, env);
@@ -89,10 +101,14 @@ async function startBao(session: DemoSession, bao: BaoLocation, dir: string): Pr
     return {
       address,
       async call(method, path, body) {
-        const res = await session.step(fetch(`${address}/v1/${path}`, {
-          method, headers: { 'X-Vault-Token': rootToken, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000),
-        }));
+        const res = await session.step(
+          fetch(`${address}/v1/${path}`, {
+            method,
+            headers: { 'X-Vault-Token': rootToken, 'Content-Type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+            signal: AbortSignal.timeout(10_000),
+          }),
+        );
         const text = await session.step(res.text());
         if (!res.ok) throw new Error(`OpenBao ${method} ${path}: HTTP ${res.status} ${text.trim().slice(0, 300)}`);
       },
@@ -111,11 +127,24 @@ export function signPodToken(privateKey: string, now = Math.floor(Date.now() / 1
 /** The KV v2 secret, the policy, and JWT auth at auth/jwt trusting a key made now; returns the private key. */
 async function configure(bao: DemoBao): Promise<string> {
   await bao.call('POST', 'secret/data/demo/db', { data: { username: 'demo', password: 'demo-vault-password-1' } });
-  await bao.call('PUT', `sys/policies/acl/${ROLE}`, { policy: 'path "secret/data/demo/*" { capabilities = ["read"] }' });
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  await bao.call('PUT', `sys/policies/acl/${ROLE}`, {
+    policy: 'path "secret/data/demo/*" { capabilities = ["read"] }',
+  });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   await bao.call('POST', 'sys/auth/jwt', { type: 'jwt' });
   await bao.call('POST', 'auth/jwt/config', { jwt_validation_pubkeys: [publicKey], bound_issuer: ISSUER });
-  await bao.call('POST', `auth/jwt/role/${ROLE}`, { role_type: 'jwt', bound_audiences: ['vault'], bound_subject: SUBJECT, user_claim: 'sub', policies: [ROLE], token_ttl: '10m' });
+  await bao.call('POST', `auth/jwt/role/${ROLE}`, {
+    role_type: 'jwt',
+    bound_audiences: ['vault'],
+    bound_subject: SUBJECT,
+    user_claim: 'sub',
+    policies: [ROLE],
+    token_ttl: '10m',
+  });
   return privateKey;
 }
 
@@ -130,7 +159,12 @@ export interface VaultDemoPaths {
  * The vault part's steps: OpenBao, the vault provider, a publish of demo-vault, the
  * files, versions, and the unpublish. Every wait goes through session.step (signals).
  */
-export async function showVaultSteps(session: DemoSession, client: CsiClient, bao: BaoLocation, paths: VaultDemoPaths): Promise<void> {
+export async function showVaultSteps(
+  session: DemoSession,
+  client: CsiClient,
+  bao: BaoLocation,
+  paths: VaultDemoPaths,
+): Promise<void> {
   const dir = join(session.work, 'openbao');
   await session.step(mkdir(dir));
   step(`vault: starting OpenBao (bao server -dev, ${bao.path}, from ${bao.from})`);
@@ -144,16 +178,30 @@ export async function showVaultSteps(session: DemoSession, client: CsiClient, ba
   const providerSocket = join(paths.providersDir, 'vault.sock');
   // Loopback only: proxy settings of the user's shell would send node-vault's requests away.
   const env = { ...process.env, HTTP_PROXY: '', HTTPS_PROXY: '', http_proxy: '', https_proxy: '' };
-  await session.start(['provider', 'vault', `--endpoint=unix://${providerSocket}`, `--vault-addr=${server.address}`,
-    `--hmac-key-file=${join(session.work, 'vault-hmac.key')}`], /provider started/, env);
+  await session.start(
+    [
+      'provider',
+      'vault',
+      `--endpoint=unix://${providerSocket}`,
+      `--vault-addr=${server.address}`,
+      `--hmac-key-file=${join(session.work, 'vault-hmac.key')}`,
+    ],
+    /provider started/,
+    env,
+  );
   await session.step(writeFile(join(paths.classesDir, 'demo-vault.yaml'), VAULT_CLASS));
   line(`serving ${providerSocket}; class ${VAULT_SPC} written to ${join(paths.classesDir, 'demo-vault.yaml')}:`);
   for (const l of VAULT_CLASS.split('\n').slice(1, -1)) line(`  ${l}`);
 
   step(`vault: NodePublishVolume for pod default/vault-pod, SecretProviderClass ${VAULT_SPC}`);
-  line('the pod\'s token for audience vault: a JWT the demo signs, as kubelet would mint for tokenRequests');
-  const ctx = inlineVolumeContext({ name: 'vault-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' }, VAULT_SPC);
-  ctx['csi.storage.k8s.io/serviceAccount.tokens'] = JSON.stringify({ vault: { token: signPodToken(privateKey), expirationTimestamp: new Date(Date.now() + 600_000).toISOString() } });
+  line("the pod's token for audience vault: a JWT the demo signs, as kubelet would mint for tokenRequests");
+  const ctx = inlineVolumeContext(
+    { name: 'vault-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' },
+    VAULT_SPC,
+  );
+  ctx['csi.storage.k8s.io/serviceAccount.tokens'] = JSON.stringify({
+    vault: { token: signPodToken(privateKey), expirationTimestamp: new Date(Date.now() + 600_000).toISOString() },
+  });
   const started = performance.now();
   await session.step(client.publish(inlinePublishRequest(VAULT_VOLUME_ID, paths.target, ctx)));
   line(`published in ${(performance.now() - started).toFixed(1)} ms at ${paths.target}`);
@@ -161,11 +209,16 @@ export async function showVaultSteps(session: DemoSession, client: CsiClient, ba
 
   step('vault: what the pod reads');
   await session.step(showContents(paths.target, ['db-password', 'db.json']));
-  step('vault: .metadata/versions.json (keyed HMAC of each object\'s settings and content)');
+  step("vault: .metadata/versions.json (keyed HMAC of each object's settings and content)");
   await session.step(showVersions(paths.target));
 
   step('vault: NodeUnpublishVolume');
   await session.step(client.unpublish(VAULT_VOLUME_ID, paths.target));
-  line(`target path removed: ${await lstat(paths.target).then(() => false, () => true)}`);
+  line(
+    `target path removed: ${await lstat(paths.target).then(
+      () => false,
+      () => true,
+    )}`,
+  );
   line('OpenBao (all in memory) and the vault provider stop with the demo');
 }

@@ -45,19 +45,43 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   await session.step(cp(join(EXAMPLES, 'secretproviderclass.yaml'), join(work, 'classes', 'secretproviderclass.yaml')));
 
   step('starting the file provider');
-  await session.start(['provider', 'file', `--endpoint=unix://${join(work, 'providers', 'file.sock')}`, `--root=${join(work, 'secrets')}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/);
+  await session.start(
+    [
+      'provider',
+      'file',
+      `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
+      `--root=${join(work, 'secrets')}`,
+      `--hmac-key-file=${join(work, 'hmac.key')}`,
+    ],
+    /provider started/,
+  );
   line(`serving ${join(work, 'providers', 'file.sock')}`);
 
   step('starting the driver in local mode');
-  const driver: Child = await session.start(['driver', `--endpoint=unix://${join(work, 'csi.sock')}`, '--nodeid=demo-node', `--provider-volume=${join(work, 'providers')}`,
-    '--additional-provider-volume-paths=', `--spc-dir=${join(work, 'classes')}`, `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0',
-    '--enable-secret-rotation', '--rotation-poll-interval=2s'], /driver started/);
+  const driver: Child = await session.start(
+    [
+      'driver',
+      `--endpoint=unix://${join(work, 'csi.sock')}`,
+      '--nodeid=demo-node',
+      `--provider-volume=${join(work, 'providers')}`,
+      '--additional-provider-volume-paths=',
+      `--spc-dir=${join(work, 'classes')}`,
+      `--mount-mode=${mountMode}`,
+      '--metrics-addr=127.0.0.1:0',
+      '--enable-secret-rotation',
+      '--rotation-poll-interval=2s',
+    ],
+    /driver started/,
+  );
   const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
   const info = await session.step(client.pluginInfo());
   line(`${info.name} ${info.vendor_version}, Probe ready: ${await session.step(client.probe())}`);
 
   step(`NodePublishVolume for pod default/demo-pod, SecretProviderClass ${SPC_NAME}`);
-  const ctx = inlineVolumeContext({ name: 'demo-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' }, SPC_NAME);
+  const ctx = inlineVolumeContext(
+    { name: 'demo-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' },
+    SPC_NAME,
+  );
   const started = performance.now();
   await session.step(client.publish(inlinePublishRequest(VOLUME_ID, target, ctx)));
   line(`published in ${(performance.now() - started).toFixed(1)} ms at ${target}`);
@@ -78,14 +102,25 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   line(`..data: ${before} -> ${await session.step(readlink(join(target, '..data')))} (swapped atomically)`);
   await session.step(showVersions(target));
   const metrics = await session.step(fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()));
-  for (const m of metrics.split('\n').filter((l) => /^(rotation_reconcile_total|node_publish_total)\{/.test(l))) line(m);
+  for (const m of metrics.split('\n').filter((l) => /^(rotation_reconcile_total|node_publish_total)\{/.test(l)))
+    line(m);
 
   step('NodeUnpublishVolume');
   await session.step(client.unpublish(VOLUME_ID, target));
-  line(`target path removed: ${await lstat(target).then(() => false, () => true)}`);
+  line(
+    `target path removed: ${await lstat(target).then(
+      () => false,
+      () => true,
+    )}`,
+  );
 
   const bao = locateBao();
-  if (bao) await showVaultSteps(session, client, bao, { classesDir: join(work, 'classes'), providersDir: join(work, 'providers'), target: vaultTarget(work) });
+  if (bao)
+    await showVaultSteps(session, client, bao, {
+      classesDir: join(work, 'classes'),
+      providersDir: join(work, 'providers'),
+      target: vaultTarget(work),
+    });
   else step(NO_BAO_LINE);
   step('done');
 }
@@ -98,7 +133,10 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
  * (demo-vault.ts). Then it cleans up, also after a failure or a signal (DemoSession).
  */
 export async function runDemo(argv: readonly string[]): Promise<void> {
-  if (argv.includes('--help')) { process.stdout.write(DEMO_HELP); return; }
+  if (argv.includes('--help')) {
+    process.stdout.write(DEMO_HELP);
+    return;
+  }
   const flags = parseFlags(argv, {});
   if (flags.positionals.length > 0) throw new Error(`demo takes no arguments, got "${flags.positionals[0]}"`);
   // `demo | head` closes stdout early: keep going quietly so the cleanup below still runs.

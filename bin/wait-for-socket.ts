@@ -49,12 +49,15 @@ export async function waitForSocket(socketPath: string, timeoutMs: number, ports
   for (;;) {
     const code = await ports.tryConnect(socketPath);
     if (code === undefined) return;
-    if (!isNotYetListening(code)) throw new DriverUnreachableError(`cannot connect to the driver at unix://${socketPath}: connect ${code}`);
+    if (!isNotYetListening(code))
+      throw new DriverUnreachableError(`cannot connect to the driver at unix://${socketPath}: connect ${code}`);
     const left = deadline - ports.now();
     if (left <= 0) throw new DriverUnreachableError(noDriverMessage(socketPath, code, timeoutMs));
     if (!told) {
       told = true;
-      ports.onWaiting(`waiting up to ${formatGoDuration(timeoutMs)} for a driver at unix://${socketPath} (connect ${code})`);
+      ports.onWaiting(
+        `waiting up to ${formatGoDuration(timeoutMs)} for a driver at unix://${socketPath} (connect ${code})`,
+      );
     }
     await ports.sleep(Math.min(SOCKET_POLL_MS, left));
   }
@@ -64,8 +67,14 @@ export async function waitForSocket(socketPath: string, timeoutMs: number, ports
 export function tryConnectUnix(socketPath: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     const socket = connect({ path: socketPath });
-    socket.once('connect', () => { socket.destroy(); resolve(undefined); });
-    socket.once('error', (err: NodeJS.ErrnoException) => { socket.destroy(); resolve(err.code ?? 'EIO'); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      socket.destroy();
+      resolve(err.code ?? 'EIO');
+    });
   });
 }
 

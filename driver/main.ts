@@ -37,13 +37,19 @@ export interface RunningDriver {
 function logConfiguration(config: DriverConfig, logger: Logger): void {
   logger.debug('driver configuration', { ...config });
   for (const flag of config.ignoredFlags) logger.warn('ignoring upstream flag', { flag });
-  if (config.rotationMode === 'republish' && !config.enableSecretRotation) logger.warn('--rotation-mode=republish has no effect without --enable-secret-rotation: kubelet republishes fetch again as ordinary publishes');
-  if (config.mountMode === 'dir') logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
+  if (config.rotationMode === 'republish' && !config.enableSecretRotation)
+    logger.warn(
+      '--rotation-mode=republish has no effect without --enable-secret-rotation: kubelet republishes fetch again as ordinary publishes',
+    );
+  if (config.mountMode === 'dir')
+    logger.warn('--mount-mode=dir: secrets are written to a plain directory on disk, not a tmpfs');
 }
 
 /** A refresh-requested-at annotation on a class (or a pod of this node) wakes the reconciler at once. */
 function wakeOnRefreshRequests(rotation: Pick<Rotation, 'wake'>, kube: Pick<KubernetesMode, 'classes' | 'pods'>): void {
-  const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => { if (obj.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]) rotation.wake(); };
+  const wakeOnRequest = (obj: { metadata?: { annotations?: Record<string, string> } }) => {
+    if (obj.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]) rotation.wake();
+  };
   kube.classes.onChange(wakeOnRequest);
   kube.pods?.onChange(wakeOnRequest);
 }
@@ -56,18 +62,50 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const registry = createProcessRegistry();
   const metrics = new DriverMetrics(registry);
   const locks = new TargetLocks();
-  const mountFallback = (reason: string, addon: string) => logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
-  const mounter = config.mountMode === 'tmpfs' ? new TmpfsMounter(loadMountSyscalls(mountFallback), undefined, undefined, volumeMountSource(config.socketPath)) : new DirMounter();
+  const mountFallback = (reason: string, addon: string) =>
+    logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
+  const mounter =
+    config.mountMode === 'tmpfs'
+      ? new TmpfsMounter(loadMountSyscalls(mountFallback), undefined, undefined, volumeMountSource(config.socketPath))
+      : new DirMounter();
   const providers = new ProviderClient({
-    providerDirs: config.providerDirs, maxCallRecvMsgSize: config.maxCallRecvMsgSize, maxObjectsPerVolume: config.maxObjectsPerVolume,
-    timeoutMs: config.providerTimeoutMs, logger, sleep: realSleep,
+    providerDirs: config.providerDirs,
+    maxCallRecvMsgSize: config.maxCallRecvMsgSize,
+    maxObjectsPerVolume: config.maxObjectsPerVolume,
+    timeoutMs: config.providerTimeoutMs,
+    logger,
+    sleep: realSleep,
   });
   // Loaded only in Kubernetes mode: local mode never pays for the API client.
-  const kube = config.spcDir === '' ? (await import('./kubernetes-mode/kubernetes-mode.js')).startKubernetesMode(config, metrics, logger, mounter, packageVersion()) : undefined;
-  const classes = kube ? kube.classes : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
-  const rotation = config.enableSecretRotation ? (await import('./rotation/rotation-mode.js')).createRotation(config, mounter, metrics, logger, kube?.volumes, kube?.readCsiDriver) : undefined;
+  const kube =
+    config.spcDir === ''
+      ? (await import('./kubernetes-mode/kubernetes-mode.js')).startKubernetesMode(
+          config,
+          metrics,
+          logger,
+          mounter,
+          packageVersion(),
+        )
+      : undefined;
+  const classes = kube
+    ? kube.classes
+    : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
+  const rotation = config.enableSecretRotation
+    ? (await import('./rotation/rotation-mode.js')).createRotation(
+        config,
+        mounter,
+        metrics,
+        logger,
+        kube?.volumes,
+        kube?.readCsiDriver,
+      )
+    : undefined;
   const publisher = new VolumePublisher({
-    locks, mounter, providers, logger, now: () => new Date(),
+    locks,
+    mounter,
+    providers,
+    logger,
+    now: () => new Date(),
     classes,
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
     skippedHooks: rotation?.hooks ?? [],
@@ -77,27 +115,59 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
 
   // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;
   // a --mount-mode=dir target is repaired by its next write).
-  if (config.mountMode === 'tmpfs') await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
+  if (config.mountMode === 'tmpfs')
+    await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
   routeGrpcLogs(logger);
   const server = createGrpcServer();
   const ready = () => serving && (kube?.classes.ready ?? true);
   const csi = csiProto();
-  server.addService(csi.Identity.service, identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger));
+  server.addService(
+    csi.Identity.service,
+    identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger),
+  );
   server.addService(csi.Controller.service, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
-  server.addService(csi.Node.service, nodeHandlers({ nodeId: config.nodeId, publisher, mounter, locks, metrics, logger, calls, kubeletCaller: config.spcDir === '', onUnpublished: (t: string) => { rotation?.forget(t); kube?.forget(t); } }));
+  server.addService(
+    csi.Node.service,
+    nodeHandlers({
+      nodeId: config.nodeId,
+      publisher,
+      mounter,
+      locks,
+      metrics,
+      logger,
+      calls,
+      kubeletCaller: config.spcDir === '',
+      onUnpublished: (t: string) => {
+        rotation?.forget(t);
+        kube?.forget(t);
+      },
+    }),
+  );
   // The health endpoint first: a driver that cannot serve it fails before it owns the socket.
-  const health = config.metricsAddr === '' ? undefined : await startHealthServer(config.metricsAddr, registry, ready, '--metrics-addr');
-  await bindUnixSocket(server, config.socketPath).catch(async (err: unknown) => { await health?.close(); throw err; });
+  const health =
+    config.metricsAddr === ''
+      ? undefined
+      : await startHealthServer(config.metricsAddr, registry, ready, '--metrics-addr');
+  await bindUnixSocket(server, config.socketPath).catch(async (err: unknown) => {
+    await health?.close();
+    throw err;
+  });
   serving = true;
 
   rotation?.start(publisher, kube?.events);
   if (rotation && kube) wakeOnRefreshRequests(rotation, kube);
   logger.info('driver started', {
-    endpoint: config.socketPath, nodeId: config.nodeId, driverName: config.driverName, metricsPort: health?.port,
-    mode: kube ? 'kubernetes' : 'local', mountMode: config.mountMode, mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none', providerDirs: config.providerDirs,
+    endpoint: config.socketPath,
+    nodeId: config.nodeId,
+    driverName: config.driverName,
+    metricsPort: health?.port,
+    mode: kube ? 'kubernetes' : 'local',
+    mountMode: config.mountMode,
+    mounts: mounter instanceof TmpfsMounter ? mounter.implementation : 'none',
+    providerDirs: config.providerDirs,
   });
   warnMissingNodeFlags(logger);
 

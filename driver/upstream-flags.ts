@@ -12,27 +12,37 @@ const ignored = (help: string, type: FlagSpec['type'] = 'string'): FlagSpec => (
 
 /** Upstream-only flags, for DRIVER_FLAGS. */
 export const UPSTREAM_COMPAT_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
-  'version': { type: 'boolean', help: 'print the version as upstream does ({"BuildVersion":…}) and exit' },
-  'v': { type: 'string', help: 'klog verbosity, an integer: 4 or more selects --log-level=debug unless --log-level is given' },
-  'log-format-json': { type: 'boolean', help: 'upstream\'s JSON log format: logs are always JSON (false is ignored with a warning)' },
-  'metrics-backend': { type: 'string', default: 'Prometheus', help: 'metrics backend: Prometheus (any case) is the only one, as upstream' },
+  version: { type: 'boolean', help: 'print the version as upstream does ({"BuildVersion":…}) and exit' },
+  v: {
+    type: 'string',
+    help: 'klog verbosity, an integer: 4 or more selects --log-level=debug unless --log-level is given',
+  },
+  'log-format-json': {
+    type: 'boolean',
+    help: "upstream's JSON log format: logs are always JSON (false is ignored with a warning)",
+  },
+  'metrics-backend': {
+    type: 'string',
+    default: 'Prometheus',
+    help: 'metrics backend: Prometheus (any case) is the only one, as upstream',
+  },
   'provider-health-check': ignored('upstream flag, ignored: there is no background provider health check', 'boolean'),
   'provider-health-check-interval': ignored('upstream flag, ignored'),
   'enable-pprof': ignored('upstream flag, ignored (Go profiling)', 'boolean'),
   'pprof-port': ignored('upstream flag, ignored (Go profiling)'),
   // klog's flags other than -v: where logs go and how they look. Ours are JSON lines on stderr.
-  'vmodule': ignored('klog flag, ignored'),
-  'logtostderr': ignored('klog flag, ignored (logs always go to stderr)', 'boolean'),
-  'alsologtostderr': ignored('klog flag, ignored', 'boolean'),
-  'stderrthreshold': ignored('klog flag, ignored'),
-  'add_dir_header': ignored('klog flag, ignored', 'boolean'),
-  'skip_headers': ignored('klog flag, ignored', 'boolean'),
-  'skip_log_headers': ignored('klog flag, ignored', 'boolean'),
-  'log_dir': ignored('klog flag, ignored (no log files)'),
-  'log_file': ignored('klog flag, ignored (no log files)'),
-  'log_file_max_size': ignored('klog flag, ignored (no log files)'),
-  'one_output': ignored('klog flag, ignored', 'boolean'),
-  'log_backtrace_at': ignored('klog flag, ignored'),
+  vmodule: ignored('klog flag, ignored'),
+  logtostderr: ignored('klog flag, ignored (logs always go to stderr)', 'boolean'),
+  alsologtostderr: ignored('klog flag, ignored', 'boolean'),
+  stderrthreshold: ignored('klog flag, ignored'),
+  add_dir_header: ignored('klog flag, ignored', 'boolean'),
+  skip_headers: ignored('klog flag, ignored', 'boolean'),
+  skip_log_headers: ignored('klog flag, ignored', 'boolean'),
+  log_dir: ignored('klog flag, ignored (no log files)'),
+  log_file: ignored('klog flag, ignored (no log files)'),
+  log_file_max_size: ignored('klog flag, ignored (no log files)'),
+  one_output: ignored('klog flag, ignored', 'boolean'),
+  log_backtrace_at: ignored('klog flag, ignored'),
 });
 
 /** What the upstream flags given change in our configuration. */
@@ -62,8 +72,12 @@ export function upstreamFlagEffects(flags: ParsedFlags): UpstreamFlagEffects {
   if (typeof v !== 'string') return { ignoredFlags };
   // klog's Level.Set: strconv.ParseInt(value, 10, 32).
   const level = /^[+-]?\d+$/.test(v) ? Number(v) : Number.NaN;
-  if (!Number.isSafeInteger(level) || level < -(2 ** 31) || level >= 2 ** 31) throw new Error(`-v must be an integer (klog verbosity), got "${v}"`);
-  return { ignoredFlags, ...(level >= DEBUG_VERBOSITY && !flags.given.has('log-level') ? { logLevel: 'debug' as const } : {}) };
+  if (!Number.isSafeInteger(level) || level < -(2 ** 31) || level >= 2 ** 31)
+    throw new Error(`-v must be an integer (klog verbosity), got "${v}"`);
+  return {
+    ignoredFlags,
+    ...(level >= DEBUG_VERBOSITY && !flags.given.has('log-level') ? { logLevel: 'debug' as const } : {}),
+  };
 }
 
 /**

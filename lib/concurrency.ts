@@ -7,14 +7,21 @@ import pLimit from 'p-limit';
  * failures; a rejection or a throw of `work` is dropped and the next item starts).
  * Nothing here stops early: a caller that is stopping makes `work` return at once.
  */
-export async function forEachLimited<T>(items: readonly T[], groupOf: (item: T) => string, limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  groupOf: (item: T) => string,
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const limiters = new Map<string, ReturnType<typeof pLimit>>();
-  await Promise.all(items.map((item) => {
-    const group = groupOf(item);
-    let limiter = limiters.get(group);
-    if (!limiter) limiters.set(group, limiter = pLimit(limit));
-    return limiter(() => work(item)).catch(() => undefined);
-  }));
+  await Promise.all(
+    items.map((item) => {
+      const group = groupOf(item);
+      let limiter = limiters.get(group);
+      if (!limiter) limiters.set(group, (limiter = pLimit(limit)));
+      return limiter(() => work(item)).catch(() => undefined);
+    }),
+  );
 }
 
 /**
@@ -28,7 +35,9 @@ export class KeyedQueue {
   run(key: string, op: () => Promise<void>): Promise<void> {
     const next = (this.tails.get(key) ?? Promise.resolve()).then(op).catch(() => undefined);
     this.tails.set(key, next);
-    void next.then(() => { if (this.tails.get(key) === next) this.tails.delete(key); });
+    void next.then(() => {
+      if (this.tails.get(key) === next) this.tails.delete(key);
+    });
     return next;
   }
 }

@@ -1,6 +1,13 @@
 /** Milliseconds per Go duration unit. */
 const UNIT_MS: Readonly<Record<string, number>> = Object.freeze({
-  ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
 });
 
 /**
@@ -40,8 +47,10 @@ export function formatGoDuration(ms: number): string {
   const sign = ms < 0 ? '-' : '';
   let rest = Math.abs(ms);
   if (rest < 1000) return `${sign}${rest}ms`;
-  const h = Math.floor(rest / 3_600_000); rest -= h * 3_600_000;
-  const m = Math.floor(rest / 60_000); rest -= m * 60_000;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
   const s = rest / 1000;
   return `${sign}${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
@@ -65,12 +74,15 @@ export function parseDurationFlag(name: string, raw: string, bounds: DurationFla
   try {
     ms = parseGoDuration(raw);
   } catch (err) {
-    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as ${bounds.example})`, { cause: err });
+    throw new Error(`--${name}: ${(err as Error).message} (use Go duration syntax such as ${bounds.example})`, {
+      cause: err,
+    });
   }
   if (bounds.positive && !(ms > 0)) throw new Error(`--${name} must be greater than zero, got "${raw}"`);
   const { min, max } = bounds;
   if ((min && ms < min[0]) || (max && ms > max[0])) {
-    const range = min && max ? `between ${min[1]} and ${max[1]}` : min ? `at least ${min[1]}` : `at most ${max?.[1] ?? ''}`;
+    const range =
+      min && max ? `between ${min[1]} and ${max[1]}` : min ? `at least ${min[1]}` : `at most ${max?.[1] ?? ''}`;
     throw new Error(`--${name} must be ${range}, got "${raw}"`);
   }
   return Math.floor(ms);

@@ -19,15 +19,15 @@ const GRPC_CODE_BY_KIND: Readonly<Record<ErrorKind, GrpcStatus>> = Object.freeze
   'invalid-argument': GrpcStatus.INVALID_ARGUMENT,
   'not-found': GrpcStatus.NOT_FOUND,
   'already-exists': GrpcStatus.ALREADY_EXISTS,
-  'unavailable': GrpcStatus.UNAVAILABLE,
+  unavailable: GrpcStatus.UNAVAILABLE,
   'deadline-exceeded': GrpcStatus.DEADLINE_EXCEEDED,
   'resource-exhausted': GrpcStatus.RESOURCE_EXHAUSTED,
-  'aborted': GrpcStatus.ABORTED,
+  aborted: GrpcStatus.ABORTED,
   'failed-precondition': GrpcStatus.FAILED_PRECONDITION,
   'permission-denied': GrpcStatus.PERMISSION_DENIED,
-  'unauthenticated': GrpcStatus.UNAUTHENTICATED,
-  'unimplemented': GrpcStatus.UNIMPLEMENTED,
-  'internal': GrpcStatus.INTERNAL,
+  unauthenticated: GrpcStatus.UNAUTHENTICATED,
+  unimplemented: GrpcStatus.UNIMPLEMENTED,
+  internal: GrpcStatus.INTERNAL,
 });
 
 const KIND_BY_GRPC_CODE: ReadonlyMap<number, ErrorKind> = new Map(
@@ -56,7 +56,10 @@ export class SscError extends Error {
 }
 
 function defaultReason(kind: ErrorKind): string {
-  return kind.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+  return kind
+    .split('-')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
 }
 
 /** The gRPC status code for an error kind. */
@@ -78,22 +81,37 @@ export interface GrpcCallError {
 
 /** True when `err` looks like an error from a gRPC client call. */
 export function isGrpcCallError(err: unknown): err is GrpcCallError {
-  return typeof err === 'object' && err !== null
-    && typeof (err as { code?: unknown }).code === 'number'
-    && typeof (err as { details?: unknown }).details === 'string';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { code?: unknown }).code === 'number' &&
+    typeof (err as { details?: unknown }).details === 'string'
+  );
 }
 
 /** Kinds for Node.js filesystem errno codes; anything else is failed-precondition. */
 const KIND_BY_ERRNO: Readonly<Record<string, ErrorKind>> = {
-  ENOENT: 'not-found', ENOTDIR: 'failed-precondition', EACCES: 'permission-denied', EPERM: 'permission-denied',
-  ENOSPC: 'resource-exhausted', EDQUOT: 'resource-exhausted', EMFILE: 'resource-exhausted', ENFILE: 'resource-exhausted',
-  EEXIST: 'already-exists', EROFS: 'failed-precondition', EBUSY: 'unavailable', EIO: 'unavailable',
+  ENOENT: 'not-found',
+  ENOTDIR: 'failed-precondition',
+  EACCES: 'permission-denied',
+  EPERM: 'permission-denied',
+  ENOSPC: 'resource-exhausted',
+  EDQUOT: 'resource-exhausted',
+  EMFILE: 'resource-exhausted',
+  ENFILE: 'resource-exhausted',
+  EEXIST: 'already-exists',
+  EROFS: 'failed-precondition',
+  EBUSY: 'unavailable',
+  EIO: 'unavailable',
 };
 
 /** True for a Node.js system error (`code` like "ENOSPC", `syscall`). */
 function isErrnoError(err: unknown): err is NodeJS.ErrnoException & { code: string } {
-  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string'
-    && /^E[A-Z0-9]+$/.test((err as NodeJS.ErrnoException).code as string);
+  return (
+    err instanceof Error &&
+    typeof (err as NodeJS.ErrnoException).code === 'string' &&
+    /^E[A-Z0-9]+$/.test((err as NodeJS.ErrnoException).code as string)
+  );
 }
 
 /**
@@ -106,7 +124,11 @@ export function toSscError(err: unknown): SscError {
   if (isGrpcCallError(err)) return new SscError(kindOfGrpcCode(err.code), err.details);
   if (isErrnoError(err)) {
     const where = [err.syscall, err.path].filter(Boolean).join(' ');
-    return new SscError(KIND_BY_ERRNO[err.code] ?? 'failed-precondition', `filesystem error ${err.code}${where ? ` (${where})` : ''}`, { reason: 'FilesystemError', cause: err });
+    return new SscError(
+      KIND_BY_ERRNO[err.code] ?? 'failed-precondition',
+      `filesystem error ${err.code}${where ? ` (${where})` : ''}`,
+      { reason: 'FilesystemError', cause: err },
+    );
   }
   return new SscError('internal', 'internal error (a bug): see the driver log', { cause: err });
 }

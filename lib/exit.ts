@@ -15,7 +15,10 @@ export function drained(stream: NodeJS.WritableStream & { writableLength?: numbe
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
     // Writes complete in order: this callback runs after every line queued before it.
-    stream.write('', () => { clearTimeout(timer); resolve(); });
+    stream.write('', () => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }
 

@@ -23,8 +23,18 @@ export interface ParsedFlags {
 
 // Go's strconv.ParseBool, which the flag package uses: exactly these spellings.
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = {
-  '1': true, t: true, T: true, true: true, TRUE: true, True: true,
-  '0': false, f: false, F: false, false: false, FALSE: false, False: false,
+  '1': true,
+  t: true,
+  T: true,
+  true: true,
+  TRUE: true,
+  True: true,
+  '0': false,
+  f: false,
+  F: false,
+  false: false,
+  FALSE: false,
+  False: false,
 };
 
 /** A word read as Go's strconv.ParseBool reads it; undefined when Go would refuse it. */
@@ -45,8 +55,14 @@ export function parseFlags(argv: readonly string[], specs: Readonly<Record<strin
   const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '--') { positionals.push(...argv.slice(i + 1)); break; }
-    if (!arg.startsWith('-') || arg === '-') { positionals.push(arg); continue; }
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
@@ -92,7 +108,10 @@ export function booleanFlag(flags: ParsedFlags, name: string): boolean {
 export function flagsHelp(specs: Readonly<Record<string, FlagSpec>>): string {
   return Object.entries(specs)
     .filter(([, s]) => !s.ignored)
-    .map(([name, s]) => `  --${name}${s.type === 'string' ? '=VALUE' : ''}\n      ${s.help}${s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : ''}`)
+    .map(
+      ([name, s]) =>
+        `  --${name}${s.type === 'string' ? '=VALUE' : ''}\n      ${s.help}${s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : ''}`,
+    )
     .join('\n');
 }
 

@@ -38,7 +38,12 @@ async function serveMetrics(registry: Registry, res: ServerResponse): Promise<vo
  * Serves Prometheus text on /metrics and a health check on /healthz (200 "ok" when
  * `healthy()` is true, 503 otherwise). A failure to listen names `flag`, the flag that set `addr`.
  */
-export async function startHealthServer(addr: string, registry: Registry, healthy: () => boolean, flag: string): Promise<HealthServer> {
+export async function startHealthServer(
+  addr: string,
+  registry: Registry,
+  healthy: () => boolean,
+  flag: string,
+): Promise<HealthServer> {
   const { host, port } = parseListenAddress(addr);
   const server: Server = nodeHttp.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -55,12 +60,24 @@ export async function startHealthServer(addr: string, registry: Registry, health
     }
   });
   await new Promise<void>((resolve, reject) => {
-    const refused = (err: NodeJS.ErrnoException) => reject(new Error(`${flag} ${addr}: cannot listen: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.message}`));
+    const refused = (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `${flag} ${addr}: cannot listen: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.message}`,
+        ),
+      );
     server.once('error', refused);
-    server.listen(port, host, () => { server.off('error', refused); resolve(); });
+    server.listen(port, host, () => {
+      server.off('error', refused);
+      resolve();
+    });
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

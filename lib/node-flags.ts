@@ -30,8 +30,15 @@ export function missingNodeFlags(execArgv: readonly string[], nodeOptions = ''):
 }
 
 /** Logs a warning when this process runs without NODE_FLAGS (a hand-written command line). */
-export function warnMissingNodeFlags(logger: { warn(message: string, meta?: Record<string, unknown>): unknown }, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): void {
+export function warnMissingNodeFlags(
+  logger: { warn(message: string, meta?: Record<string, unknown>): unknown },
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env['NODE_OPTIONS'] ?? '',
+): void {
   const missing = missingNodeFlags(execArgv, nodeOptions);
   if (missing.length === 0) return;
-  logger.warn('node was started without the flags this program is tuned for: expect more memory use (docs/configuration.md#memory)', { missingNodeFlags: missing });
+  logger.warn(
+    'node was started without the flags this program is tuned for: expect more memory use (docs/configuration.md#memory)',
+    { missingNodeFlags: missing },
+  );
 }

@@ -6,4 +6,6 @@ import { createRequire } from 'node:module';
  * classes — which loads undici, worker_threads and zlib: ~12 MiB more RSS in a process
  * that never uses them (issue 15). Types still come from `import type … from 'node:http'`.
  */
-export const nodeHttp: typeof import('node:http') = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+export const nodeHttp: typeof import('node:http') = createRequire(import.meta.url)(
+  'node:http',
+) as typeof import('node:http');

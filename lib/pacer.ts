@@ -17,7 +17,10 @@ export class Pacer {
   private sliceStart: number;
   private steps = 0;
 
-  constructor(private readonly sliceMs = DEFAULT_SLICE_MS, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly sliceMs = DEFAULT_SLICE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.sliceStart = now();
   }
 

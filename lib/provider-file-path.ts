@@ -32,7 +32,8 @@ export function pathProblem(path: string): string | undefined {
   if (elements.length > MAX_PATH_DEPTH) return `path is nested deeper than ${MAX_PATH_DEPTH} levels`;
   if (elements.includes('..')) return 'path has a ".." element';
   if (elements.some((e) => e === '' || e === '.')) return 'path is not clean (empty or "." element)';
-  if (elements.some((e) => Buffer.byteLength(e) > MAX_ELEMENT_BYTES)) return `a path element is longer than ${MAX_ELEMENT_BYTES} bytes`;
+  if (elements.some((e) => Buffer.byteLength(e) > MAX_ELEMENT_BYTES))
+    return `a path element is longer than ${MAX_ELEMENT_BYTES} bytes`;
   if (elements[0] === METADATA_DIR) return `path is inside the reserved ${METADATA_DIR} directory`;
   return undefined;
 }

@@ -9,7 +9,10 @@ export function onTerminationSignal(stop: (signal: string) => Promise<void>): vo
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    stop(signal).then(() => exitAfterOutput(0), () => exitAfterOutput(1));
+    stop(signal).then(
+      () => exitAfterOutput(0),
+      () => exitAfterOutput(1),
+    );
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);

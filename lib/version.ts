@@ -7,7 +7,9 @@ let cached: string | undefined;
 export function packageVersion(): string {
   if (cached === undefined) {
     const here = fileURLToPath(import.meta.url);
-    const pkg = here.includes('/dist/') ? new URL('../../package.json', import.meta.url) : new URL('../package.json', import.meta.url);
+    const pkg = here.includes('/dist/')
+      ? new URL('../../package.json', import.meta.url)
+      : new URL('../package.json', import.meta.url);
     cached = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
   }
   return cached;

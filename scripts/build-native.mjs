@@ -16,7 +16,12 @@ if (process.platform !== 'linux') process.exit(0);
 if (existsSync(ADDON) && SOURCES.every((s) => statSync(s).mtimeMs <= statSync(ADDON).mtimeMs)) process.exit(0);
 
 function executable(path) {
-  try { accessSync(path, constants.X_OK); return statSync(path).isFile(); } catch { return false; }
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `command` (a path, or a name looked up in PATH) can be run. */
@@ -48,15 +53,22 @@ if (!nodeGyp) {
 /** The lines of node-gyp's stderr that say what went wrong, without its banner. */
 function reason(stderr) {
   const noise = /^gyp (info|http)|^gyp ERR! (System|command|cwd|node -v|node-gyp -v|\$npm_|not ok|stack\s+at )|^\s*at /;
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !noise.test(l));
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !noise.test(l));
   return lines.slice(-3).join(' | ') || 'node-gyp failed';
 }
 
 // Headers for the running Node: the distribution's own (no download) when present.
 const nodedir = process.env.npm_config_nodedir || (existsSync('/usr/include/node/node_api.h') ? '/usr' : undefined);
 try {
-  execFileSync(process.execPath, [nodeGyp, 'rebuild', ...(nodedir ? [`--nodedir=${nodedir}`] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(process.execPath, [nodeGyp, 'rebuild', ...(nodedir ? [`--nodedir=${nodedir}`] : [])], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   console.log(`build-native: built ${ADDON}`);
 } catch (err) {
-  console.warn(`build-native: could not build the optional mount addon (${reason(String(err.stderr ?? err))}); ${FALLBACK}`);
+  console.warn(
+    `build-native: could not build the optional mount addon (${reason(String(err.stderr ?? err))}); ${FALLBACK}`,
+  );
 }

@@ -9,16 +9,22 @@ const strMap = (description) => ({ type: 'object', additionalProperties: { type:
 
 const spcSchema = {
   type: 'object',
-  description: "SecretProviderClass names a provider and the parameters it needs to fetch secrets for a pod's CSI inline volume.",
+  description:
+    "SecretProviderClass names a provider and the parameters it needs to fetch secrets for a pod's CSI inline volume.",
   properties: {
-    apiVersion: str(), kind: str(), metadata: { type: 'object' },
+    apiVersion: str(),
+    kind: str(),
+    metadata: { type: 'object' },
     spec: {
       type: 'object',
       properties: {
         provider: str('Provider name: the driver calls <provider>.sock in its provider directories.'),
-        parameters: strMap("Provider parameters, sent to the provider as Mount attributes (overlaid with the pod's volume attributes)."),
+        parameters: strMap(
+          "Provider parameters, sent to the provider as Mount attributes (overlaid with the pod's volume attributes).",
+        ),
         secretObjects: {
-          type: 'array', description: 'Kubernetes Secrets to create from the mounted files.',
+          type: 'array',
+          description: 'Kubernetes Secrets to create from the mounted files.',
           items: {
             type: 'object',
             properties: {
@@ -28,14 +34,23 @@ const spcSchema = {
               annotations: strMap('Annotations added to the Secret.'),
               data: {
                 type: 'array',
-                items: { type: 'object', properties: { objectName: str('Path of a mounted file, relative to the volume.'), key: str('Data key in the Secret.') } },
+                items: {
+                  type: 'object',
+                  properties: {
+                    objectName: str('Path of a mounted file, relative to the volume.'),
+                    key: str('Data key in the Secret.'),
+                  },
+                },
               },
             },
           },
         },
       },
     },
-    status: { type: 'object', properties: { byPod: { type: 'array', items: { type: 'object', properties: { id: str(), namespace: str() } } } } },
+    status: {
+      type: 'object',
+      properties: { byPod: { type: 'array', items: { type: 'object', properties: { id: str(), namespace: str() } } } },
+    },
   },
 };
 
@@ -43,15 +58,32 @@ const spcpsSchema = {
   type: 'object',
   description: 'SecretProviderClassPodStatus records what the driver mounted for one pod and SecretProviderClass.',
   properties: {
-    apiVersion: str(), kind: str(), metadata: { type: 'object' },
+    apiVersion: str(),
+    kind: str(),
+    metadata: { type: 'object' },
     status: {
       type: 'object',
       properties: {
-        podName: str(), secretProviderClassName: str(), mounted: { type: 'boolean' }, targetPath: str(),
-        objects: { type: 'array', description: 'Mounted objects and their versions, sorted by id.', items: { type: 'object', properties: { id: str(), version: str() } } },
-        lastMountTime: { type: 'string', format: 'date-time', description: 'When the driver last wrote this volume (added by this driver; optional).' },
-        lastError: str('The last publish error for this volume; empty after a success (added by this driver; optional).'),
-        secretSyncError: str("Why the class's secretObjects could not be synced into Secrets while the volume stays mounted; empty once they are (added by this driver; optional)."),
+        podName: str(),
+        secretProviderClassName: str(),
+        mounted: { type: 'boolean' },
+        targetPath: str(),
+        objects: {
+          type: 'array',
+          description: 'Mounted objects and their versions, sorted by id.',
+          items: { type: 'object', properties: { id: str(), version: str() } },
+        },
+        lastMountTime: {
+          type: 'string',
+          format: 'date-time',
+          description: 'When the driver last wrote this volume (added by this driver; optional).',
+        },
+        lastError: str(
+          'The last publish error for this volume; empty after a success (added by this driver; optional).',
+        ),
+        secretSyncError: str(
+          "Why the class's secretObjects could not be synced into Secrets while the volume stays mounted; empty once they are (added by this driver; optional).",
+        ),
       },
     },
   },
@@ -59,15 +91,27 @@ const spcpsSchema = {
 
 function crd(plural, singular, kind, schema, shortNames) {
   const version = (name, storage) => ({
-    name, served: true, storage,
-    ...(storage ? {} : { deprecated: true, deprecationWarning: 'secrets-store.csi.x-k8s.io/v1alpha1 is deprecated. Use secrets-store.csi.x-k8s.io/v1' }),
+    name,
+    served: true,
+    storage,
+    ...(storage
+      ? {}
+      : {
+          deprecated: true,
+          deprecationWarning: 'secrets-store.csi.x-k8s.io/v1alpha1 is deprecated. Use secrets-store.csi.x-k8s.io/v1',
+        }),
     schema: { openAPIV3Schema: schema },
   });
   return {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.secrets-store.csi.x-k8s.io`, labels: { 'app.kubernetes.io/part-of': 'secrets-store-csi' } },
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${plural}.secrets-store.csi.x-k8s.io`,
+      labels: { 'app.kubernetes.io/part-of': 'secrets-store-csi' },
+    },
     spec: {
-      group: 'secrets-store.csi.x-k8s.io', scope: 'Namespaced',
+      group: 'secrets-store.csi.x-k8s.io',
+      scope: 'Namespaced',
       names: { kind, listKind: `${kind}List`, plural, singular, shortNames },
       versions: [version('v1', true), version('v1alpha1', false)],
     },
@@ -76,8 +120,20 @@ function crd(plural, singular, kind, schema, shortNames) {
 
 const header = (what) => `# ${what} CRD. Generated by scripts/gen-crds.mjs; edit that, not this file.\n`;
 const files = {
-  'secretproviderclasses.yaml': header('SecretProviderClass') + stringify(crd('secretproviderclasses', 'secretproviderclass', 'SecretProviderClass', spcSchema, ['spc'])),
-  'secretproviderclasspodstatuses.yaml': header('SecretProviderClassPodStatus') + stringify(crd('secretproviderclasspodstatuses', 'secretproviderclasspodstatus', 'SecretProviderClassPodStatus', spcpsSchema, ['spcps'])),
+  'secretproviderclasses.yaml':
+    header('SecretProviderClass') +
+    stringify(crd('secretproviderclasses', 'secretproviderclass', 'SecretProviderClass', spcSchema, ['spc'])),
+  'secretproviderclasspodstatuses.yaml':
+    header('SecretProviderClassPodStatus') +
+    stringify(
+      crd(
+        'secretproviderclasspodstatuses',
+        'secretproviderclasspodstatus',
+        'SecretProviderClassPodStatus',
+        spcpsSchema,
+        ['spcps'],
+      ),
+    ),
 };
 // The Helm chart cannot read files outside its directory: it gets its own copy
 // (test/repo/helm-chart-files.test.ts checks that both stay the same).

@@ -9,13 +9,19 @@ const OUT = 'proto/gen';
 const OPTIONS = ['--keepCase', '--longs=Number', '--enums=String', '--defaults', '--oneofs', '--grpcLib=@grpc/grpc-js'];
 
 rmSync(OUT, { recursive: true, force: true });
-execFileSync('npx', ['proto-loader-gen-types', ...OPTIONS, '-I', 'proto', '-O', OUT,
-  'csi/csi.proto', 'provider/service.proto'], { stdio: 'inherit' });
+execFileSync(
+  'npx',
+  ['proto-loader-gen-types', ...OPTIONS, '-I', 'proto', '-O', OUT, 'csi/csi.proto', 'provider/service.proto'],
+  { stdio: 'inherit' },
+);
 
 function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) { walk(path); continue; }
+    if (statSync(path).isDirectory()) {
+      walk(path);
+      continue;
+    }
     if (!path.endsWith('.ts')) continue;
     const src = readFileSync(path, 'utf8')
       .replace(/(from\s+'\.{1,2}\/[^']*?)(?<!\.js)'/g, "$1.js'")

@@ -17,7 +17,11 @@ export interface IdentityOptions {
  */
 export function identityHandlers(options: IdentityOptions, logger: Logger): IdentityHandlers {
   return {
-    GetPluginInfo: unary('GetPluginInfo', async () => ({ name: options.driverName, vendor_version: options.vendorVersion }), logger),
+    GetPluginInfo: unary(
+      'GetPluginInfo',
+      async () => ({ name: options.driverName, vendor_version: options.vendorVersion }),
+      logger,
+    ),
     GetPluginCapabilities: unary('GetPluginCapabilities', async () => ({ capabilities: [] }), logger),
     Probe: unary('Probe', async () => ({ ready: { value: options.ready() } }), logger),
   };
@@ -32,6 +36,10 @@ export function identityHandlers(options: IdentityOptions, logger: Logger): Iden
  */
 export function controllerHandlers(logger: Logger): Pick<ControllerHandlers, 'ControllerGetCapabilities'> {
   return {
-    ControllerGetCapabilities: unary('ControllerGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'UNKNOWN' } }] }), logger),
+    ControllerGetCapabilities: unary(
+      'ControllerGetCapabilities',
+      async () => ({ capabilities: [{ rpc: { type: 'UNKNOWN' } }] }),
+      logger,
+    ),
   };
 }

@@ -33,7 +33,12 @@ export interface NodeServiceDeps {
 }
 
 /** gRPC codes kubelet treats as "operation may still be in progress" (csi_client.go isFinalError): it keeps the mount dir. */
-const NON_FINAL_KINDS: ReadonlySet<string> = new Set(['deadline-exceeded', 'unavailable', 'resource-exhausted', 'aborted']);
+const NON_FINAL_KINDS: ReadonlySet<string> = new Set([
+  'deadline-exceeded',
+  'unavailable',
+  'resource-exhausted',
+  'aborted',
+]);
 
 /**
  * Whether a failed NodePublishVolume is answered OK: a kubelet republish of a volume
@@ -49,11 +54,15 @@ export function answersRepublishOk(err: unknown, kubeletCaller: boolean): boolea
 }
 
 function unimplemented(method: string): () => Promise<never> {
-  return async () => { throw new SscError('unimplemented', `${method} is not implemented by this node-only driver`); };
+  return async () => {
+    throw new SscError('unimplemented', `${method} is not implemented by this node-only driver`);
+  };
 }
 
 /** NodePublishVolume: parse, publish, count and log; a failed republish kubelet must not act on is answered OK. */
-function publishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodePublishVolumeRequest__Output, NodePublishVolumeResponse> {
+function publishVolume(
+  deps: NodeServiceDeps,
+): AsyncUnaryHandler<NodePublishVolumeRequest__Output, NodePublishVolumeResponse> {
   const { logger, metrics } = deps;
   return async (raw, ctx) => {
     let req;
@@ -67,8 +76,12 @@ function publishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodePublishVolu
       const published = await deps.publisher.publish(req, { deadline: ctx.deadline, signal: ctx.signal });
       metrics.publishSucceeded(published.spc.provider);
       logger.info('volume published', {
-        pod: `${req.pod.namespace}/${req.pod.name}`, spc: req.spcName, provider: published.spc.provider,
-        targetPath: req.targetPath, objects: published.versions.length, changed: published.changed,
+        pod: `${req.pod.namespace}/${req.pod.name}`,
+        spc: req.spcName,
+        provider: published.spc.provider,
+        targetPath: req.targetPath,
+        objects: published.versions.length,
+        changed: published.changed,
         // A republish that rotation found fresh: no provider call. Else why it ran (a republish may run as a rotation).
         ...(published.skipped ? { skipped: true } : { origin: published.origin }),
       });
@@ -79,18 +92,35 @@ function publishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodePublishVolu
       if (answersRepublishOk(err, deps.kubeletCaller === true)) {
         // The old content stays mounted; MountRotationFailed (republish mode) or
         // MountFailed and the pod status's lastError say why.
-        const message = (err as PublishError).origin === 'rotation' ? 'rotation on kubelet republish failed; the old content stays mounted' : 'kubelet republish failed; the old content stays mounted and kubelet is answered OK';
-        logger.warn(message, { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
+        const message =
+          (err as PublishError).origin === 'rotation'
+            ? 'rotation on kubelet republish failed; the old content stays mounted'
+            : 'kubelet republish failed; the old content stays mounted and kubelet is answered OK';
+        logger.warn(message, {
+          pod: `${req.pod.namespace}/${req.pod.name}`,
+          targetPath: req.targetPath,
+          code: e.kind,
+          reason: e.reason,
+          error: e.message,
+        });
         return {};
       }
-      logger.warn('NodePublishVolume failed', { pod: `${req.pod.namespace}/${req.pod.name}`, targetPath: req.targetPath, code: e.kind, reason: e.reason, error: e.message });
+      logger.warn('NodePublishVolume failed', {
+        pod: `${req.pod.namespace}/${req.pod.name}`,
+        targetPath: req.targetPath,
+        code: e.kind,
+        reason: e.reason,
+        error: e.message,
+      });
       throw e;
     }
   };
 }
 
 /** NodeUnpublishVolume: unmount under the target's lock, then every part forgets the volume. */
-function unpublishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodeUnpublishVolumeRequest__Output, NodeUnpublishVolumeResponse> {
+function unpublishVolume(
+  deps: NodeServiceDeps,
+): AsyncUnaryHandler<NodeUnpublishVolumeRequest__Output, NodeUnpublishVolumeResponse> {
   const { logger, metrics } = deps;
   return async (raw) => {
     try {
@@ -104,7 +134,8 @@ function unpublishVolume(deps: NodeServiceDeps): AsyncUnaryHandler<NodeUnpublish
     } catch (err) {
       const e = toSscError(err);
       metrics.unpublishFailed(e.reason);
-      if (e.kind !== 'invalid-argument') logger.warn('NodeUnpublishVolume failed', { targetPath: raw.target_path, code: e.kind, error: e.message });
+      if (e.kind !== 'invalid-argument')
+        logger.warn('NodeUnpublishVolume failed', { targetPath: raw.target_path, code: e.kind, error: e.message });
       throw e;
     }
   };
@@ -122,7 +153,11 @@ export function nodeHandlers(deps: NodeServiceDeps): NodeHandlers {
     NodeGetInfo: unary('NodeGetInfo', async () => ({ node_id: deps.nodeId, max_volumes_per_node: 0 }), logger),
     // VOLUME_MOUNT_GROUP: kubelet then passes the pod's fsGroup as volume_mount_group and
     // leaves ownership to the driver, which writes the files for that group (ownership.ts).
-    NodeGetCapabilities: unary('NodeGetCapabilities', async () => ({ capabilities: [{ rpc: { type: 'VOLUME_MOUNT_GROUP' } }] }), logger),
+    NodeGetCapabilities: unary(
+      'NodeGetCapabilities',
+      async () => ({ capabilities: [{ rpc: { type: 'VOLUME_MOUNT_GROUP' } }] }),
+      logger,
+    ),
     NodeStageVolume: unary('NodeStageVolume', unimplemented('NodeStageVolume'), logger),
     NodeUnstageVolume: unary('NodeUnstageVolume', unimplemented('NodeUnstageVolume'), logger),
     NodeGetVolumeStats: unary('NodeGetVolumeStats', unimplemented('NodeGetVolumeStats'), logger),

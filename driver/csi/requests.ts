@@ -31,7 +31,9 @@ export function parseVolumeMountGroup(raw: string): number | undefined {
   if (raw === '') return undefined;
   const gid = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
   if (!(gid <= MAX_MOUNT_GROUP)) {
-    throw invalid(`${VOLUME_MOUNT_GROUP_FIELD} ${quoted(raw, 32)} is not a group id: send the pod's fsGroup as a decimal number from 0 to ${MAX_MOUNT_GROUP}`);
+    throw invalid(
+      `${VOLUME_MOUNT_GROUP_FIELD} ${quoted(raw, 32)} is not a group id: send the pod's fsGroup as a decimal number from 0 to ${MAX_MOUNT_GROUP}`,
+    );
   }
   return gid;
 }
@@ -50,11 +52,16 @@ export function parsePublishRequest(req: NodePublishVolumeRequest__Output): Publ
   const targetPath = canonicalTargetPath(req.target_path);
   const mountGroup = parseVolumeMountGroup(req.volume_capability.mount?.volume_mount_group ?? '');
   const spcName = ctx[SECRET_PROVIDER_CLASS_KEY] ?? '';
-  if (spcName === '') throw invalid(`volume attribute ${SECRET_PROVIDER_CLASS_KEY} is not set: name the SecretProviderClass in the pod's volume`);
+  if (spcName === '')
+    throw invalid(
+      `volume attribute ${SECRET_PROVIDER_CLASS_KEY} is not set: name the SecretProviderClass in the pod's volume`,
+    );
   const namespace = ctx[POD_NAMESPACE_KEY] ?? '';
   const name = ctx[POD_NAME_KEY] ?? '';
   if (namespace === '' || name === '') {
-    throw invalid(`volume attributes ${POD_NAME_KEY} and ${POD_NAMESPACE_KEY} are required: set podInfoOnMount: true on the CSIDriver`);
+    throw invalid(
+      `volume attributes ${POD_NAME_KEY} and ${POD_NAMESPACE_KEY} are required: set podInfoOnMount: true on the CSIDriver`,
+    );
   }
   return {
     volumeId: req.volume_id,

@@ -4,7 +4,16 @@ import { KubeCredentialError } from './client/credentials.js';
 import { KubeApiError } from './client/kube-api.js';
 
 /** Network errno codes that mean the API server could not be reached (ETIMEDOUT: no answer in time). */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 /** The HTTP status of a KubeApiError, or undefined for other errors. */
 export function httpStatusOf(err: unknown): number | undefined {
@@ -17,7 +26,11 @@ function statusMessage(err: unknown): string {
   const body = (err as { body?: unknown }).body;
   let parsed: unknown = body;
   if (typeof body === 'string') {
-    try { parsed = JSON.parse(body); } catch { parsed = undefined; }
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
   }
   const message = (parsed as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' ? message : '';
@@ -53,12 +66,15 @@ const AUTHORIZATION_DENIED = /\bcannot [a-z]+ resource\b/;
  */
 function forbiddenHint(err: unknown, detail: string, preferred: DriverFeature | undefined): string {
   const right = err instanceof KubeApiError ? rightOfRequest(err.method, err.path, err.watch) : undefined;
-  if (!right || (detail !== '' && !AUTHORIZATION_DENIED.test(detail))) return ' (check the driver\'s RBAC)';
+  if (!right || (detail !== '' && !AUTHORIZATION_DENIED.test(detail))) return " (check the driver's RBAC)";
   // The object's name only matters where a role grants by name (the CSIDriver).
   const roles = rolesGranting(right, preferred);
   const named = roles.some((r) => r.rights.some((g) => g.name !== undefined && g.resource === right.resource));
   const missing = describeRight(named ? right : { verb: right.verb, group: right.group, resource: right.resource });
-  const grant = roles.length === 0 ? 'no role in deploy/ grants it' : `granted by ${roles.map((r) => `ClusterRole ${r.role} in ${r.file}`).join(' or ')}`;
+  const grant =
+    roles.length === 0
+      ? 'no role in deploy/ grants it'
+      : `granted by ${roles.map((r) => `ClusterRole ${r.role} in ${r.file}`).join(' or ')}`;
   return ` (the driver's RBAC lacks: ${missing}; ${grant})`;
 }
 
@@ -78,15 +94,28 @@ export function fromKubeError(err: unknown, what: string, feature?: DriverFeatur
     const full = statusMessage(err);
     const detail = full.slice(0, 300);
     const hint = status === 403 ? forbiddenHint(err, full, feature) : '';
-    return new SscError(kind, `Kubernetes API refused to ${what}: HTTP ${status}${detail ? ` ${detail}` : ''}${hint}`, { reason: 'KubernetesAPIError', cause: err });
+    return new SscError(kind, `Kubernetes API refused to ${what}: HTTP ${status}${detail ? ` ${detail}` : ''}${hint}`, {
+      reason: 'KubernetesAPIError',
+      cause: err,
+    });
   }
   if (err instanceof KubeCredentialError) {
-    return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}: ${err.message}`, { reason: 'KubernetesAPIError', cause: err });
+    return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}: ${err.message}`, {
+      reason: 'KubernetesAPIError',
+      cause: err,
+    });
   }
   const errno = errnoOf(err);
   if (errno !== undefined && UNREACHABLE.has(errno)) {
-    return new SscError('unavailable', `Kubernetes API unreachable while trying to ${what} (${errno})`, { reason: 'KubernetesAPIUnavailable', cause: err });
+    return new SscError('unavailable', `Kubernetes API unreachable while trying to ${what} (${errno})`, {
+      reason: 'KubernetesAPIUnavailable',
+      cause: err,
+    });
   }
   // Other codes are TLS verdicts and the like (UNABLE_TO_VERIFY_LEAF_SIGNATURE, ERR_TLS_CERT_ALTNAME_INVALID).
-  return new SscError('unavailable', `Kubernetes API call failed while trying to ${what}${errno ? ` (${errno})` : ''}`, { reason: 'KubernetesAPIError', cause: err });
+  return new SscError(
+    'unavailable',
+    `Kubernetes API call failed while trying to ${what}${errno ? ` (${errno})` : ''}`,
+    { reason: 'KubernetesAPIError', cause: err },
+  );
 }

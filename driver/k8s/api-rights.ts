@@ -13,7 +13,8 @@ export interface ApiRight {
 }
 
 /** A driver feature that makes API calls of its own. */
-export type DriverFeature = 'publish' | 'secret-sync' | 'rotation-reconciler' | 'rotation-republish' | 'workload-restart';
+export type DriverFeature =
+  'publish' | 'secret-sync' | 'rotation-reconciler' | 'rotation-republish' | 'workload-restart';
 
 /** A ClusterRole shipped in deploy/: the feature it serves, its file and the rights it grants. */
 export interface ShippedRole {
@@ -26,7 +27,9 @@ export interface ShippedRole {
 const SECRETS_STORE = 'secrets-store.csi.x-k8s.io';
 
 function rights(group: string, resources: readonly string[], verbs: readonly string[], name?: string): ApiRight[] {
-  return resources.flatMap((resource) => verbs.map((verb) => ({ verb, group, resource, ...(name !== undefined ? { name } : {}) })));
+  return resources.flatMap((resource) =>
+    verbs.map((verb) => ({ verb, group, resource, ...(name !== undefined ? { name } : {}) })),
+  );
 }
 
 /**
@@ -38,7 +41,7 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
   // cache, GET on a miss), the pod (owner references), the pod status object (create,
   // or replace after 409, JSON patch on republish, delete after a failed first mount),
   // and events on the pod.
-  'publish': [
+  publish: [
     ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['get', 'create', 'update', 'patch', 'delete']),
     ...rights('', ['pods'], ['get']),
@@ -72,19 +75,43 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
 
 /** The ClusterRoles in deploy/ that the driver's ServiceAccount is bound to (a unit test compares them with the files). */
 export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
-  { feature: 'publish', file: 'deploy/rbac.yaml', role: 'secretproviderclasses-role', rights: [
-    ...rights('', ['events'], ['create', 'patch']),
-    ...rights('', ['pods'], ['get', 'list', 'watch']),
-    ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
-    ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
-    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
-  ] },
-  { feature: 'secret-sync', file: 'deploy/rbac-secret-sync.yaml', role: 'secretprovidersyncing-role', rights: rights('', ['secrets'], ['get', 'create', 'update', 'patch']) },
-  { feature: 'rotation-reconciler', file: 'deploy/rbac-rotation.yaml', role: 'secretproviderrotation-role', rights: [
-    ...rights('', ['serviceaccounts/token'], ['create']),
-    ...rights('', ['secrets'], ['get', 'list', 'watch']),
-  ] },
-  { feature: 'workload-restart', file: 'deploy/rbac-workload-restart.yaml', role: 'secretproviderrestart-role', rights: FEATURE_CALLS['workload-restart'] },
+  {
+    feature: 'publish',
+    file: 'deploy/rbac.yaml',
+    role: 'secretproviderclasses-role',
+    rights: [
+      ...rights('', ['events'], ['create', 'patch']),
+      ...rights('', ['pods'], ['get', 'list', 'watch']),
+      ...rights(SECRETS_STORE, ['secretproviderclasses'], ['get', 'list', 'watch']),
+      ...rights(
+        SECRETS_STORE,
+        ['secretproviderclasspodstatuses'],
+        ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      ),
+      ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
+    ],
+  },
+  {
+    feature: 'secret-sync',
+    file: 'deploy/rbac-secret-sync.yaml',
+    role: 'secretprovidersyncing-role',
+    rights: rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+  },
+  {
+    feature: 'rotation-reconciler',
+    file: 'deploy/rbac-rotation.yaml',
+    role: 'secretproviderrotation-role',
+    rights: [
+      ...rights('', ['serviceaccounts/token'], ['create']),
+      ...rights('', ['secrets'], ['get', 'list', 'watch']),
+    ],
+  },
+  {
+    feature: 'workload-restart',
+    file: 'deploy/rbac-workload-restart.yaml',
+    role: 'secretproviderrestart-role',
+    rights: FEATURE_CALLS['workload-restart'],
+  },
 ]);
 
 /**
@@ -92,12 +119,30 @@ export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
  * (the base role keeps upstream's rules where they match, SPEC 4).
  */
 export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly why: string }[] = Object.freeze([
-  { right: { verb: 'patch', group: '', resource: 'events' }, why: 'upstream\'s secretproviderclasses-role grants it (its event broadcaster patches repeated events); the driver creates a new event each time' },
-  { right: { verb: 'get', group: 'storage.k8s.io', resource: 'csidrivers', name: 'secrets-store.csi.k8s.io' }, why: 'in the base role as upstream\'s (get only); only rotation reads the CSIDriver' },
-  { right: { verb: 'list', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler lists pods' },
-  { right: { verb: 'watch', group: '', resource: 'pods' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pods' },
-  { right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler and the Secret re-sync list pod statuses' },
-  { right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' }, why: 'in the base role as upstream\'s; only the rotation reconciler watches pod statuses' },
+  {
+    right: { verb: 'patch', group: '', resource: 'events' },
+    why: "upstream's secretproviderclasses-role grants it (its event broadcaster patches repeated events); the driver creates a new event each time",
+  },
+  {
+    right: { verb: 'get', group: 'storage.k8s.io', resource: 'csidrivers', name: 'secrets-store.csi.k8s.io' },
+    why: "in the base role as upstream's (get only); only rotation reads the CSIDriver",
+  },
+  {
+    right: { verb: 'list', group: '', resource: 'pods' },
+    why: "in the base role as upstream's; only the rotation reconciler lists pods",
+  },
+  {
+    right: { verb: 'watch', group: '', resource: 'pods' },
+    why: "in the base role as upstream's; only the rotation reconciler watches pods",
+  },
+  {
+    right: { verb: 'list', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' },
+    why: "in the base role as upstream's; only the rotation reconciler and the Secret re-sync list pod statuses",
+  },
+  {
+    right: { verb: 'watch', group: SECRETS_STORE, resource: 'secretproviderclasspodstatuses' },
+    why: "in the base role as upstream's; only the rotation reconciler watches pod statuses",
+  },
 ]);
 
 /** The settings that decide which features run (a subset of DriverConfig). */
@@ -111,7 +156,8 @@ export interface FeatureSettings {
 export function featuresOf(settings: FeatureSettings): DriverFeature[] {
   const features: DriverFeature[] = ['publish'];
   if (settings.enableSecretSync) features.push('secret-sync');
-  if (settings.enableSecretRotation) features.push(settings.rotationMode === 'reconciler' ? 'rotation-reconciler' : 'rotation-republish');
+  if (settings.enableSecretRotation)
+    features.push(settings.rotationMode === 'reconciler' ? 'rotation-reconciler' : 'rotation-republish');
   return features;
 }
 
@@ -122,8 +168,12 @@ export function describeRight(right: ApiRight): string {
 
 /** True when `granted` covers `wanted` (same verb, group and resource; a named grant covers that object only). */
 export function covers(granted: ApiRight, wanted: ApiRight): boolean {
-  return granted.verb === wanted.verb && granted.group === wanted.group && granted.resource === wanted.resource
-    && (granted.name === undefined || granted.name === wanted.name);
+  return (
+    granted.verb === wanted.verb &&
+    granted.group === wanted.group &&
+    granted.resource === wanted.resource &&
+    (granted.name === undefined || granted.name === wanted.name)
+  );
 }
 
 /** The shipped roles that grant `right`; the role of `preferred` first when it is one of them. */
@@ -142,12 +192,19 @@ const VERB_OF_METHOD: Readonly<Record<string, string>> = { POST: 'create', PUT: 
  * not a resource path.
  */
 export function rightOfRequest(method: string, path: string, watch = false): ApiRight | undefined {
-  const parts = (path.split('?')[0] ?? '').split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+  const parts = (path.split('?')[0] ?? '')
+    .split('/')
+    .filter(Boolean)
+    .map((p) => decodeURIComponent(p));
   let group: string;
   let rest: string[];
-  if (parts[0] === 'api' && parts.length >= 3) { group = ''; rest = parts.slice(2); }
-  else if (parts[0] === 'apis' && parts.length >= 4) { group = parts[1] ?? ''; rest = parts.slice(3); }
-  else return undefined;
+  if (parts[0] === 'api' && parts.length >= 3) {
+    group = '';
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 4) {
+    group = parts[1] ?? '';
+    rest = parts.slice(3);
+  } else return undefined;
   if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
   const [resource, name, subresource] = rest;
   if (resource === undefined || rest.length > 3) return undefined;

@@ -8,7 +8,8 @@ import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION, SPC_PLURAL, SPCPS_PLURAL } 
 // the namespace itself. Names follow the API server's own rules, so nothing valid is lost.
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const SUBDOMAIN_RULE = "must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)";
+const SUBDOMAIN_RULE =
+  "must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)";
 
 /** Why `name` cannot name a Kubernetes object (a DNS-1123 subdomain, as Secrets, Pods and custom resources need), or undefined. */
 export function objectNameProblem(name: string): string | undefined {
@@ -21,14 +22,24 @@ export function objectNameProblem(name: string): string | undefined {
 export function namespaceProblem(namespace: string): string | undefined {
   if (namespace === '') return 'must not be empty';
   if (namespace.length > 63) return 'must be at most 63 characters';
-  return DNS1123_LABEL.test(namespace) ? undefined : "must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)";
+  return DNS1123_LABEL.test(namespace)
+    ? undefined
+    : "must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)";
 }
 
 /** The kind named in errors, by resource. */
 const KINDS: Readonly<Record<string, string>> = {
-  pods: 'Pod', secrets: 'Secret', events: 'Event', serviceaccounts: 'ServiceAccount', [SPC_PLURAL]: 'SecretProviderClass',
-  [SPCPS_PLURAL]: 'SecretProviderClassPodStatus', deployments: 'Deployment', statefulsets: 'StatefulSet', daemonsets: 'DaemonSet',
-  replicasets: 'ReplicaSet', csidrivers: 'CSIDriver',
+  pods: 'Pod',
+  secrets: 'Secret',
+  events: 'Event',
+  serviceaccounts: 'ServiceAccount',
+  [SPC_PLURAL]: 'SecretProviderClass',
+  [SPCPS_PLURAL]: 'SecretProviderClassPodStatus',
+  deployments: 'Deployment',
+  statefulsets: 'StatefulSet',
+  daemonsets: 'DaemonSet',
+  replicasets: 'ReplicaSet',
+  csidrivers: 'CSIDriver',
 };
 
 function invalid(what: string, value: string, problem: string): SscError {
@@ -47,12 +58,24 @@ function checkedPath(ref: ResourceRef): string {
 
 /** SecretProviderClassPodStatus objects (or one). */
 export function podStatusPath(namespace?: string, name?: string): string {
-  return checkedPath({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, resource: SPCPS_PLURAL, namespace, name });
+  return checkedPath({
+    group: SECRETS_STORE_GROUP,
+    version: SECRETS_STORE_VERSION,
+    resource: SPCPS_PLURAL,
+    namespace,
+    name,
+  });
 }
 
 /** SecretProviderClass objects (or one). */
 export function secretProviderClassPath(namespace?: string, name?: string): string {
-  return checkedPath({ group: SECRETS_STORE_GROUP, version: SECRETS_STORE_VERSION, resource: SPC_PLURAL, namespace, name });
+  return checkedPath({
+    group: SECRETS_STORE_GROUP,
+    version: SECRETS_STORE_VERSION,
+    resource: SPC_PLURAL,
+    namespace,
+    name,
+  });
 }
 
 /** A core/v1 resource: pods, secrets, events, serviceaccounts (with a subresource such as token). */

@@ -35,7 +35,11 @@ export class ServiceAccountTokens {
   private driver: { value: CsiDriver | undefined; readAt: number } | undefined;
   private readonly tokens = new Map<string, CachedToken>();
 
-  constructor(private readonly api: KubeApi, private readonly driverName: string, private readonly now: () => number) {}
+  constructor(
+    private readonly api: KubeApi,
+    private readonly driverName: string,
+    private readonly now: () => number,
+  ) {}
 
   /** The `csi.storage.k8s.io/serviceAccount.tokens` JSON, or undefined when no audience is configured. */
   async tokensFor(pod: PodRef, serviceAccount: string): Promise<string | undefined> {
@@ -60,16 +64,29 @@ export class ServiceAccountTokens {
     return this.driver.value;
   }
 
-  private async token(pod: PodRef, serviceAccount: string, audience: string, expirationSeconds: number | undefined): Promise<CachedToken> {
+  private async token(
+    pod: PodRef,
+    serviceAccount: string,
+    audience: string,
+    expirationSeconds: number | undefined,
+  ): Promise<CachedToken> {
     const key = `${pod.uid}|${serviceAccount}|${audience}`;
     const cached = this.tokens.get(key);
     if (cached && this.now() < cached.refreshAt) return cached;
     try {
       const issued = this.now();
-      const res = await this.api.create<TokenRequest>(corePath('serviceaccounts', pod.namespace, serviceAccount, 'token'), {
-        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
-        spec: { audiences: [audience], ...(expirationSeconds ? { expirationSeconds } : {}), boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } },
-      });
+      const res = await this.api.create<TokenRequest>(
+        corePath('serviceaccounts', pod.namespace, serviceAccount, 'token'),
+        {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: {
+            audiences: [audience],
+            ...(expirationSeconds ? { expirationSeconds } : {}),
+            boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid },
+          },
+        },
+      );
       const expires = new Date(res.status?.expirationTimestamp ?? issued + 3600_000).getTime();
       const token: CachedToken = {
         token: res.status?.token ?? '',
@@ -79,7 +96,10 @@ export class ServiceAccountTokens {
       this.tokens.set(key, token);
       return token;
     } catch (err) {
-      throw fromKubeError(err, `request a token for ServiceAccount ${pod.namespace}/${serviceAccount} (audience ${audience})`);
+      throw fromKubeError(
+        err,
+        `request a token for ServiceAccount ${pod.namespace}/${serviceAccount} (audience ${audience})`,
+      );
     }
   }
 }

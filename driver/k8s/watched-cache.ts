@@ -65,7 +65,12 @@ export class WatchedCache<T extends KubeObject> {
   private readonly listeners: ((obj: T) => void)[] = [];
   private readonly slim: (obj: T) => T;
 
-  constructor(private readonly api: ListWatchApi, private readonly spec: WatchedCacheSpec<T>, private readonly logger: Logger, private readonly sleep: Sleep) {
+  constructor(
+    private readonly api: ListWatchApi,
+    private readonly spec: WatchedCacheSpec<T>,
+    private readonly logger: Logger,
+    private readonly sleep: Sleep,
+  ) {
     this.slim = spec.slim ?? withoutManagedFields;
   }
 
@@ -124,7 +129,10 @@ export class WatchedCache<T extends KubeObject> {
           this.logger.debug(`${this.spec.what} watch expired; relisting`);
           continue;
         }
-        this.logger.warn(`${this.spec.what} list/watch failed; relisting`, { error: fromKubeError(err, `list and watch ${this.spec.what}`).message, retryInMs: RESTART_DELAY_MS });
+        this.logger.warn(`${this.spec.what} list/watch failed; relisting`, {
+          error: fromKubeError(err, `list and watch ${this.spec.what}`).message,
+          retryInMs: RESTART_DELAY_MS,
+        });
         await this.sleep(RESTART_DELAY_MS, this.abort.signal).catch(() => undefined);
       }
     }
@@ -136,7 +144,12 @@ export class WatchedCache<T extends KubeObject> {
     let resourceVersion: string;
     let next: string | undefined;
     do {
-      const query = { labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, limit: PAGE_SIZE, continue: next };
+      const query = {
+        labelSelector: this.spec.labelSelector,
+        fieldSelector: this.spec.fieldSelector,
+        limit: PAGE_SIZE,
+        continue: next,
+      };
       const page = await this.api.get<KubeList<T>>(this.spec.path, query, this.abort.signal);
       for (const item of page.items ?? []) listed.set(keyOf(item), this.slim(item));
       next = page.metadata?.continue || undefined;
@@ -145,7 +158,8 @@ export class WatchedCache<T extends KubeObject> {
     const previous = this.objects;
     this.objects = listed;
     if (this.stopped) return resourceVersion;
-    for (const [key, obj] of listed) if (previous.get(key)?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.notify(obj);
+    for (const [key, obj] of listed)
+      if (previous.get(key)?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.notify(obj);
     this.everListed = true;
     this.logger.info(`${this.spec.what} cache synced`, { objects: listed.size });
     return resourceVersion;
@@ -156,11 +170,21 @@ export class WatchedCache<T extends KubeObject> {
     let last = resourceVersion;
     const started = Date.now();
     const query = {
-      labelSelector: this.spec.labelSelector, fieldSelector: this.spec.fieldSelector, resourceVersion, allowWatchBookmarks: true,
+      labelSelector: this.spec.labelSelector,
+      fieldSelector: this.spec.fieldSelector,
+      resourceVersion,
+      allowWatchBookmarks: true,
       timeoutSeconds: randomInt(WATCH_SECONDS[0], WATCH_SECONDS[1]),
     };
     try {
-      await this.api.watch(this.spec.path, query, (event) => { last = this.apply(event as WatchEvent<T>) ?? last; }, this.abort.signal);
+      await this.api.watch(
+        this.spec.path,
+        query,
+        (event) => {
+          last = this.apply(event as WatchEvent<T>) ?? last;
+        },
+        this.abort.signal,
+      );
     } catch (err) {
       if (httpStatusOf(err) === 410) throw new Expired();
       throw err;
@@ -175,7 +199,12 @@ export class WatchedCache<T extends KubeObject> {
     if (event.type === 'ERROR') {
       const status = obj as { code?: unknown; message?: unknown };
       if (status.code === 410) throw new Expired();
-      throw new KubeApiError(typeof status.code === 'number' ? status.code : 500, JSON.stringify({ message: status.message }), 'WATCH', this.spec.path);
+      throw new KubeApiError(
+        typeof status.code === 'number' ? status.code : 500,
+        JSON.stringify({ message: status.message }),
+        'WATCH',
+        this.spec.path,
+      );
     }
     if (event.type === 'DELETED') this.objects.delete(keyOf(obj));
     else if (event.type === 'ADDED' || event.type === 'MODIFIED') {

@@ -1,6 +1,14 @@
 import type { PodStatusItem } from '../pod-status/pod-status-item.js';
 import type { Logger } from '../../lib/logging/logger.js';
-import { EPHEMERAL_KEY, POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY, SECRET_PROVIDER_CLASS_KEY, SERVICE_ACCOUNT_NAME_KEY, type PublishRequest } from '../publish/publish-request.js';
+import {
+  EPHEMERAL_KEY,
+  POD_NAME_KEY,
+  POD_NAMESPACE_KEY,
+  POD_UID_KEY,
+  SECRET_PROVIDER_CLASS_KEY,
+  SERVICE_ACCOUNT_NAME_KEY,
+  type PublishRequest,
+} from '../publish/publish-request.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../publish/mount-request.js';
 import type { RotationVolume, VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
@@ -18,19 +26,25 @@ import type { ServiceAccountTokens } from '../k8s/service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
 
-
 /** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
 export function volumeNameOf(targetPath: string): string | undefined {
   return /\/volumes\/kubernetes\.io~csi\/([^/]+)\/mount\/?$/.exec(targetPath)?.[1];
 }
 
 /** The pod's CSI volume for `targetPath`: by name from the path, else the one naming `spcName`. */
-export function csiVolumeOf(pod: Pod, targetPath: string, driverName: string, spcName: string): CsiVolumeSource | undefined {
+export function csiVolumeOf(
+  pod: Pod,
+  targetPath: string,
+  driverName: string,
+  spcName: string,
+): CsiVolumeSource | undefined {
   const volumes = pod.spec?.volumes ?? [];
   const byName = volumeNameOf(targetPath);
   const named = volumes.find((v) => v.name === byName)?.csi;
   if (named) return named;
-  return volumes.map((v) => v.csi).find((c) => c?.driver === driverName && c.volumeAttributes?.[SECRET_PROVIDER_CLASS_KEY] === spcName);
+  return volumes
+    .map((v) => v.csi)
+    .find((c) => c?.driver === driverName && c.volumeAttributes?.[SECRET_PROVIDER_CLASS_KEY] === spcName);
 }
 
 /**
@@ -40,7 +54,9 @@ export function csiVolumeOf(pod: Pod, targetPath: string, driverName: string, sp
  */
 export function mountGroupOf(pod: Pod): number | undefined {
   const fsGroup = pod.spec?.securityContext?.fsGroup;
-  return Number.isInteger(fsGroup) && (fsGroup as number) >= 0 && (fsGroup as number) <= MAX_MOUNT_GROUP ? fsGroup : undefined;
+  return Number.isInteger(fsGroup) && (fsGroup as number) >= 0 && (fsGroup as number) <= MAX_MOUNT_GROUP
+    ? fsGroup
+    : undefined;
 }
 
 /**
@@ -73,7 +89,9 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   async podStatusItems(): Promise<PodStatusItem[]> {
     if (this.podStatuses?.everSynced) return this.podStatuses.values();
     try {
-      const list = await this.api.get<KubeList<PodStatusItem>>(podStatusPath(), { labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}` });
+      const list = await this.api.get<KubeList<PodStatusItem>>(podStatusPath(), {
+        labelSelector: `${NODE_NAME_LABEL}=${this.options.nodeId}`,
+      });
       return list.items ?? [];
     } catch (err) {
       throw fromKubeError(err, 'list SecretProviderClassPodStatuses of this node');
@@ -87,7 +105,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       const { podName, secretProviderClassName: spcName, targetPath: written } = item.status ?? {};
       // Rotation keys its memory by the canonical spelling publishes use (issue 9 item 5).
       const targetPath = written === undefined ? undefined : cleanTargetPath(written);
-      if (!podName || !spcName || !targetPath || !await this.mounter.isMounted(targetPath)) continue;
+      if (!podName || !spcName || !targetPath || !(await this.mounter.isMounted(targetPath))) continue;
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
       const pod = { name: podName, namespace: item.metadata.namespace ?? '', uid, serviceAccountName: '' };
       const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
@@ -97,7 +115,14 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       const handled = this.refreshHandled.get(targetPath);
       const refreshRequested = handled !== undefined && requested !== handled;
       this.refreshHandled.set(targetPath, requested);
-      volumes.push({ targetPath, pod, spcName, provider: spc?.provider ?? '', intervalMs: this.intervalOf(spc?.annotations, pod.namespace, spcName), refreshRequested });
+      volumes.push({
+        targetPath,
+        pod,
+        spcName,
+        provider: spc?.provider ?? '',
+        intervalMs: this.intervalOf(spc?.annotations, pod.namespace, spcName),
+        refreshRequested,
+      });
     }
     this.tokens.retain(new Set(volumes.map((v) => v.pod.uid)));
     const listed = new Set(volumes.map((v) => v.targetPath));
@@ -109,13 +134,24 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   notePublished(volume: PublishedVolume): void {
     if (volume.skipped) return;
     const { request, spc } = volume;
-    this.refreshHandled.set(request.targetPath, this.refreshRequestOf(spc.annotations, request.pod.name, request.pod.namespace));
+    this.refreshHandled.set(
+      request.targetPath,
+      this.refreshRequestOf(spc.annotations, request.pod.name, request.pod.namespace),
+    );
   }
 
   /** The refresh-requested-at values on the class and on the pod, as one comparable string. */
-  private refreshRequestOf(classAnnotations: Readonly<Record<string, string>> | undefined, podName: string, namespace: string): string {
-    return [classAnnotations?.[REFRESH_REQUESTED_ANNOTATION], this.pods?.get(podName, namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION]]
-      .filter((v): v is string => v !== undefined).join('|');
+  private refreshRequestOf(
+    classAnnotations: Readonly<Record<string, string>> | undefined,
+    podName: string,
+    namespace: string,
+  ): string {
+    return [
+      classAnnotations?.[REFRESH_REQUESTED_ANNOTATION],
+      this.pods?.get(podName, namespace)?.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION],
+    ]
+      .filter((v): v is string => v !== undefined)
+      .join('|');
   }
 
   async rebuild(volume: RotationVolume): Promise<PublishRequest | undefined> {
@@ -129,23 +165,40 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     const podRef = { ...volume.pod, serviceAccountName };
     const volumeContext: Record<string, string> = {
       ...csi.volumeAttributes,
-      [POD_NAME_KEY]: podRef.name, [POD_NAMESPACE_KEY]: podRef.namespace, [POD_UID_KEY]: podRef.uid,
-      [SERVICE_ACCOUNT_NAME_KEY]: serviceAccountName, [EPHEMERAL_KEY]: 'true',
+      [POD_NAME_KEY]: podRef.name,
+      [POD_NAMESPACE_KEY]: podRef.namespace,
+      [POD_UID_KEY]: podRef.uid,
+      [SERVICE_ACCOUNT_NAME_KEY]: serviceAccountName,
+      [EPHEMERAL_KEY]: 'true',
     };
     const tokens = await this.tokens.tokensFor(podRef, serviceAccountName);
     if (tokens) volumeContext[SERVICE_ACCOUNT_TOKENS_KEY] = tokens;
     const mountGroup = mountGroupOf(pod);
     return {
-      volumeId: `rotation-${volume.pod.uid}`, targetPath: volume.targetPath, spcName: volume.spcName, pod: podRef,
-      volumeContext, secrets: csi.nodePublishSecretRef?.name ? await this.readSecretData(podRef.namespace, csi.nodePublishSecretRef.name) : {},
+      volumeId: `rotation-${volume.pod.uid}`,
+      targetPath: volume.targetPath,
+      spcName: volume.spcName,
+      pod: podRef,
+      volumeContext,
+      secrets: csi.nodePublishSecretRef?.name
+        ? await this.readSecretData(podRef.namespace, csi.nodePublishSecretRef.name)
+        : {},
       ...(mountGroup === undefined ? {} : { mountGroup }),
     };
   }
 
-  private intervalOf(annotations: Readonly<Record<string, string>> | undefined, namespace: string, spcName: string): number {
+  private intervalOf(
+    annotations: Readonly<Record<string, string>> | undefined,
+    namespace: string,
+    spcName: string,
+  ): number {
     const raw = annotations?.[ROTATION_INTERVAL_ANNOTATION];
     const { ms, invalid } = annotatedInterval(raw, this.options.defaultIntervalMs);
-    if (invalid) this.logger.warn('ignoring an invalid rotation interval annotation', { spc: `${namespace}/${spcName}`, value: (raw ?? '').slice(0, 40) });
+    if (invalid)
+      this.logger.warn('ignoring an invalid rotation interval annotation', {
+        spc: `${namespace}/${spcName}`,
+        value: (raw ?? '').slice(0, 40),
+      });
     return ms;
   }
 
@@ -168,10 +221,15 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
         secret = await this.api.get<Secret>(corePath('secrets', namespace, name));
         if (this.usedSecrets && !this.warnedUnlabelled.has(`${namespace}/${name}`)) {
           this.warnedUnlabelled.add(`${namespace}/${name}`);
-          this.logger.warn('nodePublishSecretRef Secret is not labelled secrets-store.csi.k8s.io/used=true: read with a GET on every refresh', { secret: `${namespace}/${name}` });
+          this.logger.warn(
+            'nodePublishSecretRef Secret is not labelled secrets-store.csi.k8s.io/used=true: read with a GET on every refresh',
+            { secret: `${namespace}/${name}` },
+          );
         }
       }
-      return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+      return Object.fromEntries(
+        Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+      );
     } catch (err) {
       throw fromKubeError(err, `get nodePublishSecretRef Secret ${namespace}/${name}`, 'rotation-reconciler');
     }

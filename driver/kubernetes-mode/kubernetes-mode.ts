@@ -64,48 +64,98 @@ interface ReconcilerWatches {
 }
 
 function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logger): ReconcilerWatches {
-  if (!config.enableSecretRotation || config.rotationMode !== 'reconciler') return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
+  if (!config.enableSecretRotation || config.rotationMode !== 'reconciler')
+    return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
   // and the publish hook their owner references.
-  const pods = new WatchedCache<Pod>(api, {
-    what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${config.nodeId}`, slim: slimPod,
-  }, logger, realSleep);
+  const pods = new WatchedCache<Pod>(
+    api,
+    {
+      what: 'Pod',
+      path: corePath('pods'),
+      fieldSelector: `spec.nodeName=${config.nodeId}`,
+      slim: slimPod,
+    },
+    logger,
+    realSleep,
+  );
   // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
-  const podStatuses = new WatchedCache<PodStatusItem>(api, {
-    what: 'SecretProviderClassPodStatus', path: podStatusPath(), labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`, slim: slimPodStatus,
-  }, logger, realSleep);
+  const podStatuses = new WatchedCache<PodStatusItem>(
+    api,
+    {
+      what: 'SecretProviderClassPodStatus',
+      path: podStatusPath(),
+      labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`,
+      slim: slimPodStatus,
+    },
+    logger,
+    realSleep,
+  );
   // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
-  const usedSecrets = new WatchedCache<Secret>(api, {
-    what: 'nodePublishSecretRef Secret', path: corePath('secrets'), labelSelector: `${USED_SECRET_LABEL}=true`,
-  }, logger, realSleep);
+  const usedSecrets = new WatchedCache<Secret>(
+    api,
+    {
+      what: 'nodePublishSecretRef Secret',
+      path: corePath('secrets'),
+      labelSelector: `${USED_SECRET_LABEL}=true`,
+    },
+    logger,
+    realSleep,
+  );
   for (const watch of [pods, podStatuses, usedSecrets]) watch.start();
   return { pods, podStatuses, usedSecrets };
 }
 
 /** Secret sync (undefined with --enable-secret-sync=false): the syncs of publishes, their retries, and the periodic re-sync. */
-function startSecretSync(api: KubeApi, config: DriverConfig, metrics: DriverMetrics, logger: Logger, deps: {
-  events: EventRecorder; classes: ApiSecretProviderClassSource; mounter: Mounter; volumes: ApiVolumes; pods: WatchedCache<Pod> | undefined;
-}): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
+function startSecretSync(
+  api: KubeApi,
+  config: DriverConfig,
+  metrics: DriverMetrics,
+  logger: Logger,
+  deps: {
+    events: EventRecorder;
+    classes: ApiSecretProviderClassSource;
+    mounter: Mounter;
+    volumes: ApiVolumes;
+    pods: WatchedCache<Pod> | undefined;
+  },
+): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
   if (!config.enableSecretSync) return undefined;
   const { events, classes, mounter, volumes, pods } = deps;
   const secretSync = new VolumeSecretSync({
-    secrets: new SecretSyncer(api, logger, realSleep), events, classes, logger, sleep: realSleep, random: Math.random,
+    secrets: new SecretSyncer(api, logger, realSleep),
+    events,
+    classes,
+    logger,
+    sleep: realSleep,
+    random: Math.random,
     isMounted: (t) => mounter.isMounted(t),
     recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
     synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
   });
   // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
   const resync = new SecretResync({
-    podStatuses: () => volumes.podStatusItems(), isMounted: (t) => mounter.isMounted(t), classes,
-    podMeta: (pod) => readLivePodMeta(api, pods, pod), volumes: secretSync,
-    intervalMs: secretResyncIntervalMs(config), sleep: realSleep, logger: logger.child({ component: 'secret-resync' }),
+    podStatuses: () => volumes.podStatusItems(),
+    isMounted: (t) => mounter.isMounted(t),
+    classes,
+    podMeta: (pod) => readLivePodMeta(api, pods, pod),
+    volumes: secretSync,
+    intervalMs: secretResyncIntervalMs(config),
+    sleep: realSleep,
+    logger: logger.child({ component: 'secret-resync' }),
   });
   resync.start();
   return { secretSync, resync };
 }
 
 /** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
-export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics, logger: Logger, mounter: Mounter, version: string): KubernetesMode {
+export function startKubernetesMode(
+  config: DriverConfig,
+  metrics: DriverMetrics,
+  logger: Logger,
+  mounter: Mounter,
+  version: string,
+): KubernetesMode {
   const api = connectKubeApi(config.kubeconfig, process.env, {
     userAgent: `secrets-store-csi/${version} (${config.nodeId})`,
     observe: (method, code) => metrics.apiRequest(method, code),
@@ -117,18 +167,45 @@ export function startKubernetesMode(config: DriverConfig, metrics: DriverMetrics
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
   const { pods, podStatuses, usedSecrets } = startReconcilerWatches(api, config, k8sLogger);
   const restarter = config.enableSecretRotation
-    ? new WorkloadRestarter({ api, events, logger: k8sLogger, now, sleep: realSleep, minIntervalMs: config.workloadRestartMinIntervalMs }) : undefined;
-  const volumes = new ApiVolumes(api, classes, new ServiceAccountTokens(api, config.driverName, Date.now), mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs }, k8sLogger.child({ component: 'rotation' }), pods, usedSecrets, podStatuses);
+    ? new WorkloadRestarter({
+        api,
+        events,
+        logger: k8sLogger,
+        now,
+        sleep: realSleep,
+        minIntervalMs: config.workloadRestartMinIntervalMs,
+      })
+    : undefined;
+  const volumes = new ApiVolumes(
+    api,
+    classes,
+    new ServiceAccountTokens(api, config.driverName, Date.now),
+    mounter,
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs },
+    k8sLogger.child({ component: 'rotation' }),
+    pods,
+    usedSecrets,
+    podStatuses,
+  );
   const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
   const hooks = kubernetesHooks({
-    api, nodeId: config.nodeId, events, now, logger: k8sLogger, pods,
+    api,
+    nodeId: config.nodeId,
+    events,
+    now,
+    logger: k8sLogger,
+    pods,
     podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
     secrets: sync?.secretSync,
     restarter,
   });
   return {
-    classes, pods, hook: hooks.hook, events, volumes, failureHook: hooks.failureHook,
+    classes,
+    pods,
+    hook: hooks.hook,
+    events,
+    volumes,
+    failureHook: hooks.failureHook,
     readCsiDriver: () => readCsiDriver(api, config.driverName),
     forget: (targetPath) => {
       hooks.forget(targetPath);

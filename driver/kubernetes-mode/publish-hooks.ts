@@ -9,7 +9,13 @@ import type { ObjectMeta, OwnerReference, Pod } from '../k8s/client/types.js';
 import { RESTART_ON_ROTATION_ANNOTATION } from '../k8s/constants.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { corePath } from '../k8s/resource-paths.js';
-import { deletePodStatus, readPodStatus, recordPodStatusError, type PodStatusObject, type PodStatusWriter } from '../pod-status/pod-status.js';
+import {
+  deletePodStatus,
+  readPodStatus,
+  recordPodStatusError,
+  type PodStatusObject,
+  type PodStatusWriter,
+} from '../pod-status/pod-status.js';
 import type { VolumeSecretSync } from '../secret-sync/volume-secret-sync.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
 import type { WorkloadRestarter } from '../rotation/workload-restart.js';
@@ -46,12 +52,14 @@ async function readPodMeta(api: KubeApi, pod: PodRef, pods: WatchedCache<Pod> | 
  * What the API part of the hook left for the rest: nothing to do, or the stored status (if
  * read or written), and the pod's metadata with the restarter when Secrets or a restart need them.
  */
-type StatusStep = { readonly done: true } | {
-  readonly done: false;
-  readonly status: PodStatusObject | undefined;
-  readonly pod: ObjectMeta | undefined;
-  readonly restarter: WorkloadRestarter | undefined;
-};
+type StatusStep =
+  | { readonly done: true }
+  | {
+      readonly done: false;
+      readonly status: PodStatusObject | undefined;
+      readonly pod: ObjectMeta | undefined;
+      readonly restarter: WorkloadRestarter | undefined;
+    };
 
 /** Both results, or the first one's error, then the second's; never before both have finished. */
 async function both<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
@@ -75,8 +83,17 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
     const { request, spc } = volume;
     // An unchanged kubelet republish leaves the status as it is (it only re-checks Secrets).
     if (unchanged && spc.secretObjects.length === 0) return undefined;
-    const record = { pod: request.pod, spcName: spc.name, nodeId: deps.nodeId, targetPath: request.targetPath, objects: volume.versions, mountTime: deps.now() };
-    const status = (unchanged ? await readPodStatus(deps.api, request.pod, spc.name) : undefined) ?? await deps.podStatus.record(record, { likelyExists: !volume.firstMount });
+    const record = {
+      pod: request.pod,
+      spcName: spc.name,
+      nodeId: deps.nodeId,
+      targetPath: request.targetPath,
+      objects: volume.versions,
+      mountTime: deps.now(),
+    };
+    const status =
+      (unchanged ? await readPodStatus(deps.api, request.pod, spc.name) : undefined) ??
+      (await deps.podStatus.record(record, { likelyExists: !volume.firstMount }));
     if (!unchanged) deps.errored?.delete(request.targetPath);
     return status;
   };
@@ -85,11 +102,18 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
       const { request, spc } = volume;
       // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
       // (Unless an earlier failure left a lastError that this success must clear.)
-      if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath)) return { done: true };
+      if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath))
+        return { done: true };
       const unchanged = !volume.changed && !volume.firstMount && !deps.errored?.has(request.targetPath);
-      const restarter = volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true' ? deps.restarter : undefined;
+      const restarter =
+        volume.origin === 'rotation' && volume.changed && spc.annotations[RESTART_ON_ROTATION_ANNOTATION] === 'true'
+          ? deps.restarter
+          : undefined;
       const needsPod = spc.secretObjects.length > 0 || restarter !== undefined;
-      const [status, pod] = await both(recordStatus(volume, unchanged), needsPod ? readPodMeta(deps.api, request.pod, deps.pods) : Promise.resolve(undefined));
+      const [status, pod] = await both(
+        recordStatus(volume, unchanged),
+        needsPod ? readPodMeta(deps.api, request.pod, deps.pods) : Promise.resolve(undefined),
+      );
       return { done: false, status, pod, restarter };
     },
     async afterWrite(volume: PublishedVolume, _limits, step: StatusStep): Promise<void> {
@@ -97,24 +121,46 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
       const { request, spc } = volume;
       const { pod, restarter } = step;
       // Secrets first: the restarted pods must find them already updated.
-      if (step.status) await syncSecrets(deps, volume, secretOwners(pod.ownerReferences, step.status), step.status.status?.secretSyncError ?? '');
-      if (restarter) await restarter.restart(request.pod, pod.ownerReferences, spc.name, pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined);
+      if (step.status)
+        await syncSecrets(
+          deps,
+          volume,
+          secretOwners(pod.ownerReferences, step.status),
+          step.status.status?.secretSyncError ?? '',
+        );
+      if (restarter)
+        await restarter.restart(
+          request.pod,
+          pod.ownerReferences,
+          spc.name,
+          pod.creationTimestamp ? new Date(pod.creationTimestamp) : undefined,
+        );
     },
   });
 }
 
 /** Syncs the class's secretObjects (SPEC 7); never throws. */
-async function syncSecrets(deps: KubernetesHookDeps, volume: PublishedVolume, owners: OwnerReference[], recordedError: string): Promise<void> {
+async function syncSecrets(
+  deps: KubernetesHookDeps,
+  volume: PublishedVolume,
+  owners: OwnerReference[],
+  recordedError: string,
+): Promise<void> {
   const { request, spc } = volume;
   if (spc.secretObjects.length === 0) return;
   if (!deps.secrets) {
     if (volume.firstMount) {
-      await deps.events.event(request.pod, 'Warning', 'SecretSyncDisabled',
-        `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs with --enable-secret-sync=false; no Secret was created`);
+      await deps.events.event(
+        request.pod,
+        'Warning',
+        'SecretSyncDisabled',
+        `SecretProviderClass ${spc.namespace}/${spc.name} lists secretObjects but the driver runs with --enable-secret-sync=false; no Secret was created`,
+      );
     }
     return;
   }
-  const trigger = volume.origin === 'rotation' ? 'rotation' : volume.firstMount || volume.changed ? 'publish' : 'republish';
+  const trigger =
+    volume.origin === 'rotation' ? 'rotation' : volume.firstMount || volume.changed ? 'publish' : 'republish';
   await deps.secrets.sync({ pod: request.pod, targetPath: request.targetPath, spc, owners, recordedError }, trigger);
 }
 
@@ -136,7 +182,9 @@ export function kubernetesHooks(deps: Omit<KubernetesHookDeps, 'errored'>): Kube
   return {
     hook: kubernetesPublishHook({ ...deps, errored }),
     failureHook: kubernetesFailureHook({ ...deps, errored }),
-    forget: (targetPath) => { errored.delete(targetPath); },
+    forget: (targetPath) => {
+      errored.delete(targetPath);
+    },
   };
 }
 
@@ -146,7 +194,9 @@ export function kubernetesHooks(deps: Omit<KubernetesHookDeps, 'errored'>): Kube
  * rotation fails), and for a failed republish the pod status object's lastError.
  * Never throws: reporting must not change the outcome.
  */
-export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'api' | 'events' | 'logger' | 'errored'>): PublishFailureHook {
+export function kubernetesFailureHook(
+  deps: Pick<KubernetesHookDeps, 'api' | 'events' | 'logger' | 'errored'>,
+): PublishFailureHook {
   return async (failure: PublishFailure) => {
     const { request, spc, error, stillMounted } = failure;
     // A refresh cancelled by a driver shutdown is not a failure of the volume.
@@ -157,12 +207,23 @@ export function kubernetesFailureHook(deps: Pick<KubernetesHookDeps, 'api' | 'ev
     if (!stillMounted) {
       // A failed first publish may have written the status before a later step failed.
       await deletePodStatus(deps.api, request.pod, spc.name).catch((err: unknown) => {
-        deps.logger.warn('could not delete the pod status object of a failed first publish', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
+        deps.logger.warn('could not delete the pod status object of a failed first publish', {
+          pod: `${request.pod.namespace}/${request.pod.name}`,
+          error: (err as Error).message,
+        });
       });
       return;
     }
-    await recordPodStatusError(deps.api, request.pod, spc.name, error.message).then(() => { deps.errored?.add(request.targetPath); }, (err: unknown) => {
-      deps.logger.warn('could not record lastError on the pod status object', { pod: `${request.pod.namespace}/${request.pod.name}`, error: (err as Error).message });
-    });
+    await recordPodStatusError(deps.api, request.pod, spc.name, error.message).then(
+      () => {
+        deps.errored?.add(request.targetPath);
+      },
+      (err: unknown) => {
+        deps.logger.warn('could not record lastError on the pod status object', {
+          pod: `${request.pod.namespace}/${request.pod.name}`,
+          error: (err as Error).message,
+        });
+      },
+    );
   };
 }

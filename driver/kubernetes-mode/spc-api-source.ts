@@ -18,7 +18,11 @@ import { WatchedCache } from '../k8s/watched-cache.js';
 export class ApiSecretProviderClassSource implements SecretProviderClassSource {
   private readonly cache: WatchedCache<KubeObject>;
 
-  constructor(private readonly api: KubeApi, logger: Logger, sleep: Sleep) {
+  constructor(
+    private readonly api: KubeApi,
+    logger: Logger,
+    sleep: Sleep,
+  ) {
     this.cache = new WatchedCache(api, { what: 'SecretProviderClass', path: secretProviderClassPath() }, logger, sleep);
   }
 
@@ -47,7 +51,7 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
 
   async get(namespace: string, name: string): Promise<SecretProviderClass> {
     const cached = this.cache.get(name, namespace);
-    return parseSecretProviderClass(cached ?? await this.fetch(namespace, name), namespace);
+    return parseSecretProviderClass(cached ?? (await this.fetch(namespace, name)), namespace);
   }
 
   private async fetch(namespace: string, name: string): Promise<unknown> {
@@ -55,7 +59,9 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
       return await this.api.get<unknown>(secretProviderClassPath(namespace, name));
     } catch (err) {
       if (httpStatusOf(err) === 404) {
-        throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found`, { reason: 'SecretProviderClassNotFound' });
+        throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found`, {
+          reason: 'SecretProviderClassNotFound',
+        });
       }
       throw fromKubeError(err, `get SecretProviderClass ${namespace}/${name}`);
     }

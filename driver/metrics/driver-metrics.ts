@@ -26,17 +26,69 @@ export class DriverMetrics {
 
   /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
   constructor(readonly registry: Registry = new Registry()) {
-    this.publishTotal = new Counter({ name: 'node_publish_total', help: 'Successful NodePublishVolume calls', labelNames: ['provider', 'os_type'], registers: [this.registry] });
-    this.publishErrors = new Counter({ name: 'node_publish_error_total', help: 'Failed NodePublishVolume calls', labelNames: ['provider', 'error_type', 'os_type'], registers: [this.registry] });
-    this.unpublishTotal = new Counter({ name: 'node_unpublish_total', help: 'Successful NodeUnpublishVolume calls', labelNames: ['os_type'], registers: [this.registry] });
-    this.unpublishErrors = new Counter({ name: 'node_unpublish_error_total', help: 'Failed NodeUnpublishVolume calls', labelNames: ['error_type', 'os_type'], registers: [this.registry] });
-    this.syncTotal = new Counter({ name: 'sync_k8s_secret_total', help: 'Kubernetes Secrets synced from mounted files', labelNames: ['provider', 'os_type'], registers: [this.registry] });
-    this.rotationTotal = new Counter({ name: 'rotation_reconcile_total', help: 'Volumes refreshed by the rotation reconciler', labelNames: ['provider', 'os_type', 'rotated'], registers: [this.registry] });
-    this.rotationErrors = new Counter({ name: 'rotation_reconcile_error_total', help: 'Failed rotation refreshes', labelNames: ['provider', 'os_type', 'error_type', 'rotated'], registers: [this.registry] });
-    this.rotationDuration = new Histogram({ name: 'rotation_reconcile_duration_sec', help: 'Time to refresh one volume', labelNames: ['os_type'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
+    this.publishTotal = new Counter({
+      name: 'node_publish_total',
+      help: 'Successful NodePublishVolume calls',
+      labelNames: ['provider', 'os_type'],
+      registers: [this.registry],
+    });
+    this.publishErrors = new Counter({
+      name: 'node_publish_error_total',
+      help: 'Failed NodePublishVolume calls',
+      labelNames: ['provider', 'error_type', 'os_type'],
+      registers: [this.registry],
+    });
+    this.unpublishTotal = new Counter({
+      name: 'node_unpublish_total',
+      help: 'Successful NodeUnpublishVolume calls',
+      labelNames: ['os_type'],
+      registers: [this.registry],
+    });
+    this.unpublishErrors = new Counter({
+      name: 'node_unpublish_error_total',
+      help: 'Failed NodeUnpublishVolume calls',
+      labelNames: ['error_type', 'os_type'],
+      registers: [this.registry],
+    });
+    this.syncTotal = new Counter({
+      name: 'sync_k8s_secret_total',
+      help: 'Kubernetes Secrets synced from mounted files',
+      labelNames: ['provider', 'os_type'],
+      registers: [this.registry],
+    });
+    this.rotationTotal = new Counter({
+      name: 'rotation_reconcile_total',
+      help: 'Volumes refreshed by the rotation reconciler',
+      labelNames: ['provider', 'os_type', 'rotated'],
+      registers: [this.registry],
+    });
+    this.rotationErrors = new Counter({
+      name: 'rotation_reconcile_error_total',
+      help: 'Failed rotation refreshes',
+      labelNames: ['provider', 'os_type', 'error_type', 'rotated'],
+      registers: [this.registry],
+    });
+    this.rotationDuration = new Histogram({
+      name: 'rotation_reconcile_duration_sec',
+      help: 'Time to refresh one volume',
+      labelNames: ['os_type'],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+      registers: [this.registry],
+    });
     // client-go's name, so API load dashboards cover this driver too (Kubernetes mode only).
-    this.apiRequests = new Counter({ name: 'rest_client_requests_total', help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)', labelNames: ['method', 'code'], registers: [this.registry] });
-    this.syncDuration = new Histogram({ name: 'k8s_secret_duration_sec', help: 'Time to sync one Kubernetes Secret', labelNames: ['os_type'], buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [this.registry] });
+    this.apiRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)',
+      labelNames: ['method', 'code'],
+      registers: [this.registry],
+    });
+    this.syncDuration = new Histogram({
+      name: 'k8s_secret_duration_sec',
+      help: 'Time to sync one Kubernetes Secret',
+      labelNames: ['os_type'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
   }
 
   /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */
@@ -47,7 +99,12 @@ export class DriverMetrics {
 
   /** Records one failed rotation refresh; `rotated`: new content was written before it failed. */
   reconcileFailed(provider: string, errorType: string, rotated: boolean): void {
-    this.rotationErrors.inc({ provider: providerLabel(provider), os_type: OS_TYPE, error_type: errorType, rotated: String(rotated) });
+    this.rotationErrors.inc({
+      provider: providerLabel(provider),
+      os_type: OS_TYPE,
+      error_type: errorType,
+      rotated: String(rotated),
+    });
   }
 
   /** Records one synced Secret and how long it took. */

@@ -37,7 +37,10 @@ export function mountRightsProblem(facts: MountRightsFacts): string | undefined 
 }
 
 /** Reads this process's capabilities and throws mountRightsProblem's message, if any. */
-export function assertMountRights(config: { readonly mountMode: 'tmpfs' | 'dir'; readonly spcDir: string }, readStatus = (): string => readFileSync('/proc/self/status', 'utf8')): void {
+export function assertMountRights(
+  config: { readonly mountMode: 'tmpfs' | 'dir'; readonly spcDir: string },
+  readStatus = (): string => readFileSync('/proc/self/status', 'utf8'),
+): void {
   if (config.mountMode !== 'tmpfs') return;
   let capEff: bigint | undefined;
   try {
@@ -45,6 +48,11 @@ export function assertMountRights(config: { readonly mountMode: 'tmpfs' | 'dir';
   } catch {
     capEff = undefined; // no /proc: nothing to decide from; a failed mount still names EPERM
   }
-  const problem = mountRightsProblem({ mountMode: config.mountMode, kubernetesMode: config.spcDir === '', capEff, uid: process.getuid?.() });
+  const problem = mountRightsProblem({
+    mountMode: config.mountMode,
+    kubernetesMode: config.spcDir === '',
+    capEff,
+    uid: process.getuid?.(),
+  });
   if (problem) throw new Error(problem);
 }

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
  * node:util loads worker_threads (issue 15: startup modules).
  */
 function execFileAsync(file: string, args: readonly string[]): Promise<void> {
-  return new Promise((resolve, reject) => execFile(file, args, (err, _stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve())));
+  return new Promise((resolve, reject) =>
+    execFile(file, args, (err, _stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve())),
+  );
 }
 
 /** Mounts and unmounts tmpfs; implemented by the syscall addon or by the mount program. */
@@ -34,7 +36,9 @@ interface Addon {
 /** Where scripts/build-native.mjs leaves the addon, from src or dist. */
 function addonPath(): string {
   const here = fileURLToPath(import.meta.url);
-  const root = here.includes('/dist/') ? new URL('../../../build/', import.meta.url) : new URL('../../build/', import.meta.url);
+  const root = here.includes('/dist/')
+    ? new URL('../../../build/', import.meta.url)
+    : new URL('../../build/', import.meta.url);
   return fileURLToPath(new URL('Release/mount_syscalls.node', root));
 }
 
@@ -48,10 +52,16 @@ function programError(err: unknown): Error {
 export const mountProgram: MountSyscalls = {
   kind: 'mount-program',
   async mountTmpfs(target, options, source = 'tmpfs') {
-    await execFileAsync('mount', ['-t', 'tmpfs', '-o', `${options},nosuid,nodev`, source, target]).catch((err: unknown) => { throw programError(err); });
+    await execFileAsync('mount', ['-t', 'tmpfs', '-o', `${options},nosuid,nodev`, source, target]).catch(
+      (err: unknown) => {
+        throw programError(err);
+      },
+    );
   },
   async unmount(target) {
-    await execFileAsync('umount', [target]).catch((err: unknown) => { throw programError(err); });
+    await execFileAsync('umount', [target]).catch((err: unknown) => {
+      throw programError(err);
+    });
   },
 };
 
@@ -60,7 +70,9 @@ export const mountProgram: MountSyscalls = {
  * when it was built and loads, otherwise the mount program. The addon is optional
  * (issue 9 item 12): `onFallback` hears once why it is not used.
  */
-export function loadMountSyscalls(onFallback: (reason: string, addon: string) => void = () => undefined): MountSyscalls {
+export function loadMountSyscalls(
+  onFallback: (reason: string, addon: string) => void = () => undefined,
+): MountSyscalls {
   const path = addonPath();
   if (!existsSync(path)) {
     onFallback('not built (npm run build builds it when make and a C compiler are installed)', path);

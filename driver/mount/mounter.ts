@@ -7,7 +7,6 @@ import { mountPointSet } from './mountinfo.js';
 import { loadMountSyscalls, type MountSyscalls } from './mount-syscalls.js';
 import { ancestorsOf, holdsDataLink, isBelow, volumesBelow } from './nesting.js';
 
-
 /** How long a mountinfo snapshot answers "is it mounted?" (see TmpfsMounter.mountPoints). */
 const MOUNTINFO_TTL_MS = 250;
 
@@ -48,7 +47,11 @@ async function resolvedOrUndefined(path: string): Promise<string | undefined> {
 function commandError(what: string, reason: string, err: unknown): SscError {
   const code = (err as NodeJS.ErrnoException).code;
   const detail = String((err as { stderr?: unknown }).stderr ?? '').trim() || (err as Error).message;
-  return new SscError('failed-precondition', `${what} failed${code ? ` (${code})` : ''}${detail ? `: ${detail}` : ''}`, { reason, cause: err });
+  return new SscError(
+    'failed-precondition',
+    `${what} failed${code ? ` (${code})` : ''}${detail ? `: ${detail}` : ''}`,
+    { reason, cause: err },
+  );
 }
 
 /**
@@ -102,7 +105,11 @@ export class TmpfsMounter implements Mounter {
     const target = lstatSync(targetPath, { throwIfNoEntry: false });
     const parent = lstatSync(dirname(targetPath), { throwIfNoEntry: false });
     if (target?.isDirectory() && parent !== undefined && target.dev !== parent.dev) return;
-    throw new SscError('failed-precondition', `${targetPath} is no longer a mount point; refusing to write secrets to the node's disk`, { reason: 'TargetNotMounted' });
+    throw new SscError(
+      'failed-precondition',
+      `${targetPath} is no longer a mount point; refusing to write secrets to the node's disk`,
+      { reason: 'TargetNotMounted' },
+    );
   }
 
   /** How mounts are made: "syscall" (the addon) or "mount-program". */
@@ -161,14 +168,17 @@ export class TmpfsMounter implements Mounter {
   }
 
   async unmount(targetPath: string): Promise<void> {
-    if (await resolvedOrUndefined(targetPath) === undefined) return;
+    if ((await resolvedOrUndefined(targetPath)) === undefined) return;
     while (await this.isMounted(targetPath)) {
       try {
         await this.syscalls.unmount(targetPath);
         this.invalidate();
       } catch (err) {
         // EINVAL: not a mount point (any more); the snapshot was older than the truth.
-        if ((err as NodeJS.ErrnoException).code === 'EINVAL') { this.invalidate(); break; }
+        if ((err as NodeJS.ErrnoException).code === 'EINVAL') {
+          this.invalidate();
+          break;
+        }
         throw commandError(`unmounting ${targetPath}`, 'FailedToUnmount', err);
       }
     }
@@ -178,7 +188,11 @@ export class TmpfsMounter implements Mounter {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
       if (code === 'ENOTEMPTY') {
-        throw new SscError('failed-precondition', `${targetPath} is not a mount point and is not empty; leaving it in place`, { reason: 'FailedToUnmount' });
+        throw new SscError(
+          'failed-precondition',
+          `${targetPath} is not a mount point and is not empty; leaving it in place`,
+          { reason: 'FailedToUnmount' },
+        );
       }
       throw err;
     }
@@ -199,7 +213,7 @@ export class DirMounter implements Mounter {
   async volumesNear(resolvedTarget: string): Promise<string[]> {
     const above: string[] = [];
     for (const a of ancestorsOf(resolvedTarget)) if (await holdsDataLink(a)) above.push(a);
-    return [...above, ...await volumesBelow(resolvedTarget)];
+    return [...above, ...(await volumesBelow(resolvedTarget))];
   }
 
   async mount(targetPath: string): Promise<void> {
@@ -217,7 +231,11 @@ export class DirMounter implements Mounter {
     if (entries === undefined) return;
     // Only remove what the atomic writer made: never rm -rf a directory we did not fill.
     if (entries.length > 0 && !entries.includes(DATA_DIR_LINK)) {
-      throw new SscError('failed-precondition', `${targetPath} holds files that were not written by this driver; leaving it in place`, { reason: 'FailedToUnmount' });
+      throw new SscError(
+        'failed-precondition',
+        `${targetPath} holds files that were not written by this driver; leaving it in place`,
+        { reason: 'FailedToUnmount' },
+      );
     }
     await rm(targetPath, { recursive: true, force: true });
   }

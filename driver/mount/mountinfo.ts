@@ -25,7 +25,11 @@ export function parseMountInfo(text: string): MountInfoEntry[] {
     const right = line.slice(sep + 3).split(' ');
     const mountPoint = left[4];
     if (mountPoint === undefined) continue;
-    entries.push({ mountPoint: unescapeOctal(mountPoint), fsType: right[0] ?? '', source: unescapeOctal(right[1] ?? '') });
+    entries.push({
+      mountPoint: unescapeOctal(mountPoint),
+      fsType: right[0] ?? '',
+      source: unescapeOctal(right[1] ?? ''),
+    });
   }
   return entries;
 }
@@ -37,5 +41,7 @@ export function mountPointSet(text: string): Set<string> {
 
 /** Mount points at or below `dir` in mountinfo text, deepest first (the order to unmount them in). */
 export function mountPointsUnder(text: string, dir: string): string[] {
-  return [...mountPointSet(text)].filter((p) => p === dir || p.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length || (a < b ? 1 : -1));
+  return [...mountPointSet(text)]
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length || (a < b ? 1 : -1));
 }

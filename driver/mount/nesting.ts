@@ -42,9 +42,11 @@ export function findOverlap(target: string, volumes: Iterable<string>): Overlap 
 /** The refusal of an overlapping target, naming both paths (issue 9 item 6). */
 export function overlapError(target: string, overlap: Overlap): SscError {
   const relation = overlap.targetInside ? 'is inside' : 'contains';
-  return new SscError('failed-precondition',
+  return new SscError(
+    'failed-precondition',
     `target path ${target} ${relation} the volume at ${overlap.volume}: a volume nested in another breaks the outer volume's unpublish and rotation`,
-    { reason: 'NestedTargetPath' });
+    { reason: 'NestedTargetPath' },
+  );
 }
 
 /**
@@ -87,7 +89,10 @@ export async function volumesBelow(dir: string): Promise<string[]> {
   for (let i = 0; i < queue.length && i < MAX_DIRS_SEARCHED; i++) {
     const current = queue[i] as string;
     const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
-    if (current !== dir && entries.some((e) => e.name === DATA_DIR_LINK && e.isSymbolicLink())) { found.push(current); continue; }
+    if (current !== dir && entries.some((e) => e.name === DATA_DIR_LINK && e.isSymbolicLink())) {
+      found.push(current);
+      continue;
+    }
     for (const e of entries) if (e.isDirectory() && !e.name.startsWith('..')) queue.push(join(current, e.name));
   }
   return found;
@@ -105,12 +110,19 @@ export interface VolumeFinder {
  * publish, not one per operation in flight, so a burst of first mounts stays linear.
  * A symlink spelling of a directory in progress is refused like a second call: ABORTED.
  */
-export async function assertNoOverlap(target: string, finder: VolumeFinder, inProgress: readonly string[]): Promise<void> {
+export async function assertNoOverlap(
+  target: string,
+  finder: VolumeFinder,
+  inProgress: readonly string[],
+): Promise<void> {
   const resolved = await resolveAsFarAsExists(target);
   const busy = inProgress.filter((p) => p !== target);
   if (resolved !== target && busy.includes(resolved)) {
-    throw new SscError('aborted', `an operation for target path ${target} (as ${resolved}) is already in progress`, { reason: 'OperationInProgress' });
+    throw new SscError('aborted', `an operation for target path ${target} (as ${resolved}) is already in progress`, {
+      reason: 'OperationInProgress',
+    });
   }
-  const overlap = findOverlap(target, busy) ?? findOverlap(resolved, [...busy, ...await finder.volumesNear(resolved)]);
+  const overlap =
+    findOverlap(target, busy) ?? findOverlap(resolved, [...busy, ...(await finder.volumesNear(resolved))]);
   if (overlap) throw overlapError(target, overlap);
 }

@@ -7,11 +7,20 @@ import { repairCounts, repaired, repairTarget } from '../volume/payload-repair.j
 
 /** The mount points of tmpfs mounts named `source` in mountinfo text, deduplicated, in order. */
 export function ownTmpfsMountPoints(mountInfo: string, source: string): string[] {
-  return [...new Set(parseMountInfo(mountInfo).filter((e) => e.fsType === 'tmpfs' && e.source === source).map((e) => e.mountPoint))];
+  return [
+    ...new Set(
+      parseMountInfo(mountInfo)
+        .filter((e) => e.fsType === 'tmpfs' && e.source === source)
+        .map((e) => e.mountPoint),
+    ),
+  ];
 }
 
 /** The mount points of this driver instance's volumes (tmpfs named `source`) in this mount namespace. */
-export async function readOwnTmpfsMountPoints(source: string, mountInfoPath = '/proc/self/mountinfo'): Promise<string[]> {
+export async function readOwnTmpfsMountPoints(
+  source: string,
+  mountInfoPath = '/proc/self/mountinfo',
+): Promise<string[]> {
   return ownTmpfsMountPoints(await readFile(mountInfoPath, 'utf8'), source);
 }
 
@@ -23,7 +32,11 @@ export async function readOwnTmpfsMountPoints(source: string, mountInfoPath = '/
  * Returns how many volumes were repaired; a volume that cannot be repaired is logged and
  * left for its next write.
  */
-export async function repairMountedVolumes(source: string, logger: Logger, mountInfoPath = '/proc/self/mountinfo'): Promise<number> {
+export async function repairMountedVolumes(
+  source: string,
+  logger: Logger,
+  mountInfoPath = '/proc/self/mountinfo',
+): Promise<number> {
   const mountPoints = await readOwnTmpfsMountPoints(source, mountInfoPath).catch(() => []);
   const pacer = new Pacer();
   let count = 0;
@@ -34,7 +47,10 @@ export async function repairMountedVolumes(source: string, logger: Logger, mount
       count++;
       logger.info('repaired a volume left incomplete by a crash', { targetPath: mountPoint, ...repairCounts(result) });
     } catch (err) {
-      logger.warn('could not repair a volume at start; its next write repairs it', { targetPath: mountPoint, error: toSscError(err).message });
+      logger.warn('could not repair a volume at start; its next write repairs it', {
+        targetPath: mountPoint,
+        error: toSscError(err).message,
+      });
     }
   }
   return count;

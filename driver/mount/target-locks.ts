@@ -14,7 +14,9 @@ export class TargetLocks {
     // published at once stacked four tmpfs mounts).
     const key = cleanTargetPath(targetPath);
     if (this.held.has(key)) {
-      throw new SscError('aborted', `an operation for target path ${targetPath} is already in progress`, { reason: 'OperationInProgress' });
+      throw new SscError('aborted', `an operation for target path ${targetPath} is already in progress`, {
+        reason: 'OperationInProgress',
+      });
     }
     this.held.add(key);
     try {

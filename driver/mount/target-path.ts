@@ -26,6 +26,7 @@ export function canonicalTargetPath(raw: string): string {
     throw invalid(`Target path ${JSON.stringify(raw)} must be an absolute path without ".." elements`);
   }
   const clean = cleanTargetPath(raw);
-  if (clean === '/') throw invalid(`Target path ${JSON.stringify(raw)} is the root directory: name a directory for the volume`);
+  if (clean === '/')
+    throw invalid(`Target path ${JSON.stringify(raw)} is the root directory: name a directory for the volume`);
   return clean;
 }

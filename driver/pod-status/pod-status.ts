@@ -117,7 +117,12 @@ export class PodStatusWriter {
     const desired = buildPodStatus(record);
     const { name, namespace } = desired.metadata;
     const what = `write SecretProviderClassPodStatus ${namespace}/${name}`;
-    if (!record.pod.uid) throw new SscError('invalid-argument', `volume attribute csi.storage.k8s.io/pod.uid is missing: set podInfoOnMount: true on the CSIDriver`, { reason: 'InvalidRequest' });
+    if (!record.pod.uid)
+      throw new SscError(
+        'invalid-argument',
+        `volume attribute csi.storage.k8s.io/pod.uid is missing: set podInfoOnMount: true on the CSIDriver`,
+        { reason: 'InvalidRequest' },
+      );
     if (options.likelyExists) {
       const patched = await this.patchExisting(desired, what);
       if (patched) return patched;
@@ -131,8 +136,16 @@ export class PodStatusWriter {
       try {
         const existing = await this.api.get<PodStatusObject>(podStatusPath(namespace, name));
         const previousNode = existing.metadata.labels?.[NODE_NAME_LABEL];
-        if (previousNode && previousNode !== record.nodeId) this.logger.info('taking over SecretProviderClassPodStatus from another node', { name, namespace, previousNode });
-        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion } };
+        if (previousNode && previousNode !== record.nodeId)
+          this.logger.info('taking over SecretProviderClassPodStatus from another node', {
+            name,
+            namespace,
+            previousNode,
+          });
+        const body = {
+          ...desired,
+          metadata: { ...desired.metadata, resourceVersion: existing.metadata.resourceVersion },
+        };
         return await this.api.replace<PodStatusObject>(podStatusPath(namespace, name), body);
       } catch (err) {
         const status = httpStatusOf(err);
@@ -152,11 +165,18 @@ export class PodStatusWriter {
     const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
     const body = [
       { op: 'add', path: '/status', value: desired.status },
-      ...Object.entries(desired.metadata.labels ?? {}).map(([key, value]) => ({ op: 'add', path: `/metadata/labels/${pointer(key)}`, value })),
+      ...Object.entries(desired.metadata.labels ?? {}).map(([key, value]) => ({
+        op: 'add',
+        path: `/metadata/labels/${pointer(key)}`,
+        value,
+      })),
       { op: 'add', path: '/metadata/ownerReferences', value: desired.metadata.ownerReferences ?? [] },
     ];
     try {
-      return await this.api.patch<PodStatusObject>(podStatusPath(desired.metadata.namespace, desired.metadata.name), body);
+      return await this.api.patch<PodStatusObject>(
+        podStatusPath(desired.metadata.namespace, desired.metadata.name),
+        body,
+      );
     } catch (err) {
       const status = httpStatusOf(err);
       if (status === 404 || status === 422) return undefined;
@@ -166,10 +186,18 @@ export class PodStatusWriter {
 }
 
 /** Sets one string field of an existing pod status object's status; a missing object is fine. */
-async function setStatusField(api: KubeApi, pod: PodRef, spcName: string, field: 'lastError' | 'secretSyncError', message: string): Promise<void> {
+async function setStatusField(
+  api: KubeApi,
+  pod: PodRef,
+  spcName: string,
+  field: 'lastError' | 'secretSyncError',
+  message: string,
+): Promise<void> {
   const name = podStatusName(pod, spcName);
   try {
-    await api.patch(podStatusPath(pod.namespace, name), [{ op: 'add', path: `/status/${field}`, value: message.slice(0, 1024) }]);
+    await api.patch(podStatusPath(pod.namespace, name), [
+      { op: 'add', path: `/status/${field}`, value: message.slice(0, 1024) },
+    ]);
   } catch (err) {
     if (httpStatusOf(err) === 404) return;
     throw fromKubeError(err, `update SecretProviderClassPodStatus ${pod.namespace}/${name}`);

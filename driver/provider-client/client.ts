@@ -40,7 +40,14 @@ export interface CallLimits {
  * UNIMPLEMENTED — e.g. a wrong service on the socket —, OUT_OF_RANGE, DATA_LOSS) become
  * FAILED_PRECONDITION: they are the provider's failures, not this driver's.
  */
-const PASSED_THROUGH: ReadonlySet<number> = new Set([GrpcStatus.NOT_FOUND, GrpcStatus.INVALID_ARGUMENT, GrpcStatus.PERMISSION_DENIED, GrpcStatus.UNAUTHENTICATED, GrpcStatus.ABORTED, GrpcStatus.ALREADY_EXISTS]);
+const PASSED_THROUGH: ReadonlySet<number> = new Set([
+  GrpcStatus.NOT_FOUND,
+  GrpcStatus.INVALID_ARGUMENT,
+  GrpcStatus.PERMISSION_DENIED,
+  GrpcStatus.UNAUTHENTICATED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.ALREADY_EXISTS,
+]);
 
 /**
  * Most of a provider's gRPC error message relayed to kubelet, events and the log: enough
@@ -73,7 +80,11 @@ const RECONNECT_OPTIONS: Readonly<grpc.ChannelOptions> = Object.freeze({
 const DEFAULT_ATTEMPTS = 5;
 
 /** A call made on a channel: `done` is grpc-js's callback. */
-type Invoke<T> = (client: CSIDriverProviderClient, options: grpc.CallOptions, done: (err: grpc.ServiceError | null, res?: T) => void) => grpc.ClientUnaryCall;
+type Invoke<T> = (
+  client: CSIDriverProviderClient,
+  options: grpc.CallOptions,
+  done: (err: grpc.ServiceError | null, res?: T) => void,
+) => grpc.ClientUnaryCall;
 
 /**
  * Talks to providers over their Unix sockets (SPEC 3.2) through grpc-js: finds
@@ -92,7 +103,8 @@ export class ProviderClient {
     // for hundreds of milliseconds.
     const method = providerProto().CSIDriverProvider.service.Mount;
     const raw = await this.call<Buffer>(name, 'Mount', limits, (client, options, done) =>
-      client.makeUnaryRequest(method.path, method.requestSerialize, (bytes: Buffer) => bytes, request, options, done));
+      client.makeUnaryRequest(method.path, method.requestSerialize, (bytes: Buffer) => bytes, request, options, done),
+    );
     try {
       return await decodeMountResponse(raw, new Pacer(), this.options.maxObjectsPerVolume);
     } catch (err) {
@@ -102,7 +114,9 @@ export class ProviderClient {
 
   /** Calls Version on provider `name`. */
   async version(name: string, limits: CallLimits = {}): Promise<VersionResponse__Output> {
-    return this.call(name, 'Version', limits, (client, options, done) => client.Version({ version: 'v1alpha1' }, options, done));
+    return this.call(name, 'Version', limits, (client, options, done) =>
+      client.Version({ version: 'v1alpha1' }, options, done),
+    );
   }
 
   /** Closes every cached channel. */
@@ -121,20 +135,25 @@ export class ProviderClient {
         sleep: this.options.sleep,
         signal: limits.signal,
         isRetryable: (err) => isGrpcCallError(err) && err.code === GrpcStatus.UNAVAILABLE,
-        attempt: () => new Promise<T>((resolve, reject) => {
-          // The listener must go when the call ends: rotation passes one long-lived signal.
-          const onAbort = (): void => call.cancel();
-          const call = invoke(this.clientFor(socketPath), { deadline }, (err, res) => {
-            limits.signal?.removeEventListener('abort', onAbort);
-            if (err) reject(err);
-            else resolve(res as T);
-          });
-          limits.signal?.addEventListener('abort', onAbort, { once: true });
-        }),
+        attempt: () =>
+          new Promise<T>((resolve, reject) => {
+            // The listener must go when the call ends: rotation passes one long-lived signal.
+            const onAbort = (): void => call.cancel();
+            const call = invoke(this.clientFor(socketPath), { deadline }, (err, res) => {
+              limits.signal?.removeEventListener('abort', onAbort);
+              if (err) reject(err);
+              else resolve(res as T);
+            });
+            limits.signal?.addEventListener('abort', onAbort, { once: true });
+          }),
       });
     } catch (err) {
       if (limits.signal?.aborted) {
-        throw new SscError('aborted', `provider "${name}" ${method} was cancelled: the caller went away or its deadline passed`, { reason: 'Cancelled' });
+        throw new SscError(
+          'aborted',
+          `provider "${name}" ${method} was cancelled: the caller went away or its deadline passed`,
+          { reason: 'Cancelled' },
+        );
       }
       throw this.translate(err, name, method, socketPath);
     }
@@ -155,7 +174,11 @@ export class ProviderClient {
     for (const path of candidates) {
       if (statOrUndefined(path)?.isSocket()) return path;
     }
-    throw new SscError('unavailable', `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`, { reason: 'ProviderNotFound' });
+    throw new SscError(
+      'unavailable',
+      `provider "${name}" is not running on this node: no socket at ${candidates.join(' or ')}`,
+      { reason: 'ProviderNotFound' },
+    );
   }
 
   /** The channel for a socket, made on first use; grpc-js reconnects it by itself (RECONNECT_OPTIONS). */
@@ -178,27 +201,44 @@ export class ProviderClient {
 
   private translate(err: unknown, name: string, method: string, socketPath: string): SscError {
     if (err instanceof SscError) return err;
-    if (!isGrpcCallError(err)) return new SscError('internal', `provider "${name}" ${method} failed unexpectedly (a bug)`, { cause: err });
+    if (!isGrpcCallError(err))
+      return new SscError('internal', `provider "${name}" ${method} failed unexpectedly (a bug)`, { cause: err });
     const where = `provider "${name}" ${method}`;
     switch (err.code) {
       case GrpcStatus.DEADLINE_EXCEEDED:
-        return new SscError('deadline-exceeded', `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`, { reason: 'ProviderTimeout' });
+        return new SscError(
+          'deadline-exceeded',
+          `${where} did not answer in time (--provider-timeout ${this.options.timeoutMs}ms or the kubelet deadline)`,
+          { reason: 'ProviderTimeout' },
+        );
       case GrpcStatus.UNAVAILABLE:
-        return new SscError('unavailable', `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'ProviderUnavailable' });
+        return new SscError(
+          'unavailable',
+          `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`,
+          { reason: 'ProviderUnavailable' },
+        );
       case GrpcStatus.RESOURCE_EXHAUSTED:
         // grpc-js's words for an over-sized response: "Received message larger than max (…)",
         // or "… that decompresses to a size larger than N" for a compressed one.
         if (TOO_LARGE.test(err.details)) {
-          return new SscError('resource-exhausted', `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`, { reason: 'ProviderResponseTooLarge' });
+          return new SscError(
+            'resource-exhausted',
+            `${where}: response larger than --max-call-recv-msg-size (${this.options.maxCallRecvMsgSize} bytes)`,
+            { reason: 'ProviderResponseTooLarge' },
+          );
         }
-        return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
+        return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, {
+          reason: 'GRPCProviderError',
+        });
       case GrpcStatus.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
       default: {
         // A provider's own failure (Go providers send plain errors as UNKNOWN) is not a
         // driver bug, so it never leaves as INTERNAL.
         const kind = PASSED_THROUGH.has(err.code) ? kindOfGrpcCode(err.code) : 'failed-precondition';
-        return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, { reason: 'GRPCProviderError' });
+        return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, {
+          reason: 'GRPCProviderError',
+        });
       }
     }
   }

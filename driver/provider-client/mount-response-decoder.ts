@@ -47,7 +47,11 @@ const LENGTH_DELIMITED = 2;
  *
  *   MountResponse { repeated ObjectVersion object_version = 1; Error error = 2; repeated File files = 3; }
  */
-export async function decodeMountResponse(buf: Uint8Array, pacer?: Pacer, maxObjects = Infinity): Promise<MountResponse__Output> {
+export async function decodeMountResponse(
+  buf: Uint8Array,
+  pacer?: Pacer,
+  maxObjects = Infinity,
+): Promise<MountResponse__Output> {
   const decode = mountResponseElements();
   const out: MountResponse__Output = { object_version: [], error: null, files: [] };
   // protobufjs's plain Reader, not the BufferReader Reader.create picks for a Buffer: that
@@ -66,7 +70,11 @@ export async function decodeMountResponse(buf: Uint8Array, pacer?: Pacer, maxObj
         // Checked while decoding: each object becomes a `.metadata` file, and 4 MiB holds
         // ~400,000 short ids, whose files and sorting would cost seconds.
         if (out.object_version.length >= maxObjects) {
-          throw new SscError('resource-exhausted', `response has more than ${maxObjects} objects (--max-objects-per-volume)`, { reason: 'TooManyObjects' });
+          throw new SscError(
+            'resource-exhausted',
+            `response has more than ${maxObjects} objects (--max-objects-per-volume)`,
+            { reason: 'TooManyObjects' },
+          );
         }
         out.object_version.push(decode.objectVersion(reader, length));
       } else if (field === 2) out.error = decode.error(reader, length);
@@ -75,7 +83,11 @@ export async function decodeMountResponse(buf: Uint8Array, pacer?: Pacer, maxObj
     }
   } catch (err) {
     if (err instanceof SscError) throw err;
-    throw new SscError('invalid-argument', `provider returned a malformed MountResponse (${malformation(err)} at byte ${reader.pos} of ${reader.len})`, { reason: 'InvalidProviderResponse' });
+    throw new SscError(
+      'invalid-argument',
+      `provider returned a malformed MountResponse (${malformation(err)} at byte ${reader.pos} of ${reader.len})`,
+      { reason: 'InvalidProviderResponse' },
+    );
   }
   return out;
 }

@@ -24,7 +24,11 @@ export async function callWithRetry<T>(plan: RetryPlan<T>): Promise<T> {
     try {
       return await plan.attempt();
     } catch (err) {
-      const last = i >= plan.attempts || !plan.isRetryable(err) || Date.now() + delay >= plan.deadline.getTime() || plan.signal?.aborted === true;
+      const last =
+        i >= plan.attempts ||
+        !plan.isRetryable(err) ||
+        Date.now() + delay >= plan.deadline.getTime() ||
+        plan.signal?.aborted === true;
       if (last) throw err;
       await plan.sleep(delay, plan.signal);
       delay *= 2;

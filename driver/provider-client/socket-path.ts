@@ -7,7 +7,11 @@ const PROVIDER_NAME = /^[a-zA-Z0-9_-]{0,30}$/;
 /** Throws invalid-argument unless `name` is a valid provider name (and not empty). */
 export function assertProviderName(name: string): void {
   if (name === '' || !PROVIDER_NAME.test(name)) {
-    throw new SscError('invalid-argument', `provider name ${JSON.stringify(name.slice(0, 64))} is invalid: it must match ^[a-zA-Z0-9_-]{1,30}$`, { reason: 'InvalidProviderName' });
+    throw new SscError(
+      'invalid-argument',
+      `provider name ${JSON.stringify(name.slice(0, 64))} is invalid: it must match ^[a-zA-Z0-9_-]{1,30}$`,
+      { reason: 'InvalidProviderName' },
+    );
   }
 }
 

@@ -7,7 +7,9 @@ import type { PublishedVolume } from './publish-outcome.js';
  * publish. A hook with `split` lets its first part start before a first mount's files are
  * written (see SplitPublishHook); called as a function it runs its parts in turn.
  */
-export type PublishHook = ((volume: PublishedVolume, limits: CallLimits) => Promise<void>) & { readonly split?: SplitPublishHook<unknown> };
+export type PublishHook = ((volume: PublishedVolume, limits: CallLimits) => Promise<void>) & {
+  readonly split?: SplitPublishHook<unknown>;
+};
 
 /**
  * A publish hook in two parts. `beforeWrite` needs the object versions but not the files
@@ -24,7 +26,8 @@ export interface SplitPublishHook<T> {
 
 /** A PublishHook made of two parts. */
 export function splitHook<T>(split: SplitPublishHook<T>): PublishHook {
-  const whole = async (volume: PublishedVolume, limits: CallLimits) => split.afterWrite(volume, limits, await split.beforeWrite(volume, limits));
+  const whole = async (volume: PublishedVolume, limits: CallLimits) =>
+    split.afterWrite(volume, limits, await split.beforeWrite(volume, limits));
   return Object.assign(whole, { split: split as SplitPublishHook<unknown> });
 }
 

@@ -26,7 +26,9 @@ export const KUBELET_KEY_PREFIX = 'csi.storage.k8s.io/';
 
 /** The class parameter keys buildMountRequest drops because kubelet owns them, sorted. */
 export function kubeletOwnedParameters(parameters: Readonly<Record<string, string>>): string[] {
-  return Object.keys(parameters).filter((key) => key.startsWith(KUBELET_KEY_PREFIX)).sort();
+  return Object.keys(parameters)
+    .filter((key) => key.startsWith(KUBELET_KEY_PREFIX))
+    .sort();
 }
 
 /**
@@ -35,9 +37,14 @@ export function kubeletOwnedParameters(parameters: Readonly<Record<string, strin
  * `serviceAccountTokenInSecrets`, or minted by the driver for rotation), as upstream v1.6.0
  * lets the secrets' tokens beat volume_context's.
  */
-export function mountAttributes(parameters: Readonly<Record<string, string>>, volumeContext: Readonly<Record<string, string>>, secretsTokens: string | undefined): Record<string, string> {
+export function mountAttributes(
+  parameters: Readonly<Record<string, string>>,
+  volumeContext: Readonly<Record<string, string>>,
+  secretsTokens: string | undefined,
+): Record<string, string> {
   const attributes: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parameters)) if (!key.startsWith(KUBELET_KEY_PREFIX)) attributes[key] = value;
+  for (const [key, value] of Object.entries(parameters))
+    if (!key.startsWith(KUBELET_KEY_PREFIX)) attributes[key] = value;
   Object.assign(attributes, volumeContext);
   if (secretsTokens !== undefined) attributes[SERVICE_ACCOUNT_TOKENS_KEY] = secretsTokens;
   return attributes;

@@ -47,10 +47,17 @@ function invalid(message: string): SscError {
  * Mode 0 means `defaultMode`. With a pacer, a response of many files gives the event
  * loop back every few milliseconds.
  */
-export async function validateMountResponse(response: MountResponse__Output, defaultMode: number, targetPath?: string, pacer?: Pacer): Promise<ValidMount> {
+export async function validateMountResponse(
+  response: MountResponse__Output,
+  defaultMode: number,
+  targetPath?: string,
+  pacer?: Pacer,
+): Promise<ValidMount> {
   const code = response.error?.code ?? '';
   if (code !== '') {
-    throw new SscError('failed-precondition', `provider reported error code ${quoted(code, MAX_TEXT_SHOWN)}`, { reason: providerCodeReason(code) });
+    throw new SscError('failed-precondition', `provider reported error code ${quoted(code, MAX_TEXT_SHOWN)}`, {
+      reason: providerCodeReason(code),
+    });
   }
   if (response.object_version.length === 0) throw invalid('provider returned no object versions');
   const ids = new Set<string>();
@@ -65,7 +72,9 @@ export async function validateMountResponse(response: MountResponse__Output, def
   for (const f of response.files) {
     paths.add(f.path);
     if (!Number.isInteger(f.mode) || f.mode < 0 || f.mode > 0o777) {
-      throw invalid(`provider returned mode ${f.mode} for ${quotePath(f.path)}: only permission bits 0000-0777 are allowed`);
+      throw invalid(
+        `provider returned mode ${f.mode} for ${quotePath(f.path)}: only permission bits 0000-0777 are allowed`,
+      );
     }
     files.set(f.path, { mode: f.mode === 0 ? defaultMode : f.mode, contents: f.contents });
     if (pacer?.due()) await pacer.pause();
@@ -81,7 +90,11 @@ export async function validateMountResponse(response: MountResponse__Output, def
  * response has no files (provider_client.go, issue #551); we do so only when the versions
  * prove the content is the same, and otherwise write what the response says.
  */
-export function keepsMountedFiles(fileCount: number, versions: readonly ObjectVersion[], mounted: readonly ObjectVersion[]): boolean {
+export function keepsMountedFiles(
+  fileCount: number,
+  versions: readonly ObjectVersion[],
+  mounted: readonly ObjectVersion[],
+): boolean {
   if (fileCount !== 0 || mounted.length === 0 || versions.length !== mounted.length) return false;
   const byId = new Map(mounted.map((v) => [v.id, v.version]));
   return versions.every((v) => byId.get(v.id) === v.version);

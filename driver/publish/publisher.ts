@@ -25,7 +25,13 @@ export interface ProviderPort {
 
 import type { PublishedVolume, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
 
-export type { PublishedVolume, PublishFailure, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
+export type {
+  PublishedVolume,
+  PublishFailure,
+  PublishFailureHook,
+  PublishOrigin,
+  RepublishDecision,
+} from './publish-outcome.js';
 export type { PublishHook } from './hook-stages.js';
 
 /** What the publisher needs; each is a small port so tests can use real or fake parts. */
@@ -73,7 +79,13 @@ interface Seen {
  */
 export class PublishError extends SscError {
   /** `stillMounted`: the target was mounted before the call and keeps its previous content. */
-  constructor(error: SscError, readonly provider: string, readonly rotated = false, readonly origin: PublishOrigin = 'kubelet', readonly stillMounted = false) {
+  constructor(
+    error: SscError,
+    readonly provider: string,
+    readonly rotated = false,
+    readonly origin: PublishOrigin = 'kubelet',
+    readonly stillMounted = false,
+  ) {
     super(error.kind, error.message, { reason: error.reason, cause: error.cause });
   }
 }
@@ -117,11 +129,15 @@ export class VolumePublisher {
 
   /** The versions mounted at a target: those it wrote, or `.metadata/versions.json`. */
   private async mountedVersions(targetPath: string): Promise<readonly ObjectVersion[]> {
-    return this.writer.tagOf(targetPath) ?? await readMountedVersions(targetPath);
+    return this.writer.tagOf(targetPath) ?? (await readMountedVersions(targetPath));
   }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
-  async publish(req: PublishRequest, limits: CallLimits = {}, origin: PublishOrigin = 'kubelet'): Promise<PublishedVolume> {
+  async publish(
+    req: PublishRequest,
+    limits: CallLimits = {},
+    origin: PublishOrigin = 'kubelet',
+  ): Promise<PublishedVolume> {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
     const seen: Seen = { spc: undefined, origin, alreadyMounted: false, rotated: false };
     try {
@@ -129,27 +145,50 @@ export class VolumePublisher {
     } catch (err) {
       // A call cancelled on purpose (the driver shutting down) fails for that reason,
       // not with the symptom the cancellation caused (a cancelled provider call).
-      const cause = limits.signal?.aborted === true && limits.signal.reason instanceof SscError ? limits.signal.reason : toSscError(err);
-      const error = new PublishError(cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`), seen.spc?.provider ?? '', seen.rotated, seen.origin, seen.alreadyMounted === true);
+      const cause =
+        limits.signal?.aborted === true && limits.signal.reason instanceof SscError
+          ? limits.signal.reason
+          : toSscError(err);
+      const error = new PublishError(
+        cause.withContext(`failed to publish volume ${req.volumeId} for ${context}`),
+        seen.spc?.provider ?? '',
+        seen.rotated,
+        seen.origin,
+        seen.alreadyMounted === true,
+      );
       // A call refused because another one holds the target reports nothing: that one will.
       if (error.reason !== 'OperationInProgress') {
-        for (const hook of this.deps.failureHooks ?? []) await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin: seen.origin });
+        for (const hook of this.deps.failureHooks ?? [])
+          await hook({ request: req, spc: seen.spc, error, stillMounted: seen.alreadyMounted, origin: seen.origin });
       }
       throw error;
     }
   }
 
-  private async publishLocked(req: PublishRequest, limits: CallLimits, seen: Seen, origin: PublishOrigin): Promise<PublishedVolume> {
+  private async publishLocked(
+    req: PublishRequest,
+    limits: CallLimits,
+    seen: Seen,
+    origin: PublishOrigin,
+  ): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
     seen.spc = spc;
     // A target that does not exist holds no volume (kubelet leaves creating it to the driver).
-    const alreadyMounted = targetDirectoryExists(req.targetPath) && await this.deps.mounter.isMounted(req.targetPath);
+    const alreadyMounted = targetDirectoryExists(req.targetPath) && (await this.deps.mounter.isMounted(req.targetPath));
     seen.alreadyMounted = alreadyMounted;
     const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
     // A republish naming another group than the files have rewrites ownership, fresh or not.
     if (decision === 'skip' && this.groupUnchanged(req)) {
       // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
-      const skipped: PublishedVolume = { request: req, spc, versions: await this.mountedVersions(req.targetPath), changed: false, firstMount: false, origin, skipped: true };
+      const skipped: PublishedVolume = {
+        request: req,
+        spc,
+        versions: await this.mountedVersions(req.targetPath),
+        changed: false,
+        firstMount: false,
+        origin,
+        skipped: true,
+      };
       for (const hook of this.deps.skippedHooks ?? []) await hook(skipped, limits);
       return skipped;
     }
@@ -172,7 +211,8 @@ export class VolumePublisher {
       const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin, hooks);
       // Content that changed while the hooks then failed still counts as changed until
       // they succeed, so a Secret or status update is never lost to an unchanged round.
-      const published = !written.changed && this.hooksOwed.has(req.targetPath) ? { ...written, changed: true } : written;
+      const published =
+        !written.changed && this.hooksOwed.has(req.targetPath) ? { ...written, changed: true } : written;
       try {
         await hooks.run(published, limits);
       } catch (err) {
@@ -190,7 +230,14 @@ export class VolumePublisher {
   }
 
   /** Asks the provider and writes its answer; a first mount's hooks start their early parts before the write. */
-  private async fetchAndWrite(req: PublishRequest, spc: SecretProviderClass, limits: CallLimits, firstMount: boolean, origin: PublishOrigin, hooks: PublishHooks): Promise<PublishedVolume> {
+  private async fetchAndWrite(
+    req: PublishRequest,
+    spc: SecretProviderClass,
+    limits: CallLimits,
+    firstMount: boolean,
+    origin: PublishOrigin,
+    hooks: PublishHooks,
+  ): Promise<PublishedVolume> {
     const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
     const mounted = firstMount ? [] : await this.mountedVersions(req.targetPath);
     const dropped = kubeletOwnedParameters(spc.parameters);
@@ -198,7 +245,10 @@ export class VolumePublisher {
     if (dropped.length > 0 && !this.warnedDropped.has(warning)) {
       // Kubelet owns these keys: a class must not speak for it (names only, never values).
       this.warnedDropped.add(warning);
-      this.deps.logger.warn('ignoring SecretProviderClass parameters that only kubelet may set', { spc: `${req.pod.namespace}/${req.spcName}`, parameters: dropped.join(',') });
+      this.deps.logger.warn('ignoring SecretProviderClass parameters that only kubelet may set', {
+        spc: `${req.pod.namespace}/${req.spcName}`,
+        parameters: dropped.join(','),
+      });
     }
     const request = buildMountRequest({
       parameters: spc.parameters,
@@ -209,17 +259,30 @@ export class VolumePublisher {
       currentVersions: mounted,
     });
     const response = await this.deps.providers.mount(spc.provider, request, limits);
-    const { files: payload, versions } = await validateMountResponse(response, defaultMode, req.targetPath, new Pacer());
+    const { files: payload, versions } = await validateMountResponse(
+      response,
+      defaultMode,
+      req.targetPath,
+      new Pacer(),
+    );
     if (!firstMount && keepsMountedFiles(payload.size, versions, mounted)) {
       return { request: req, spc, versions: mounted, changed: false, firstMount, origin, skipped: false };
     }
     for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
     this.deps.mounter.assertWritable(req.targetPath);
     // A first mount writes into an empty volume: it changes, whatever the files are.
-    if (firstMount) await hooks.start({ request: req, spc, versions, changed: true, firstMount, origin, skipped: false }, limits);
+    if (firstMount)
+      await hooks.start({ request: req, spc, versions, changed: true, firstMount, origin, skipped: false }, limits);
     let changed: boolean;
     try {
-      ({ changed } = await this.writer.write(req.targetPath, payload, versionsFile(versions, this.deps.now()), this.deps.now(), sortVersions(versions), req.mountGroup));
+      ({ changed } = await this.writer.write(
+        req.targetPath,
+        payload,
+        versionsFile(versions, this.deps.now()),
+        this.deps.now(),
+        sortVersions(versions),
+        req.mountGroup,
+      ));
     } catch (err) {
       await hooks.settled();
       throw err;
@@ -232,7 +295,10 @@ export class VolumePublisher {
     try {
       await this.deps.mounter.unmount(targetPath);
     } catch (err) {
-      this.deps.logger.error('could not clean up after a failed first publish', { targetPath, error: toSscError(err).message });
+      this.deps.logger.error('could not clean up after a failed first publish', {
+        targetPath,
+        error: toSscError(err).message,
+      });
     }
   }
 }
@@ -247,7 +313,11 @@ function targetDirectoryExists(targetPath: string): boolean {
   const s = lstatSync(targetPath, { throwIfNoEntry: false });
   if (s === undefined) return false;
   if (!s.isDirectory()) {
-    throw new SscError('failed-precondition', `target path ${targetPath} exists and is ${s.isSymbolicLink() ? 'a symlink' : 'not a directory'}`, { reason: 'InvalidTargetPath' });
+    throw new SscError(
+      'failed-precondition',
+      `target path ${targetPath} exists and is ${s.isSymbolicLink() ? 'a symlink' : 'not a directory'}`,
+      { reason: 'InvalidTargetPath' },
+    );
   }
   return true;
 }

@@ -62,7 +62,10 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
         await writeVolumeRecord(target, text);
         this.written.set(target, text);
       } catch (err) {
-        this.options.logger.warn('could not record the volume: a restarted driver will not rotate it', { targetPath: target, error: (err as Error).message });
+        this.options.logger.warn('could not record the volume: a restarted driver will not rotate it', {
+          targetPath: target,
+          error: (err as Error).message,
+        });
       }
     });
   }
@@ -82,12 +85,19 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
     await (this.recovered ??= this.recover());
     const out: RotationVolume[] = [];
     for (const [targetPath, { request, provider, rotatable }] of this.volumes) {
-      if (!await this.options.mounter.isMounted(targetPath)) {
+      if (!(await this.options.mounter.isMounted(targetPath))) {
         this.volumes.delete(targetPath);
         this.written.delete(targetPath);
         continue;
       }
-      if (rotatable) out.push({ targetPath, pod: request.pod, spcName: request.spcName, provider, intervalMs: this.options.intervalMs });
+      if (rotatable)
+        out.push({
+          targetPath,
+          pod: request.pod,
+          spcName: request.spcName,
+          provider,
+          intervalMs: this.options.intervalMs,
+        });
     }
     return out;
   }
@@ -100,7 +110,7 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
   private async recover(): Promise<void> {
     const { index, mountPoints, logger } = this.options;
     try {
-      const candidates = index ? await index.list() : await mountPoints?.() ?? [];
+      const candidates = index ? await index.list() : ((await mountPoints?.()) ?? []);
       for (const candidate of candidates) await this.queue.run(candidate, () => this.adopt(candidate));
     } catch (err) {
       logger.warn('could not look for volumes published before a restart', { error: (err as Error).message });
@@ -116,30 +126,42 @@ export class LocalVolumes implements VolumeSource, RequestRebuilder {
       if (record !== undefined && record.owner !== this.options.owner) {
         logger.debug('leaving alone the volume record of another driver', { path: candidate, owner: record.owner });
         record = undefined;
-      } else if (record !== undefined && !await this.describes(record, candidate)) {
+      } else if (record !== undefined && !(await this.describes(record, candidate))) {
         throw new Error(`it describes ${record.targetPath}`);
       }
     } catch (err) {
       logger.warn('ignoring a volume record', { path: candidate, reason: (err as Error).message });
       record = undefined;
     }
-    const mounted = record !== undefined && await this.options.mounter.isMounted(record.targetPath);
+    const mounted = record !== undefined && (await this.options.mounter.isMounted(record.targetPath));
     if (!record || !mounted) {
       if (index) await index.remove(candidate);
       return;
     }
     // A publish since this driver started knows better than the record.
     if (this.volumes.has(record.targetPath)) return;
-    this.volumes.set(record.targetPath, { request: requestOfRecord(record), provider: record.provider, rotatable: !record.withheld });
+    this.volumes.set(record.targetPath, {
+      request: requestOfRecord(record),
+      provider: record.provider,
+      rotatable: !record.withheld,
+    });
     this.written.set(record.targetPath, serializeVolumeRecord(record));
-    const fields = { targetPath: record.targetPath, pod: `${record.pod.namespace}/${record.pod.name}`, spc: record.spcName };
-    if (record.withheld) logger.warn('found a volume published before the restart with secrets or tokens, which are never recorded: rotation resumes after its next publish', fields);
+    const fields = {
+      targetPath: record.targetPath,
+      pod: `${record.pod.namespace}/${record.pod.name}`,
+      spc: record.spcName,
+    };
+    if (record.withheld)
+      logger.warn(
+        'found a volume published before the restart with secrets or tokens, which are never recorded: rotation resumes after its next publish',
+        fields,
+      );
     else logger.info('resuming rotation of a volume published before the restart', fields);
   }
 
   /** True when the record was found where its target is (a copied record does not count). */
   private async describes(record: VolumeRecord, candidate: string): Promise<boolean> {
     if (this.options.index) return record.targetPath === candidate;
-    return await realpath(record.targetPath).catch(() => undefined) === candidate;
+    return (await realpath(record.targetPath).catch(() => undefined)) === candidate;
   }
 }

@@ -111,23 +111,37 @@ export class RotationReconciler {
     const due = volumes.filter((v) => v.refreshRequested || deps.schedule.isDue(v.targetPath, v.intervalMs, started));
     let changed = 0;
     let failed = 0;
-    await forEachLimited(due, (v) => v.provider, deps.concurrencyPerProvider, async (volume) => {
-      if (this.abort.signal.aborted) return;
-      const t0 = deps.now();
-      const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
-        deps.logger.error('rotation refresh failed unexpectedly', { targetPath: volume.targetPath, error: String(err) });
-        return { result: 'failed', provider: volume.provider, errorType: 'Internal', rotated: false };
-      });
-      deps.schedule.record(volume.targetPath, report.result, deps.now());
-      if (report.result === 'failed') {
-        failed++;
-        deps.metrics.reconcileFailed(report.provider, report.errorType, report.rotated);
-      } else if (report.result !== 'skipped') {
-        if (report.result === 'changed') changed++;
-        deps.metrics.reconciled(report.provider, report.result === 'changed', (deps.now() - t0) / 1000);
-      }
-    });
-    const report = { volumes: volumes.length, refreshed: due.length, changed, failed, durationMs: deps.now() - started };
+    await forEachLimited(
+      due,
+      (v) => v.provider,
+      deps.concurrencyPerProvider,
+      async (volume) => {
+        if (this.abort.signal.aborted) return;
+        const t0 = deps.now();
+        const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
+          deps.logger.error('rotation refresh failed unexpectedly', {
+            targetPath: volume.targetPath,
+            error: String(err),
+          });
+          return { result: 'failed', provider: volume.provider, errorType: 'Internal', rotated: false };
+        });
+        deps.schedule.record(volume.targetPath, report.result, deps.now());
+        if (report.result === 'failed') {
+          failed++;
+          deps.metrics.reconcileFailed(report.provider, report.errorType, report.rotated);
+        } else if (report.result !== 'skipped') {
+          if (report.result === 'changed') changed++;
+          deps.metrics.reconciled(report.provider, report.result === 'changed', (deps.now() - t0) / 1000);
+        }
+      },
+    );
+    const report = {
+      volumes: volumes.length,
+      refreshed: due.length,
+      changed,
+      failed,
+      durationMs: deps.now() - started,
+    };
     if (due.length > 0) deps.logger.info('rotation round done', report);
     return report;
   }
@@ -142,8 +156,13 @@ export class RotationReconciler {
       } catch (err) {
         deps.logger.warn('rotation round failed; retrying next interval', { error: (err as Error).message });
       }
-      if (this.pendingWake) { this.pendingWake = false; continue; }
-      const woken = new Promise<void>((resolve) => { this.wakeUp = resolve; });
+      if (this.pendingWake) {
+        this.pendingWake = false;
+        continue;
+      }
+      const woken = new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+      });
       await Promise.race([deps.sleep(wakeIn, this.abort.signal).catch(() => undefined), woken]);
       this.wakeUp = undefined;
     }

@@ -32,7 +32,10 @@ export async function writeVolumeRecord(targetPath: string, text: string): Promi
 export async function readVolumeRecord(targetPath: string): Promise<VolumeRecord | undefined> {
   let handle;
   try {
-    handle = await open(join(targetPath, VOLUME_RECORD_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await open(
+      join(targetPath, VOLUME_RECORD_FILE),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;

@@ -40,17 +40,36 @@ export class PublishingRefresher implements VolumeRefresher {
     } catch (err) {
       const e = toSscError(err);
       const message = `rotation for ${where} could not prepare the request: ${e.message}`;
-      this.logger.warn('rotation refresh failed', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath, reason: e.reason, error: message });
+      this.logger.warn('rotation refresh failed', {
+        pod: `${volume.pod.namespace}/${volume.pod.name}`,
+        spc: volume.spcName,
+        targetPath: volume.targetPath,
+        reason: e.reason,
+        error: message,
+      });
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', message);
       return { result: 'failed', provider: volume.provider, errorType: e.reason, rotated: false };
     }
     if (!request) return { result: 'skipped', provider: volume.provider };
     try {
-      const published = await this.publisher.publish(request, { signal, deadline: new Date(Date.now() + this.callTimeoutMs) }, 'rotation');
+      const published = await this.publisher.publish(
+        request,
+        { signal, deadline: new Date(Date.now() + this.callTimeoutMs) },
+        'rotation',
+      );
       if (published.skipped) return { result: 'skipped', provider: published.spc.provider };
       if (published.changed) {
-        await this.events?.event(volume.pod, 'Normal', 'MountRotationComplete', rotationCompleteMessage(volume.spcName, published.versions));
-        this.logger.info('volume rotated', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath });
+        await this.events?.event(
+          volume.pod,
+          'Normal',
+          'MountRotationComplete',
+          rotationCompleteMessage(volume.spcName, published.versions),
+        );
+        this.logger.info('volume rotated', {
+          pod: `${volume.pod.namespace}/${volume.pod.name}`,
+          spc: volume.spcName,
+          targetPath: volume.targetPath,
+        });
         return { result: 'changed', provider: published.spc.provider };
       }
       return { result: 'unchanged', provider: published.spc.provider };
@@ -59,10 +78,21 @@ export class PublishingRefresher implements VolumeRefresher {
       // Another operation holds the target (a kubelet publish or unpublish): try next round.
       // A driver shutting down cancels refreshes in flight: not a failure to report.
       if (e.reason === 'OperationInProgress' || signal.aborted) return { result: 'skipped', provider: volume.provider };
-      this.logger.warn('rotation refresh failed', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: volume.spcName, targetPath: volume.targetPath, reason: e.reason, error: e.message });
+      this.logger.warn('rotation refresh failed', {
+        pod: `${volume.pod.namespace}/${volume.pod.name}`,
+        spc: volume.spcName,
+        targetPath: volume.targetPath,
+        reason: e.reason,
+        error: e.message,
+      });
       await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
       const { provider, rotated } = err as { provider?: string; rotated?: boolean };
-      return { result: 'failed', provider: provider || volume.provider, errorType: e.reason, rotated: rotated === true };
+      return {
+        result: 'failed',
+        provider: provider || volume.provider,
+        errorType: e.reason,
+        rotated: rotated === true,
+      };
     }
   }
 }

@@ -72,15 +72,21 @@ export class RepublishRotation {
   async start(events: EventRecorder | undefined): Promise<void> {
     this.events = events;
     const log = this.deps.logger;
-    log.info('rotation on kubelet republish started', { interval: formatGoDuration(this.deps.config.rotationPollIntervalMs) });
+    log.info('rotation on kubelet republish started', {
+      interval: formatGoDuration(this.deps.config.rotationPollIntervalMs),
+    });
     if (!this.deps.csiDriver) return;
     try {
       const driver = await this.deps.csiDriver();
       if (driver?.spec?.requiresRepublish !== true) {
-        log.warn(`--rotation-mode=republish: CSIDriver ${this.deps.config.driverName} ${driver ? 'has requiresRepublish: false' : 'does not exist'}, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler`);
+        log.warn(
+          `--rotation-mode=republish: CSIDriver ${this.deps.config.driverName} ${driver ? 'has requiresRepublish: false' : 'does not exist'}, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler`,
+        );
       }
     } catch (err) {
-      log.warn('--rotation-mode=republish: could not read the CSIDriver to check requiresRepublish', { error: (err as Error).message });
+      log.warn('--rotation-mode=republish: could not read the CSIDriver to check requiresRepublish', {
+        error: (err as Error).message,
+      });
     }
   }
 
@@ -91,10 +97,23 @@ export class RepublishRotation {
     this.refreshHandled.set(request.targetPath, refreshRequestOf(spc));
     this.schedule.record(request.targetPath, volume.changed ? 'changed' : 'unchanged', now);
     if (volume.origin !== 'rotation') return;
-    this.deps.metrics.reconciled(spc.provider, volume.changed, (now - (this.started.get(request.targetPath) ?? now)) / 1000);
+    this.deps.metrics.reconciled(
+      spc.provider,
+      volume.changed,
+      (now - (this.started.get(request.targetPath) ?? now)) / 1000,
+    );
     if (!volume.changed) return;
-    await this.events?.event(request.pod, 'Normal', 'MountRotationComplete', rotationCompleteMessage(spc.name, volume.versions));
-    this.deps.logger.info('volume rotated', { pod: `${request.pod.namespace}/${request.pod.name}`, spc: spc.name, targetPath: request.targetPath });
+    await this.events?.event(
+      request.pod,
+      'Normal',
+      'MountRotationComplete',
+      rotationCompleteMessage(spc.name, volume.versions),
+    );
+    this.deps.logger.info('volume rotated', {
+      pod: `${request.pod.namespace}/${request.pod.name}`,
+      spc: spc.name,
+      targetPath: request.targetPath,
+    });
   }
 
   private async failed(failure: Parameters<PublishFailureHook>[0]): Promise<void> {
@@ -113,7 +132,10 @@ export class RepublishRotation {
     const key = `${spc.namespace}/${spc.name}`;
     if (invalid && !this.warnedInterval.has(key)) {
       this.warnedInterval.add(key);
-      this.deps.logger.warn('ignoring an invalid rotation interval annotation', { spc: key, value: (raw ?? '').slice(0, 40) });
+      this.deps.logger.warn('ignoring an invalid rotation interval annotation', {
+        spc: key,
+        value: (raw ?? '').slice(0, 40),
+      });
     }
     return ms;
   }

@@ -62,9 +62,13 @@ export interface TemplateMetadata {
  */
 export function restartPatch(metadata: TemplateMetadata | undefined, at: Date): object[] {
   const value = formatRestartedAt(at);
-  if (metadata === undefined) return [{ op: 'add', path: METADATA_PATH, value: { annotations: { [RESTARTED_AT_ANNOTATION]: value } } }];
+  if (metadata === undefined)
+    return [{ op: 'add', path: METADATA_PATH, value: { annotations: { [RESTARTED_AT_ANNOTATION]: value } } }];
   if (metadata.annotations === undefined) {
-    return [{ op: 'test', path: METADATA_PATH, value: metadata }, { op: 'add', path: `${METADATA_PATH}/annotations`, value: { [RESTARTED_AT_ANNOTATION]: value } }];
+    return [
+      { op: 'test', path: METADATA_PATH, value: metadata },
+      { op: 'add', path: `${METADATA_PATH}/annotations`, value: { [RESTARTED_AT_ANNOTATION]: value } },
+    ];
   }
   return [
     { op: 'test', path: `${METADATA_PATH}/annotations`, value: metadata.annotations },

@@ -5,7 +5,13 @@ import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../../lib/sleep.js';
 import type { Mounter } from '../mount/mounter.js';
-import type { PublishedVolume, PublishFailureHook, PublishHook, RepublishDecision, VolumePublisher } from '../publish/publisher.js';
+import type {
+  PublishedVolume,
+  PublishFailureHook,
+  PublishHook,
+  RepublishDecision,
+  VolumePublisher,
+} from '../publish/publisher.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import { RepublishRotation, type CsiDriverReader } from './republish-mode.js';
 import { LocalVolumes } from './local-volumes.js';
@@ -46,21 +52,39 @@ export function recordIndexDir(socketPath: string): string {
 /** Local mode's volume source: records in the volumes, found in tmpfs mounts or the dir-mode index. */
 function localVolumes(config: DriverConfig, mounter: Mounter, logger: Logger): LocalVolumes {
   return new LocalVolumes({
-    mounter, intervalMs: config.rotationPollIntervalMs, owner: recordOwner(config.driverName, config.socketPath), logger,
-    ...(config.mountMode === 'dir' ? { index: new RecordIndex(recordIndexDir(config.socketPath)) } : { mountPoints: () => readOwnTmpfsMountPoints(volumeMountSource(config.socketPath)) }),
+    mounter,
+    intervalMs: config.rotationPollIntervalMs,
+    owner: recordOwner(config.driverName, config.socketPath),
+    logger,
+    ...(config.mountMode === 'dir'
+      ? { index: new RecordIndex(recordIndexDir(config.socketPath)) }
+      : { mountPoints: () => readOwnTmpfsMountPoints(volumeMountSource(config.socketPath)) }),
   });
 }
 
 /** Republish mode's Rotation: no loop, kubelet's republishes are the rounds. */
-function republishRotation(config: DriverConfig, metrics: DriverMetrics, logger: Logger, csiDriver: CsiDriverReader | undefined): Rotation {
-  const rotation = new RepublishRotation({ config, metrics, logger: logger.child({ component: 'rotation' }), now: Date.now, csiDriver });
+function republishRotation(
+  config: DriverConfig,
+  metrics: DriverMetrics,
+  logger: Logger,
+  csiDriver: CsiDriverReader | undefined,
+): Rotation {
+  const rotation = new RepublishRotation({
+    config,
+    metrics,
+    logger: logger.child({ component: 'rotation' }),
+    now: Date.now,
+    csiDriver,
+  });
   return {
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
     republish: (targetPath, spc) => rotation.republish(targetPath, spc),
     forget: (targetPath) => rotation.forget(targetPath),
     wake: () => undefined,
-    start: (_publisher, events) => { void rotation.start(events); },
+    start: (_publisher, events) => {
+      void rotation.start(events);
+    },
     stop: async () => undefined,
   };
 }
@@ -71,7 +95,14 @@ function republishRotation(config: DriverConfig, metrics: DriverMetrics, logger:
  * objects), or from records kept in the volumes in local mode; either way a restarted
  * driver resumes. In republish mode: kubelet's republishes (republish-mode.ts).
  */
-export function createRotation(config: DriverConfig, mounter: Mounter, metrics: DriverMetrics, logger: Logger, api?: VolumeSource & RequestRebuilder, csiDriver?: CsiDriverReader): Rotation {
+export function createRotation(
+  config: DriverConfig,
+  mounter: Mounter,
+  metrics: DriverMetrics,
+  logger: Logger,
+  api?: VolumeSource & RequestRebuilder,
+  csiDriver?: CsiDriverReader,
+): Rotation {
   if (config.rotationMode === 'republish') return republishRotation(config, metrics, logger, csiDriver);
   const interval = config.rotationPollIntervalMs;
   const schedule = new RotationSchedule();
@@ -81,7 +112,8 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
     if (volume.origin !== 'kubelet') return;
     await source.notePublished?.(volume);
-    if (!volume.skipped) schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
+    if (!volume.skipped)
+      schedule.record(volume.request.targetPath, volume.changed ? 'changed' : 'unchanged', Date.now());
     // A new volume of a class with its own (maybe shorter) interval than the loop is
     // sleeping for. Other new volumes are simply due one interval later: no extra round.
     if (volume.firstMount && volume.spc.annotations[ROTATION_INTERVAL_ANNOTATION] !== undefined) reconciler?.wake();
@@ -95,12 +127,21 @@ export function createRotation(config: DriverConfig, mounter: Mounter, metrics: 
     wake: () => reconciler?.wake(),
     start(publisher, events) {
       reconciler = new RotationReconciler({
-        source, schedule, metrics, logger: log, now: Date.now, sleep: realSleep,
-        defaultIntervalMs: interval, concurrencyPerProvider: CONCURRENCY_PER_PROVIDER,
+        source,
+        schedule,
+        metrics,
+        logger: log,
+        now: Date.now,
+        sleep: realSleep,
+        defaultIntervalMs: interval,
+        concurrencyPerProvider: CONCURRENCY_PER_PROVIDER,
         refresher: new PublishingRefresher(publisher, source, events, log, config.providerTimeoutMs),
       });
       reconciler.start();
-      log.info('rotation reconciler started', { interval: formatGoDuration(interval), source: api ? 'pod status objects' : 'volume records (local mode)' });
+      log.info('rotation reconciler started', {
+        interval: formatGoDuration(interval),
+        source: api ? 'pod status objects' : 'volume records (local mode)',
+      });
     },
     async stop() {
       await reconciler?.stop();

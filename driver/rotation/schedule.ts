@@ -57,7 +57,10 @@ export class RotationSchedule {
     this.volumes.set(key, s);
     if (result === 'skipped') return;
     if (result === 'failed') s.failures++;
-    else { s.failures = 0; s.lastSuccess = now; }
+    else {
+      s.failures = 0;
+      s.lastSuccess = now;
+    }
     this.volumes.set(key, s);
   }
 
@@ -81,11 +84,16 @@ export class RotationSchedule {
  * A class's own interval from its rotation-poll-interval annotation (Go duration, at
  * least 1 s), else `defaultMs`; `invalid` says the annotation was there but unusable.
  */
-export function annotatedInterval(raw: string | undefined, defaultMs: number): { readonly ms: number; readonly invalid: boolean } {
+export function annotatedInterval(
+  raw: string | undefined,
+  defaultMs: number,
+): { readonly ms: number; readonly invalid: boolean } {
   if (raw === undefined) return { ms: defaultMs, invalid: false };
   try {
     const ms = parseGoDuration(raw);
     if (ms >= 1000) return { ms, invalid: false };
-  } catch { /* invalid below */ }
+  } catch {
+    /* invalid below */
+  }
   return { ms: defaultMs, invalid: true };
 }

@@ -44,9 +44,19 @@ export function recordOwner(driverName: string, socketPath: string): string {
 export function volumeRecordOf(request: PublishRequest, provider: string, owner: string): VolumeRecord {
   const { [SERVICE_ACCOUNT_TOKENS_KEY]: tokens, ...volumeContext } = request.volumeContext;
   return {
-    owner, targetPath: request.targetPath, volumeId: request.volumeId, spcName: request.spcName, provider,
-    pod: { name: request.pod.name, namespace: request.pod.namespace, uid: request.pod.uid, serviceAccountName: request.pod.serviceAccountName },
-    volumeContext, withheld: tokens !== undefined || Object.keys(request.secrets).length > 0,
+    owner,
+    targetPath: request.targetPath,
+    volumeId: request.volumeId,
+    spcName: request.spcName,
+    provider,
+    pod: {
+      name: request.pod.name,
+      namespace: request.pod.namespace,
+      uid: request.pod.uid,
+      serviceAccountName: request.pod.serviceAccountName,
+    },
+    volumeContext,
+    withheld: tokens !== undefined || Object.keys(request.secrets).length > 0,
     ...(request.mountGroup === undefined ? {} : { mountGroup: request.mountGroup }),
   };
 }
@@ -56,7 +66,9 @@ export function volumeRecordOf(request: PublishRequest, provider: string, owner:
  * equal as text. `mountGroup` only when set: a record without one reads as before.
  */
 export function serializeVolumeRecord(record: VolumeRecord): string {
-  const volumeContext = Object.fromEntries(Object.entries(record.volumeContext).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const volumeContext = Object.fromEntries(
+    Object.entries(record.volumeContext).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   const { owner, targetPath, volumeId, spcName, provider, pod, withheld, mountGroup } = record;
   return `${JSON.stringify({ version: RECORD_VERSION, owner, targetPath, volumeId, spcName, provider, pod, volumeContext, withheld, mountGroup }, null, 2)}\n`;
 }
@@ -76,7 +88,11 @@ function objectField(obj: Record<string, unknown>, key: string): Record<string, 
 /** Parses a record file; throws naming the first field that is wrong (never quoting values). */
 export function parseVolumeRecord(text: string): VolumeRecord {
   let doc: unknown;
-  try { doc = JSON.parse(text); } catch { throw new Error('not JSON'); }
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error('not JSON');
+  }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('not a JSON object');
   const obj = doc as Record<string, unknown>;
   if (obj['version'] !== RECORD_VERSION) throw new Error(`version is not ${RECORD_VERSION}`);
@@ -87,17 +103,34 @@ export function parseVolumeRecord(text: string): VolumeRecord {
   if (SERVICE_ACCOUNT_TOKENS_KEY in volumeContext) throw new Error(`volumeContext holds ${SERVICE_ACCOUNT_TOKENS_KEY}`);
   if (typeof obj['withheld'] !== 'boolean') throw new Error('withheld is not a boolean');
   const mountGroup = obj['mountGroup'];
-  if (mountGroup !== undefined && !(Number.isInteger(mountGroup) && (mountGroup as number) >= 0 && (mountGroup as number) <= MAX_MOUNT_GROUP)) {
+  if (
+    mountGroup !== undefined &&
+    !(Number.isInteger(mountGroup) && (mountGroup as number) >= 0 && (mountGroup as number) <= MAX_MOUNT_GROUP)
+  ) {
     throw new Error(`mountGroup is not a group id from 0 to ${MAX_MOUNT_GROUP}`);
   }
   const record: VolumeRecord = {
-    owner: stringField(obj, 'owner'), targetPath: stringField(obj, 'targetPath'), volumeId: stringField(obj, 'volumeId'),
-    spcName: stringField(obj, 'spcName'), provider: stringField(obj, 'provider'),
-    pod: { name: stringField(pod, 'name'), namespace: stringField(pod, 'namespace'), uid: stringField(pod, 'uid'), serviceAccountName: stringField(pod, 'serviceAccountName') },
-    volumeContext, withheld: obj['withheld'],
+    owner: stringField(obj, 'owner'),
+    targetPath: stringField(obj, 'targetPath'),
+    volumeId: stringField(obj, 'volumeId'),
+    spcName: stringField(obj, 'spcName'),
+    provider: stringField(obj, 'provider'),
+    pod: {
+      name: stringField(pod, 'name'),
+      namespace: stringField(pod, 'namespace'),
+      uid: stringField(pod, 'uid'),
+      serviceAccountName: stringField(pod, 'serviceAccountName'),
+    },
+    volumeContext,
+    withheld: obj['withheld'],
     ...(mountGroup === undefined ? {} : { mountGroup: mountGroup as number }),
   };
-  if (!record.targetPath.startsWith('/') || record.spcName === '' || record.pod.name === '' || record.pod.namespace === '') {
+  if (
+    !record.targetPath.startsWith('/') ||
+    record.spcName === '' ||
+    record.pod.name === '' ||
+    record.pod.namespace === ''
+  ) {
     throw new Error('targetPath, spcName, pod.name or pod.namespace is empty or relative');
   }
   return record;
@@ -106,8 +139,12 @@ export function parseVolumeRecord(text: string): VolumeRecord {
 /** The publish request rotation re-sends for a recorded volume (no secrets: see `withheld`). */
 export function requestOfRecord(record: VolumeRecord): PublishRequest {
   return {
-    volumeId: record.volumeId, targetPath: record.targetPath, spcName: record.spcName,
-    pod: record.pod, volumeContext: record.volumeContext, secrets: {},
+    volumeId: record.volumeId,
+    targetPath: record.targetPath,
+    spcName: record.spcName,
+    pod: record.pod,
+    volumeContext: record.volumeContext,
+    secrets: {},
     ...(record.mountGroup === undefined ? {} : { mountGroup: record.mountGroup }),
   };
 }

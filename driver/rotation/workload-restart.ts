@@ -8,18 +8,32 @@ import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { OwnerReference, Workload } from '../k8s/client/types.js';
 import { appsPath } from '../k8s/resource-paths.js';
 import { KeyedQueue } from '../../lib/concurrency.js';
-import { decideRestart, formatRestartedAt, RESTARTED_AT_ANNOTATION, restartPatch, type RestartDecision } from './restart-decision.js';
+import {
+  decideRestart,
+  formatRestartedAt,
+  RESTARTED_AT_ANNOTATION,
+  restartPatch,
+  type RestartDecision,
+} from './restart-decision.js';
 
 type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
 /** The apps/v1 resource of each workload kind. */
-const RESOURCE: Readonly<Record<WorkloadKind, string>> = { Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets' };
+const RESOURCE: Readonly<Record<WorkloadKind, string>> = {
+  Deployment: 'deployments',
+  StatefulSet: 'statefulsets',
+  DaemonSet: 'daemonsets',
+};
 
 /** A patch refused because another node restarted the workload between our read and write: decide again, this often. */
 const ATTEMPTS = 3;
 
 /** The workload to restart for a pod's owners: ReplicaSet → its Deployment; StatefulSet and DaemonSet directly. */
-export async function workloadOf(api: KubeApi, namespace: string, owners: readonly OwnerReference[] | undefined): Promise<{ kind: WorkloadKind; name: string } | undefined> {
+export async function workloadOf(
+  api: KubeApi,
+  namespace: string,
+  owners: readonly OwnerReference[] | undefined,
+): Promise<{ kind: WorkloadKind; name: string } | undefined> {
   const owner = owners?.find((o) => o.controller) ?? owners?.[0];
   if (!owner) return undefined;
   if (owner.kind === 'StatefulSet' || owner.kind === 'DaemonSet') return { kind: owner.kind, name: owner.name };
@@ -64,18 +78,30 @@ export class WorkloadRestarter {
   constructor(private readonly deps: WorkloadRestarterDeps) {}
 
   /** Restarts the workload owning `pod` (whose owners are given), now or deferred; never throws. */
-  async restart(pod: PodRef, owners: readonly OwnerReference[] | undefined, spcName: string, podCreated?: Date): Promise<void> {
+  async restart(
+    pod: PodRef,
+    owners: readonly OwnerReference[] | undefined,
+    spcName: string,
+    podCreated?: Date,
+  ): Promise<void> {
     const request: RestartRequest = { pod, owners, spcName, podCreated };
     try {
       const workload = await workloadOf(this.deps.api, pod.namespace, owners);
       if (!workload) {
-        await this.deps.events.event(pod, 'Warning', 'WorkloadRestartSkipped', `SecretProviderClass ${spcName} asks for a restart on rotation, but the pod has no Deployment, StatefulSet or DaemonSet owner`);
+        await this.deps.events.event(
+          pod,
+          'Warning',
+          'WorkloadRestartSkipped',
+          `SecretProviderClass ${spcName} asks for a restart on rotation, but the pod has no Deployment, StatefulSet or DaemonSet owner`,
+        );
         return;
       }
       const key = `${pod.namespace}/${workload.kind}/${workload.name}`;
       if (this.pending.has(key)) return;
       // After the previous decision for this workload; each reports its own outcome.
-      await this.decisions.run(key, () => this.decideAndAct(request, workload).catch((err: unknown) => this.failed(request, err)));
+      await this.decisions.run(key, () =>
+        this.decideAndAct(request, workload).catch((err: unknown) => this.failed(request, err)),
+      );
     } catch (err) {
       await this.failed(request, err);
     }
@@ -95,7 +121,12 @@ export class WorkloadRestarter {
     for (let attempt = 1; ; attempt++) {
       const metadata = (await this.deps.api.get<Workload>(path)).spec?.template?.metadata;
       const now = this.deps.now();
-      const decision = decideRestart({ now, restartedAt: metadata?.annotations?.[RESTARTED_AT_ANNOTATION], podCreated: request.podCreated, minIntervalMs: this.deps.minIntervalMs });
+      const decision = decideRestart({
+        now,
+        restartedAt: metadata?.annotations?.[RESTARTED_AT_ANNOTATION],
+        podCreated: request.podCreated,
+        minIntervalMs: this.deps.minIntervalMs,
+      });
       if (decision.action === 'skip') return;
       if (decision.action === 'defer') {
         await this.defer(request, key, workload, decision);
@@ -108,29 +139,55 @@ export class WorkloadRestarter {
         if (httpStatusOf(err) === 422 && attempt < ATTEMPTS) continue;
         throw err;
       }
-      await this.deps.events.event(pod, 'Normal', 'WorkloadRestarted', `restarted ${workload.kind} ${pod.namespace}/${workload.name} because rotation changed the content of SecretProviderClass ${spcName}`);
+      await this.deps.events.event(
+        pod,
+        'Normal',
+        'WorkloadRestarted',
+        `restarted ${workload.kind} ${pod.namespace}/${workload.name} because rotation changed the content of SecretProviderClass ${spcName}`,
+      );
       this.deps.logger.info('restarted workload after rotation', { workload: key, spc: spcName });
       return;
     }
   }
 
-  private async defer(request: RestartRequest, key: string, workload: { kind: WorkloadKind; name: string }, decision: Extract<RestartDecision, { action: 'defer' }>): Promise<void> {
+  private async defer(
+    request: RestartRequest,
+    key: string,
+    workload: { kind: WorkloadKind; name: string },
+    decision: Extract<RestartDecision, { action: 'defer' }>,
+  ): Promise<void> {
     const name = `${workload.kind} ${request.pod.namespace}/${workload.name}`;
-    await this.deps.events.event(request.pod, 'Warning', 'WorkloadRestartDeferred',
-      `rotation changed the content of SecretProviderClass ${request.spcName}, but ${name} was restarted at ${formatRestartedAt(decision.last)}, less than --workload-restart-min-interval (${formatGoDuration(this.deps.minIntervalMs)}) ago; it restarts at ${formatRestartedAt(decision.until)}. Content that changes on every read (docs/rotation.md) keeps restarting it this often`);
-    this.deps.logger.info('workload restart deferred', { workload: key, spc: request.spcName, until: decision.until.toISOString() });
+    await this.deps.events.event(
+      request.pod,
+      'Warning',
+      'WorkloadRestartDeferred',
+      `rotation changed the content of SecretProviderClass ${request.spcName}, but ${name} was restarted at ${formatRestartedAt(decision.last)}, less than --workload-restart-min-interval (${formatGoDuration(this.deps.minIntervalMs)}) ago; it restarts at ${formatRestartedAt(decision.until)}. Content that changes on every read (docs/rotation.md) keeps restarting it this often`,
+    );
+    this.deps.logger.info('workload restart deferred', {
+      workload: key,
+      spc: request.spcName,
+      until: decision.until.toISOString(),
+    });
     this.pending.add(key);
     const wait = Math.max(0, decision.until.getTime() - this.deps.now().getTime());
     void this.deps.sleep(wait, this.stopping.signal).then(
-      () => { this.pending.delete(key); return this.restart(request.pod, request.owners, request.spcName, request.podCreated); },
-      () => { this.pending.delete(key); },
+      () => {
+        this.pending.delete(key);
+        return this.restart(request.pod, request.owners, request.spcName, request.podCreated);
+      },
+      () => {
+        this.pending.delete(key);
+      },
     );
   }
 
   private async failed(request: RestartRequest, err: unknown): Promise<void> {
     const { pod } = request;
     const message = fromKubeError(err, `restart the workload of pod ${pod.namespace}/${pod.name}`).message;
-    this.deps.logger.warn('could not restart workload after rotation', { pod: `${pod.namespace}/${pod.name}`, error: message });
+    this.deps.logger.warn('could not restart workload after rotation', {
+      pod: `${pod.namespace}/${pod.name}`,
+      error: message,
+    });
     await this.deps.events.event(pod, 'Warning', 'WorkloadRestartFailed', message);
   }
 }

@@ -8,7 +8,9 @@ import { TlsInputError } from '../../lib/asn1/tls-input-error.js';
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 
 function bad(secretName: string, message: string): SscError {
-  return new SscError('failed-precondition', `secretObjects ${secretName}: ${message}`, { reason: 'InvalidSecretObject' });
+  return new SscError('failed-precondition', `secretObjects ${secretName}: ${message}`, {
+    reason: 'InvalidSecretObject',
+  });
 }
 
 /**
@@ -19,7 +21,8 @@ export function tlsPart(secretName: string, objectName: string, contents: Buffer
   try {
     return key === 'tls.crt' ? tlsCertificateData(contents) : tlsPrivateKeyData(contents);
   } catch (err) {
-    if (err instanceof TlsInputError) throw bad(secretName, `object ${JSON.stringify(objectName)} for ${key}: ${err.message}`);
+    if (err instanceof TlsInputError)
+      throw bad(secretName, `object ${JSON.stringify(objectName)} for ${key}: ${err.message}`);
     throw err;
   }
 }
@@ -31,15 +34,24 @@ export function tlsPart(secretName: string, objectName: string, contents: Buffer
  * (tlsPart), other keys are copied, and both tls keys are required. Errors name the
  * Secret and the object, never the contents.
  */
-export function buildSecretData(object: SecretObject, files: ReadonlyMap<string, Buffer>, options: { dropMissing?: boolean } = {}): Map<string, Buffer> {
+export function buildSecretData(
+  object: SecretObject,
+  files: ReadonlyMap<string, Buffer>,
+  options: { dropMissing?: boolean } = {},
+): Map<string, Buffer> {
   const data = new Map<string, Buffer>();
   for (const entry of object.data) {
     const contents = files.get(entry.objectName);
     // Opt-in (on-object-removed: remove): an object the provider no longer returns loses its key.
     if (contents === undefined && options.dropMissing) continue;
-    if (contents === undefined) throw bad(object.secretName, `objectName ${JSON.stringify(entry.objectName)} is not a file in the mounted volume`);
+    if (contents === undefined)
+      throw bad(
+        object.secretName,
+        `objectName ${JSON.stringify(entry.objectName)} is not a file in the mounted volume`,
+      );
     if (data.has(entry.key)) throw bad(object.secretName, `key ${JSON.stringify(entry.key)} is listed twice`);
-    const tlsKey = object.type === TLS_SECRET_TYPE && (entry.key === 'tls.crt' || entry.key === 'tls.key') ? entry.key : undefined;
+    const tlsKey =
+      object.type === TLS_SECRET_TYPE && (entry.key === 'tls.crt' || entry.key === 'tls.key') ? entry.key : undefined;
     data.set(entry.key, tlsKey ? tlsPart(object.secretName, entry.objectName, contents, tlsKey) : contents);
   }
   if (object.type === TLS_SECRET_TYPE && (!data.has('tls.crt') || !data.has('tls.key'))) {

@@ -17,12 +17,22 @@ import type { VolumeSecretSync } from './volume-secret-sync.js';
  * rotation interval when rotation runs and that is shorter (SPEC 7: a deleted Secret is
  * back within a rotation interval, and within 5 minutes without rotation).
  */
-export function secretResyncIntervalMs(config: { secretResyncIntervalMs: number; enableSecretRotation: boolean; rotationPollIntervalMs: number }): number {
-  return config.enableSecretRotation ? Math.min(config.secretResyncIntervalMs, config.rotationPollIntervalMs) : config.secretResyncIntervalMs;
+export function secretResyncIntervalMs(config: {
+  secretResyncIntervalMs: number;
+  enableSecretRotation: boolean;
+  rotationPollIntervalMs: number;
+}): number {
+  return config.enableSecretRotation
+    ? Math.min(config.secretResyncIntervalMs, config.rotationPollIntervalMs)
+    : config.secretResyncIntervalMs;
 }
 
 /** A pod's metadata from this node's pod cache (when watched) or a GET; undefined when it is gone or is another pod of that name. */
-export async function readLivePodMeta(api: Pick<KubeApi, 'get'>, pods: WatchedCache<Pod> | undefined, pod: PodRef): Promise<ObjectMeta | undefined> {
+export async function readLivePodMeta(
+  api: Pick<KubeApi, 'get'>,
+  pods: WatchedCache<Pod> | undefined,
+  pod: PodRef,
+): Promise<ObjectMeta | undefined> {
   let meta = pods?.get(pod.name, pod.namespace)?.metadata;
   if (!meta) {
     try {
@@ -93,22 +103,33 @@ export class SecretResync {
       const namespace = item.metadata.namespace ?? '';
       if (!podName || !spcName || !written) continue;
       const targetPath = cleanTargetPath(written);
-      if (deps.volumes.isRetrying(targetPath) || !await deps.isMounted(targetPath)) continue;
+      if (deps.volumes.isRetrying(targetPath) || !(await deps.isMounted(targetPath))) continue;
       const spc = await deps.classes.get(namespace, spcName).catch(() => undefined);
       if (!spc || spc.secretObjects.length === 0) continue;
-      const pod: PodRef = { name: podName, namespace, uid: item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '', serviceAccountName: '' };
+      const pod: PodRef = {
+        name: podName,
+        namespace,
+        uid: item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '',
+        serviceAccountName: '',
+      };
       let meta: ObjectMeta | undefined;
       try {
         meta = await deps.podMeta(pod);
       } catch (err) {
-        deps.logger.warn('secret resync could not read the pod; trying next round', { pod: `${namespace}/${podName}`, error: (err as Error).message });
+        deps.logger.warn('secret resync could not read the pod; trying next round', {
+          pod: `${namespace}/${podName}`,
+          error: (err as Error).message,
+        });
         continue;
       }
       // A pod being deleted (or gone) keeps its volume until kubelet unpublishes it: its owners may be gone too.
       if (!meta || meta.deletionTimestamp) continue;
       volumes++;
-      const owners = secretOwners(meta.ownerReferences, { metadata: { name: item.metadata.name ?? '', uid: item.metadata.uid } });
-      if (!await deps.volumes.sync({ pod, targetPath, spc, owners, recordedError: secretSyncError }, 'resync')) failed++;
+      const owners = secretOwners(meta.ownerReferences, {
+        metadata: { name: item.metadata.name ?? '', uid: item.metadata.uid },
+      });
+      if (!(await deps.volumes.sync({ pod, targetPath, spc, owners, recordedError: secretSyncError }, 'resync')))
+        failed++;
     }
     if (failed > 0) deps.logger.info('secret resync round done', { volumes, failed });
     else deps.logger.debug('secret resync round done', { volumes, failed });

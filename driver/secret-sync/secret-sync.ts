@@ -72,7 +72,10 @@ function digestOfSecret(secret: Secret): string {
 }
 
 /** The wanted owners missing from `existing` (matched by uid, as the garbage collector does). */
-export function missingOwners(existing: readonly OwnerReference[] | undefined, wanted: readonly OwnerReference[]): OwnerReference[] {
+export function missingOwners(
+  existing: readonly OwnerReference[] | undefined,
+  wanted: readonly OwnerReference[],
+): OwnerReference[] {
   const have = new Set((existing ?? []).map((o) => o.uid));
   return wanted.filter((o) => o.uid !== '' && !have.has(o.uid));
 }
@@ -103,7 +106,10 @@ export class SecretSyncer {
     private readonly logger: Logger,
     private readonly sleep: Sleep,
     /** Reads the mounted files a SecretObject needs (a port: unit tests give the files directly). */
-    private readonly readFiles: (targetPath: string, object: SecretObject) => Promise<Map<string, Buffer>> = readMountedFiles,
+    private readonly readFiles: (
+      targetPath: string,
+      object: SecretObject,
+    ) => Promise<Map<string, Buffer>> = readMountedFiles,
   ) {}
 
   /**
@@ -114,10 +120,22 @@ export class SecretSyncer {
    * owners) is `unchanged` without an API call; after that one's non-transient failure it
    * fails with the same error, after a conflict it tries itself.
    */
-  async sync(pod: PodRef, targetPath: string, object: SecretObject, owners: readonly OwnerReference[], dropMissing = false): Promise<SecretSyncOutcome> {
+  async sync(
+    pod: PodRef,
+    targetPath: string,
+    object: SecretObject,
+    owners: readonly OwnerReference[],
+    dropMissing = false,
+  ): Promise<SecretSyncOutcome> {
     const data = buildSecretData(object, await this.readFiles(targetPath, object), { dropMissing });
     const digest = secretDataDigest(data);
-    const want = JSON.stringify([digest, object.type, sorted(object.labels), sorted(object.annotations), owners.map((o) => o.uid).sort()]);
+    const want = JSON.stringify([
+      digest,
+      object.type,
+      sorted(object.labels),
+      sorted(object.annotations),
+      owners.map((o) => o.uid).sort(),
+    ]);
     const key = `${pod.namespace}/${object.secretName}`;
     const queue: SecretQueue = this.queues.get(key) ?? { tail: Promise.resolve() };
     this.queues.set(key, queue);
@@ -125,7 +143,9 @@ export class SecretSyncer {
     const lastBefore = queue.last;
     const turn = queue.tail;
     let release = () => undefined as void;
-    const mine = new Promise<void>((resolve) => { release = resolve; });
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     queue.tail = mine;
     await turn;
     try {
@@ -149,7 +169,13 @@ export class SecretSyncer {
   }
 
   /** Creates or updates the Secret, retrying transient failures (each attempt reads it again). */
-  private async syncData(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
+  private async syncData(
+    pod: PodRef,
+    object: SecretObject,
+    data: Map<string, Buffer>,
+    digest: string,
+    owners: readonly OwnerReference[],
+  ): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
         return await this.apply(pod, object, data, digest, owners);
@@ -160,15 +186,23 @@ export class SecretSyncer {
     }
   }
 
-  private async apply(pod: PodRef, object: SecretObject, data: Map<string, Buffer>, digest: string, owners: readonly OwnerReference[]): Promise<SecretSyncOutcome> {
+  private async apply(
+    pod: PodRef,
+    object: SecretObject,
+    data: Map<string, Buffer>,
+    digest: string,
+    owners: readonly OwnerReference[],
+  ): Promise<SecretSyncOutcome> {
     const { namespace } = pod;
     const name = object.secretName;
     const existing = await this.read(namespace, name);
     if (!existing) {
       const body: Secret = {
-        apiVersion: 'v1', kind: 'Secret',
+        apiVersion: 'v1',
+        kind: 'Secret',
         metadata: {
-          name, namespace,
+          name,
+          namespace,
           labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
           annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
           // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
@@ -177,20 +211,30 @@ export class SecretSyncer {
         type: object.type,
         data: encode(data),
       };
-      await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => { throw fromKubeError(err, `create Secret ${namespace}/${name}`); });
+      await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => {
+        throw fromKubeError(err, `create Secret ${namespace}/${name}`);
+      });
       this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
       return 'created';
     }
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
-    const ownerReferences = [...existing.metadata.ownerReferences ?? [], ...missing];
+    const ownerReferences = [...(existing.metadata.ownerReferences ?? []), ...missing];
     // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
-    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.labels, object.labels) && hasAll(existing.metadata.annotations, object.annotations)) {
+    if (
+      digestOfSecret(existing) === digest &&
+      hasAll(existing.metadata.labels, object.labels) &&
+      hasAll(existing.metadata.annotations, object.annotations)
+    ) {
       if (missing.length === 0) return 'unchanged';
       return this.addOwners(existing, ownerReferences);
     }
     if ((existing.type ?? 'Opaque') !== object.type) {
-      throw new SscError('failed-precondition', `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`, { reason: 'SecretTypeMismatch' });
+      throw new SscError(
+        'failed-precondition',
+        `Secret ${namespace}/${name} has type ${existing.type ?? 'Opaque'} but secretObjects asks for ${object.type}; delete it to let the driver recreate it`,
+        { reason: 'SecretTypeMismatch' },
+      );
     }
     const body: Secret = {
       ...existing,
@@ -202,7 +246,9 @@ export class SecretSyncer {
       },
       data: encode(data),
     };
-    await this.api.replace(corePath('secrets', namespace, name), body).catch((err: unknown) => { throw fromKubeError(err, `update Secret ${namespace}/${name}`); });
+    await this.api.replace(corePath('secrets', namespace, name), body).catch((err: unknown) => {
+      throw fromKubeError(err, `update Secret ${namespace}/${name}`);
+    });
     this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
     return 'updated';
   }
@@ -214,11 +260,18 @@ export class SecretSyncer {
    */
   private async addOwners(existing: Secret, ownerReferences: OwnerReference[]): Promise<SecretSyncOutcome> {
     const { namespace = '', name = '', resourceVersion = '' } = existing.metadata ?? {};
-    await this.api.patch(corePath('secrets', namespace, name), [
-      { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
-      { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
-    ]).catch((err: unknown) => { throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`); });
-    this.logger.info('Secret owners added', { secretName: `${namespace}/${name}`, owners: ownerReferences.map((o) => `${o.kind}/${o.name}`) });
+    await this.api
+      .patch(corePath('secrets', namespace, name), [
+        { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
+        { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
+      ])
+      .catch((err: unknown) => {
+        throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`);
+      });
+    this.logger.info('Secret owners added', {
+      secretName: `${namespace}/${name}`,
+      owners: ownerReferences.map((o) => `${o.kind}/${o.name}`),
+    });
     return 'owned';
   }
 

@@ -36,7 +36,10 @@ function fromPkcs12(rest: Buffer, hadPem: boolean, missing: string): PemBlock[] 
 export function tlsCertificateData(contents: Buffer): Buffer {
   const { blocks, rest } = decodeAllPem(contents);
   let certificates = blocks.filter((b) => b.type === CERTIFICATE);
-  if (certificates.length === 0) certificates = fromPkcs12(rest, blocks.length > 0, `no PEM ${CERTIFICATE} block for tls.crt`).filter((b) => b.type === CERTIFICATE);
+  if (certificates.length === 0)
+    certificates = fromPkcs12(rest, blocks.length > 0, `no PEM ${CERTIFICATE} block for tls.crt`).filter(
+      (b) => b.type === CERTIFICATE,
+    );
   if (certificates.length === 0) throw new TlsInputError('the PKCS#12 file holds no certificate for tls.crt');
   return encodeAll(certificates);
 }
@@ -52,9 +55,11 @@ export function tlsPrivateKeyData(contents: Buffer): Buffer {
   let source = nonCertificates[nonCertificates.length - 1];
   let where = source ? `the last PEM block that is not a ${CERTIFICATE} (${label(source)})` : '';
   if (!source) {
-    const keys = fromPkcs12(rest, blocks.length > 0, 'no PEM private key block for tls.key').filter((b) => b.type === 'PRIVATE KEY');
+    const keys = fromPkcs12(rest, blocks.length > 0, 'no PEM private key block for tls.key').filter(
+      (b) => b.type === 'PRIVATE KEY',
+    );
     source = keys[keys.length - 1];
-    where = 'the PKCS#12 file\'s private key';
+    where = "the PKCS#12 file's private key";
   }
   if (!source) throw new TlsInputError('the PKCS#12 file holds no private key for tls.key');
   if (source.type === 'ENCRYPTED PRIVATE KEY' || (source.headers.get('Proc-Type') ?? '').includes('ENCRYPTED')) {

@@ -100,7 +100,9 @@ export class VolumeSecretSync {
     const state = this.stateOf(volume.targetPath);
     let ok = false;
     await this.queue.run(volume.targetPath, async () => {
-      ok = await this.stillMounted(state, volume.targetPath, trigger) ? await this.attempt(volume, trigger, state) : true;
+      ok = (await this.stillMounted(state, volume.targetPath, trigger))
+        ? await this.attempt(volume, trigger, state)
+        : true;
     });
     if (ok) this.cancelRetry(state);
     else this.ensureRetry(state, volume);
@@ -159,7 +161,10 @@ export class VolumeSecretSync {
 
   private ensureRetry(state: VolumeState, volume: SyncedVolume): void {
     if (this.stopped || state.forgotten) return;
-    if (state.retry) { state.retry.volume = volume; return; }
+    if (state.retry) {
+      state.retry.volume = volume;
+      return;
+    }
     const retry: Retry = { abort: new AbortController(), volume, done: Promise.resolve() };
     state.retry = retry;
     retry.done = this.retryLoop(state, retry);
@@ -184,7 +189,11 @@ export class VolumeSecretSync {
       });
       if (!mounted) break;
       if (ok) {
-        this.deps.logger.info('Secret sync succeeded after retrying', { pod: `${volume.pod.namespace}/${volume.pod.name}`, spc: spc.name, retries: n + 1 });
+        this.deps.logger.info('Secret sync succeeded after retrying', {
+          pod: `${volume.pod.namespace}/${volume.pod.name}`,
+          spc: spc.name,
+          retries: n + 1,
+        });
         break;
       }
     }
@@ -196,7 +205,10 @@ export class VolumeSecretSync {
     const failures: string[] = [];
     for (const object of volume.spc.secretObjects) {
       const problem = await this.syncOne(volume, object, trigger);
-      if (problem === undefined) { state.reported.delete(object.secretName); continue; }
+      if (problem === undefined) {
+        state.reported.delete(object.secretName);
+        continue;
+      }
       if (problem.failure) failures.push(problem.message);
       if (state.forgotten) continue;
       const isNew = state.reported.get(object.secretName) !== problem.message;
@@ -208,28 +220,61 @@ export class VolumeSecretSync {
   }
 
   /** Syncs one Secret; undefined when it is in place, else the problem (a conflict is not a failure: nothing to retry). */
-  private async syncOne(volume: SyncedVolume, object: SecretObject, trigger: SyncTrigger): Promise<{ message: string; failure: boolean } | undefined> {
+  private async syncOne(
+    volume: SyncedVolume,
+    object: SecretObject,
+    trigger: SyncTrigger,
+  ): Promise<{ message: string; failure: boolean } | undefined> {
     const { pod, spc } = volume;
     const started = performance.now();
     try {
-      const outcome = await this.deps.secrets.sync(pod, volume.targetPath, object, volume.owners, spc.annotations[ON_OBJECT_REMOVED_ANNOTATION] === 'remove');
-      if (outcome === 'created' || outcome === 'updated') this.deps.synced(spc.provider, (performance.now() - started) / 1000);
+      const outcome = await this.deps.secrets.sync(
+        pod,
+        volume.targetPath,
+        object,
+        volume.owners,
+        spc.annotations[ON_OBJECT_REMOVED_ANNOTATION] === 'remove',
+      );
+      if (outcome === 'created' || outcome === 'updated')
+        this.deps.synced(spc.provider, (performance.now() - started) / 1000);
       if (outcome === 'updated' && trigger === 'rotation') {
-        await this.deps.events.event(pod, 'Normal', 'SecretRotationComplete', `Secret ${pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`);
+        await this.deps.events.event(
+          pod,
+          'Normal',
+          'SecretRotationComplete',
+          `Secret ${pod.namespace}/${object.secretName} updated with rotated content from SecretProviderClass ${spc.name}`,
+        );
       }
       if (outcome === 'created' && (trigger === 'retry' || trigger === 'resync')) {
-        this.deps.logger.info('Secret re-created from the mounted files', { secretName: `${pod.namespace}/${object.secretName}`, trigger });
+        this.deps.logger.info('Secret re-created from the mounted files', {
+          secretName: `${pod.namespace}/${object.secretName}`,
+          trigger,
+        });
       }
       if (outcome !== 'conflict') return undefined;
-      return { failure: false, message: `Secret ${pod.namespace}/${object.secretName} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged` };
+      return {
+        failure: false,
+        message: `Secret ${pod.namespace}/${object.secretName} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`,
+      };
     } catch (err) {
       const e = toSscError(err);
-      this.deps.logger.warn('Secret sync failed', { secretName: `${pod.namespace}/${object.secretName}`, pod: `${pod.namespace}/${pod.name}`, trigger, reason: e.reason, error: e.message });
+      this.deps.logger.warn('Secret sync failed', {
+        secretName: `${pod.namespace}/${object.secretName}`,
+        pod: `${pod.namespace}/${pod.name}`,
+        trigger,
+        reason: e.reason,
+        error: e.message,
+      });
       return { failure: true, message: `failed to sync Secret ${pod.namespace}/${object.secretName}: ${e.message}` };
     }
   }
 
-  private async report(volume: SyncedVolume, object: SecretObject, problem: { message: string; failure: boolean }, trigger: SyncTrigger): Promise<void> {
+  private async report(
+    volume: SyncedVolume,
+    object: SecretObject,
+    problem: { message: string; failure: boolean },
+    trigger: SyncTrigger,
+  ): Promise<void> {
     const { pod } = volume;
     if (!problem.failure) {
       await this.deps.events.event(pod, 'Warning', 'SecretOwnershipConflict', problem.message);
@@ -237,14 +282,26 @@ export class VolumeSecretSync {
     }
     await this.deps.events.event(pod, 'Warning', 'FailedToCreateSecret', problem.message);
     if (trigger === 'rotation') {
-      await this.deps.events.event(pod, 'Warning', 'SecretRotationFailed', `Secret ${pod.namespace}/${object.secretName} was not updated after rotation (retrying): ${problem.message}`);
+      await this.deps.events.event(
+        pod,
+        'Warning',
+        'SecretRotationFailed',
+        `Secret ${pod.namespace}/${object.secretName} was not updated after rotation (retrying): ${problem.message}`,
+      );
     }
   }
 
   /** Writes status.secretSyncError when it differs from what the status object holds. */
-  private async recordOutcome(volume: SyncedVolume, trigger: SyncTrigger, state: VolumeState, message: string): Promise<void> {
+  private async recordOutcome(
+    volume: SyncedVolume,
+    trigger: SyncTrigger,
+    state: VolumeState,
+    message: string,
+  ): Promise<void> {
     // A publish knows what it just wrote or read; background passes trust their own last write first.
-    const recorded = KNOWS_STATUS.has(trigger) ? volume.recordedError ?? state.recorded : state.recorded ?? volume.recordedError;
+    const recorded = KNOWS_STATUS.has(trigger)
+      ? (volume.recordedError ?? state.recorded)
+      : (state.recorded ?? volume.recordedError);
     if (recorded === message || (recorded === undefined && message === '')) {
       state.recorded = message;
       return;
@@ -253,7 +310,10 @@ export class VolumeSecretSync {
       await this.deps.recordError(volume.pod, volume.spc.name, message);
       state.recorded = message;
     } catch (err) {
-      this.deps.logger.warn('could not record secretSyncError on the pod status object', { pod: `${volume.pod.namespace}/${volume.pod.name}`, error: toSscError(err).message });
+      this.deps.logger.warn('could not record secretSyncError on the pod status object', {
+        pod: `${volume.pod.namespace}/${volume.pod.name}`,
+        error: toSscError(err).message,
+      });
     }
   }
 }

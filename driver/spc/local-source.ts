@@ -27,7 +27,10 @@ const MAX_FILES_NAMED = 3;
 
 /** The first line of a YAML parser message (the rest quotes the file), bounded. */
 function yamlErrorText(err: unknown): string {
-  return String((err as Error).message ?? err).split('\n')[0]!.replace(/:$/, '').slice(0, 200);
+  return String((err as Error).message ?? err)
+    .split('\n')[0]!
+    .replace(/:$/, '')
+    .slice(0, 200);
 }
 
 /**
@@ -40,7 +43,10 @@ function yamlErrorText(err: unknown): string {
 export class LocalSecretProviderClassSource implements SecretProviderClassSource {
   private readonly parsed = new Map<string, ParsedFile>();
 
-  constructor(private readonly dir: string, private readonly logger: Logger) {}
+  constructor(
+    private readonly dir: string,
+    private readonly logger: Logger,
+  ) {}
 
   /**
    * The source for `--spc-dir`, refused at startup when the directory is missing: a typo
@@ -48,7 +54,11 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
    */
   static async open(dir: string, logger: Logger): Promise<LocalSecretProviderClassSource> {
     const s = await stat(dir).catch((err: NodeJS.ErrnoException) => {
-      throw new Error(err.code === 'ENOENT' ? `--spc-dir ${dir} does not exist` : `cannot read --spc-dir ${dir} (${err.code ?? 'error'})`);
+      throw new Error(
+        err.code === 'ENOENT'
+          ? `--spc-dir ${dir} does not exist`
+          : `cannot read --spc-dir ${dir} (${err.code ?? 'error'})`,
+      );
     });
     if (!s.isDirectory()) throw new Error(`--spc-dir ${dir} is not a directory`);
     return new LocalSecretProviderClassSource(dir, logger);
@@ -63,9 +73,14 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
       const invalid = file.invalid.get(`${namespace}/${name}`);
       if (invalid) throw invalid;
     }
-    const unparsable = [...this.parsed].filter(([, f]) => f.parseError !== undefined).slice(0, MAX_FILES_NAMED)
-      .map(([file, f]) => `; ${file} does not parse: ${f.parseError}`).join('');
-    throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found in ${this.dir}${unparsable}`, { reason: 'SecretProviderClassNotFound' });
+    const unparsable = [...this.parsed]
+      .filter(([, f]) => f.parseError !== undefined)
+      .slice(0, MAX_FILES_NAMED)
+      .map(([file, f]) => `; ${file} does not parse: ${f.parseError}`)
+      .join('');
+    throw new SscError('not-found', `SecretProviderClass ${namespace}/${name} not found in ${this.dir}${unparsable}`, {
+      reason: 'SecretProviderClassNotFound',
+    });
   }
 
   /** Every valid class in the folder. */
@@ -74,11 +89,15 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
     try {
       names = (await readdir(this.dir)).filter((n) => /\.ya?ml$/.test(n)).sort();
     } catch (err) {
-      throw new SscError('unavailable', `cannot read --spc-dir ${this.dir}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { reason: 'SecretProviderClassSourceUnavailable' });
+      throw new SscError(
+        'unavailable',
+        `cannot read --spc-dir ${this.dir}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+        { reason: 'SecretProviderClassSourceUnavailable' },
+      );
     }
     for (const file of this.parsed.keys()) if (!names.includes(file)) this.parsed.delete(file);
     const classes: SecretProviderClass[] = [];
-    for (const file of names) classes.push(...await this.parseFile(file));
+    for (const file of names) classes.push(...(await this.parseFile(file)));
     return classes;
   }
 
@@ -105,7 +124,7 @@ export class LocalSecretProviderClassSource implements SecretProviderClassSource
       try {
         classes.push(parseSecretProviderClass(obj));
       } catch (err) {
-        const meta = ((obj as { metadata?: { name?: unknown; namespace?: unknown } }).metadata ?? {});
+        const meta = (obj as { metadata?: { name?: unknown; namespace?: unknown } }).metadata ?? {};
         const key = `${typeof meta.namespace === 'string' && meta.namespace ? meta.namespace : 'default'}/${String(meta.name ?? '')}`;
         if (err instanceof SscError) invalid.set(key, err);
         this.logger.warn('skipping invalid SecretProviderClass', { file, error: (err as Error).message });

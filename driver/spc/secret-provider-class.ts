@@ -31,7 +31,9 @@ export const SPC_API_GROUP = 'secrets-store.csi.x-k8s.io';
 export const SPC_KIND = 'SecretProviderClass';
 
 function bad(where: string, message: string): SscError {
-  return new SscError('invalid-argument', `SecretProviderClass ${where}: ${message}`, { reason: 'InvalidSecretProviderClass' });
+  return new SscError('invalid-argument', `SecretProviderClass ${where}: ${message}`, {
+    reason: 'InvalidSecretProviderClass',
+  });
 }
 
 function stringMap(value: unknown, where: string, field: string): Record<string, string> {
@@ -52,7 +54,8 @@ function parseSecretObjects(value: unknown, where: string): SecretObject[] {
     const field = `spec.secretObjects[${i}]`;
     if (typeof raw !== 'object' || raw === null) throw bad(where, `${field} must be an object`);
     const o = raw as Record<string, unknown>;
-    if (typeof o['secretName'] !== 'string' || o['secretName'] === '') throw bad(where, `${field}.secretName is required`);
+    if (typeof o['secretName'] !== 'string' || o['secretName'] === '')
+      throw bad(where, `${field}.secretName is required`);
     if (o['type'] !== undefined && typeof o['type'] !== 'string') throw bad(where, `${field}.type must be a string`);
     const data = o['data'] ?? [];
     if (!Array.isArray(data)) throw bad(where, `${field}.data must be a list`);
@@ -69,7 +72,11 @@ function parseSecretObjects(value: unknown, where: string): SecretObject[] {
         if (objectName === '') throw bad(where, `${df}.objectName is required`);
         // objectName names a file inside the mounted volume; anything else could read the node's files.
         const problem = pathProblem(objectName);
-        if (problem) throw bad(where, `${df}.objectName ${JSON.stringify(objectName.slice(0, 100))} is not a path inside the volume: ${problem}`);
+        if (problem)
+          throw bad(
+            where,
+            `${df}.objectName ${JSON.stringify(objectName.slice(0, 100))} is not a path inside the volume: ${problem}`,
+          );
         const key = typeof e['key'] === 'string' ? e['key'].trim() : '';
         if (key === '') throw bad(where, `${df}.key is required`);
         return { objectName, key };
@@ -87,7 +94,8 @@ export function parseSecretProviderClass(obj: unknown, defaultNamespace = 'defau
   const o = obj as Record<string, unknown>;
   const meta = (o['metadata'] ?? {}) as Record<string, unknown>;
   const name = typeof meta['name'] === 'string' ? meta['name'] : '';
-  const namespace = typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : defaultNamespace;
+  const namespace =
+    typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : defaultNamespace;
   const where = `${namespace}/${name || '(unnamed)'}`;
   if (name === '') throw bad(where, 'metadata.name is required');
   const apiVersion = typeof o['apiVersion'] === 'string' ? o['apiVersion'] : '';

@@ -4,7 +4,14 @@ import { SscError, toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import { Pacer } from '../../lib/pacer.js';
 import type { Payload } from './payload.js';
-import { DATA_DIR_LINK, DATA_DIR_TMP_LINK, readDataLink, repairCounts, repaired, repairTarget } from './payload-repair.js';
+import {
+  DATA_DIR_LINK,
+  DATA_DIR_TMP_LINK,
+  readDataLink,
+  repairCounts,
+  repaired,
+  repairTarget,
+} from './payload-repair.js';
 import { dirModeFor, ownLink, ownTopLevel } from './ownership.js';
 import { readState, setDirGroup, stateOf, writeFiles } from './payload-files.js';
 import { removeTree } from './remove-tree.js';
@@ -24,7 +31,8 @@ export interface WriteResult {
  * The steps of a write, in order; a crash after any of them leaves a target that
  * repairTarget brings back to the old or the new payload, whole.
  */
-export type WriteStep = 'payload-dir-created' | 'payload-written' | 'links-added' | 'data-swapped' | 'links-removed' | 'old-payload-removed';
+export type WriteStep =
+  'payload-dir-created' | 'payload-written' | 'links-added' | 'data-swapped' | 'links-removed' | 'old-payload-removed';
 
 /** Options of the writer. */
 export interface AtomicWriterOptions {
@@ -104,24 +112,44 @@ export class AtomicWriter<Tag = never> {
    * Writes `payload` into `targetDir` unless every byte and mode (and with mount group
    * `gid`, every file's group) already matches.
    */
-  async write(targetDir: string, payload: Payload, volatile: Payload, now: Date, tag?: Tag, gid?: number): Promise<WriteResult> {
+  async write(
+    targetDir: string,
+    payload: Payload,
+    volatile: Payload,
+    now: Date,
+    tag?: Tag,
+    gid?: number,
+  ): Promise<WriteResult> {
     const pacer = new Pacer(this.options.sliceMs);
     const cached = this.known.get(targetDir);
     // A target this writer knows nothing of is repaired below, which reads `..data` itself.
     let oldDirName = cached === undefined ? undefined : readDataLink(targetDir);
     // Trusted only while `..data` still leads where this writer put it (one lstat).
-    const trusted = cached !== undefined && oldDirName === cached.dataDir && !this.cleanupOwed.has(targetDir)
-      && lstatSync(join(targetDir, cached.dataDir), { throwIfNoEntry: false })?.isDirectory() === true ? cached : undefined;
+    const trusted =
+      cached !== undefined &&
+      oldDirName === cached.dataDir &&
+      !this.cleanupOwed.has(targetDir) &&
+      lstatSync(join(targetDir, cached.dataDir), { throwIfNoEntry: false })?.isDirectory() === true
+        ? cached
+        : undefined;
     let links = trusted?.links;
     if (trusted === undefined) {
       // Not written by this process (a restart) or not cleaned up: mend leftovers first.
       const repair = await repairTarget(targetDir, pacer);
-      if (repaired(repair)) this.options.logger?.info('repaired a volume left incomplete by an earlier write', { targetPath: targetDir, ...repairCounts(repair) });
+      if (repaired(repair))
+        this.options.logger?.info('repaired a volume left incomplete by an earlier write', {
+          targetPath: targetDir,
+          ...repairCounts(repair),
+        });
       this.cleanupOwed.delete(targetDir);
       oldDirName = repair.dataDir;
       links = repair.links;
     }
-    const current = trusted?.files ?? (oldDirName === undefined ? undefined : await readState(join(targetDir, oldDirName), new Set(volatile.keys()), pacer));
+    const current =
+      trusted?.files ??
+      (oldDirName === undefined
+        ? undefined
+        : await readState(join(targetDir, oldDirName), new Set(volatile.keys()), pacer));
     const desired = await stateOf(payload, gid, pacer);
     const plan = await planWrite(current, desired, links ?? [], pacer);
     // planWrite reports a change whenever nothing is on disk yet, so oldDirName is set here.
@@ -146,7 +174,15 @@ export class AtomicWriter<Tag = never> {
   }
 
   /** Writes the new payload directory, adds links, swaps `..data`, cleans up; returns the new directory's name. */
-  private async swapIn(targetDir: string, files: readonly Payload[], now: Date, plan: WritePlan, oldDirName: string | undefined, gid: number | undefined, pacer: Pacer): Promise<string> {
+  private async swapIn(
+    targetDir: string,
+    files: readonly Payload[],
+    now: Date,
+    plan: WritePlan,
+    oldDirName: string | undefined,
+    gid: number | undefined,
+    pacer: Pacer,
+  ): Promise<string> {
     const newDir = mkdtempSync(join(targetDir, timestampedPrefix(now)));
     const added: string[] = [];
     try {
@@ -188,7 +224,10 @@ export class AtomicWriter<Tag = never> {
       this.step('old-payload-removed', targetDir);
     } catch (err) {
       this.cleanupOwed.add(targetDir);
-      this.options.logger?.warn('new payload is live, but removing the old one failed; retrying on the next write', { targetPath: targetDir, error: toSscError(err).message });
+      this.options.logger?.warn('new payload is live, but removing the old one failed; retrying on the next write', {
+        targetPath: targetDir,
+        error: toSscError(err).message,
+      });
     }
     return basename(newDir);
   }
@@ -204,7 +243,10 @@ export class AtomicWriter<Tag = never> {
     } catch (err) {
       // Whatever is left is repaired by the next write (the target is no longer trusted).
       this.cleanupOwed.add(targetDir);
-      this.options.logger?.warn('could not remove an unfinished payload; it is removed on the next write', { targetPath: targetDir, error: toSscError(err).message });
+      this.options.logger?.warn('could not remove an unfinished payload; it is removed on the next write', {
+        targetPath: targetDir,
+        error: toSscError(err).message,
+      });
     }
   }
 }
@@ -215,11 +257,20 @@ function addLink(targetDir: string, name: string): void {
     symlinkSync(`${DATA_DIR_LINK}/${name}`, join(targetDir, name));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    throw new SscError('failed-precondition', `${join(targetDir, name)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`);
+    throw new SscError(
+      'failed-precondition',
+      `${join(targetDir, name)} exists and is not a link into ${DATA_DIR_LINK}; refusing to replace it`,
+    );
   }
 }
 
 /** Writes atomically without remembering anything (tests, one-off writes). */
-export async function writeAtomically(targetDir: string, payload: Payload, volatile: Payload, now: Date, gid?: number): Promise<WriteResult> {
+export async function writeAtomically(
+  targetDir: string,
+  payload: Payload,
+  volatile: Payload,
+  now: Date,
+  gid?: number,
+): Promise<WriteResult> {
   return new AtomicWriter().write(targetDir, payload, volatile, now, undefined, gid);
 }

@@ -21,7 +21,9 @@ export interface VersionsDocument {
  */
 export function metadataFileName(id: string): string {
   // `~` is escaped too: it marks shortened names below, so no id can spell one.
-  let name = encodeURIComponent(id).replace(/~/g, '%7E').replace(/^\.{1,2}$/, (dots) => '%2E'.repeat(dots.length));
+  let name = encodeURIComponent(id)
+    .replace(/~/g, '%7E')
+    .replace(/^\.{1,2}$/, (dots) => '%2E'.repeat(dots.length));
   if (name === 'versions.json') name = '%76ersions.json'; // still decodes to the id, cannot clash
   if (Buffer.byteLength(name) > 200) {
     name = `${name.slice(0, 120)}~${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
@@ -36,16 +38,20 @@ export function sortVersions(versions: readonly ObjectVersion[]): ObjectVersion[
 
 /** The per-object `.metadata/<id>` files: compared on every write like the secrets. */
 export function metadataFiles(versions: readonly ObjectVersion[]): Map<string, PayloadFile> {
-  return new Map(sortVersions(versions).map((v) => [
-    `${METADATA_DIR}/${metadataFileName(v.id)}`,
-    { mode: METADATA_FILE_MODE, contents: Buffer.from(v.version) },
-  ]));
+  return new Map(
+    sortVersions(versions).map((v) => [
+      `${METADATA_DIR}/${metadataFileName(v.id)}`,
+      { mode: METADATA_FILE_MODE, contents: Buffer.from(v.version) },
+    ]),
+  );
 }
 
 /** The volatile `.metadata/versions.json` (its write time alone never forces a rewrite). */
 export function versionsFile(versions: readonly ObjectVersion[], now: Date): Payload {
   const doc: VersionsDocument = { objects: sortVersions(versions), writeTime: now.toISOString() };
-  return new Map([[VERSIONS_FILE, { mode: METADATA_FILE_MODE, contents: Buffer.from(JSON.stringify(doc, null, 2) + '\n') }]]);
+  return new Map([
+    [VERSIONS_FILE, { mode: METADATA_FILE_MODE, contents: Buffer.from(JSON.stringify(doc, null, 2) + '\n') }],
+  ]);
 }
 
 /** Reads the object versions currently mounted at `targetPath`; empty when none or unreadable. */
@@ -53,7 +59,8 @@ export async function readMountedVersions(targetPath: string): Promise<ObjectVer
   try {
     const doc = JSON.parse(await readFile(join(targetPath, VERSIONS_FILE), 'utf8')) as Partial<VersionsDocument>;
     if (!Array.isArray(doc.objects)) return [];
-    return doc.objects.filter((o): o is ObjectVersion => typeof o?.id === 'string' && typeof o?.version === 'string')
+    return doc.objects
+      .filter((o): o is ObjectVersion => typeof o?.id === 'string' && typeof o?.version === 'string')
       .map((o) => ({ id: o.id, version: o.version }));
   } catch {
     return [];

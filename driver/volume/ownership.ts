@@ -54,7 +54,12 @@ export function ownLink(path: string, gid: number): void {
  * Gives the target directory and its top-level links to mount group `gid`, right before
  * the swap: links kept from an earlier write for another group change with the payload.
  */
-export async function ownTopLevel(targetDir: string, links: readonly string[], gid: number, pacer: Pacer): Promise<void> {
+export async function ownTopLevel(
+  targetDir: string,
+  links: readonly string[],
+  gid: number,
+  pacer: Pacer,
+): Promise<void> {
   ownDirectory(targetDir, gid);
   for (const name of links) {
     ownLink(join(targetDir, name), gid);

@@ -6,7 +6,13 @@ import { MAX_ON_DISK_PATH_BYTES, PAYLOAD_DIR_NAME_BYTES, pathProblem } from '../
 import { quoted } from '../../lib/untrusted-text.js';
 
 export {
-  MAX_ELEMENT_BYTES, MAX_ON_DISK_PATH_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, METADATA_DIR, PAYLOAD_DIR_NAME_BYTES, pathProblem,
+  MAX_ELEMENT_BYTES,
+  MAX_ON_DISK_PATH_BYTES,
+  MAX_PATH_BYTES,
+  MAX_PATH_DEPTH,
+  METADATA_DIR,
+  PAYLOAD_DIR_NAME_BYTES,
+  pathProblem,
 } from '../../lib/provider-file-path.js';
 
 /**
@@ -16,7 +22,8 @@ export {
  */
 export function onDiskProblem(targetPath: string, path: string): string | undefined {
   const bytes = Buffer.byteLength(targetPath) + 1 + PAYLOAD_DIR_NAME_BYTES + 1 + Buffer.byteLength(path);
-  if (bytes > MAX_ON_DISK_PATH_BYTES) return `path would be ${bytes} bytes long on disk (target path, payload directory and path), more than ${MAX_ON_DISK_PATH_BYTES}`;
+  if (bytes > MAX_ON_DISK_PATH_BYTES)
+    return `path would be ${bytes} bytes long on disk (target path, payload directory and path), more than ${MAX_ON_DISK_PATH_BYTES}`;
   return undefined;
 }
 
@@ -51,20 +58,29 @@ export class PathSetChecker {
   constructor(private readonly targetPath?: string) {}
 
   add(path: string): void {
-    const problem = pathProblem(path) ?? (this.targetPath === undefined ? undefined : onDiskProblem(this.targetPath, path));
+    const problem =
+      pathProblem(path) ?? (this.targetPath === undefined ? undefined : onDiskProblem(this.targetPath, path));
     if (problem) throw rejected(`provider returned an invalid file path ${quotePath(path)}: ${problem}`);
     const elements = path.split('/');
     let dir = this.root;
     for (let i = 0; i < elements.length - 1; i++) {
       const name = elements[i] as string;
       const next = dir.get(name);
-      if (next === FILE) throw rejected(`provider returned ${quotePath(elements.slice(0, i + 1).join('/'))} both as a file and as a directory`);
-      if (next === undefined) { const created: Tree = new Map(); dir.set(name, created); dir = created; } else dir = next;
+      if (next === FILE)
+        throw rejected(
+          `provider returned ${quotePath(elements.slice(0, i + 1).join('/'))} both as a file and as a directory`,
+        );
+      if (next === undefined) {
+        const created: Tree = new Map();
+        dir.set(name, created);
+        dir = created;
+      } else dir = next;
     }
     const last = elements[elements.length - 1] as string;
     const existing = dir.get(last);
     if (existing === FILE) throw rejected(`provider returned the file path ${quotePath(path)} more than once`);
-    if (existing !== undefined) throw rejected(`provider returned ${quotePath(path)} both as a file and as a directory`);
+    if (existing !== undefined)
+      throw rejected(`provider returned ${quotePath(path)} both as a file and as a directory`);
     dir.set(last, FILE);
   }
 }

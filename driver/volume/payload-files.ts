@@ -1,4 +1,15 @@
-import { chmodSync, chownSync, closeSync, fchmodSync, fchownSync, lstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Pacer } from '../../lib/pacer.js';
 import { dirEntries } from './dir-entries.js';
@@ -32,10 +43,18 @@ export async function readState(dir: string, skip: ReadonlySet<string>, pacer: P
  * Mode, group and digest every file of a payload gets on disk (what the writer remembers
  * instead of bytes): with a mount group, its group and the group rule's mode.
  */
-export async function stateOf(payload: Payload, gid: number | undefined, pacer: Pacer): Promise<Map<string, FileState>> {
+export async function stateOf(
+  payload: Payload,
+  gid: number | undefined,
+  pacer: Pacer,
+): Promise<Map<string, FileState>> {
   const state = new Map<string, FileState>();
   for (const [path, f] of payload) {
-    state.set(path, { mode: fileModeFor(f.mode, gid), sha256: sha256(f.contents), ...(gid === undefined ? {} : { gid }) });
+    state.set(path, {
+      mode: fileModeFor(f.mode, gid),
+      sha256: sha256(f.contents),
+      ...(gid === undefined ? {} : { gid }),
+    });
     if (pacer.due()) await pacer.pause();
   }
   return state;
@@ -72,7 +91,12 @@ function writeFile(path: string, contents: Buffer, mode: number, umask: number, 
  * Writes `payloads` into the new payload directory `dir`: parent directories first (0755,
  * or for mount group `gid` 02755 and that group), then each file with its mode.
  */
-export async function writeFiles(dir: string, payloads: readonly Payload[], gid: number | undefined, pacer: Pacer): Promise<void> {
+export async function writeFiles(
+  dir: string,
+  payloads: readonly Payload[],
+  gid: number | undefined,
+  pacer: Pacer,
+): Promise<void> {
   // Read per write: chmod is only needed where the umask would narrow a requested mode.
   const umask = process.umask();
   // Each path's parents in order of length, so a directory always comes before its
@@ -80,7 +104,8 @@ export async function writeFiles(dir: string, payloads: readonly Payload[], gid:
   const dirs = new Set<string>();
   for (const files of payloads) {
     for (const path of files.keys()) {
-      for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) dirs.add(path.slice(0, slash));
+      for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1))
+        dirs.add(path.slice(0, slash));
       if (pacer.due()) await pacer.pause();
     }
   }

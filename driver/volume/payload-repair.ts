@@ -33,7 +33,8 @@ export function readDataLink(targetDir: string): string | undefined {
   } catch (err) {
     // Removed or replaced since the lstat: answer as if read a moment later.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    if ((err as NodeJS.ErrnoException).code === 'EINVAL') throw new SscError('failed-precondition', `${link} is not a symlink`);
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL')
+      throw new SscError('failed-precondition', `${link} is not a symlink`);
     throw err;
   }
 }
@@ -59,7 +60,11 @@ export function repaired(result: RepairResult): boolean {
 
 /** The sizes of a repair, for a log line (a volume may have thousands of names). */
 export function repairCounts(result: RepairResult): { removedDirs: number; removedLinks: number; addedLinks: number } {
-  return { removedDirs: result.removedDirs.length, removedLinks: result.removedLinks.length, addedLinks: result.addedLinks.length };
+  return {
+    removedDirs: result.removedDirs.length,
+    removedLinks: result.removedLinks.length,
+    addedLinks: result.addedLinks.length,
+  };
 }
 
 function linkTarget(path: string): string | undefined {
@@ -83,7 +88,10 @@ export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<Re
   let dataDir = readDataLink(targetDir);
   if (dataDir !== undefined && !isPayloadDirName(dataDir)) {
     // Only the writer makes `..data`, always naming a sibling payload directory.
-    throw new SscError('failed-precondition', `${join(targetDir, DATA_DIR_LINK)} points at ${JSON.stringify(dataDir.slice(0, 64))}, not at a payload directory; refusing to touch the volume`);
+    throw new SscError(
+      'failed-precondition',
+      `${join(targetDir, DATA_DIR_LINK)} points at ${JSON.stringify(dataDir.slice(0, 64))}, not at a payload directory; refusing to touch the volume`,
+    );
   }
   if (dataDir !== undefined && lstatSync(join(targetDir, dataDir), { throwIfNoEntry: false })?.isDirectory() !== true) {
     // `..data` leads nowhere: only tampering does that (the writer removes a payload
@@ -99,10 +107,18 @@ export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<Re
     if (name === DATA_DIR_TMP_LINK || (entry.isDirectory() && isPayloadDirName(name) && name !== dataDir)) {
       await removeTree(join(targetDir, name), pacer);
       removedDirs.push(name);
-    } else if (!name.startsWith('..') && entry.isSymbolicLink() && linkTarget(join(targetDir, name)) === `${DATA_DIR_LINK}/${name}`) {
-      const resolves = dataDir !== undefined && lstatSync(join(targetDir, dataDir, name), { throwIfNoEntry: false }) !== undefined;
+    } else if (
+      !name.startsWith('..') &&
+      entry.isSymbolicLink() &&
+      linkTarget(join(targetDir, name)) === `${DATA_DIR_LINK}/${name}`
+    ) {
+      const resolves =
+        dataDir !== undefined && lstatSync(join(targetDir, dataDir, name), { throwIfNoEntry: false }) !== undefined;
       if (resolves) links.push(name);
-      else { unlinkSync(join(targetDir, name)); removedLinks.push(name); }
+      else {
+        unlinkSync(join(targetDir, name));
+        removedLinks.push(name);
+      }
     }
   }
   const addedLinks: string[] = [];
@@ -115,5 +131,11 @@ export async function repairTarget(targetDir: string, pacer?: Pacer): Promise<Re
       links.push(name);
     }
   }
-  return { dataDir, links: links.sort(), removedDirs: removedDirs.sort(), removedLinks: removedLinks.sort(), addedLinks: addedLinks.sort() };
+  return {
+    dataDir,
+    links: links.sort(),
+    removedDirs: removedDirs.sort(),
+    removedLinks: removedLinks.sort(),
+    addedLinks: addedLinks.sort(),
+  };
 }

@@ -13,12 +13,18 @@ import { dirEntries } from './dir-entries.js';
 export async function removeTree(path: string, pacer?: Pacer): Promise<void> {
   const top = lstatSync(path, { throwIfNoEntry: false });
   if (top === undefined) return;
-  if (!top.isDirectory()) { unlinkSync(path); return; }
+  if (!top.isDirectory()) {
+    unlinkSync(path);
+    return;
+  }
   // Each directory is pushed once to be listed and once more (listed) to be removed after its entries.
   const stack: { dir: string; listed: boolean }[] = [{ dir: path, listed: false }];
   while (stack.length > 0) {
     const top = stack.pop() as { dir: string; listed: boolean };
-    if (top.listed) { rmdirSync(top.dir); continue; }
+    if (top.listed) {
+      rmdirSync(top.dir);
+      continue;
+    }
     stack.push({ dir: top.dir, listed: true });
     for await (const entry of dirEntries(top.dir, pacer)) {
       const child = join(top.dir, entry.name);

@@ -43,7 +43,12 @@ export function topLevelName(path: string): string {
  * write time) are left out by the caller. A file's group counts only where `desired`
  * names one (a mount group). Links come in the order of `desired` and `currentLinks`.
  */
-export async function planWrite(current: ReadonlyMap<string, FileState> | undefined, desired: ReadonlyMap<string, FileState>, currentLinks: readonly string[], pacer?: Pacer): Promise<WritePlan> {
+export async function planWrite(
+  current: ReadonlyMap<string, FileState> | undefined,
+  desired: ReadonlyMap<string, FileState>,
+  currentLinks: readonly string[],
+  pacer?: Pacer,
+): Promise<WritePlan> {
   const present = new Set<string>();
   for (const name of currentLinks) {
     present.add(name);
@@ -64,11 +69,20 @@ export async function planWrite(current: ReadonlyMap<string, FileState> | undefi
     if (!wanted.has(name)) linksToRemove.push(name);
     if (pacer?.due()) await pacer.pause();
   }
-  let changed = current === undefined || current.size !== desired.size || linksToAdd.length > 0 || linksToRemove.length > 0;
+  let changed =
+    current === undefined || current.size !== desired.size || linksToAdd.length > 0 || linksToRemove.length > 0;
   if (!changed && current) {
     for (const [path, file] of desired) {
       const now = current.get(path);
-      if (!now || now.mode !== file.mode || now.sha256 !== file.sha256 || (file.gid !== undefined && now.gid !== file.gid)) { changed = true; break; }
+      if (
+        !now ||
+        now.mode !== file.mode ||
+        now.sha256 !== file.sha256 ||
+        (file.gid !== undefined && now.gid !== file.gid)
+      ) {
+        changed = true;
+        break;
+      }
       if (pacer?.due()) await pacer.pause();
     }
   }

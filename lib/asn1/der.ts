@@ -6,7 +6,15 @@ import { TlsInputError } from './tls-input-error.js';
 // indefinite (BER) lengths are refused.
 
 /** Universal tag numbers used here. */
-export const TAG = Object.freeze({ INTEGER: 2, BIT_STRING: 3, OCTET_STRING: 4, NULL: 5, OID: 6, SEQUENCE: 16, SET: 17 });
+export const TAG = Object.freeze({
+  INTEGER: 2,
+  BIT_STRING: 3,
+  OCTET_STRING: 4,
+  NULL: 5,
+  OID: 6,
+  SEQUENCE: 16,
+  SET: 17,
+});
 /** Tag classes (the top two bits of the identifier octet). */
 export const CLASS = Object.freeze({ UNIVERSAL: 0, CONTEXT: 2 });
 
@@ -56,7 +64,13 @@ export function readTlv(buf: Buffer, offset: number, what: string): { tlv: Tlv; 
     if (length < 0x80) throw bad(what, 'non-minimal DER length');
   }
   if (at + length > buf.length) throw bad(what, 'DER data truncated');
-  const tlv = { tagClass: first >> 6, constructed: (first & 0x20) !== 0, tag, content: buf.subarray(at, at + length), full: buf.subarray(offset, at + length) };
+  const tlv = {
+    tagClass: first >> 6,
+    constructed: (first & 0x20) !== 0,
+    tag,
+    content: buf.subarray(at, at + length),
+    full: buf.subarray(offset, at + length),
+  };
   return { tlv, next: at + length };
 }
 
@@ -105,7 +119,8 @@ export function sequence(tlv: Tlv | undefined, what: string, tag: number = TAG.S
 export function integer(tlv: Tlv | undefined, what: string): bigint {
   const c = expectUniversal(tlv, TAG.INTEGER, what).content;
   if (c.length === 0) throw bad(what, 'empty INTEGER');
-  if (c.length > 1 && ((c[0] === 0 && (c[1] as number) < 0x80) || (c[0] === 0xff && (c[1] as number) >= 0x80))) throw bad(what, 'INTEGER not minimally encoded');
+  if (c.length > 1 && ((c[0] === 0 && (c[1] as number) < 0x80) || (c[0] === 0xff && (c[1] as number) >= 0x80)))
+    throw bad(what, 'INTEGER not minimally encoded');
   const value = BigInt(`0x${c.toString('hex')}`);
   return (c[0] as number) >= 0x80 ? value - (1n << BigInt(c.length * 8)) : value;
 }
@@ -130,7 +145,11 @@ export function oid(tlv: Tlv | undefined, what: string): string {
     started = true;
     value = value * 128 + (b & 0x7f);
     if (value > 0x7fffffff) throw bad(what, 'OBJECT IDENTIFIER arc too large');
-    if ((b & 0x80) === 0) { arcs.push(value); value = 0; started = false; }
+    if ((b & 0x80) === 0) {
+      arcs.push(value);
+      value = 0;
+      started = false;
+    }
   }
   if (started) throw bad(what, 'truncated OBJECT IDENTIFIER');
   const head = arcs[0] as number;
@@ -225,14 +244,19 @@ export function encodeTime(date: Date): Buffer {
   const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
   const digits = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
   const year = date.getUTCFullYear();
-  return year >= 1950 && year < 2050 ? encodeTlv(0x17, Buffer.from(digits.slice(2), 'latin1')) : encodeTlv(0x18, Buffer.from(digits, 'latin1'));
+  return year >= 1950 && year < 2050
+    ? encodeTlv(0x17, Buffer.from(digits.slice(2), 'latin1'))
+    : encodeTlv(0x18, Buffer.from(digits, 'latin1'));
 }
 
 /** An X.509 Time (UTCTime or GeneralizedTime, seconds, `Z`) as a Date. */
 export function time(tlv: Tlv | undefined, what: string): Date {
-  if (tlv === undefined || tlv.tagClass !== CLASS.UNIVERSAL || tlv.constructed || (tlv.tag !== 23 && tlv.tag !== 24)) throw bad(what, 'expected UTCTime or GeneralizedTime');
+  if (tlv === undefined || tlv.tagClass !== CLASS.UNIVERSAL || tlv.constructed || (tlv.tag !== 23 && tlv.tag !== 24))
+    throw bad(what, 'expected UTCTime or GeneralizedTime');
   const text = tlv.content.toString('latin1');
-  const m = (tlv.tag === 23 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/ : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/).exec(text);
+  const m = (
+    tlv.tag === 23 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/ : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/
+  ).exec(text);
   if (!m) throw bad(what, 'malformed time');
   let year = Number(m[1]);
   if (tlv.tag === 23) year += year < 50 ? 2000 : 1900;

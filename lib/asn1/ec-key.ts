@@ -1,5 +1,18 @@
 import { createECDH } from 'node:crypto';
-import { encodeInteger, encodeSequence, encodeTlv, expectUniversal, isContext, octets, oid, readTlv, sequence, smallInteger, TAG, type Tlv } from './der.js';
+import {
+  encodeInteger,
+  encodeSequence,
+  encodeTlv,
+  expectUniversal,
+  isContext,
+  octets,
+  oid,
+  readTlv,
+  sequence,
+  smallInteger,
+  TAG,
+  type Tlv,
+} from './der.js';
 import { TlsInputError } from './tls-input-error.js';
 
 // An EC private key as upstream accepts and writes it: Go's x509.ParseECPrivateKey
@@ -29,17 +42,23 @@ export interface EcKey {
 export function parseSec1(der: Buffer, curveOid?: string): EcKey {
   // Go ignores bytes after the structure here (asn1.Unmarshal's rest is dropped).
   const fields = sequence(readTlv(der, 0, 'SEC1 EC private key').tlv, 'SEC1 EC private key');
-  if (smallInteger(fields[0], 'SEC1 EC private key version') !== 1) throw new TlsInputError('SEC1 EC private key: unknown version');
+  if (smallInteger(fields[0], 'SEC1 EC private key version') !== 1)
+    throw new TlsInputError('SEC1 EC private key: unknown version');
   let raw = octets(fields[1], 'SEC1 EC private key');
   const tagged = fields.slice(2, 4).filter((f) => f.constructed);
   const params = tagged.find((f) => isContext(f, 0));
-  const innerOid = params ? oid(readTlv(params.content, 0, 'SEC1 EC private key parameters').tlv, 'SEC1 EC private key parameters') : undefined;
+  const innerOid = params
+    ? oid(readTlv(params.content, 0, 'SEC1 EC private key parameters').tlv, 'SEC1 EC private key parameters')
+    : undefined;
   const publicKey = tagged.find((f) => isContext(f, 1));
   // Go parses the public key (and then ignores it): a malformed BIT STRING fails.
   if (publicKey) checkBitString(readTlv(publicKey.content, 0, 'SEC1 EC public key').tlv);
   const named = curveOid ?? innerOid;
   const curve = named === undefined ? undefined : CURVES.get(named);
-  if (!curve) throw new TlsInputError(`EC private key: unknown elliptic curve${named === undefined ? '' : ` ${named}`} (upstream knows P-224, P-256, P-384 and P-521)`);
+  if (!curve)
+    throw new TlsInputError(
+      `EC private key: unknown elliptic curve${named === undefined ? '' : ` ${named}`} (upstream knows P-224, P-256, P-384 and P-521)`,
+    );
   while (raw.length > curve.size) {
     if (raw[0] !== 0) throw new TlsInputError('EC private key: invalid private key length');
     raw = raw.subarray(1);
@@ -56,7 +75,12 @@ export function parseSec1(der: Buffer, curveOid?: string): EcKey {
 function checkBitString(tlv: Tlv): void {
   const c = expectUniversal(tlv, TAG.BIT_STRING, 'SEC1 EC public key').content;
   const padding = c[0];
-  if (padding === undefined || padding > 7 || (c.length === 1 && padding > 0) || ((c[c.length - 1] as number) & ((1 << padding) - 1)) !== 0) {
+  if (
+    padding === undefined ||
+    padding > 7 ||
+    (c.length === 1 && padding > 0) ||
+    ((c[c.length - 1] as number) & ((1 << padding) - 1)) !== 0
+  ) {
     throw new TlsInputError('EC private key: invalid public key BIT STRING');
   }
 }

@@ -25,7 +25,8 @@ function getLine(data: Buffer): { line: Buffer; rest: Buffer; consumed: number }
 }
 
 // Go's unicode.IsSpace, spelled as UTF-8 byte sequences in a binary string.
-const SPACE = '(?:[\\t\\n\\v\\f\\r ]|\\xC2[\\x85\\xA0]|\\xE1\\x9A\\x80|\\xE2\\x80[\\x80-\\x8A\\xA8\\xA9\\xAF]|\\xE2\\x81\\x9F|\\xE3\\x80\\x80)';
+const SPACE =
+  '(?:[\\t\\n\\v\\f\\r ]|\\xC2[\\x85\\xA0]|\\xE1\\x9A\\x80|\\xE2\\x80[\\x80-\\x8A\\xA8\\xA9\\xAF]|\\xE2\\x81\\x9F|\\xE3\\x80\\x80)';
 const TRIM = new RegExp(`^${SPACE}+|${SPACE}+$`, 'g');
 
 function trimSpace(bytes: Buffer): string {
@@ -88,7 +89,11 @@ export function decodePem(data: Buffer): { block?: PemBlock; rest: Buffer } {
     const trailerLength = type.length + DASHES.length;
     const endTrailer = rest.subarray(endTrailerIndex);
     if (endTrailer.length < trailerLength) continue;
-    if (!endTrailer.subarray(0, type.length).equals(type) || !endTrailer.subarray(type.length, trailerLength).equals(DASHES)) continue;
+    if (
+      !endTrailer.subarray(0, type.length).equals(type) ||
+      !endTrailer.subarray(type.length, trailerLength).equals(DASHES)
+    )
+      continue;
     if (getLine(endTrailer.subarray(trailerLength)).line.length !== 0) continue;
 
     let bytes: Buffer | undefined = Buffer.alloc(0);
@@ -122,7 +127,9 @@ export function encodePem(block: PemBlock): Buffer | undefined {
   if (keys.some((k) => k.includes(':'))) return undefined;
   const ordered = [
     ...keys.filter((k) => k === 'Proc-Type'),
-    ...keys.filter((k) => k !== 'Proc-Type').sort((a, b) => Buffer.compare(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'))),
+    ...keys
+      .filter((k) => k !== 'Proc-Type')
+      .sort((a, b) => Buffer.compare(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'))),
   ];
   let text = `-----BEGIN ${block.type}-----\n`;
   if (ordered.length > 0) text += `${ordered.map((k) => `${k}: ${block.headers.get(k) as string}\n`).join('')}\n`;

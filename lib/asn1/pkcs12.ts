@@ -28,10 +28,13 @@ const ATTRIBUTES: ReadonlyMap<string, { readonly header: string; readonly bmp: b
 ]);
 const BAG_NAMES: ReadonlyMap<string, string> = new Map([
   ['1.2.840.113549.1.12.10.1.1', 'unencrypted key bag (openssl -keypbe NONE)'],
-  ['1.2.840.113549.1.12.10.1.4', 'CRL bag'], ['1.2.840.113549.1.12.10.1.5', 'secret bag'], ['1.2.840.113549.1.12.10.1.6', 'nested safe contents bag'],
+  ['1.2.840.113549.1.12.10.1.4', 'CRL bag'],
+  ['1.2.840.113549.1.12.10.1.5', 'secret bag'],
+  ['1.2.840.113549.1.12.10.1.6', 'nested safe contents bag'],
 ]);
 const ALGORITHM_NAMES: ReadonlyMap<string, string> = new Map([
-  ['1.2.840.113549.1.5.13', 'PBES2 (OpenSSL 3 default; export with -legacy)'], ['2.16.840.1.101.3.4.2.1', 'SHA-256 (OpenSSL 3 default; export with -legacy)'],
+  ['1.2.840.113549.1.5.13', 'PBES2 (OpenSSL 3 default; export with -legacy)'],
+  ['2.16.840.1.101.3.4.2.1', 'SHA-256 (OpenSSL 3 default; export with -legacy)'],
 ]);
 /** Most PBKDF iterations accepted: far above what tools write (2,048), low enough not to stall a sync. */
 export const MAX_PKCS12_ITERATIONS = 1_000_000;
@@ -70,7 +73,9 @@ export function pkcs12Kdf(id: 1 | 2 | 3, salt: Buffer, password: Buffer, iterati
 function pbeDecrypt(algorithm: Tlv[], encrypted: Buffer, password: Buffer): Buffer {
   const algorithmOid = oid(algorithm[0], 'PKCS#12 encryption algorithm');
   if (algorithmOid !== OID_PBE_SHA1_3DES && algorithmOid !== OID_PBE_SHA1_RC2_40) {
-    throw refuse(`encryption algorithm ${named(algorithmOid, ALGORITHM_NAMES)} is not supported (upstream reads 3DES and RC2-40 only)`);
+    throw refuse(
+      `encryption algorithm ${named(algorithmOid, ALGORITHM_NAMES)} is not supported (upstream reads 3DES and RC2-40 only)`,
+    );
   }
   if (!algorithm[1]) throw refuse('encryption parameters missing');
   const params = sequence(readOne(algorithm[1].full, 'PKCS#12 encryption parameters'), 'PKCS#12 encryption parameters');
@@ -79,11 +84,18 @@ function pbeDecrypt(algorithm: Tlv[], encrypted: Buffer, password: Buffer): Buff
   const iv = pkcs12Kdf(2, salt, password, iterations, 8);
   if (encrypted.length === 0) throw refuse('empty encrypted data');
   if (encrypted.length % 8 !== 0) throw refuse('encrypted data is not a multiple of the block size');
-  const decrypted = algorithmOid === OID_PBE_SHA1_3DES
-    ? (() => { const d = createDecipheriv('des-ede3-cbc', pkcs12Kdf(1, salt, password, iterations, 24), iv).setAutoPadding(false); return Buffer.concat([d.update(encrypted), d.final()]); })()
-    : rc2CbcDecrypt(pkcs12Kdf(1, salt, password, iterations, 5), 40, iv, encrypted);
+  const decrypted =
+    algorithmOid === OID_PBE_SHA1_3DES
+      ? (() => {
+          const d = createDecipheriv('des-ede3-cbc', pkcs12Kdf(1, salt, password, iterations, 24), iv).setAutoPadding(
+            false,
+          );
+          return Buffer.concat([d.update(encrypted), d.final()]);
+        })()
+      : rc2CbcDecrypt(pkcs12Kdf(1, salt, password, iterations, 5), 40, iv, encrypted);
   const pad = decrypted[decrypted.length - 1] as number;
-  if (pad === 0 || pad > 8 || !decrypted.subarray(decrypted.length - pad).every((b) => b === pad)) throw refuse('decryption error (is the file password-protected?)');
+  if (pad === 0 || pad > 8 || !decrypted.subarray(decrypted.length - pad).every((b) => b === pad))
+    throw refuse('decryption error (is the file password-protected?)');
   return decrypted.subarray(0, decrypted.length - pad);
 }
 
@@ -91,13 +103,16 @@ function verifyMac(macData: Tlv, message: Buffer): Buffer {
   const fields = sequence(macData, 'PKCS#12 MAC');
   const digestInfo = sequence(fields[0], 'PKCS#12 MAC');
   const algorithmOid = oid(sequence(digestInfo[0], 'PKCS#12 MAC algorithm')[0], 'PKCS#12 MAC algorithm');
-  if (algorithmOid !== OID_SHA1) throw refuse(`MAC digest ${named(algorithmOid, ALGORITHM_NAMES)} is not supported (upstream reads SHA-1 only)`);
+  if (algorithmOid !== OID_SHA1)
+    throw refuse(`MAC digest ${named(algorithmOid, ALGORITHM_NAMES)} is not supported (upstream reads SHA-1 only)`);
   const digest = octets(digestInfo[1], 'PKCS#12 MAC');
   const salt = octets(fields[1], 'PKCS#12 MAC salt');
   const iterations = fields[2] ? smallInteger(fields[2], 'PKCS#12 MAC iterations') : 1;
   // The empty password is the BMP string terminator (two zero bytes); some writers use no bytes at all.
   for (const password of [Buffer.alloc(2), Buffer.alloc(0)]) {
-    const expected = createHmac('sha1', pkcs12Kdf(3, salt, password, iterations, 20)).update(message).digest();
+    const expected = createHmac('sha1', pkcs12Kdf(3, salt, password, iterations, 20))
+      .update(message)
+      .digest();
     if (digest.length === expected.length && timingSafeEqual(digest, expected)) return password;
   }
   throw refuse('the MAC does not verify with an empty password (is the file password-protected?)');
@@ -105,7 +120,8 @@ function verifyMac(macData: Tlv, message: Buffer): Buffer {
 
 function bmpString(bytes: Buffer): string {
   if (bytes.length % 2 !== 0) throw refuse('odd-length BMP string');
-  const body = bytes.length >= 2 && bytes[bytes.length - 1] === 0 && bytes[bytes.length - 2] === 0 ? bytes.subarray(0, -2) : bytes;
+  const body =
+    bytes.length >= 2 && bytes[bytes.length - 1] === 0 && bytes[bytes.length - 2] === 0 ? bytes.subarray(0, -2) : bytes;
   // Node's UTF-8 encoder turns unpaired surrogates into U+FFFD, as Go's utf16.Decode does.
   return Buffer.from(Buffer.from(body).swap16().toString('utf16le'), 'utf8').toString('latin1');
 }
@@ -119,7 +135,10 @@ function bagHeaders(attributes: Tlv | undefined): Map<string, string> {
     const known = ATTRIBUTES.get(oid(fields[0], 'PKCS#12 attribute'));
     if (!known) continue;
     const value = readOne(fields[1].content, 'PKCS#12 attribute value');
-    headers.set(known.header, known.bmp ? bmpString(value.content) : octets(value, 'PKCS#12 localKeyId').toString('hex'));
+    headers.set(
+      known.header,
+      known.bmp ? bmpString(value.content) : octets(value, 'PKCS#12 localKeyId').toString('hex'),
+    );
   }
   return headers;
 }
@@ -133,14 +152,23 @@ function convertBag(bag: Tlv, password: Buffer): PemBlock {
   const inner = readOne(value.content, 'PKCS#12 safe bag value');
   if (bagOid === OID_CERT_BAG) {
     const certBag = sequence(inner, 'PKCS#12 certificate bag');
-    if (oid(certBag[0], 'PKCS#12 certificate bag') !== OID_X509_CERT) throw refuse('only X.509 certificates are supported');
+    if (oid(certBag[0], 'PKCS#12 certificate bag') !== OID_X509_CERT)
+      throw refuse('only X.509 certificates are supported');
     const explicit = certBag[1];
     if (!isContext(explicit, 0)) throw refuse('certificate bag without a certificate');
-    return { type: 'CERTIFICATE', headers, bytes: octets(readOne(explicit.content, 'PKCS#12 certificate'), 'PKCS#12 certificate') };
+    return {
+      type: 'CERTIFICATE',
+      headers,
+      bytes: octets(readOne(explicit.content, 'PKCS#12 certificate'), 'PKCS#12 certificate'),
+    };
   }
   if (bagOid === OID_SHROUDED_KEY_BAG) {
     const info = sequence(inner, 'PKCS#12 shrouded key bag');
-    const pkcs8 = pbeDecrypt(sequence(info[0], 'PKCS#12 key encryption algorithm'), octets(info[1], 'PKCS#12 shrouded key bag'), password);
+    const pkcs8 = pbeDecrypt(
+      sequence(info[0], 'PKCS#12 key encryption algorithm'),
+      octets(info[1], 'PKCS#12 shrouded key bag'),
+      password,
+    );
     readOne(pkcs8, 'PKCS#12 decrypted key');
     return { ...upstreamKeyBlock(parsePkcs8(pkcs8)), type: 'PRIVATE KEY', headers };
   }
@@ -157,7 +185,8 @@ function safeContents(contentInfo: Tlv, password: Buffer): Tlv[] {
     data = octets(readOne(content.content, 'PKCS#12 data'), 'PKCS#12 data');
   } else if (type === OID_ENCRYPTED_DATA) {
     const encryptedData = sequence(readOne(content.content, 'PKCS#12 encrypted data'), 'PKCS#12 encrypted data');
-    if (smallInteger(encryptedData[0], 'PKCS#12 encrypted data version') !== 0) throw refuse('only version 0 of EncryptedData is supported');
+    if (smallInteger(encryptedData[0], 'PKCS#12 encrypted data version') !== 0)
+      throw refuse('only version 0 of EncryptedData is supported');
     const info = sequence(encryptedData[1], 'PKCS#12 encrypted content');
     const encrypted = isContext(info[2], 0) && !info[2].constructed ? info[2].content : Buffer.alloc(0);
     data = pbeDecrypt(sequence(info[1], 'PKCS#12 encryption algorithm'), encrypted, password);
@@ -177,7 +206,8 @@ export function pkcs12ToPem(pfx: Buffer): PemBlock[] {
   const fields = sequence(readOne(pfx, 'PKCS#12'), 'PKCS#12');
   if (smallInteger(fields[0], 'PKCS#12 version') !== 3) throw refuse('can only decode v3 PFX');
   const authSafe = sequence(fields[1], 'PKCS#12 authenticated safe');
-  if (oid(authSafe[0], 'PKCS#12 authenticated safe') !== OID_DATA) throw refuse('only password-protected PFX is implemented');
+  if (oid(authSafe[0], 'PKCS#12 authenticated safe') !== OID_DATA)
+    throw refuse('only password-protected PFX is implemented');
   if (!isContext(authSafe[1], 0)) throw refuse('authenticated safe without content');
   const message = readOne(authSafe[1].content, 'PKCS#12 authenticated safe').content;
   if (!fields[2]) throw refuse('no MAC in data');

@@ -15,14 +15,19 @@ const OID_EC = '1.2.840.10045.2.1';
 const OID_ED25519 = '1.3.101.112';
 const OID_X25519 = '1.3.101.110';
 const OTHER_KEY_TYPES: ReadonlyMap<string, string> = new Map([
-  ['1.2.840.113549.1.1.10', 'RSA-PSS'], ['1.3.101.113', 'Ed448'], ['1.3.101.111', 'X448'], ['1.2.840.10040.4.1', 'DSA'],
+  ['1.2.840.113549.1.1.10', 'RSA-PSS'],
+  ['1.3.101.113', 'Ed448'],
+  ['1.3.101.111', 'X448'],
+  ['1.2.840.10040.4.1', 'DSA'],
 ]);
 
 /** A key upstream can write: RSA or ECDSA. */
 export type UpstreamKey = { readonly kind: 'rsa'; readonly key: RsaKey } | { readonly kind: 'ec'; readonly key: EcKey };
 
 function unsupported(type: string): TlsInputError {
-  return new TlsInputError(`${type} private keys are not supported: only RSA and ECDSA keys can be written to tls.key, as upstream`);
+  return new TlsInputError(
+    `${type} private keys are not supported: only RSA and ECDSA keys can be written to tls.key, as upstream`,
+  );
 }
 
 /**
@@ -38,16 +43,24 @@ export function parsePkcs8(der: Buffer): UpstreamKey {
   const algorithmOid = oid(algorithm[0], 'PKCS#8 algorithm');
   const inner = octets(fields[2], 'PKCS#8 private key');
   switch (algorithmOid) {
-    case OID_RSA: return { kind: 'rsa', key: parsePkcs1(inner) };
+    case OID_RSA:
+      return { kind: 'rsa', key: parsePkcs1(inner) };
     case OID_EC: {
       // The curve named in the parameters, when they are an OID (else the one inside).
       let curve: string | undefined;
-      try { curve = algorithm[1] ? oid(algorithm[1], 'PKCS#8 EC parameters') : undefined; } catch { curve = undefined; }
+      try {
+        curve = algorithm[1] ? oid(algorithm[1], 'PKCS#8 EC parameters') : undefined;
+      } catch {
+        curve = undefined;
+      }
       return { kind: 'ec', key: parseSec1(inner, curve) };
     }
-    case OID_ED25519: throw unsupported('Ed25519');
-    case OID_X25519: throw unsupported('X25519');
-    default: throw unsupported(OTHER_KEY_TYPES.get(algorithmOid) ?? `algorithm ${algorithmOid}`);
+    case OID_ED25519:
+      throw unsupported('Ed25519');
+    case OID_X25519:
+      throw unsupported('X25519');
+    default:
+      throw unsupported(OTHER_KEY_TYPES.get(algorithmOid) ?? `algorithm ${algorithmOid}`);
   }
 }
 
@@ -89,8 +102,9 @@ export function upstreamKeyBlock(key: UpstreamKey): PemBlock {
  * SEC1 without it inside (what Azure's provider writes for a certificate's key).
  */
 export function encodePkcs8(key: UpstreamKey): Buffer {
-  const [algorithm, inner] = key.kind === 'rsa'
-    ? [encodeSequence([encodeOid(OID_RSA), encodeTlv(0x05, Buffer.alloc(0))]), encodePkcs1(key.key)]
-    : [encodeSequence([encodeOid(OID_EC), encodeOid(key.key.curveOid)]), encodeSec1(key.key, false)];
+  const [algorithm, inner] =
+    key.kind === 'rsa'
+      ? [encodeSequence([encodeOid(OID_RSA), encodeTlv(0x05, Buffer.alloc(0))]), encodePkcs1(key.key)]
+      : [encodeSequence([encodeOid(OID_EC), encodeOid(key.key.curveOid)]), encodeSec1(key.key, false)];
   return encodeSequence([encodeInteger(0n), algorithm, encodeTlv(0x04, inner)]);
 }

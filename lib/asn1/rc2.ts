@@ -5,13 +5,13 @@
 // RFC 2268 section 2: PITABLE, a permutation of 0..255 based on the digits of pi.
 const PITABLE = Buffer.from(
   'd978f9c419ddb5ed28e9fd794aa0d89dc67e37832b76538e624c6488448bfba2' +
-  '179a59f587b34f1361456d8d09817d32bd8f40eb86b77b0bf09521225c6b4e82' +
-  '54d66593ce60b21c7356c014a78cf1dc1275ca1f3bbee4d1423dd430a33cb626' +
-  '6fbf0eda4669075727f21d9bbc944303f811c7f690ef3ee706c3d52fc8661ed7' +
-  '08e8eade8052eef784aa72ac354d6a2a961ad2715a1549744b9fd05e0418a4ec' +
-  'c2e0416e0f51cbcc2491af50a1f47039997c3a8523b8b47afc02365b25559731' +
-  '2d5dfa98e38a92ae05df2910676cbac9d300e6cfe19ea82c6316013f58e289a9' +
-  '0d38341bab33ffb0bb480c5fb9b1cd2ec5f3db47e5a59c770aa62068fe7fc1ad',
+    '179a59f587b34f1361456d8d09817d32bd8f40eb86b77b0bf09521225c6b4e82' +
+    '54d66593ce60b21c7356c014a78cf1dc1275ca1f3bbee4d1423dd430a33cb626' +
+    '6fbf0eda4669075727f21d9bbc944303f811c7f690ef3ee706c3d52fc8661ed7' +
+    '08e8eade8052eef784aa72ac354d6a2a961ad2715a1549744b9fd05e0418a4ec' +
+    'c2e0416e0f51cbcc2491af50a1f47039997c3a8523b8b47afc02365b25559731' +
+    '2d5dfa98e38a92ae05df2910676cbac9d300e6cfe19ea82c6316013f58e289a9' +
+    '0d38341bab33ffb0bb480c5fb9b1cd2ec5f3db47e5a59c770aa62068fe7fc1ad',
   'hex',
 );
 
@@ -66,7 +66,8 @@ function decryptBlock(k: Uint16Array, block: Uint8Array): void {
 
 /** RC2-CBC decryption without padding removal; `data` must be whole 8-byte blocks. */
 export function rc2CbcDecrypt(key: Buffer, effectiveBits: number, iv: Buffer, data: Buffer): Buffer {
-  if (iv.length !== 8 || data.length % 8 !== 0) throw new RangeError('RC2-CBC needs an 8-byte IV and whole 8-byte blocks');
+  if (iv.length !== 8 || data.length % 8 !== 0)
+    throw new RangeError('RC2-CBC needs an 8-byte IV and whole 8-byte blocks');
   const k = rc2ExpandKey(key, effectiveBits);
   const out = Buffer.alloc(data.length);
   let previous: Uint8Array = iv;

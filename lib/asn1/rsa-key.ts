@@ -1,4 +1,14 @@
-import { encodeInteger, encodeSequence, integer, isUniversal, readOne, sequence, smallInteger, TAG, type Tlv } from './der.js';
+import {
+  encodeInteger,
+  encodeSequence,
+  integer,
+  isUniversal,
+  readOne,
+  sequence,
+  smallInteger,
+  TAG,
+  type Tlv,
+} from './der.js';
 import { TlsInputError } from './tls-input-error.js';
 
 // An RSA private key as upstream accepts and writes it: Go's x509.ParsePKCS1PrivateKey
@@ -61,8 +71,10 @@ export function parsePkcs1(der: Buffer): RsaKey {
   if (others.length > 0) return recomputeMultiPrime({ n, e, d, p, q, dp: 0n, dq: 0n, qinv: 0n, others });
   if (p <= 1n || q <= 1n) throw invalid('invalid prime');
   // Fewer than all three CRT values: crypto/rsa computes all three from d, p and q.
-  const [dp, dq, qinv] = crtGiven === 3 ? values.slice(5) as [bigint, bigint, bigint]
-    : [mod(d, p - 1n), mod(d, q - 1n), modInverse(q, p) ?? 0n];
+  const [dp, dq, qinv] =
+    crtGiven === 3
+      ? (values.slice(5) as [bigint, bigint, bigint])
+      : [mod(d, p - 1n), mod(d, q - 1n), modInverse(q, p) ?? 0n];
   return checkTwoPrime({ n, e, d, p, q, dp, dq, qinv, others });
 }
 
@@ -123,7 +135,11 @@ export function encodePkcs1(key: RsaKey): Buffer {
   if (others.length > 0) {
     let r = p * q;
     const infos = others.map((prime) => {
-      const info = encodeSequence([encodeInteger(prime), encodeInteger(mod(d, prime - 1n)), encodeInteger(modInverse(r, prime) as bigint)]);
+      const info = encodeSequence([
+        encodeInteger(prime),
+        encodeInteger(mod(d, prime - 1n)),
+        encodeInteger(modInverse(r, prime) as bigint),
+      ]);
       r *= prime;
       return info;
     });

@@ -4,8 +4,18 @@
 // key, and signs the TBSCertificate with crypto.sign.
 import { createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
 import {
-  encodeBitString, encodeBoolean, encodeInteger, encodeNamedBits, encodeOctetString, encodeSequence, encodeTime, encodeTlv,
-  encodeUtf8String, readOne, sequence, unsignedValue,
+  encodeBitString,
+  encodeBoolean,
+  encodeInteger,
+  encodeNamedBits,
+  encodeOctetString,
+  encodeSequence,
+  encodeTime,
+  encodeTlv,
+  encodeUtf8String,
+  readOne,
+  sequence,
+  unsignedValue,
 } from './der.js';
 import { encodeOid } from './ec-key.js';
 import { TlsInputError } from './tls-input-error.js';
@@ -61,7 +71,9 @@ function extension(oid: string, critical: boolean, value: Buffer): Buffer {
 
 /** basicConstraints (critical): CA or not, with an optional path length for a CA. */
 export function basicConstraints(ca: boolean, pathLength?: number): Buffer {
-  const fields = ca ? [encodeBoolean(true), ...(pathLength === undefined ? [] : [encodeInteger(BigInt(pathLength))])] : [];
+  const fields = ca
+    ? [encodeBoolean(true), ...(pathLength === undefined ? [] : [encodeInteger(BigInt(pathLength))])]
+    : [];
   return extension(OID.basicConstraints, true, encodeSequence(fields));
 }
 
@@ -103,7 +115,8 @@ export function authorityKeyIdentifier(id: Buffer): Buffer {
 export function keyIdentifier(publicKey: KeyObject): Buffer {
   const spki = spkiDer(publicKey);
   const [, bits] = sequence(readOne(spki, 'SubjectPublicKeyInfo'), 'SubjectPublicKeyInfo');
-  if (bits === undefined || bits.tag !== 3 || bits.content.length < 1) throw new TlsInputError('SubjectPublicKeyInfo: expected BIT STRING');
+  if (bits === undefined || bits.tag !== 3 || bits.content.length < 1)
+    throw new TlsInputError('SubjectPublicKeyInfo: expected BIT STRING');
   return createHash('sha1').update(bits.content.subarray(1)).digest();
 }
 
@@ -128,23 +141,55 @@ const NULL = encodeTlv(0x05, Buffer.alloc(0));
  */
 export function signatureAlgorithmFor(key: KeyObject): SignatureAlgorithm {
   switch (key.asymmetricKeyType) {
-    case 'rsa': return { algorithm: encodeSequence([encodeOid('1.2.840.113549.1.1.11'), NULL]), digest: 'sha256', name: 'sha256WithRSAEncryption' };
-    case 'ed25519': return { algorithm: encodeSequence([encodeOid('1.3.101.112')]), digest: null, name: 'Ed25519' };
+    case 'rsa':
+      return {
+        algorithm: encodeSequence([encodeOid('1.2.840.113549.1.1.11'), NULL]),
+        digest: 'sha256',
+        name: 'sha256WithRSAEncryption',
+      };
+    case 'ed25519':
+      return { algorithm: encodeSequence([encodeOid('1.3.101.112')]), digest: null, name: 'Ed25519' };
     case 'ec': {
       const curve = key.asymmetricKeyDetails?.namedCurve;
-      if (curve === 'prime256v1') return { algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.2')]), digest: 'sha256', name: 'ecdsa-with-SHA256' };
-      if (curve === 'secp384r1') return { algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.3')]), digest: 'sha384', name: 'ecdsa-with-SHA384' };
-      if (curve === 'secp521r1') return { algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.4')]), digest: 'sha512', name: 'ecdsa-with-SHA512' };
-      throw new TlsInputError(`EC keys on curve ${curve ?? 'unknown'} cannot sign certificates here (P-256, P-384 and P-521 can)`);
+      if (curve === 'prime256v1')
+        return {
+          algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.2')]),
+          digest: 'sha256',
+          name: 'ecdsa-with-SHA256',
+        };
+      if (curve === 'secp384r1')
+        return {
+          algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.3')]),
+          digest: 'sha384',
+          name: 'ecdsa-with-SHA384',
+        };
+      if (curve === 'secp521r1')
+        return {
+          algorithm: encodeSequence([encodeOid('1.2.840.10045.4.3.4')]),
+          digest: 'sha512',
+          name: 'ecdsa-with-SHA512',
+        };
+      throw new TlsInputError(
+        `EC keys on curve ${curve ?? 'unknown'} cannot sign certificates here (P-256, P-384 and P-521 can)`,
+      );
     }
-    default: throw new TlsInputError(`${key.asymmetricKeyType ?? 'unknown'} keys cannot sign certificates here (RSA, ECDSA and Ed25519 can)`);
+    default:
+      throw new TlsInputError(
+        `${key.asymmetricKeyType ?? 'unknown'} keys cannot sign certificates here (RSA, ECDSA and Ed25519 can)`,
+      );
   }
 }
 
 /** The DER of a v3 certificate for `template`, signed by `signer` (the issuer's private key). */
 export function buildCertificate(template: CertificateTemplate, signer: KeyObject): Buffer {
   const first = template.serial[0];
-  if (template.serial.length < 1 || template.serial.length > 20 || first === undefined || first === 0 || first >= 0x80) {
+  if (
+    template.serial.length < 1 ||
+    template.serial.length > 20 ||
+    first === undefined ||
+    first === 0 ||
+    first >= 0x80
+  ) {
     throw new RangeError('serial must be 1–20 octets, positive and minimally encoded');
   }
   const alg = signatureAlgorithmFor(signer);

@@ -26,7 +26,9 @@ export const PROTO_CONVERSION: Readonly<protoLoader.Options> = Object.freeze({
 export function protoDir(): string {
   const dir = fileURLToPath(new URL('../../../proto/', import.meta.url));
   if (!existsSync(`${dir}provider/service.proto`)) {
-    throw new Error(`the .proto files are missing: expected ${dir}csi/csi.proto and ${dir}provider/service.proto next to dist/`);
+    throw new Error(
+      `the .proto files are missing: expected ${dir}csi/csi.proto and ${dir}provider/service.proto next to dist/`,
+    );
   }
   return dir;
 }

@@ -25,7 +25,9 @@ export class InFlightCalls {
   /** Keeps `call` in the set until it settles; returns it unchanged. */
   track<T>(call: Promise<T>): Promise<T> {
     this.running.add(call);
-    const remove = () => { this.running.delete(call); };
+    const remove = () => {
+      this.running.delete(call);
+    };
     call.then(remove, remove);
     return call;
   }
@@ -37,9 +39,17 @@ export class InFlightCalls {
   async cancelAll(timeoutMs: number): Promise<boolean> {
     // UNAVAILABLE, not ABORTED: nothing conflicted with the call; this process is going
     // away, and the caller (kubelet) retries against the next one.
-    this.shutdown.abort(new SscError('unavailable', `the ${this.serverName} is shutting down and cancelled this call; it can be retried`, { reason: 'ShuttingDown' }));
+    this.shutdown.abort(
+      new SscError(
+        'unavailable',
+        `the ${this.serverName} is shutting down and cancelled this call; it can be retried`,
+        { reason: 'ShuttingDown' },
+      ),
+    );
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
     const settled = Promise.allSettled([...this.running]).then(() => true as const);
     try {
       return await Promise.race([settled, timedOut]);

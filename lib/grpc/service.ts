@@ -25,6 +25,9 @@ export function createGrpcServer(): grpc.Server {
  * traces are debug lines, shown with --log-level=debug.
  */
 export function routeGrpcLogs(logger: Logger): void {
-  const at = (level: 'error' | 'info' | 'debug') => (...args: unknown[]): void => logger[level]('gRPC', { detail: args.map(String).join(' ') });
+  const at =
+    (level: 'error' | 'info' | 'debug') =>
+    (...args: unknown[]): void =>
+      logger[level]('gRPC', { detail: args.map(String).join(' ') });
   grpc.setLogger({ error: at('error'), info: at('info'), debug: at('debug') } as unknown as Partial<Console>);
 }

@@ -28,8 +28,10 @@ function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): Date | undefi
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Why a call's signal aborts, as the errors a handler rethrowing `signal.reason` fails with. */
-const CANCELLED_BY_CALLER = (): SscError => new SscError('aborted', 'the caller cancelled the call', { reason: 'Cancelled' });
-const DEADLINE_PASSED = (): SscError => new SscError('deadline-exceeded', 'the caller\'s deadline passed', { reason: 'DeadlineExceeded' });
+const CANCELLED_BY_CALLER = (): SscError =>
+  new SscError('aborted', 'the caller cancelled the call', { reason: 'Cancelled' });
+const DEADLINE_PASSED = (): SscError =>
+  new SscError('deadline-exceeded', "the caller's deadline passed", { reason: 'DeadlineExceeded' });
 
 /**
  * An abort signal for one call: aborted when the client cancels (grpc-js's 'cancelled',
@@ -48,7 +50,8 @@ function callSignal(
   const onShutdown = (): void => controller.abort(shutdown?.reason);
   shutdown?.addEventListener('abort', onShutdown, { once: true });
   // grpc-js cancels the call at the client's deadline too, usually before our own timer.
-  const onCancelled = (): void => controller.abort(deadline && Date.now() >= deadline.getTime() ? DEADLINE_PASSED() : CANCELLED_BY_CALLER());
+  const onCancelled = (): void =>
+    controller.abort(deadline && Date.now() >= deadline.getTime() ? DEADLINE_PASSED() : CANCELLED_BY_CALLER());
   call.once('cancelled', onCancelled);
   if (call.cancelled) onCancelled();
   let timer: NodeJS.Timeout | undefined;
@@ -144,7 +147,14 @@ export function unary<Req, Res>(
  */
 function describeUnexpected(err: unknown): string {
   if (!(err instanceof Error)) return `a thrown ${typeof err}`;
-  const frames = (err.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 8).map((l) => l.trim());
-  const head = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError ? `${err.name}: ${err.message}` : err.name;
+  const frames = (err.stack ?? '')
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 8)
+    .map((l) => l.trim());
+  const head =
+    err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError
+      ? `${err.name}: ${err.message}`
+      : err.name;
   return [head, ...frames].join(' | ');
 }

@@ -29,7 +29,10 @@ export function socketPathFromEndpoint(endpoint: string): string {
 export function socketIsServed(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createConnection({ path: socketPath });
-    probe.once('connect', () => { probe.destroy(); resolve(true); });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
     probe.once('error', () => resolve(false));
   });
 }
@@ -48,7 +51,10 @@ export async function bindUnixSocket(server: grpc.Server, socketPath: string): P
       throw new SscError('failed-precondition', `${socketPath} exists and is not a socket; refusing to replace it`);
     }
     if (await socketIsServed(socketPath)) {
-      throw new SscError('failed-precondition', `another process is serving on ${socketPath}; refusing to take over its endpoint: stop it first, or give this one another --endpoint`);
+      throw new SscError(
+        'failed-precondition',
+        `another process is serving on ${socketPath}; refusing to take over its endpoint: stop it first, or give this one another --endpoint`,
+      );
     }
     await rm(socketPath, { force: true });
   }
@@ -67,9 +73,15 @@ export async function bindUnixSocket(server: grpc.Server, socketPath: string): P
  */
 export async function shutdownServer(server: grpc.Server, graceMs: number, calls?: InFlightCalls): Promise<void> {
   const closed = new Promise<void>((resolve) => {
-    const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, graceMs);
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
     timer.unref();
-    server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
   await calls?.cancelAll(graceMs);
   await closed;

@@ -10,8 +10,18 @@
  * `secretName` and `secretProviderClass` are logged as they are (docs/configuration.md#logs).
  */
 const SENSITIVE_KEYS = new Set([
-  'secrets', 'token', 'tokens', 'password', 'passphrase', 'contents', 'data', 'stringData',
-  'csi.storage.k8s.io/serviceAccount.tokens', 'authorization', 'privateKey', 'key',
+  'secrets',
+  'token',
+  'tokens',
+  'password',
+  'passphrase',
+  'contents',
+  'data',
+  'stringData',
+  'csi.storage.k8s.io/serviceAccount.tokens',
+  'authorization',
+  'privateKey',
+  'key',
 ]);
 
 /** camelCase names of values: accessToken, clientSecret, dbPassword (not secretName). */
@@ -37,9 +47,13 @@ const CIRCULAR = '[Circular]';
  */
 export function redact(value: unknown, parents?: Set<object>): unknown {
   switch (typeof value) {
-    case 'object': break;
-    case 'function': case 'symbol': return undefined;
-    default: return value;
+    case 'object':
+      break;
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      return value;
   }
   if (value === null) return null;
   // Made for the first object only: most fields of a log line are strings and numbers.

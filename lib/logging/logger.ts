@@ -69,7 +69,9 @@ function read(value: object, key: string, fallback?: unknown): unknown {
  * a throwing getter throw into the caller.
  */
 function entryFields(
-  level: LogLevel, args: readonly unknown[], context: Readonly<Record<string, unknown>>,
+  level: LogLevel,
+  args: readonly unknown[],
+  context: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   const entry = Object.assign(fieldsObject(), context);
   const [first, meta] = args;

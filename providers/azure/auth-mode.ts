@@ -22,7 +22,10 @@ export type AzureAuth =
 export const WORKLOAD_IDENTITY_AUDIENCE = 'api://AzureADTokenExchange';
 
 /** How the azure provider is named in service-account token errors. */
-export const AZURE_TOKEN_REQUESTER: TokenRequester = { provider: 'azure', audienceNote: 'workload identity (clientID) exchanges it for a Microsoft Entra token' };
+export const AZURE_TOKEN_REQUESTER: TokenRequester = {
+  provider: 'azure',
+  audienceNote: 'workload identity (clientID) exchanges it for a Microsoft Entra token',
+};
 
 /** The parameters auth is resolved from (already trimmed). */
 export interface AuthInput {
@@ -35,10 +38,16 @@ export interface AuthInput {
 }
 
 /** A nodePublishSecretRef key matched case-insensitively (upstream getCredential: strings.ToLower(k)). */
-function secretKey(secrets: Readonly<Record<string, string>>, name: 'clientid' | 'clientsecret'): { key: string; value: string } | undefined {
+function secretKey(
+  secrets: Readonly<Record<string, string>>,
+  name: 'clientid' | 'clientsecret',
+): { key: string; value: string } | undefined {
   const keys = Object.keys(secrets).filter((k) => k.toLowerCase() === name);
   // Upstream takes whichever Go's map iteration yields last: random. Refused here.
-  if (keys.length > 1) throw invalidParameter(`the nodePublishSecretRef Secret has ${keys.map((k) => quoted(k, 32)).join(' and ')}: keep one ${name} key`);
+  if (keys.length > 1)
+    throw invalidParameter(
+      `the nodePublishSecretRef Secret has ${keys.map((k) => quoted(k, 32)).join(' and ')}: keep one ${name} key`,
+    );
   const key = keys[0];
   return key === undefined ? undefined : { key, value: secrets[key] as string };
 }
@@ -51,27 +60,53 @@ function secretKey(secrets: Readonly<Record<string, string>>, name: 'clientid' |
 export function resolveAuth(input: AuthInput): AzureAuth {
   const id = secretKey(input.secrets, 'clientid');
   const secret = secretKey(input.secrets, 'clientsecret');
-  const secretKeys = [id, secret].filter((k) => k !== undefined).map((k) => quoted(k.key, 32)).join(' and ');
+  const secretKeys = [id, secret]
+    .filter((k) => k !== undefined)
+    .map((k) => quoted(k.key, 32))
+    .join(' and ');
   if (input.useVMManagedIdentity) {
-    if (input.clientId !== '') throw invalidParameter('useVMManagedIdentity and clientID are both set: clientID selects workload identity; for a user-assigned managed identity set userAssignedIdentityID instead');
-    if (secretKeys !== '') throw invalidParameter(`useVMManagedIdentity is set and the nodePublishSecretRef Secret has ${secretKeys}: a managed identity uses no client secret; remove nodePublishSecretRef or useVMManagedIdentity`);
-    return { kind: 'managed-identity', userAssignedIdentityId: input.userAssignedIdentityId === '' ? undefined : input.userAssignedIdentityId };
+    if (input.clientId !== '')
+      throw invalidParameter(
+        'useVMManagedIdentity and clientID are both set: clientID selects workload identity; for a user-assigned managed identity set userAssignedIdentityID instead',
+      );
+    if (secretKeys !== '')
+      throw invalidParameter(
+        `useVMManagedIdentity is set and the nodePublishSecretRef Secret has ${secretKeys}: a managed identity uses no client secret; remove nodePublishSecretRef or useVMManagedIdentity`,
+      );
+    return {
+      kind: 'managed-identity',
+      userAssignedIdentityId: input.userAssignedIdentityId === '' ? undefined : input.userAssignedIdentityId,
+    };
   }
-  if (input.userAssignedIdentityId !== '') throw invalidParameter('userAssignedIdentityID is set without useVMManagedIdentity: "true" (it names the VM\'s user-assigned managed identity)');
+  if (input.userAssignedIdentityId !== '')
+    throw invalidParameter(
+      'userAssignedIdentityID is set without useVMManagedIdentity: "true" (it names the VM\'s user-assigned managed identity)',
+    );
   if (input.clientId !== '') {
-    if (secretKeys !== '') throw invalidParameter(`clientID is set and the nodePublishSecretRef Secret has ${secretKeys}: clientID selects workload identity; remove nodePublishSecretRef or clientID`);
+    if (secretKeys !== '')
+      throw invalidParameter(
+        `clientID is set and the nodePublishSecretRef Secret has ${secretKeys}: clientID selects workload identity; remove nodePublishSecretRef or clientID`,
+      );
     const { serviceAccountName, namespace } = input.pod;
     if (serviceAccountName === undefined) {
-      throw new SscError('failed-precondition', 'azure provider: the Mount has no csi.storage.k8s.io/serviceAccount.name: the CSIDriver must set podInfoOnMount: true (workload identity is the pod\'s service account)', { reason: 'PodInfoMissing' });
+      throw new SscError(
+        'failed-precondition',
+        "azure provider: the Mount has no csi.storage.k8s.io/serviceAccount.name: the CSIDriver must set podInfoOnMount: true (workload identity is the pod's service account)",
+        { reason: 'PodInfoMissing' },
+      );
     }
     const token = serviceAccountToken(input.attributes, WORKLOAD_IDENTITY_AUDIENCE, AZURE_TOKEN_REQUESTER);
     checkTokenSubject(token, namespace, serviceAccountName, 'azure');
     return { kind: 'workload-identity', clientId: input.clientId, token };
   }
   if (id === undefined && secret === undefined) {
-    throw invalidParameter('no identity: set clientID (workload identity), useVMManagedIdentity: "true" (managed identity), or a nodePublishSecretRef Secret with clientid and clientsecret (service principal)');
+    throw invalidParameter(
+      'no identity: set clientID (workload identity), useVMManagedIdentity: "true" (managed identity), or a nodePublishSecretRef Secret with clientid and clientsecret (service principal)',
+    );
   }
-  if (id === undefined || id.value === '') throw invalidParameter('the nodePublishSecretRef Secret has no clientid (the service principal\'s application id)');
-  if (secret === undefined || secret.value === '') throw invalidParameter('the nodePublishSecretRef Secret has no clientsecret (the service principal\'s secret)');
+  if (id === undefined || id.value === '')
+    throw invalidParameter("the nodePublishSecretRef Secret has no clientid (the service principal's application id)");
+  if (secret === undefined || secret.value === '')
+    throw invalidParameter("the nodePublishSecretRef Secret has no clientsecret (the service principal's secret)");
   return { kind: 'service-principal', clientId: id.value, clientSecret: secret.value };
 }

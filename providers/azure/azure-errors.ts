@@ -25,10 +25,20 @@ interface ErrorShape {
 }
 
 const SAFE_CODE = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'REQUEST_SEND_ERROR']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'REQUEST_SEND_ERROR',
+]);
 
 function shape(err: unknown): ErrorShape {
-  return typeof err === 'object' && err !== null ? err as ErrorShape : {};
+  return typeof err === 'object' && err !== null ? (err as ErrorShape) : {};
 }
 
 /** The service's error code (e.g. `SecretNotFound`, `Forbidden`) when it is a plain identifier. */
@@ -53,7 +63,10 @@ const TRANSIENT_ENTRA = new Set(['temporarily_unavailable', 'server_error', 'net
 function entraError(e: ErrorShape, message: string): { status: number; error: string; aadsts: string | undefined } {
   const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
   if (e.errorResponse !== undefined) {
-    const error = typeof e.errorResponse.error === 'string' && SAFE_CODE.test(e.errorResponse.error) ? e.errorResponse.error : 'unknown';
+    const error =
+      typeof e.errorResponse.error === 'string' && SAFE_CODE.test(e.errorResponse.error)
+        ? e.errorResponse.error
+        : 'unknown';
     return { status, error, aadsts: aadstsCode(e.errorResponse.errorDescription) };
   }
   const error = /^([a-z_]{1,64}):/.exec(message)?.[1] ?? 'unknown';
@@ -63,7 +76,11 @@ function entraError(e: ErrorShape, message: string): { status: number; error: st
 function tokenError(err: unknown, c: ReadContext): SscError | undefined {
   const e = shape(err);
   if (e.name === 'CredentialUnavailableError') {
-    return new SscError('unavailable', `azure provider: no ${c.identityKind} token for ${objectText(c)}: the token endpoint is unavailable`, { reason: 'TokenUnavailable' });
+    return new SscError(
+      'unavailable',
+      `azure provider: no ${c.identityKind} token for ${objectText(c)}: the token endpoint is unavailable`,
+      { reason: 'TokenUnavailable' },
+    );
   }
   // @azure/identity 4.x raises what Entra answered as AuthenticationError (with the
   // response) or, through msal, as AuthenticationRequiredError (with msal's message).
@@ -72,9 +89,17 @@ function tokenError(err: unknown, c: ReadContext): SscError | undefined {
   const { status, error, aadsts } = entraError(e, message);
   const detail = `${status === 0 ? '' : `HTTP ${status}, `}${error}${aadsts ? ` ${aadsts}` : ''}`;
   if (status >= 500 || status === 429 || TRANSIENT_ENTRA.has(error)) {
-    return new SscError('unavailable', `azure provider: Microsoft Entra ID could not issue a ${c.identityKind} token for ${objectText(c)} (${detail})`, { reason: 'TokenUnavailable' });
+    return new SscError(
+      'unavailable',
+      `azure provider: Microsoft Entra ID could not issue a ${c.identityKind} token for ${objectText(c)} (${detail})`,
+      { reason: 'TokenUnavailable' },
+    );
   }
-  return new SscError('permission-denied', `azure provider: Microsoft Entra ID refused the ${c.identityKind} (${detail}) for ${objectText(c)}`, { reason: 'AuthenticationFailed' });
+  return new SscError(
+    'permission-denied',
+    `azure provider: Microsoft Entra ID refused the ${c.identityKind} (${detail}) for ${objectText(c)}`,
+    { reason: 'AuthenticationFailed' },
+  );
 }
 
 /**
@@ -89,19 +114,57 @@ export function keyVaultError(err: unknown, c: ReadContext): SscError {
   const token = tokenError(err, c);
   if (token) return token;
   const e = shape(err);
-  if (e.name === 'AbortError') return new SscError('deadline-exceeded', `azure provider: reading ${objectText(c)} was cancelled (the Mount's deadline passed)`, { reason: 'KeyVaultTimeout' });
+  if (e.name === 'AbortError')
+    return new SscError(
+      'deadline-exceeded',
+      `azure provider: reading ${objectText(c)} was cancelled (the Mount's deadline passed)`,
+      { reason: 'KeyVaultTimeout' },
+    );
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
   const code = serviceCode(err);
   const said = `HTTP ${status ?? '-'}${code ? `, ${code}` : ''}`;
-  if (status === 404) return new SscError('not-found', `azure provider: ${objectText(c)} not found (${said})`, { reason: 'KeyVaultObjectNotFound' });
+  if (status === 404)
+    return new SscError('not-found', `azure provider: ${objectText(c)} not found (${said})`, {
+      reason: 'KeyVaultObjectNotFound',
+    });
   if (status === 401 || status === 403) {
-    return new SscError('permission-denied', `azure provider: key vault ${quoted(c.keyvaultName, 32)} refused the ${c.identityKind} for ${objectText(c)} (${said})`, { reason: 'KeyVaultAccessDenied' });
+    return new SscError(
+      'permission-denied',
+      `azure provider: key vault ${quoted(c.keyvaultName, 32)} refused the ${c.identityKind} for ${objectText(c)} (${said})`,
+      { reason: 'KeyVaultAccessDenied' },
+    );
   }
-  if (status === 429) return new SscError('resource-exhausted', `azure provider: key vault ${quoted(c.keyvaultName, 32)} throttled reading ${objectText(c)} (${said})`, { reason: 'KeyVaultThrottled' });
-  if (status !== undefined && status >= 500) return new SscError('unavailable', `azure provider: key vault ${quoted(c.keyvaultName, 32)} failed reading ${objectText(c)} (${said})`, { reason: 'KeyVaultUnavailable' });
-  if (status !== undefined) return new SscError('invalid-argument', `azure provider: key vault ${quoted(c.keyvaultName, 32)} rejected reading ${objectText(c)} (${said})`, { reason: 'KeyVaultRequestRejected' });
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(e.code))) {
-    return new SscError('unavailable', `azure provider: key vault ${quoted(c.keyvaultName, 32)} is unreachable reading ${objectText(c)} (${e.code})`, { reason: 'KeyVaultUnreachable' });
+  if (status === 429)
+    return new SscError(
+      'resource-exhausted',
+      `azure provider: key vault ${quoted(c.keyvaultName, 32)} throttled reading ${objectText(c)} (${said})`,
+      { reason: 'KeyVaultThrottled' },
+    );
+  if (status !== undefined && status >= 500)
+    return new SscError(
+      'unavailable',
+      `azure provider: key vault ${quoted(c.keyvaultName, 32)} failed reading ${objectText(c)} (${said})`,
+      { reason: 'KeyVaultUnavailable' },
+    );
+  if (status !== undefined)
+    return new SscError(
+      'invalid-argument',
+      `azure provider: key vault ${quoted(c.keyvaultName, 32)} rejected reading ${objectText(c)} (${said})`,
+      { reason: 'KeyVaultRequestRejected' },
+    );
+  if (
+    typeof e.code === 'string' &&
+    (NETWORK_CODES.has(e.code) || /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(e.code))
+  ) {
+    return new SscError(
+      'unavailable',
+      `azure provider: key vault ${quoted(c.keyvaultName, 32)} is unreachable reading ${objectText(c)} (${e.code})`,
+      { reason: 'KeyVaultUnreachable' },
+    );
   }
-  return new SscError('internal', `azure provider: reading ${objectText(c)} failed (${e.name === undefined ? 'error' : quoted(String(e.name), 40)})`, { reason: 'KeyVaultError' });
+  return new SscError(
+    'internal',
+    `azure provider: reading ${objectText(c)} failed (${e.name === undefined ? 'error' : quoted(String(e.name), 40)})`,
+    { reason: 'KeyVaultError' },
+  );
 }

@@ -10,7 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
-import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import type {
+  ProviderCallContext,
+  ProviderMountRequest,
+  ProviderMountResult,
+  SecretsProvider,
+} from '../framework/provider.js';
 import { entryBound } from '../framework/lru-options.js';
 import { ReadCache } from '../framework/read-cache.js';
 import type { AzureMetrics } from './azure-metrics.js';
@@ -53,14 +58,26 @@ export class AzureProvider implements SecretsProvider {
   /** targetPath → the rendering fingerprint of its last answer (framework render-fingerprint.ts). */
   private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
 
-  constructor(private readonly settings: AzureSettings, deps: AzureProviderDeps) {
+  constructor(
+    private readonly settings: AzureSettings,
+    deps: AzureProviderDeps,
+  ) {
     const agent: Agent | undefined = settings.connectTo.length > 0 ? new ConnectToAgent(settings.connectTo) : undefined;
-    this.identities = new IdentityCache(settings.identityCacheSize, { agent, userAgent: settings.customUserAgent, count: (operation, status) => deps.metrics.request(operation, status) });
+    this.identities = new IdentityCache(settings.identityCacheSize, {
+      agent,
+      userAgent: settings.customUserAgent,
+      count: (operation, status) => deps.metrics.request(operation, status),
+    });
     const clock = deps.clock ?? realClock;
     this.shared = {
       cache: new ReadCache<Read>({
-        windowMs: settings.readCacheWindowMs, weigh,
-        hooks: { hit: () => deps.metrics.read('hit'), miss: () => deps.metrics.read('miss'), coalesced: () => deps.metrics.read('coalesced') },
+        windowMs: settings.readCacheWindowMs,
+        weigh,
+        hooks: {
+          hit: () => deps.metrics.read('hit'),
+          miss: () => deps.metrics.read('miss'),
+          coalesced: () => deps.metrics.read('coalesced'),
+        },
       }),
       clock,
       listRefusals: listRefusalMemory(clock, REMEMBERED_TARGETS),
@@ -69,32 +86,67 @@ export class AzureProvider implements SecretsProvider {
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const config = parseAzureMount(request.attributes, request.secrets, {
-      cloudName: this.settings.cloudName, environmentFilePath: this.settings.environmentFilePath, readEnvironmentFile,
+      cloudName: this.settings.cloudName,
+      environmentFilePath: this.settings.environmentFilePath,
+      readEnvironmentFile,
     });
     for (const warning of config.warnings) ctx.logger.warn(`azure provider: ${warning}`);
     if (config.objects.length === 0) {
       // Upstream answers no object versions, which both drivers refuse with a vaguer error.
-      throw new SscError('invalid-argument', 'azure provider: objects lists no object (objects.array is empty)', { reason: 'InvalidParameters' });
+      throw new SscError('invalid-argument', 'azure provider: objects lists no object (objects.array is empty)', {
+        reason: 'InvalidParameters',
+      });
     }
     const identity = this.identities.identity(config.auth, {
-      tenantId: config.tenantId, authorityHost: config.cloud.authorityHost, customAuthority: !isKnownAuthority(config.cloud.authorityHost),
+      tenantId: config.tenantId,
+      authorityHost: config.cloud.authorityHost,
+      customAuthority: !isKnownAuthority(config.cloud.authorityHost),
       serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },
     });
     const idKey = `${JSON.stringify([identity.kind, config.vaultUrl])}|${this.identityTag(identity)}`;
-    const reads = new MountReads(this.shared, identity.reader(config.vaultUrl), idKey, { keyvaultName: config.keyvaultName, identityKind: identity.kind }, ctx.deadline?.getTime(), ctx.logger);
+    const reads = new MountReads(
+      this.shared,
+      identity.reader(config.vaultUrl),
+      idKey,
+      { keyvaultName: config.keyvaultName, identityKind: identity.kind },
+      ctx.deadline?.getTime(),
+      ctx.logger,
+    );
     const fingerprint = renderFingerprint(request.attributes, request.permission);
     const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
-    const planned = (await boundedAll(config.objects, MOUNT_CONCURRENCY, (object, signal) =>
-      planEntries(object, sameRendering ? request.currentObjectVersions : new Map(), reads.lister(signal)), ctx.signal)).flat();
+    const planned = (
+      await boundedAll(
+        config.objects,
+        MOUNT_CONCURRENCY,
+        (object, signal) =>
+          planEntries(object, sameRendering ? request.currentObjectVersions : new Map(), reads.lister(signal)),
+        ctx.signal,
+      )
+    ).flat();
     if (sameRendering && unchangedFromProperties(planned, request.currentObjectVersions)) {
-      ctx.logger.debug('azure provider: no object has a new version; answered from version properties', { objects: planned.length });
+      ctx.logger.debug('azure provider: no object has a new version; answered from version properties', {
+        objects: planned.length,
+      });
       return { files: [], objectVersions: uniqueVersions(planned) };
     }
-    const fetched = await boundedAll(planned, MOUNT_CONCURRENCY, (entry, signal) => reads.get(entry, signal), ctx.signal);
-    const renderOptions = { constructPemChain: this.settings.constructPemChain, writeCertAndKeyInSeparateFiles: this.settings.writeCertAndKeyInSeparateFiles };
-    const rendered = planned.map((entry, i) => ({ entry, contents: renderEntry(entry, fetched[i] as FetchedObject, renderOptions) }));
+    const fetched = await boundedAll(
+      planned,
+      MOUNT_CONCURRENCY,
+      (entry, signal) => reads.get(entry, signal),
+      ctx.signal,
+    );
+    const renderOptions = {
+      constructPemChain: this.settings.constructPemChain,
+      writeCertAndKeyInSeparateFiles: this.settings.writeCertAndKeyInSeparateFiles,
+    };
+    const rendered = planned.map((entry, i) => ({
+      entry,
+      contents: renderEntry(entry, fetched[i] as FetchedObject, renderOptions),
+    }));
     const files = mountFiles(rendered, request.permission);
-    const objectVersions = uniqueVersions(planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })));
+    const objectVersions = uniqueVersions(
+      planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })),
+    );
     for (const v of objectVersions) {
       const previous = request.currentObjectVersions.get(v.id);
       if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectId: v.id });
@@ -115,4 +167,3 @@ export class AzureProvider implements SecretsProvider {
     return tag;
   }
 }
-

@@ -33,7 +33,10 @@ function endpoint(text: string, rule: string): { host: string; port: number } {
 /** Parses a comma-separated list of `host:port=address:port` rules ("" is none). */
 export function parseConnectTo(text: string): ConnectToRule[] {
   const rules: ConnectToRule[] = [];
-  for (const rule of text.split(',').map((r) => r.trim()).filter((r) => r !== '')) {
+  for (const rule of text
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '')) {
     const eq = rule.indexOf('=');
     if (eq < 0) throw new Error(`--test-only-connect-to: ${quoted(rule, 120)} is not host:port=address:port`);
     const from = endpoint(rule.slice(0, eq), rule);
@@ -44,13 +47,22 @@ export function parseConnectTo(text: string): ConnectToRule[] {
 }
 
 /** Where a connection to `host:port` goes: the first matching rule's target, else itself. */
-export function connectTarget(rules: readonly ConnectToRule[], host: string, port: number): { host: string; port: number } {
+export function connectTarget(
+  rules: readonly ConnectToRule[],
+  host: string,
+  port: number,
+): { host: string; port: number } {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   const rule = rules.find((r) => r.host === h && r.port === port);
   return rule ? { host: rule.toHost, port: rule.toPort } : { host, port };
 }
 
-interface ConnectOptions { host?: string | null; port?: number | string | null; servername?: string; [key: string]: unknown }
+interface ConnectOptions {
+  host?: string | null;
+  port?: number | string | null;
+  servername?: string;
+  [key: string]: unknown;
+}
 
 /**
  * An HTTPS agent that applies connect-to rules when it opens a socket. SNI and the
@@ -58,7 +70,10 @@ interface ConnectOptions { host?: string | null; port?: number | string | null; 
  * one identity reuse their connections.
  */
 export class ConnectToAgent extends HttpsAgent {
-  constructor(private readonly rules: readonly ConnectToRule[], options: AgentOptions = {}) {
+  constructor(
+    private readonly rules: readonly ConnectToRule[],
+    options: AgentOptions = {},
+  ) {
     super({ keepAlive: true, ...options });
   }
 
@@ -67,7 +82,11 @@ export class ConnectToAgent extends HttpsAgent {
     const port = Number(options.port ?? 443);
     const target = connectTarget(this.rules, host, port);
     const servername = options.servername ?? host;
-    const create = HttpsAgent.prototype.createConnection as unknown as (this: HttpsAgent, o: ConnectOptions, cb?: typeof callback) => Duplex;
+    const create = HttpsAgent.prototype.createConnection as unknown as (
+      this: HttpsAgent,
+      o: ConnectOptions,
+      cb?: typeof callback,
+    ) => Duplex;
     return create.call(this, { ...options, host: target.host, port: target.port, servername }, callback);
   }
 }

@@ -11,7 +11,10 @@ export const MAX_ENVIRONMENT_FILE_BYTES = 64 * 1024;
 
 /** The text of the environment file at `path`; FAILED_PRECONDITION naming the path when it can't be used. */
 export function readEnvironmentFile(path: string): string {
-  const refuse = (why: string) => new SscError('failed-precondition', `azure provider: cloudEnvFileName ${quoted(path, 200)} ${why}`, { reason: 'InvalidParameters' });
+  const refuse = (why: string) =>
+    new SscError('failed-precondition', `azure provider: cloudEnvFileName ${quoted(path, 200)} ${why}`, {
+      reason: 'InvalidParameters',
+    });
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

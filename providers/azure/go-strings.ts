@@ -17,6 +17,10 @@ export function goTrimSpace(text: string): string {
  * two non-ASCII letters Unicode folds onto ASCII ones (U+017F ſ ~ s, U+212A Kelvin ~ k).
  */
 export function goEqualFold(a: string, b: string): boolean {
-  const fold = (s: string) => s.replace(/\u017f/g, 's').replace(/\u212a/g, 'k').toLowerCase();
+  const fold = (s: string) =>
+    s
+      .replace(/\u017f/g, 's')
+      .replace(/\u212a/g, 'k')
+      .toLowerCase();
   return fold(a) === fold(b);
 }

@@ -33,16 +33,33 @@ export interface IdentityPlace {
 
 /** The words for an auth mode in messages. */
 export function identityKindOf(auth: AzureAuth): IdentityKind {
-  return auth.kind === 'workload-identity' ? 'workload identity' : auth.kind === 'service-principal' ? 'service principal' : 'managed identity';
+  return auth.kind === 'workload-identity'
+    ? 'workload identity'
+    : auth.kind === 'service-principal'
+      ? 'service principal'
+      : 'managed identity';
 }
 
 /** The cache key of an identity; `secretKey` keys the client-secret digest. */
 export function identityKey(auth: AzureAuth, place: IdentityPlace, secretKey: Buffer): string {
   switch (auth.kind) {
     case 'workload-identity':
-      return JSON.stringify(['wi', place.authorityHost, place.tenantId, auth.clientId, place.serviceAccount.namespace, place.serviceAccount.name]);
+      return JSON.stringify([
+        'wi',
+        place.authorityHost,
+        place.tenantId,
+        auth.clientId,
+        place.serviceAccount.namespace,
+        place.serviceAccount.name,
+      ]);
     case 'service-principal':
-      return JSON.stringify(['sp', place.authorityHost, place.tenantId, auth.clientId, createHmac('sha256', secretKey).update(auth.clientSecret).digest('hex')]);
+      return JSON.stringify([
+        'sp',
+        place.authorityHost,
+        place.tenantId,
+        auth.clientId,
+        createHmac('sha256', secretKey).update(auth.clientSecret).digest('hex'),
+      ]);
     case 'managed-identity':
       return JSON.stringify(['mi', auth.userAssignedIdentityId ?? '']);
   }
@@ -54,7 +71,11 @@ export class Identity {
   assertion = '';
   private readonly readers = new LRUCache<string, KeyVaultReader>({ max: VAULTS_PER_IDENTITY });
 
-  constructor(readonly kind: IdentityKind, readonly credential: TokenCredential, private readonly clients: KeyVaultClientOptions) {}
+  constructor(
+    readonly kind: IdentityKind,
+    readonly credential: TokenCredential,
+    private readonly clients: KeyVaultClientOptions,
+  ) {}
 
   /** The Key Vault clients of `vaultUrl` for this identity. */
   reader(vaultUrl: string): KeyVaultReader {
@@ -67,8 +88,17 @@ export class Identity {
   }
 }
 
-function credentialFor(auth: AzureAuth, place: IdentityPlace, agent: Agent | undefined, assertion: () => string): TokenCredential {
-  const options = { authorityHost: place.authorityHost, disableInstanceDiscovery: place.customAuthority, ...(agent ? { agent } : {}) };
+function credentialFor(
+  auth: AzureAuth,
+  place: IdentityPlace,
+  agent: Agent | undefined,
+  assertion: () => string,
+): TokenCredential {
+  const options = {
+    authorityHost: place.authorityHost,
+    disableInstanceDiscovery: place.customAuthority,
+    ...(agent ? { agent } : {}),
+  };
   switch (auth.kind) {
     case 'workload-identity':
       return new ClientAssertionCredential(place.tenantId, auth.clientId, async () => assertion(), options);
@@ -77,7 +107,9 @@ function credentialFor(auth: AzureAuth, place: IdentityPlace, agent: Agent | und
     case 'managed-identity':
       // IMDS is plain HTTP on the node; AZURE_POD_IDENTITY_AUTHORITY_HOST (an Azure SDK
       // variable) points elsewhere. The connect-to agent is for HTTPS hosts only.
-      return auth.userAssignedIdentityId === undefined ? new ManagedIdentityCredential() : new ManagedIdentityCredential({ clientId: auth.userAssignedIdentityId });
+      return auth.userAssignedIdentityId === undefined
+        ? new ManagedIdentityCredential()
+        : new ManagedIdentityCredential({ clientId: auth.userAssignedIdentityId });
   }
 }
 
@@ -86,7 +118,10 @@ export class IdentityCache {
   private readonly identities: LRUCache<string, Identity> | undefined;
   private readonly secretKey = randomBytes(32);
 
-  constructor(capacity: number, private readonly clients: KeyVaultClientOptions) {
+  constructor(
+    capacity: number,
+    private readonly clients: KeyVaultClientOptions,
+  ) {
     // lru-cache has no "keep nothing" bound: no cache at all is that.
     this.identities = capacity > 0 ? new LRUCache(entryBound(capacity)) : undefined;
   }
@@ -96,7 +131,11 @@ export class IdentityCache {
     const key = identityKey(auth, place, this.secretKey);
     let identity = this.identities?.get(key);
     if (!identity) {
-      const created: Identity = new Identity(identityKindOf(auth), credentialFor(auth, place, this.clients.agent, () => created.assertion), this.clients);
+      const created: Identity = new Identity(
+        identityKindOf(auth),
+        credentialFor(auth, place, this.clients.agent, () => created.assertion),
+        this.clients,
+      );
       identity = created;
       this.identities?.set(key, identity);
     }

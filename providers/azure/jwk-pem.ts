@@ -55,7 +55,8 @@ function rsaJwk(jwk: PublicJwk, what: string): JsonWebKey {
 
 function ecJwk(jwk: PublicJwk, what: string): JsonWebKey {
   const crv = jwk.crv ?? '';
-  if (!CURVES.has(crv)) throw unsupported(what, `curve ${quoted(crv, 16)} is not supported (P-256, P-384 and P-521 are)`);
+  if (!CURVES.has(crv))
+    throw unsupported(what, `curve ${quoted(crv, 16)} is not supported (P-256, P-384 and P-521 are)`);
   return { kty: 'EC', crv, x: field(jwk.x), y: field(jwk.y) };
 }
 
@@ -67,9 +68,19 @@ function ecJwk(jwk: PublicJwk, what: string): JsonWebKey {
 export function jwkToPublicKeyPem(jwk: PublicJwk, what: string): Buffer {
   let key: JsonWebKey;
   switch (jwk.kty) {
-    case 'RSA': case 'RSA-HSM': key = rsaJwk(jwk, what); break;
-    case 'EC': case 'EC-HSM': key = ecJwk(jwk, what); break;
-    default: throw unsupported(what, `key type ${quoted(jwk.kty ?? '', 16)} is not supported (RSA, RSA-HSM, EC and EC-HSM are)`);
+    case 'RSA':
+    case 'RSA-HSM':
+      key = rsaJwk(jwk, what);
+      break;
+    case 'EC':
+    case 'EC-HSM':
+      key = ecJwk(jwk, what);
+      break;
+    default:
+      throw unsupported(
+        what,
+        `key type ${quoted(jwk.kty ?? '', 16)} is not supported (RSA, RSA-HSM, EC and EC-HSM are)`,
+      );
   }
   let der: Buffer;
   try {

@@ -28,7 +28,14 @@ export interface SecretRead {
 /** A key version as read: its public JSON Web Key. */
 export interface KeyRead {
   readonly version: string;
-  readonly jwk: { readonly kty?: string; readonly n?: Uint8Array; readonly e?: Uint8Array; readonly crv?: string; readonly x?: Uint8Array; readonly y?: Uint8Array };
+  readonly jwk: {
+    readonly kty?: string;
+    readonly n?: Uint8Array;
+    readonly e?: Uint8Array;
+    readonly crv?: string;
+    readonly x?: Uint8Array;
+    readonly y?: Uint8Array;
+  };
 }
 
 /** A certificate version as read: its DER bytes. */
@@ -69,7 +76,9 @@ function countingPolicy(count: RequestCounter): PipelinePolicy {
 /** The operation a Key Vault request path names: get_secret, list_secret_versions, … */
 export function operationOf(method: string, path: string): string {
   const parts = path.split('/').filter((p) => p !== '');
-  const kind = ({ secrets: 'secret', keys: 'key', certificates: 'certificate' } as Record<string, string>)[parts[0] ?? ''];
+  const kind = ({ secrets: 'secret', keys: 'key', certificates: 'certificate' } as Record<string, string>)[
+    parts[0] ?? ''
+  ];
   if (kind === undefined || method !== 'GET') return 'other';
   return parts[2] === 'versions' && parts.length === 3 ? `list_${kind}_versions` : `get_${kind}`;
 }
@@ -93,7 +102,9 @@ export class KeyVaultReader {
     const common = {
       serviceVersion: KEY_VAULT_API_VERSION,
       retryOptions: { maxRetries: 0 },
-      userAgentOptions: { userAgentPrefix: `secrets-store-csi-provider-azure/${packageVersion()}${options.userAgent === '' ? '' : ` ${options.userAgent}`}` },
+      userAgentOptions: {
+        userAgentPrefix: `secrets-store-csi-provider-azure/${packageVersion()}${options.userAgent === '' ? '' : ` ${options.userAgent}`}`,
+      },
       additionalPolicies: [{ policy: countingPolicy(options.count), position: 'perRetry' as const }],
       ...(options.agent ? { agent: options.agent } : {}),
     };
@@ -105,19 +116,30 @@ export class KeyVaultReader {
   /** A secret's version (latest when `version` is ''). */
   async getSecret(name: string, version: string, abortSignal: AbortSignal): Promise<SecretRead> {
     const s = await this.secrets.getSecret(name, { version: version === '' ? undefined : version, abortSignal });
-    return { version: s.properties.version ?? '', value: s.value ?? '', contentType: s.properties.contentType, keyId: s.properties.certificateKeyId };
+    return {
+      version: s.properties.version ?? '',
+      value: s.value ?? '',
+      contentType: s.properties.contentType,
+      keyId: s.properties.certificateKeyId,
+    };
   }
 
   /** A key's version (latest when `version` is ''). */
   async getKey(name: string, version: string, abortSignal: AbortSignal): Promise<KeyRead> {
     const k = await this.keys.getKey(name, { version: version === '' ? undefined : version, abortSignal });
     const jwk = k.key ?? {};
-    return { version: k.properties.version ?? '', jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, crv: jwk.crv, x: jwk.x, y: jwk.y } };
+    return {
+      version: k.properties.version ?? '',
+      jwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, crv: jwk.crv, x: jwk.x, y: jwk.y },
+    };
   }
 
   /** A certificate's version (latest when `version` is ''). */
   async getCertificate(name: string, version: string, abortSignal: AbortSignal): Promise<CertificateRead> {
-    const c = version === '' ? await this.certificates.getCertificate(name, { abortSignal }) : await this.certificates.getCertificateVersion(name, version, { abortSignal });
+    const c =
+      version === ''
+        ? await this.certificates.getCertificate(name, { abortSignal })
+        : await this.certificates.getCertificateVersion(name, version, { abortSignal });
     return { version: c.properties.version ?? '', cer: c.cer ?? new Uint8Array() };
   }
 
@@ -125,10 +147,18 @@ export class KeyVaultReader {
    * Every version of an object, without values; undefined when there are more than
    * `maxPages` pages (Key Vault lists at most 25 versions a page, in no set order).
    */
-  async listVersions(type: KeyVaultObjectType, name: string, abortSignal: AbortSignal, maxPages = Infinity): Promise<VersionProperties[] | undefined> {
-    const pages = type === 'secret' ? this.secrets.listPropertiesOfSecretVersions(name, { abortSignal }).byPage()
-      : type === 'key' ? this.keys.listPropertiesOfKeyVersions(name, { abortSignal }).byPage()
-        : this.certificates.listPropertiesOfCertificateVersions(name, { abortSignal }).byPage();
+  async listVersions(
+    type: KeyVaultObjectType,
+    name: string,
+    abortSignal: AbortSignal,
+    maxPages = Infinity,
+  ): Promise<VersionProperties[] | undefined> {
+    const pages =
+      type === 'secret'
+        ? this.secrets.listPropertiesOfSecretVersions(name, { abortSignal }).byPage()
+        : type === 'key'
+          ? this.keys.listPropertiesOfKeyVersions(name, { abortSignal }).byPage()
+          : this.certificates.listPropertiesOfCertificateVersions(name, { abortSignal }).byPage();
     const versions: VersionProperties[] = [];
     let count = 0;
     for await (const page of pages) {

@@ -9,15 +9,23 @@ import { azureHealthAddress, azureProviderFlags, azureSettings } from './setting
 export const azureProviderDefinition: ProviderDefinition = {
   name: 'azure',
   flags: azureProviderFlags,
-  healthAddress: (flags) => ({ address: azureHealthAddress(flags), flag: flags.given.has('health-addr') ? '--health-addr' : '--healthz-port' }),
+  healthAddress: (flags) => ({
+    address: azureHealthAddress(flags),
+    flag: flags.given.has('health-addr') ? '--health-addr' : '--healthz-port',
+  }),
   async create(flags: ParsedFlags, logger: Logger, context: ProviderContext) {
     const settings = azureSettings(flags, process.env);
     if (settings.connectTo.length > 0) {
-      logger.warn('TEST-ONLY --test-only-connect-to is set: connections to these hosts go elsewhere', { rules: settings.connectTo.map((r) => `${r.host}:${r.port}=${r.toHost}:${r.toPort}`).join(',') });
+      logger.warn('TEST-ONLY --test-only-connect-to is set: connections to these hosts go elsewhere', {
+        rules: settings.connectTo.map((r) => `${r.host}:${r.port}=${r.toHost}:${r.toPort}`).join(','),
+      });
     }
     logger.info('azure provider settings', {
-      cloudName: settings.cloudName, constructPemChain: settings.constructPemChain, writeCertAndKeyInSeparateFiles: settings.writeCertAndKeyInSeparateFiles,
-      readCacheWindowMs: settings.readCacheWindowMs, identityCacheSize: settings.identityCacheSize,
+      cloudName: settings.cloudName,
+      constructPemChain: settings.constructPemChain,
+      writeCertAndKeyInSeparateFiles: settings.writeCertAndKeyInSeparateFiles,
+      readCacheWindowMs: settings.readCacheWindowMs,
+      identityCacheSize: settings.identityCacheSize,
     });
     return new AzureProvider(settings, { metrics: new AzureMetrics(context.metricsRegistry) });
   },

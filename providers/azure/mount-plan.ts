@@ -38,10 +38,24 @@ export interface VersionLister {
  * The entries of one class object. Versions are listed only for objectVersionHistory > 1
  * and for an unpinned single object on a rotation.
  */
-export async function planEntries(object: KeyVaultObject, current: ReadonlyMap<string, string>, lister: VersionLister): Promise<PlannedEntry[]> {
+export async function planEntries(
+  object: KeyVaultObject,
+  current: ReadonlyMap<string, string>,
+  lister: VersionLister,
+): Promise<PlannedEntry[]> {
   if (hasVersionHistory(object)) {
-    const chosen = selectVersionHistory(await lister.all(object), object.objectVersion, object.objectVersionHistory, describeObject(object));
-    return chosen.map(({ version, index }) => ({ object, id: historyObjectId(object, index), fileName: historyFileName(object, index), version }));
+    const chosen = selectVersionHistory(
+      await lister.all(object),
+      object.objectVersion,
+      object.objectVersionHistory,
+      describeObject(object),
+    );
+    return chosen.map(({ version, index }) => ({
+      object,
+      id: historyObjectId(object, index),
+      fileName: historyFileName(object, index),
+      version,
+    }));
   }
   const single = { object, id: objectId(object), fileName: object.fileName };
   if (object.objectVersion !== undefined) return [{ ...single, version: object.objectVersion }];
@@ -62,12 +76,18 @@ export async function planEntries(object: KeyVaultObject, current: ReadonlyMap<s
  * twice with different versions (one pinned), the ids would name two versions at once:
  * INVALID_ARGUMENT naming the object.
  */
-export function uniqueVersions(entries: readonly { readonly id: string; readonly version: string }[]): { id: string; version: string }[] {
+export function uniqueVersions(
+  entries: readonly { readonly id: string; readonly version: string }[],
+): { id: string; version: string }[] {
   const byId = new Map<string, string>();
   for (const { id, version } of entries) {
     const seen = byId.get(id);
     if (seen !== undefined && seen !== version) {
-      throw new SscError('invalid-argument', `azure provider: ${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`, { reason: 'InvalidParameters' });
+      throw new SscError(
+        'invalid-argument',
+        `azure provider: ${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`,
+        { reason: 'InvalidParameters' },
+      );
     }
     byId.set(id, version);
   }
@@ -79,7 +99,10 @@ export function uniqueVersions(entries: readonly { readonly id: string; readonly
  * what the driver has mounted: the Mount can be answered without files (the driver
  * keeps the mounted ones).
  */
-export function unchangedFromProperties(planned: readonly PlannedEntry[], current: ReadonlyMap<string, string>): boolean {
+export function unchangedFromProperties(
+  planned: readonly PlannedEntry[],
+  current: ReadonlyMap<string, string>,
+): boolean {
   if (current.size === 0 || planned.some((e) => e.version === '')) return false;
   const versions = uniqueVersions(planned);
   return versions.length === current.size && versions.every((v) => current.get(v.id) === v.version);

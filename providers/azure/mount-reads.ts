@@ -51,48 +51,89 @@ export class MountReads {
   ) {}
 
   private context(object: KeyVaultObject, version: string): ReadContext {
-    return { objectType: object.objectType, objectName: object.objectName, objectVersion: version, keyvaultName: this.where.keyvaultName, identityKind: this.where.identityKind };
+    return {
+      objectType: object.objectType,
+      objectName: object.objectName,
+      objectVersion: version,
+      keyvaultName: this.where.keyvaultName,
+      identityKind: this.where.identityKind,
+    };
   }
 
-  private read<T extends Read>(requestKey: string, context: ReadContext, load: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+  private read<T extends Read>(
+    requestKey: string,
+    context: ReadContext,
+    load: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<T> {
     const what = `${context.objectType} ${JSON.stringify(context.objectName).slice(0, 130)}`;
-    return (this.shared.cache.read(this.identityKey, requestKey, (flight) => withThrottleRetry(() => load(flight), what, this.deadlineMs, flight, this.shared.clock), signal) as Promise<T>)
-      .catch((err: unknown) => {
-        const mapped = keyVaultError(err, context);
-        // Only the error's name and code: its message may carry what the service said.
-        if (mapped.reason === 'KeyVaultError') this.logger.debug('azure provider: unexpected SDK error', { name: String((err as { name?: unknown }).name), code: String((err as { code?: unknown }).code) });
-        throw mapped;
-      });
+    return (
+      this.shared.cache.read(
+        this.identityKey,
+        requestKey,
+        (flight) => withThrottleRetry(() => load(flight), what, this.deadlineMs, flight, this.shared.clock),
+        signal,
+      ) as Promise<T>
+    ).catch((err: unknown) => {
+      const mapped = keyVaultError(err, context);
+      // Only the error's name and code: its message may carry what the service said.
+      if (mapped.reason === 'KeyVaultError')
+        this.logger.debug('azure provider: unexpected SDK error', {
+          name: String((err as { name?: unknown }).name),
+          code: String((err as { code?: unknown }).code),
+        });
+      throw mapped;
+    });
   }
 
   /** The value of `entry` (its version, or the latest). */
   get(entry: PlannedEntry, signal: AbortSignal): Promise<FetchedObject> {
     const { objectType, objectName } = entry.object;
-    return this.read(`get|${objectType}|${objectName}|${entry.version}`, this.context(entry.object, entry.version), async (s) => {
-      if (objectType === 'secret') return { kind: 'secret', ...(await this.reader.getSecret(objectName, entry.version, s)) };
-      if (objectType === 'key') return { kind: 'key', ...(await this.reader.getKey(objectName, entry.version, s)) };
-      return { kind: 'cert', ...(await this.reader.getCertificate(objectName, entry.version, s)) };
-    }, signal);
+    return this.read(
+      `get|${objectType}|${objectName}|${entry.version}`,
+      this.context(entry.object, entry.version),
+      async (s) => {
+        if (objectType === 'secret')
+          return { kind: 'secret', ...(await this.reader.getSecret(objectName, entry.version, s)) };
+        if (objectType === 'key') return { kind: 'key', ...(await this.reader.getKey(objectName, entry.version, s)) };
+        return { kind: 'cert', ...(await this.reader.getCertificate(objectName, entry.version, s)) };
+      },
+      signal,
+    );
   }
 
   /** The lister planEntries uses, with this Mount's signal. */
   lister(signal: AbortSignal): VersionLister {
     return {
       all: async (object) => {
-        const all = await this.read(`list|${object.objectType}|${object.objectName}|all`, this.context(object, ''), async (s) => await this.reader.listVersions(object.objectType, object.objectName, s) ?? [], signal);
+        const all = await this.read(
+          `list|${object.objectType}|${object.objectName}|all`,
+          this.context(object, ''),
+          async (s) => (await this.reader.listVersions(object.objectType, object.objectName, s)) ?? [],
+          signal,
+        );
         return all as VersionProperties[];
       },
       forLatest: async (object) => {
         const refusalKey = JSON.stringify([this.identityKey, object.objectType, object.objectName]);
         if (this.shared.listRefusals.get(refusalKey)) return undefined;
         try {
-          const listed = await this.read(`list|${object.objectType}|${object.objectName}|latest`, this.context(object, ''),
-            async (s) => await this.reader.listVersions(object.objectType, object.objectName, s, MAX_LATEST_PAGES) ?? 'too-many-pages', signal);
-          return listed === 'too-many-pages' ? undefined : listed as VersionProperties[];
+          const listed = await this.read(
+            `list|${object.objectType}|${object.objectName}|latest`,
+            this.context(object, ''),
+            async (s) =>
+              (await this.reader.listVersions(object.objectType, object.objectName, s, MAX_LATEST_PAGES)) ??
+              'too-many-pages',
+            signal,
+          );
+          return listed === 'too-many-pages' ? undefined : (listed as VersionProperties[]);
         } catch (err) {
           if ((err as { reason?: unknown }).reason !== 'KeyVaultAccessDenied') throw err;
           this.shared.listRefusals.set(refusalKey, true);
-          this.logger.info('azure provider: this identity may not list versions; rotations read the value instead', { objectType: object.objectType, objectName: object.objectName });
+          this.logger.info('azure provider: this identity may not list versions; rotations read the value instead', {
+            objectType: object.objectType,
+            objectName: object.objectName,
+          });
           return undefined;
         }
       },

@@ -9,7 +9,11 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 const HEX = /^(?:[0-9A-Fa-f]{2})*$/;
 
 function invalid(what: string, encoding: ObjectEncoding, why: string): SscError {
-  return new SscError('invalid-argument', `azure provider: the value of ${what} is not valid ${encoding} (${why}) although its objectEncoding says so`, { reason: 'InvalidSecretEncoding' });
+  return new SscError(
+    'invalid-argument',
+    `azure provider: the value of ${what} is not valid ${encoding} (${why}) although its objectEncoding says so`,
+    { reason: 'InvalidSecretEncoding' },
+  );
 }
 
 /**

@@ -8,23 +8,44 @@ import { quoted } from '../../lib/untrusted-text.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { CertificateRead, KeyRead, SecretRead } from './keyvault-reader.js';
 import type { PlannedEntry } from './mount-plan.js';
-import { describeObject, renderCertificate, renderKey, renderSecret, type RenderedContent, type RenderOptions } from './render.js';
+import {
+  describeObject,
+  renderCertificate,
+  renderKey,
+  renderSecret,
+  type RenderedContent,
+  type RenderOptions,
+} from './render.js';
 
 /** What was read for one entry, by object type. */
-export type FetchedObject = ({ readonly kind: 'secret' } & SecretRead) | ({ readonly kind: 'key' } & KeyRead) | ({ readonly kind: 'cert' } & CertificateRead);
+export type FetchedObject =
+  | ({ readonly kind: 'secret' } & SecretRead)
+  | ({ readonly kind: 'key' } & KeyRead)
+  | ({ readonly kind: 'cert' } & CertificateRead);
 
 /** The rendered contents of `entry` from `fetched`. */
 export function renderEntry(entry: PlannedEntry, fetched: FetchedObject, options: RenderOptions): RenderedContent[] {
   const what = describeObject(entry.object, fetched.version);
   switch (fetched.kind) {
-    case 'secret': return renderSecret(entry.object, { value: fetched.value, contentType: fetched.contentType, certificateBacked: (fetched.keyId ?? '') !== '' }, options, what);
-    case 'key': return renderKey(fetched.jwk, what);
-    case 'cert': return renderCertificate(fetched.cer);
+    case 'secret':
+      return renderSecret(
+        entry.object,
+        { value: fetched.value, contentType: fetched.contentType, certificateBacked: (fetched.keyId ?? '') !== '' },
+        options,
+        what,
+      );
+    case 'key':
+      return renderKey(fetched.jwk, what);
+    case 'cert':
+      return renderCertificate(fetched.cer);
   }
 }
 
 /** ProviderFiles of every entry, each with its filePermission or `permission` (the Mount's); refuses a path written twice. */
-export function mountFiles(entries: readonly { entry: PlannedEntry; contents: readonly RenderedContent[] }[], permission: number): ProviderFile[] {
+export function mountFiles(
+  entries: readonly { entry: PlannedEntry; contents: readonly RenderedContent[] }[],
+  permission: number,
+): ProviderFile[] {
   const files: ProviderFile[] = [];
   const owners = new Map<string, string>();
   for (const { entry, contents } of entries) {
@@ -32,7 +53,11 @@ export function mountFiles(entries: readonly { entry: PlannedEntry; contents: re
       const path = `${entry.fileName}${c.suffix}`;
       const owner = owners.get(path);
       if (owner !== undefined && owner !== entry.id) {
-        throw new SscError('invalid-argument', `azure provider: objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`, { reason: 'InvalidParameters' });
+        throw new SscError(
+          'invalid-argument',
+          `azure provider: objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`,
+          { reason: 'InvalidParameters' },
+        );
       }
       owners.set(path, entry.id);
       files.push({ path, mode: entry.object.filePermission ?? permission, contents: c.bytes });

@@ -11,7 +11,16 @@
 import { isSeq, type Document } from 'yaml';
 import { pathProblem } from '../../lib/provider-file-path.js';
 import { quoted } from '../../lib/untrusted-text.js';
-import { describeNode, goInteger, goString, mapEntries, MAX_YAML_PARAMETER_BYTES, NOT_A_SCALAR, parseYamlParameter, resolveAlias } from '../framework/go-yaml.js';
+import {
+  describeNode,
+  goInteger,
+  goString,
+  mapEntries,
+  MAX_YAML_PARAMETER_BYTES,
+  NOT_A_SCALAR,
+  parseYamlParameter,
+  resolveAlias,
+} from '../framework/go-yaml.js';
 import { invalidParameter } from './azure-parameter-error.js';
 import { goTrimSpace } from './go-strings.js';
 
@@ -53,7 +62,16 @@ export interface ParsedKeyVaultObjects {
  */
 export const MAX_OBJECTS = 1000;
 
-const FIELDS = new Set(['objectName', 'objectAlias', 'objectVersion', 'objectVersionHistory', 'objectType', 'objectFormat', 'objectEncoding', 'filePermission']);
+const FIELDS = new Set([
+  'objectName',
+  'objectAlias',
+  'objectVersion',
+  'objectVersionHistory',
+  'objectType',
+  'objectFormat',
+  'objectEncoding',
+  'filePermission',
+]);
 const TYPES: readonly KeyVaultObjectType[] = ['secret', 'key', 'cert'];
 const ENCODINGS: readonly ObjectEncoding[] = ['utf-8', 'base64', 'hex'];
 /** Key Vault object names: 1-127 letters, digits and dashes (they become URL path segments). */
@@ -98,7 +116,8 @@ function versionHistory(node: unknown, name: string): number {
   if (text === '') return 0;
   let n = goInteger(text);
   if (n === undefined && YAML_FLOAT.test(text.replace(/_/g, ''))) n = Math.trunc(Number(text.replace(/_/g, '')));
-  if (n === undefined || !Number.isFinite(n)) throw invalidParameter(`${name} must be a whole number of versions, not ${quoted(text, 32)}`);
+  if (n === undefined || !Number.isFinite(n))
+    throw invalidParameter(`${name} must be a whole number of versions, not ${quoted(text, 32)}`);
   if (n > MAX_OBJECTS) throw invalidParameter(`${name} is ${n}; at most ${MAX_OBJECTS} versions can be written`);
   return Math.max(n, 0);
 }
@@ -107,7 +126,10 @@ function versionHistory(node: unknown, name: string): number {
 function filePermission(text: string, name: string): number | undefined {
   if (text === '') return undefined;
   const mode = /^\+?[0-7]{1,11}$/.test(text) ? parseInt(text.replace(/^\+/, ''), 8) : NaN;
-  if (!(mode >= 0 && mode <= 0o777)) throw invalidParameter(`${name} must be an octal file mode from 0 to 0777, such as "0644", not ${quoted(text, 16)}`);
+  if (!(mode >= 0 && mode <= 0o777))
+    throw invalidParameter(
+      `${name} must be an octal file mode from 0 to 0777, such as "0644", not ${quoted(text, 16)}`,
+    );
   return mode;
 }
 
@@ -115,46 +137,74 @@ function parseObject(text: string, index: number, warnings: string[]): KeyVaultO
   const doc: Document = yamlParameter(text, `objects.array[${index}]`);
   const root = resolveAlias(doc.contents, doc);
   const entries = root === null || describeNode(root) === 'null' ? [] : mapEntries(root, doc);
-  if (!entries) throw invalidParameter(`objects.array[${index}] must hold a YAML map of objectName, objectType, …; not ${describeNode(root)}`);
+  if (!entries)
+    throw invalidParameter(
+      `objects.array[${index}] must hold a YAML map of objectName, objectType, …; not ${describeNode(root)}`,
+    );
   const fields = new Map(entries);
   const objectName = stringField(fields.get('objectName'), `objects.array[${index}].objectName`);
   if (objectName === '') throw invalidParameter(`objects.array[${index}].objectName is required`);
   const field = (f: string) => fieldName(index, objectName, f);
-  if (!OBJECT_NAME.test(objectName)) throw invalidParameter(`${field('objectName')} must be a Key Vault object name: 1-127 letters, digits and dashes`);
-  for (const [key] of entries) if (!FIELDS.has(key)) warnings.push(`${fieldName(index, objectName, key === '' ? '(key)' : key)} is not a field of an Azure Key Vault object; ignored`);
+  if (!OBJECT_NAME.test(objectName))
+    throw invalidParameter(`${field('objectName')} must be a Key Vault object name: 1-127 letters, digits and dashes`);
+  for (const [key] of entries)
+    if (!FIELDS.has(key))
+      warnings.push(
+        `${fieldName(index, objectName, key === '' ? '(key)' : key)} is not a field of an Azure Key Vault object; ignored`,
+      );
 
   const typeText = stringField(fields.get('objectType'), field('objectType'));
   const objectType = TYPES.find((t) => t === typeText);
-  if (!objectType) throw invalidParameter(`${field('objectType')} must be secret, key or cert, not ${quoted(typeText, 16)}`);
+  if (!objectType)
+    throw invalidParameter(`${field('objectType')} must be secret, key or cert, not ${quoted(typeText, 16)}`);
 
   const versionText = stringField(fields.get('objectVersion'), field('objectVersion'));
   const objectVersion = versionText === '' || versionText === 'latest' ? undefined : versionText;
-  if (objectVersion !== undefined && !OBJECT_VERSION.test(objectVersion)) throw invalidParameter(`${field('objectVersion')} must be a Key Vault version id (letters and digits), "latest" or empty`);
+  if (objectVersion !== undefined && !OBJECT_VERSION.test(objectVersion))
+    throw invalidParameter(
+      `${field('objectVersion')} must be a Key Vault version id (letters and digits), "latest" or empty`,
+    );
 
   // validate.go validateObjectFormat: pem or pfx in any case; only lowercase "pfx" is
   // refused for a key or cert there (others are ignored for them), and so here.
   const formatText = stringField(fields.get('objectFormat'), field('objectFormat'));
   const objectFormat: ObjectFormat = formatText.toLowerCase() === 'pfx' ? 'pfx' : 'pem';
-  if (formatText !== '' && formatText.toLowerCase() !== 'pem' && formatText.toLowerCase() !== 'pfx') throw invalidParameter(`${field('objectFormat')} must be pem or pfx, not ${quoted(formatText, 16)}`);
-  if (formatText === 'pfx' && objectType !== 'secret') throw invalidParameter(`${field('objectFormat')} pfx is only supported for objectType: secret (a certificate's PFX is its secret)`);
+  if (formatText !== '' && formatText.toLowerCase() !== 'pem' && formatText.toLowerCase() !== 'pfx')
+    throw invalidParameter(`${field('objectFormat')} must be pem or pfx, not ${quoted(formatText, 16)}`);
+  if (formatText === 'pfx' && objectType !== 'secret')
+    throw invalidParameter(
+      `${field('objectFormat')} pfx is only supported for objectType: secret (a certificate's PFX is its secret)`,
+    );
 
   // validateObjectEncoding: only for secrets; utf-8, base64 or hex in any case.
   const encodingText = stringField(fields.get('objectEncoding'), field('objectEncoding'));
-  if (encodingText !== '' && objectType !== 'secret') throw invalidParameter(`${field('objectEncoding')} is only supported for objectType: secret`);
+  if (encodingText !== '' && objectType !== 'secret')
+    throw invalidParameter(`${field('objectEncoding')} is only supported for objectType: secret`);
   const objectEncoding = encodingText === '' ? 'utf-8' : ENCODINGS.find((e) => e === encodingText.toLowerCase());
-  if (!objectEncoding) throw invalidParameter(`${field('objectEncoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
+  if (!objectEncoding)
+    throw invalidParameter(`${field('objectEncoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
 
   const aliasText = stringField(fields.get('objectAlias'), field('objectAlias'));
   const objectAlias = aliasText === '' ? undefined : aliasText;
   const fileName = objectAlias ?? objectName;
   const problem = pathProblem(fileName);
-  if (problem) throw invalidParameter(`${field('objectAlias')} ${quoted(fileName, 128)} is not a file name the volume can hold: ${problem}`);
+  if (problem)
+    throw invalidParameter(
+      `${field('objectAlias')} ${quoted(fileName, 128)} is not a file name the volume can hold: ${problem}`,
+    );
 
   return {
-    objectName, objectType, objectAlias, objectVersion,
+    objectName,
+    objectType,
+    objectAlias,
+    objectVersion,
     objectVersionHistory: versionHistory(fields.get('objectVersionHistory'), field('objectVersionHistory')),
-    objectFormat, objectEncoding,
-    filePermission: filePermission(stringField(fields.get('filePermission'), field('filePermission')), field('filePermission')),
+    objectFormat,
+    objectEncoding,
+    filePermission: filePermission(
+      stringField(fields.get('filePermission'), field('filePermission')),
+      field('filePermission'),
+    ),
     fileName,
   };
 }
@@ -184,14 +234,20 @@ function checkFileNames(objects: readonly KeyVaultObject[]): void {
   const owner = new Map<string, number>();
   objects.forEach((o, i) => {
     const before = owner.get(o.fileName);
-    if (before !== undefined) throw invalidParameter(`objects.array[${before}] and objects.array[${i}] both write ${quoted(o.fileName, 128)}: give one an objectAlias`);
+    if (before !== undefined)
+      throw invalidParameter(
+        `objects.array[${before}] and objects.array[${i}] both write ${quoted(o.fileName, 128)}: give one an objectAlias`,
+      );
     owner.set(o.fileName, i);
   });
   objects.forEach((o, i) => {
     const parts = o.fileName.split('/');
     for (let n = 1; n < parts.length; n++) {
       const parent = owner.get(parts.slice(0, n).join('/'));
-      if (parent !== undefined) throw invalidParameter(`objects.array[${i}] writes ${quoted(o.fileName, 128)} inside objects.array[${parent}]'s ${quoted(parts.slice(0, n).join('/'), 128)}`);
+      if (parent !== undefined)
+        throw invalidParameter(
+          `objects.array[${i}] writes ${quoted(o.fileName, 128)} inside objects.array[${parent}]'s ${quoted(parts.slice(0, n).join('/'), 128)}`,
+        );
     }
   });
 }
@@ -203,31 +259,52 @@ function checkFileNames(objects: readonly KeyVaultObject[]): void {
  */
 export function parseKeyVaultObjects(raw: string | undefined): ParsedKeyVaultObjects {
   const text = goTrimSpace(raw ?? '');
-  if (text === '') throw invalidParameter('objects is required: a YAML "array:" of objects, each a YAML string with objectName and objectType');
+  if (text === '')
+    throw invalidParameter(
+      'objects is required: a YAML "array:" of objects, each a YAML string with objectName and objectType',
+    );
   const doc = yamlParameter(text, 'objects');
   const root = resolveAlias(doc.contents, doc);
   const entries = describeNode(root) === 'null' ? [] : mapEntries(root, doc);
   if (!entries) throw invalidParameter(`objects must be a YAML map with an "array:" list, not ${describeNode(root)}`);
   const list = new Map(entries).get('array');
   const warnings: string[] = [];
-  if (list === undefined || describeNode(list) === 'null') return { objects: [], warnings: ['objects has no "array:" entries: nothing is mounted'] };
+  if (list === undefined || describeNode(list) === 'null')
+    return { objects: [], warnings: ['objects has no "array:" entries: nothing is mounted'] };
   if (!isSeq(list)) throw invalidParameter(`objects.array must be a list of YAML strings, not ${describeNode(list)}`);
   // Bounded before any entry is parsed: the count, and the entries' text together
   // (aliases could repeat one long entry thousands of times).
-  if (list.items.length > MAX_OBJECTS) throw invalidParameter(`objects.array lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`);
+  if (list.items.length > MAX_OBJECTS)
+    throw invalidParameter(
+      `objects.array lists ${list.items.length} entries; at most ${MAX_OBJECTS} are allowed per class`,
+    );
   const texts = list.items.map((item, i) => {
     const node = resolveAlias(item, doc);
     const value = goString(node);
     // yaml.v3: "cannot unmarshal !!map into string": each entry is YAML text (`- |`).
-    if (value === NOT_A_SCALAR) throw invalidParameter(`objects.array[${i}] must be a YAML string (write "- |" before the object's fields), not ${describeNode(node)}`);
+    if (value === NOT_A_SCALAR)
+      throw invalidParameter(
+        `objects.array[${i}] must be a YAML string (write "- |" before the object's fields), not ${describeNode(node)}`,
+      );
     return value ?? '';
   });
   const total = texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
-  if (total > MAX_YAML_PARAMETER_BYTES) throw invalidParameter(`objects.array entries hold ${total} bytes of YAML together (aliases expanded); at most ${MAX_YAML_PARAMETER_BYTES} are read`);
+  if (total > MAX_YAML_PARAMETER_BYTES)
+    throw invalidParameter(
+      `objects.array entries hold ${total} bytes of YAML together (aliases expanded); at most ${MAX_YAML_PARAMETER_BYTES} are read`,
+    );
   const objects = texts.map((value, i) => parseObject(value, i, warnings));
-  if (warnings.length > MAX_WARNINGS) warnings.splice(MAX_WARNINGS, warnings.length - MAX_WARNINGS, `… and ${warnings.length - MAX_WARNINGS} more ignored fields`);
+  if (warnings.length > MAX_WARNINGS)
+    warnings.splice(
+      MAX_WARNINGS,
+      warnings.length - MAX_WARNINGS,
+      `… and ${warnings.length - MAX_WARNINGS} more ignored fields`,
+    );
   const files = objects.reduce((sum, o) => sum + Math.max(o.objectVersionHistory, 1), 0);
-  if (files > MAX_OBJECTS) throw invalidParameter(`objects asks for ${files} files (objects times objectVersionHistory); at most ${MAX_OBJECTS} are allowed per class`);
+  if (files > MAX_OBJECTS)
+    throw invalidParameter(
+      `objects asks for ${files} files (objects times objectVersionHistory); at most ${MAX_OBJECTS} are allowed per class`,
+    );
   checkFileNames(objects);
   return { objects, warnings };
 }

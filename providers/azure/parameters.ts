@@ -69,23 +69,32 @@ function boolParam(attributes: Readonly<Record<string, string>>, name: string): 
 }
 
 function podInfoMissing(attribute: string): SscError {
-  return new SscError('failed-precondition', `azure provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true`, { reason: 'PodInfoMissing' });
+  return new SscError(
+    'failed-precondition',
+    `azure provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true`,
+    { reason: 'PodInfoMissing' },
+  );
 }
 
 /** `keyvaultName` checked as upstream getVaultURL: 3-24 characters of [-A-Za-z0-9]. */
 function keyvaultNameOf(attributes: Readonly<Record<string, string>>): string {
   const name = param(attributes, 'keyvaultName');
   if (name === '') throw invalidParameter('keyvaultName is required: the name of the Key Vault');
-  if (name.length < 3 || name.length > 24 || !/^[-A-Za-z0-9]+$/.test(name)) throw invalidParameter(`keyvaultName ${quoted(name, 32)} must be 3-24 characters of letters, digits and dashes`);
+  if (name.length < 3 || name.length > 24 || !/^[-A-Za-z0-9]+$/.test(name))
+    throw invalidParameter(`keyvaultName ${quoted(name, 32)} must be 3-24 characters of letters, digits and dashes`);
   return name;
 }
 
 /** `tenantID`, else the deprecated `tenantId` (upstream GetTenantID): a GUID or a domain name. */
 function tenantOf(attributes: Readonly<Record<string, string>>): string {
   const tenant = param(attributes, 'tenantID') || param(attributes, 'tenantId');
-  if (tenant === '') throw invalidParameter('tenantID is required (tenantId is its older name): the Microsoft Entra tenant of the Key Vault');
+  if (tenant === '')
+    throw invalidParameter(
+      'tenantID is required (tenantId is its older name): the Microsoft Entra tenant of the Key Vault',
+    );
   // It becomes a path segment of the authority URL.
-  if (!/^[0-9A-Za-z.-]{1,256}$/.test(tenant)) throw invalidParameter(`tenantID ${quoted(tenant, 64)} must be a tenant id (GUID) or domain name`);
+  if (!/^[0-9A-Za-z.-]{1,256}$/.test(tenant))
+    throw invalidParameter(`tenantID ${quoted(tenant, 64)} must be a tenant id (GUID) or domain name`);
   return tenant;
 }
 
@@ -96,36 +105,63 @@ function tenantOf(attributes: Readonly<Record<string, string>>): string {
  * information (`PodInfoMissing`) or workload-identity token (`ServiceAccountTokenMissing`,
  * `ServiceAccountTokenMismatch`). No message holds a secret or token value.
  */
-export function parseAzureMount(attributes: Readonly<Record<string, string>>, secrets: Readonly<Record<string, string>>, defaults: AzureMountDefaults): AzureMountConfig {
+export function parseAzureMount(
+  attributes: Readonly<Record<string, string>>,
+  secrets: Readonly<Record<string, string>>,
+  defaults: AzureMountDefaults,
+): AzureMountConfig {
   const serviceAccountName = param(attributes, SERVICE_ACCOUNT_ATTRIBUTE);
-  const pod: AzurePod = { name: param(attributes, POD_NAME_ATTRIBUTE), namespace: param(attributes, POD_NAMESPACE_ATTRIBUTE), serviceAccountName: serviceAccountName === '' ? undefined : serviceAccountName };
+  const pod: AzurePod = {
+    name: param(attributes, POD_NAME_ATTRIBUTE),
+    namespace: param(attributes, POD_NAMESPACE_ATTRIBUTE),
+    serviceAccountName: serviceAccountName === '' ? undefined : serviceAccountName,
+  };
   if (pod.name === '') throw podInfoMissing(POD_NAME_ATTRIBUTE);
   if (pod.namespace === '') throw podInfoMissing(POD_NAMESPACE_ATTRIBUTE);
   if (boolParam(attributes, 'usePodIdentity')) {
-    throw invalidParameter('usePodIdentity is not supported (AAD Pod Identity is deprecated upstream): use workload identity (clientID) or useVMManagedIdentity');
+    throw invalidParameter(
+      'usePodIdentity is not supported (AAD Pod Identity is deprecated upstream): use workload identity (clientID) or useVMManagedIdentity',
+    );
   }
   if (boolParam(attributes, 'useAzureTokenProxy')) {
-    throw invalidParameter('useAzureTokenProxy is not supported: use workload identity (clientID) or useVMManagedIdentity');
+    throw invalidParameter(
+      'useAzureTokenProxy is not supported: use workload identity (clientID) or useVMManagedIdentity',
+    );
   }
   const useVMManagedIdentity = boolParam(attributes, 'useVMManagedIdentity');
   const keyvaultName = keyvaultNameOf(attributes);
   const tenantId = tenantOf(attributes);
   const classCloud = param(attributes, 'cloudName');
   const envFile = param(attributes, 'cloudEnvFileName') || defaults.environmentFilePath;
-  const cloud = resolveCloud(classCloud === '' ? defaults.cloudName : classCloud, classCloud === '' ? '--cloud-name' : 'cloudName', {
-    path: envFile,
-    read: defaults.readEnvironmentFile ?? (() => { throw Object.assign(new Error('no reader'), { code: 'ENOTSUP' }); }),
-  });
+  const cloud = resolveCloud(
+    classCloud === '' ? defaults.cloudName : classCloud,
+    classCloud === '' ? '--cloud-name' : 'cloudName',
+    {
+      path: envFile,
+      read:
+        defaults.readEnvironmentFile ??
+        (() => {
+          throw Object.assign(new Error('no reader'), { code: 'ENOTSUP' });
+        }),
+    },
+  );
   const auth = resolveAuth({
     useVMManagedIdentity,
     userAssignedIdentityId: param(attributes, 'userAssignedIdentityID'),
     clientId: param(attributes, 'clientID'),
-    attributes, secrets, pod,
+    attributes,
+    secrets,
+    pod,
   });
   const { objects, warnings } = parseKeyVaultObjects(attributes['objects']);
   return {
     keyvaultName,
     vaultUrl: `https://${keyvaultName}.${cloud.keyVaultDnsSuffix}/`,
-    tenantId, cloud, auth, pod, objects, warnings,
+    tenantId,
+    cloud,
+    auth,
+    pod,
+    objects,
+    warnings,
   };
 }

@@ -41,7 +41,9 @@ export function keyIdentifiers(der: Buffer): { ski: Buffer | undefined; aki: Buf
     if (id === OID_SUBJECT_KEY_ID) ski = octets(readOne(value, 'subject key id'), 'subject key id');
     if (id === OID_AUTHORITY_KEY_ID) {
       // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING OPTIONAL, … }
-      const keyId = sequence(readOne(value, 'authority key id'), 'authority key id').find((f: Tlv) => isContext(f, 0) && !f.constructed);
+      const keyId = sequence(readOne(value, 'authority key id'), 'authority key id').find(
+        (f: Tlv) => isContext(f, 0) && !f.constructed,
+      );
       aki = keyId?.content;
     }
   }
@@ -62,22 +64,29 @@ export function orderCertificateChain(certificates: readonly PemBlock[], what: s
       new X509Certificate(block.bytes);
       return { block, ...keyIdentifiers(block.bytes), parent: undefined as number | undefined, isParent: false };
     } catch (err) {
-      throw certificateUnreadable(what, `certificate ${i + 1} of the chain cannot be parsed${err instanceof TlsInputError ? ` (${err.message})` : ''}`);
+      throw certificateUnreadable(
+        what,
+        `certificate ${i + 1} of the chain cannot be parsed${err instanceof TlsInputError ? ` (${err.message})` : ''}`,
+      );
     }
   });
   const same = (a: Buffer | undefined, b: Buffer | undefined) => (a ?? Buffer.alloc(0)).equals(b ?? Buffer.alloc(0));
   nodes.forEach((node, i) => {
-    const j = nodes.findIndex((other, k) => k !== i && !(node.aki === undefined && other.ski === undefined) && same(node.aki, other.ski));
+    const j = nodes.findIndex(
+      (other, k) => k !== i && !(node.aki === undefined && other.ski === undefined) && same(node.aki, other.ski),
+    );
     if (j >= 0) {
       (nodes[j] as { isParent: boolean }).isParent = true;
       node.parent = j;
     }
   });
   const leaf = nodes.findIndex((n) => !n.isParent);
-  if (leaf < 0) throw certificateUnreadable(what, 'no leaf certificate: every certificate signs another (a cycle of key ids)');
+  if (leaf < 0)
+    throw certificateUnreadable(what, 'no leaf certificate: every certificate signs another (a cycle of key ids)');
   const chain: PemBlock[] = [];
   for (let at: number | undefined = leaf; at !== undefined; at = (nodes[at] as { parent: number | undefined }).parent) {
-    if (chain.length === nodes.length) throw certificateUnreadable(what, 'the certificate chain has a cycle of key ids');
+    if (chain.length === nodes.length)
+      throw certificateUnreadable(what, 'the certificate chain has a cycle of key ids');
     chain.push((nodes[at] as { block: PemBlock }).block);
   }
   // upstream: "certificate chain is not complete …": the order Key Vault gave.
@@ -93,7 +102,8 @@ export function orderCertificateChain(certificates: readonly PemBlock[], what: s
 export function pfxToPem(value: string, constructChain: boolean, what: string): Buffer {
   // Go's base64.StdEncoding.DecodeString: "\r" and "\n" skipped, padding required.
   const text = value.replace(/[\r\n]/g, '');
-  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) throw certificateUnreadable(what, 'the PKCS#12 value is not base64');
+  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text))
+    throw certificateUnreadable(what, 'the PKCS#12 value is not base64');
   let blocks: PemBlock[];
   try {
     blocks = pkcs12ToPem(Buffer.from(text, 'base64'));
@@ -101,17 +111,20 @@ export function pfxToPem(value: string, constructChain: boolean, what: string): 
     if (err instanceof TlsInputError) throw certificateUnreadable(what, err.message);
     throw err;
   }
-  const keys = blocks.filter((b) => b.type !== CERTIFICATE).map((b) => {
-    try {
-      return { type: b.type, headers: new Map<string, string>(), bytes: encodePkcs8(parsePrivateKey(b.bytes)) };
-    } catch (err) {
-      if (err instanceof TlsInputError) throw certificateUnreadable(what, `the PKCS#12 private key: ${err.message}`);
-      throw err;
-    }
-  });
+  const keys = blocks
+    .filter((b) => b.type !== CERTIFICATE)
+    .map((b) => {
+      try {
+        return { type: b.type, headers: new Map<string, string>(), bytes: encodePkcs8(parsePrivateKey(b.bytes)) };
+      } catch (err) {
+        if (err instanceof TlsInputError) throw certificateUnreadable(what, `the PKCS#12 private key: ${err.message}`);
+        throw err;
+      }
+    });
   const certificates = blocks.filter((b) => b.type === CERTIFICATE);
   // upstream fetchCertChains: "no leaf found" when there is no certificate at all.
-  if (constructChain && certificates.length === 0) throw certificateUnreadable(what, 'the PKCS#12 file holds no certificate');
+  if (constructChain && certificates.length === 0)
+    throw certificateUnreadable(what, 'the PKCS#12 file holds no certificate');
   return Buffer.concat([pem(keys), pem(constructChain ? orderCertificateChain(certificates, what) : certificates)]);
 }
 
@@ -141,5 +154,8 @@ export function pemSecretToPem(value: string, constructChain: boolean, what: str
 export function splitCertAndKey(content: Buffer): { readonly cert: Buffer; readonly key: Buffer } {
   const { blocks } = decodeAllPem(content);
   const encode = (bs: PemBlock[]) => Buffer.concat(bs.map((b) => encodePem(b) ?? Buffer.alloc(0)));
-  return { cert: encode(blocks.filter((b) => b.type === CERTIFICATE)), key: encode(blocks.filter((b) => b.type !== CERTIFICATE)) };
+  return {
+    cert: encode(blocks.filter((b) => b.type === CERTIFICATE)),
+    key: encode(blocks.filter((b) => b.type !== CERTIFICATE)),
+  };
 }

@@ -45,13 +45,24 @@ export function describeObject(object: KeyVaultObject, version?: string): string
   return `${object.objectType} ${quoted(object.objectName, 127)}${version === undefined ? '' : ` (version ${quoted(version, 64)})`}`;
 }
 
-function certificateText(secret: SecretContent, object: KeyVaultObject, options: RenderOptions, what: string): string | Buffer {
+function certificateText(
+  secret: SecretContent,
+  object: KeyVaultObject,
+  options: RenderOptions,
+  what: string,
+): string | Buffer {
   switch (secret.contentType) {
-    case PEM_CONTENT_TYPE: return pemSecretToPem(secret.value, options.constructPemChain, what);
+    case PEM_CONTENT_TYPE:
+      return pemSecretToPem(secret.value, options.constructPemChain, what);
     // objectFormat: pfx: the base64 text as stored (EqualFold in upstream getSecret).
-    case PFX_CONTENT_TYPE: return object.objectFormat === 'pfx' ? secret.value : pfxToPem(secret.value, options.constructPemChain, what);
+    case PFX_CONTENT_TYPE:
+      return object.objectFormat === 'pfx' ? secret.value : pfxToPem(secret.value, options.constructPemChain, what);
     default:
-      throw new SscError('failed-precondition', `azure provider: ${what} backs a certificate with content type ${quoted(secret.contentType ?? '', 64)}; only ${PEM_CONTENT_TYPE} and ${PFX_CONTENT_TYPE} can be written`, { reason: 'UnsupportedContentType' });
+      throw new SscError(
+        'failed-precondition',
+        `azure provider: ${what} backs a certificate with content type ${quoted(secret.contentType ?? '', 64)}; only ${PEM_CONTENT_TYPE} and ${PFX_CONTENT_TYPE} can be written`,
+        { reason: 'UnsupportedContentType' },
+      );
   }
 }
 
@@ -61,7 +72,12 @@ function certificateText(secret: SecretContent, object: KeyVaultObject, options:
  * Throws FAILED_PRECONDITION for a certificate that cannot be converted, and
  * INVALID_ARGUMENT (`InvalidSecretEncoding`) for a value that does not decode.
  */
-export function renderSecret(object: KeyVaultObject, secret: SecretContent, options: RenderOptions, what: string): RenderedContent[] {
+export function renderSecret(
+  object: KeyVaultObject,
+  secret: SecretContent,
+  options: RenderOptions,
+  what: string,
+): RenderedContent[] {
   const out: { suffix: RenderedContent['suffix']; text: string | Buffer }[] = [];
   if (secret.certificateBacked) {
     const text = certificateText(secret, object, options, what);
@@ -76,7 +92,10 @@ export function renderSecret(object: KeyVaultObject, secret: SecretContent, opti
   return out.map(({ suffix, text }) => ({
     suffix,
     // Go converts the string back to bytes before decoding: PEM text is ASCII.
-    bytes: object.objectEncoding === 'utf-8' && Buffer.isBuffer(text) ? text : decodeObjectEncoding(Buffer.isBuffer(text) ? text.toString('latin1') : text, object.objectEncoding, what),
+    bytes:
+      object.objectEncoding === 'utf-8' && Buffer.isBuffer(text)
+        ? text
+        : decodeObjectEncoding(Buffer.isBuffer(text) ? text.toString('latin1') : text, object.objectEncoding, what),
   }));
 }
 
@@ -87,5 +106,7 @@ export function renderKey(jwk: PublicJwk, what: string): RenderedContent[] {
 
 /** The file of a `cert` object: its DER (`cer`) as one "CERTIFICATE" PEM block. */
 export function renderCertificate(cer: Uint8Array): RenderedContent[] {
-  return [{ suffix: '', bytes: encodePem({ type: 'CERTIFICATE', headers: new Map(), bytes: Buffer.from(cer) }) as Buffer }];
+  return [
+    { suffix: '', bytes: encodePem({ type: 'CERTIFICATE', headers: new Map(), bytes: Buffer.from(cer) }) as Buffer },
+  ];
 }

@@ -54,7 +54,7 @@ export function throttleWaitMs(err: unknown, nowMs: number): number | undefined 
 }
 
 function isReset(err: unknown): boolean {
-  const code = (typeof err === 'object' && err !== null ? (err as HttpErrorShape).code : undefined);
+  const code = typeof err === 'object' && err !== null ? (err as HttpErrorShape).code : undefined;
   return typeof code === 'string' && RESET_CODES.has(code);
 }
 
@@ -63,7 +63,13 @@ function isReset(err: unknown): boolean {
  * no bound but MAX_ATTEMPTS). A wait that would end past the deadline fails at once
  * with RESOURCE_EXHAUSTED `KeyVaultThrottled` naming the wait; other errors pass through.
  */
-export async function withThrottleRetry<T>(read: () => Promise<T>, what: string, deadlineMs: number | undefined, signal: AbortSignal, clock: RetryClock): Promise<T> {
+export async function withThrottleRetry<T>(
+  read: () => Promise<T>,
+  what: string,
+  deadlineMs: number | undefined,
+  signal: AbortSignal,
+  clock: RetryClock,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await read();
@@ -76,7 +82,11 @@ export async function withThrottleRetry<T>(read: () => Promise<T>, what: string,
       if (deadlineMs !== undefined && now + wait >= deadlineMs) {
         if (throttled === undefined) throw err;
         const left = Math.max(0, Math.round((deadlineMs - now) / 100) / 10);
-        throw new SscError('resource-exhausted', `azure provider: key vault throttled ${what} and asked to wait ${Math.ceil(wait / 1000)}s, more than the ${left}s left before the Mount's deadline`, { reason: 'KeyVaultThrottled', cause: err });
+        throw new SscError(
+          'resource-exhausted',
+          `azure provider: key vault throttled ${what} and asked to wait ${Math.ceil(wait / 1000)}s, more than the ${left}s left before the Mount's deadline`,
+          { reason: 'KeyVaultThrottled', cause: err },
+        );
       }
       await clock.sleep(wait, signal);
     }

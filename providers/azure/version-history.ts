@@ -64,11 +64,20 @@ export function latestVersion(versions: readonly VersionProperties[]): LatestVer
  * indexed from 0. Fewer when the object has fewer (as upstream). Throws NOT_FOUND
  * (`ObjectVersionNotFound`) naming `what` when `pinned` is not an enabled version.
  */
-export function selectVersionHistory(versions: readonly VersionProperties[], pinned: string | undefined, count: number, what: string): HistoryVersion[] {
+export function selectVersionHistory(
+  versions: readonly VersionProperties[],
+  pinned: string | undefined,
+  count: number,
+  what: string,
+): HistoryVersion[] {
   const enabled = versions.filter((v) => v.enabled !== false).sort(newestFirst);
   const start = pinned === undefined ? 0 : enabled.findIndex((v) => v.version === pinned);
   if (start < 0) {
-    throw new SscError('not-found', `azure provider: ${what}: objectVersion ${quoted(pinned ?? '', 64)} is not an enabled version, so its history cannot start there`, { reason: 'ObjectVersionNotFound' });
+    throw new SscError(
+      'not-found',
+      `azure provider: ${what}: objectVersion ${quoted(pinned ?? '', 64)} is not an enabled version, so its history cannot start there`,
+      { reason: 'ObjectVersionNotFound' },
+    );
   }
   return enabled.slice(start, start + Math.max(count, 0)).map((v, index) => ({ version: v.version, index }));
 }

@@ -11,13 +11,27 @@ import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
 import { entryBound } from '../framework/lru-options.js';
-import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import type {
+  ProviderCallContext,
+  ProviderFile,
+  ProviderMountRequest,
+  ProviderMountResult,
+  SecretsProvider,
+} from '../framework/provider.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
 import { runHelper, type HelperOutcome, type HelperRun } from './helper-runner.js';
 import { HelperSlots } from './helper-slots.js';
-import { helperArguments, helperEnvironment, podIdentity, secretValues, tokensToPass, type HelperOperation, type PodIdentity } from './invocation.js';
+import {
+  helperArguments,
+  helperEnvironment,
+  podIdentity,
+  secretValues,
+  tokensToPass,
+  type HelperOperation,
+  type PodIdentity,
+} from './invocation.js';
 import { parseExecParameters, type ExecObject } from './parameters.js';
 import type { ExecSettings } from './settings.js';
 
@@ -30,7 +44,11 @@ const DEADLINE_MARGIN_MS = 200;
  * Whether a Mount may answer "unchanged" (no files): every object has a version, the
  * driver has exactly these objects mounted, each at that version.
  */
-export function unchangedVersions(ids: readonly string[], versions: readonly (string | undefined)[], mounted: ReadonlyMap<string, string>): boolean {
+export function unchangedVersions(
+  ids: readonly string[],
+  versions: readonly (string | undefined)[],
+  mounted: ReadonlyMap<string, string>,
+): boolean {
   if (ids.length === 0 || mounted.size !== ids.length) return false;
   return ids.every((id, i) => versions[i] !== undefined && mounted.get(id) === versions[i]);
 }
@@ -52,7 +70,11 @@ export class ExecProvider implements SecretsProvider {
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 
-  constructor(private readonly settings: ExecSettings, hmacKey: Buffer, private readonly runner: HelperRunner = runHelper) {
+  constructor(
+    private readonly settings: ExecSettings,
+    hmacKey: Buffer,
+    private readonly runner: HelperRunner = runHelper,
+  ) {
     this.slots = new HelperSlots(settings.maxConcurrentHelpers);
     this.versionKey = versionKey(hmacKey);
   }
@@ -68,24 +90,42 @@ export class ExecProvider implements SecretsProvider {
     const call = (object: ExecObject, operation: HelperOperation, signal: AbortSignal) =>
       this.call(object, operation, pod, tokens, request.secrets, ctx, signal);
 
-    const versions = await boundedAll(params.objects, MOUNT_CONCURRENCY, async (object, signal) => {
-      const { outcome, context } = await call(object, 'version', signal);
-      return versionFrom(outcome, context);
-    }, ctx.signal);
+    const versions = await boundedAll(
+      params.objects,
+      MOUNT_CONCURRENCY,
+      async (object, signal) => {
+        const { outcome, context } = await call(object, 'version', signal);
+        return versionFrom(outcome, context);
+      },
+      ctx.signal,
+    );
     if (sameRendering && unchangedVersions(ids, versions, request.currentObjectVersions)) {
-      ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', { objects: ids.length });
+      ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', {
+        objects: ids.length,
+      });
       return { files: [], objectVersions: ids.map((id, i) => ({ id, version: versions[i] as string })) };
     }
     const contents: (Buffer | undefined)[] = new Array<Buffer | undefined>(ids.length);
     const fetch = async (indexes: readonly number[]) => {
-      const got = await boundedAll(indexes, MOUNT_CONCURRENCY, async (i, signal) => {
-        const object = params.objects[i] as ExecObject;
-        const { outcome, context } = await call(object, 'get', signal);
-        return contentFrom(outcome, context);
-      }, ctx.signal);
-      indexes.forEach((i, n) => { contents[i] = got[n]; });
+      const got = await boundedAll(
+        indexes,
+        MOUNT_CONCURRENCY,
+        async (i, signal) => {
+          const object = params.objects[i] as ExecObject;
+          const { outcome, context } = await call(object, 'get', signal);
+          return contentFrom(outcome, context);
+        },
+        ctx.signal,
+      );
+      indexes.forEach((i, n) => {
+        contents[i] = got[n];
+      });
     };
-    const digested = (i: number) => versions[i] ?? (contents[i] === undefined ? undefined : digestVersion(this.versionKey, params.objects[i] as ExecObject, contents[i]));
+    const digested = (i: number) =>
+      versions[i] ??
+      (contents[i] === undefined
+        ? undefined
+        : digestVersion(this.versionKey, params.objects[i] as ExecObject, contents[i]));
     const all = ids.map((_, i) => i);
     if (sameRendering && request.currentObjectVersions.size === ids.length) {
       // A rotation: the objects without helper versions are read first; when their
@@ -103,32 +143,59 @@ export class ExecProvider implements SecretsProvider {
       if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectName: v.id });
     }
     this.renderedAs.set(request.targetPath, fingerprint);
-    const files: ProviderFile[] = params.objects.map((object, i) => ({ path: object.objectName, mode: object.filePermission ?? request.permission, contents: contents[i] as Buffer }));
+    const files: ProviderFile[] = params.objects.map((object, i) => ({
+      path: object.objectName,
+      mode: object.filePermission ?? request.permission,
+      contents: contents[i] as Buffer,
+    }));
     return { files, objectVersions };
   }
 
   /** One helper call: resolve, wait for a slot, run within the time left. */
-  private async call(object: ExecObject, operation: HelperOperation, pod: PodIdentity, tokens: string | undefined,
-    secrets: Readonly<Record<string, string>>, ctx: ProviderCallContext, signal: AbortSignal): Promise<{ outcome: HelperOutcome; context: CallContext }> {
+  private async call(
+    object: ExecObject,
+    operation: HelperOperation,
+    pod: PodIdentity,
+    tokens: string | undefined,
+    secrets: Readonly<Record<string, string>>,
+    ctx: ProviderCallContext,
+    signal: AbortSignal,
+  ): Promise<{ outcome: HelperOutcome; context: CallContext }> {
     const path = await resolveHelper(this.settings.helpersDir, object.helper);
     return this.slots.run(signal, async () => {
       const left = ctx.deadline === undefined ? Infinity : ctx.deadline.getTime() - Date.now() - DEADLINE_MARGIN_MS;
       const timeoutMs = Math.min(this.settings.helperTimeoutMs, left);
       const context: CallContext = {
-        operation, objectName: object.objectName, helper: object.helper, timeoutMs: Math.max(0, Math.round(timeoutMs)),
-        maxOutputBytes: this.settings.maxOutputBytes, secrets: secretValues(object, secrets, tokens),
+        operation,
+        objectName: object.objectName,
+        helper: object.helper,
+        timeoutMs: Math.max(0, Math.round(timeoutMs)),
+        maxOutputBytes: this.settings.maxOutputBytes,
+        secrets: secretValues(object, secrets, tokens),
       };
       if (timeoutMs <= 0) {
-        throw new SscError('deadline-exceeded', `exec provider: no time left before the Mount's deadline to run helper for ${operation} of ${JSON.stringify(object.objectName).slice(0, 130)}`, { reason: 'HelperTimeout' });
+        throw new SscError(
+          'deadline-exceeded',
+          `exec provider: no time left before the Mount's deadline to run helper for ${operation} of ${JSON.stringify(object.objectName).slice(0, 130)}`,
+          { reason: 'HelperTimeout' },
+        );
       }
       const started = Date.now();
       const outcome = await this.runner({
-        path, args: helperArguments(operation, object, pod), env: helperEnvironment(object, tokens),
-        timeoutMs, maxOutputBytes: this.settings.maxOutputBytes, signal,
+        path,
+        args: helperArguments(operation, object, pod),
+        env: helperEnvironment(object, tokens),
+        timeoutMs,
+        maxOutputBytes: this.settings.maxOutputBytes,
+        signal,
       });
       ctx.logger.debug('exec provider: helper ran', {
-        helper: object.helper, operation, objectName: object.objectName, ms: Date.now() - started,
-        outcome: outcome.kind, exitCode: outcome.kind === 'exited' ? outcome.code : undefined,
+        helper: object.helper,
+        operation,
+        objectName: object.objectName,
+        ms: Date.now() - started,
+        outcome: outcome.kind,
+        exitCode: outcome.kind === 'exited' ? outcome.code : undefined,
       });
       return { outcome, context };
     });

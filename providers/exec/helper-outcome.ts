@@ -35,19 +35,38 @@ function withStderr(stderr: Buffer, c: CallContext): string {
 export function outcomeError(outcome: HelperOutcome, c: CallContext): SscError | undefined {
   switch (outcome.kind) {
     case 'start-failed':
-      return new SscError('failed-precondition', `exec provider: ${what(c)} could not start (${outcome.errno}): is its #! interpreter installed?`, { reason: 'HelperStartFailed' });
+      return new SscError(
+        'failed-precondition',
+        `exec provider: ${what(c)} could not start (${outcome.errno}): is its #! interpreter installed?`,
+        { reason: 'HelperStartFailed' },
+      );
     case 'timeout':
-      return new SscError('deadline-exceeded', `exec provider: ${what(c)} ran longer than ${c.timeoutMs} ms and was killed${withStderr(outcome.stderr, c)}`, { reason: 'HelperTimeout' });
+      return new SscError(
+        'deadline-exceeded',
+        `exec provider: ${what(c)} ran longer than ${c.timeoutMs} ms and was killed${withStderr(outcome.stderr, c)}`,
+        { reason: 'HelperTimeout' },
+      );
     case 'cancelled':
-      return new SscError('deadline-exceeded', `exec provider: ${what(c)} was killed: the Mount ended (its deadline passed or another object failed)`, { reason: 'HelperTimeout' });
+      return new SscError(
+        'deadline-exceeded',
+        `exec provider: ${what(c)} was killed: the Mount ended (its deadline passed or another object failed)`,
+        { reason: 'HelperTimeout' },
+      );
     case 'too-large':
-      return new SscError('resource-exhausted', `exec provider: ${what(c)} printed more than ${c.maxOutputBytes} bytes (--max-output-bytes) and was killed`, { reason: 'HelperOutputTooLarge' });
+      return new SscError(
+        'resource-exhausted',
+        `exec provider: ${what(c)} printed more than ${c.maxOutputBytes} bytes (--max-output-bytes) and was killed`,
+        { reason: 'HelperOutputTooLarge' },
+      );
     case 'exited': {
       if (outcome.code === 0) return undefined;
       if (c.operation === 'version' && outcome.code === EXIT_NO_VERSION_SUPPORT) return undefined;
       const meaning = exitMeaning(outcome.code);
-      const how = outcome.code === null ? `was killed by ${outcome.signal ?? 'a signal'}` : `exited with ${outcome.code}`;
-      return new SscError(meaning.kind, `exec provider: ${what(c)} ${how}${withStderr(outcome.stderr, c)}`, { reason: meaning.reason });
+      const how =
+        outcome.code === null ? `was killed by ${outcome.signal ?? 'a signal'}` : `exited with ${outcome.code}`;
+      return new SscError(meaning.kind, `exec provider: ${what(c)} ${how}${withStderr(outcome.stderr, c)}`, {
+        reason: meaning.reason,
+      });
     }
   }
 }
@@ -64,7 +83,11 @@ export function versionFrom(outcome: HelperOutcome, c: CallContext): string | un
   if (outcome.kind !== 'exited' || outcome.code === EXIT_NO_VERSION_SUPPORT) return undefined;
   const text = outcome.stdout.toString('latin1').replace(/\r?\n$/, '');
   if (!new RegExp(`^[\\x20-\\x7e]{1,${MAX_VERSION_CHARS}}$`).test(text) || text.trim() !== text) {
-    throw new SscError('failed-precondition', `exec provider: ${what(c)} printed no version: one line of 1 to ${MAX_VERSION_CHARS} printable ASCII characters without leading or trailing spaces is expected (exit 3 when the helper has no versions)`, { reason: 'HelperBadVersion' });
+    throw new SscError(
+      'failed-precondition',
+      `exec provider: ${what(c)} printed no version: one line of 1 to ${MAX_VERSION_CHARS} printable ASCII characters without leading or trailing spaces is expected (exit 3 when the helper has no versions)`,
+      { reason: 'HelperBadVersion' },
+    );
   }
   return text;
 }

@@ -9,7 +9,9 @@ import { quoted } from '../../lib/untrusted-text.js';
 import { helperNameProblem } from './parameters.js';
 
 function notUsable(name: string, why: string): SscError {
-  return new SscError('failed-precondition', `exec provider: helper ${quoted(name, 64)} ${why}`, { reason: 'HelperNotFound' });
+  return new SscError('failed-precondition', `exec provider: helper ${quoted(name, 64)} ${why}`, {
+    reason: 'HelperNotFound',
+  });
 }
 
 /**
@@ -20,12 +22,19 @@ function notUsable(name: string, why: string): SscError {
  */
 export async function resolveHelper(helpersDir: string, name: string): Promise<string> {
   const problem = helperNameProblem(name);
-  if (problem) throw new SscError('invalid-argument', `exec provider: helper ${quoted(name, 64)} ${problem}`, { reason: 'InvalidParameters' });
+  if (problem)
+    throw new SscError('invalid-argument', `exec provider: helper ${quoted(name, 64)} ${problem}`, {
+      reason: 'InvalidParameters',
+    });
   let dir: string;
   try {
     dir = await realpath(helpersDir);
   } catch (err) {
-    throw new SscError('unavailable', `exec provider: --helpers-dir ${quoted(helpersDir, 256)} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { reason: 'HelpersDirMissing' });
+    throw new SscError(
+      'unavailable',
+      `exec provider: --helpers-dir ${quoted(helpersDir, 256)} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { reason: 'HelpersDirMissing' },
+    );
   }
   let real: string;
   try {
@@ -35,7 +44,11 @@ export async function resolveHelper(helpersDir: string, name: string): Promise<s
     throw notUsable(name, code === 'ENOENT' ? 'is not in --helpers-dir' : `cannot be resolved (${code})`);
   }
   if (dirname(real) !== dir) {
-    throw new SscError('permission-denied', `exec provider: helper ${quoted(name, 64)} resolves outside --helpers-dir; a helper must be a file directly in it`, { reason: 'HelperOutsideDir' });
+    throw new SscError(
+      'permission-denied',
+      `exec provider: helper ${quoted(name, 64)} resolves outside --helpers-dir; a helper must be a file directly in it`,
+      { reason: 'HelperOutsideDir' },
+    );
   }
   const info = await stat(real).catch(() => undefined);
   if (!info?.isFile()) throw notUsable(name, 'is not a regular file');

@@ -28,7 +28,13 @@ export interface HelperRun {
 
 /** How a run ended. stdout is only kept when the helper exited by itself. */
 export type HelperOutcome =
-  | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null; readonly stdout: Buffer; readonly stderr: Buffer }
+  | {
+      readonly kind: 'exited';
+      readonly code: number | null;
+      readonly signal: string | null;
+      readonly stdout: Buffer;
+      readonly stderr: Buffer;
+    }
   | { readonly kind: 'timeout' | 'too-large' | 'cancelled'; readonly stderr: Buffer }
   | { readonly kind: 'start-failed'; readonly errno: string };
 
@@ -77,15 +83,25 @@ class HelperOutput {
     this.#stderr.push(kept);
   }
 
-  stdout(): Buffer { return Buffer.concat(this.#stdout); }
-  stderr(): Buffer { return Buffer.concat(this.#stderr); }
+  stdout(): Buffer {
+    return Buffer.concat(this.#stdout);
+  }
+  stderr(): Buffer {
+    return Buffer.concat(this.#stderr);
+  }
 }
 
 function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn(run.path, run.args, { cwd, env: { ...run.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'], shell: false });
+      child = spawn(run.path, run.args, {
+        cwd,
+        env: { ...run.env },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        shell: false,
+      });
     } catch (err) {
       resolve({ kind: 'start-failed', errno: String((err as NodeJS.ErrnoException).code ?? 'error') });
       return;
@@ -107,7 +123,13 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
     };
     const ended = (): HelperOutcome => {
       if (stopped) return { kind: stopped, stderr: output.stderr() };
-      return { kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: output.stdout(), stderr: output.stderr() };
+      return {
+        kind: 'exited',
+        code: exit?.code ?? null,
+        signal: exit?.signal ?? null,
+        stdout: output.stdout(),
+        stderr: output.stderr(),
+      };
     };
     /** Gives up on pipes a process outside the group still holds, `ms` from now. */
     const abandonAfter = (ms: number): void => {

@@ -39,11 +39,14 @@ export class HelperSlots {
     signal.addEventListener('abort', follow, { once: true });
     let started = false;
     try {
-      return await this.queue.add(() => {
-        started = true;
-        signal.removeEventListener('abort', follow);
-        return call();
-      }, { signal: waiting.signal });
+      return await this.queue.add(
+        () => {
+          started = true;
+          signal.removeEventListener('abort', follow);
+          return call();
+        },
+        { signal: waiting.signal },
+      );
     } catch (err) {
       if (!started && waiting.signal.aborted) throw cancelled();
       throw err;
@@ -54,5 +57,9 @@ export class HelperSlots {
 }
 
 function cancelled(): SscError {
-  return new SscError('deadline-exceeded', `exec provider: the Mount ended while waiting for a helper slot (--max-concurrent-helpers)`, { reason: 'HelperTimeout' });
+  return new SscError(
+    'deadline-exceeded',
+    `exec provider: the Mount ended while waiting for a helper slot (--max-concurrent-helpers)`,
+    { reason: 'HelperTimeout' },
+  );
 }

@@ -33,9 +33,16 @@ export function podIdentity(attributes: Readonly<Record<string, string>>): PodId
   for (const [key, attribute] of POD_ATTRIBUTES) {
     const value = attributes[attribute] ?? '';
     if (value === '') {
-      throw new SscError('failed-precondition', `exec provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true (helpers are called with the pod's namespace, name and service account)`, { reason: 'PodInfoMissing' });
+      throw new SscError(
+        'failed-precondition',
+        `exec provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true (helpers are called with the pod's namespace, name and service account)`,
+        { reason: 'PodInfoMissing' },
+      );
     }
-    if (value.includes('\0')) throw new SscError('invalid-argument', `exec provider: ${attribute} holds a NUL character`, { reason: 'InvalidMountRequest' });
+    if (value.includes('\0'))
+      throw new SscError('invalid-argument', `exec provider: ${attribute} holds a NUL character`, {
+        reason: 'InvalidMountRequest',
+      });
     out[key] = value;
   }
   return out as unknown as PodIdentity;
@@ -69,9 +76,16 @@ export function tokensToPass(attributes: Readonly<Record<string, string>>, opted
   if (!optedIn) return undefined;
   const raw = attributes[TOKENS_ATTRIBUTE];
   if (raw === undefined || raw === '') {
-    throw new SscError('failed-precondition', `exec provider: passServiceAccountTokens is "true" but the driver passed no ${TOKENS_ATTRIBUTE}: add the audiences the helpers need to the CSIDriver's spec.tokenRequests`, { reason: 'ServiceAccountTokenMissing' });
+    throw new SscError(
+      'failed-precondition',
+      `exec provider: passServiceAccountTokens is "true" but the driver passed no ${TOKENS_ATTRIBUTE}: add the audiences the helpers need to the CSIDriver's spec.tokenRequests`,
+      { reason: 'ServiceAccountTokenMissing' },
+    );
   }
-  if (raw.includes('\0')) throw new SscError('invalid-argument', `exec provider: ${TOKENS_ATTRIBUTE} holds a NUL character`, { reason: 'InvalidMountRequest' });
+  if (raw.includes('\0'))
+    throw new SscError('invalid-argument', `exec provider: ${TOKENS_ATTRIBUTE} holds a NUL character`, {
+      reason: 'InvalidMountRequest',
+    });
   return raw;
 }
 
@@ -80,7 +94,11 @@ export function tokensToPass(attributes: Readonly<Record<string, string>>, opted
  * nodePublishSecretRef values, and the tokens (the JSON and each token in it). Empty
  * strings are left out; longest first, so a value containing another is hidden whole.
  */
-export function secretValues(object: ExecObject, secrets: Readonly<Record<string, string>>, tokens: string | undefined): string[] {
+export function secretValues(
+  object: ExecObject,
+  secrets: Readonly<Record<string, string>>,
+  tokens: string | undefined,
+): string[] {
   const values = new Set<string>();
   for (const [, value] of object.parameters) values.add(value);
   for (const value of Object.values(secrets)) values.add(value);

@@ -12,8 +12,10 @@ export const execProviderDefinition: ProviderDefinition = {
   async create(flags: ParsedFlags, logger: Logger) {
     const settings = execSettings(flags);
     logger.info('exec provider settings', {
-      helpersDir: settings.helpersDir, helperTimeoutMs: settings.helperTimeoutMs,
-      maxOutputBytes: settings.maxOutputBytes, maxConcurrentHelpers: settings.maxConcurrentHelpers,
+      helpersDir: settings.helpersDir,
+      helperTimeoutMs: settings.helperTimeoutMs,
+      maxOutputBytes: settings.maxOutputBytes,
+      maxConcurrentHelpers: settings.maxConcurrentHelpers,
     });
     return new ExecProvider(settings, await loadOrCreateHmacKey(settings.hmacKeyFile, logger));
   },

@@ -6,7 +6,15 @@ import type { Document } from 'yaml';
 import { parseGoBool } from '../../lib/flags.js';
 import { pathProblem } from '../../lib/provider-file-path.js';
 import { quoted } from '../../lib/untrusted-text.js';
-import { describeNode, goString, goUnsigned, mapEntries, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
+import {
+  describeNode,
+  goString,
+  goUnsigned,
+  mapEntries,
+  NOT_A_SCALAR,
+  parseYamlList,
+  resolveAlias,
+} from '../framework/go-yaml.js';
 import { invalidParameter } from './exec-errors.js';
 
 /** A helper's file name: letters, digits, `.`, `_`, `-`; never `.` or `..`, never a path. */
@@ -72,22 +80,34 @@ function stringField(node: unknown, name: string): string | undefined {
 function parseParameters(node: unknown, doc: Document, field: (f: string) => string): [string, string][] {
   if (node === undefined || describeNode(node) === 'null') return [];
   const entries = mapEntries(node, doc);
-  if (!entries) throw invalidParameter(`${field('parameters')} must be a map of names to strings, not ${describeNode(node)}`);
-  if (entries.length > MAX_PARAMETERS) throw invalidParameter(`${field('parameters')} has ${entries.length} entries; at most ${MAX_PARAMETERS} are allowed`);
+  if (!entries)
+    throw invalidParameter(`${field('parameters')} must be a map of names to strings, not ${describeNode(node)}`);
+  if (entries.length > MAX_PARAMETERS)
+    throw invalidParameter(
+      `${field('parameters')} has ${entries.length} entries; at most ${MAX_PARAMETERS} are allowed`,
+    );
   const variables = new Map<string, string>();
   return entries.map(([name, valueNode]) => {
     const where = field(`parameters.${name}`);
-    if (!PARAMETER_NAME.test(name)) throw invalidParameter(`${field('parameters')} has a name ${quoted(name, 64)} that is not ^[A-Za-z_][A-Za-z0-9_]{0,63}$`);
+    if (!PARAMETER_NAME.test(name))
+      throw invalidParameter(
+        `${field('parameters')} has a name ${quoted(name, 64)} that is not ^[A-Za-z_][A-Za-z0-9_]{0,63}$`,
+      );
     const variable = parameterVariable(name);
     const other = variables.get(variable);
-    if (other !== undefined) throw invalidParameter(`${field('parameters')}: ${quoted(other, 64)} and ${quoted(name, 64)} both become ${variable}`);
+    if (other !== undefined)
+      throw invalidParameter(
+        `${field('parameters')}: ${quoted(other, 64)} and ${quoted(name, 64)} both become ${variable}`,
+      );
     variables.set(variable, name);
     const value = goString(valueNode);
     if (value === NOT_A_SCALAR) throw invalidParameter(`${where} must be a string, not ${describeNode(valueNode)}`);
     const text = value ?? '';
     // The value is never shown: it may be a credential.
-    if (text.includes('\0')) throw invalidParameter(`${where} holds a NUL character, which an environment variable cannot carry`);
-    if (Buffer.byteLength(text) > MAX_PARAMETER_VALUE_BYTES) throw invalidParameter(`${where} is longer than ${MAX_PARAMETER_VALUE_BYTES} bytes`);
+    if (text.includes('\0'))
+      throw invalidParameter(`${where} holds a NUL character, which an environment variable cannot carry`);
+    if (Buffer.byteLength(text) > MAX_PARAMETER_VALUE_BYTES)
+      throw invalidParameter(`${where} is longer than ${MAX_PARAMETER_VALUE_BYTES} bytes`);
     return [name, text];
   });
 }
@@ -101,17 +121,24 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
   const field = (f: string) => fieldName(index, objectName, f);
   const problem = pathProblem(objectName);
   if (problem) throw invalidParameter(`${field('objectName')} is not a file name the volume can hold: ${problem}`);
-  for (const [key] of entries) if (!FIELDS.has(key)) warnings.push(`${field(key === '' ? '(key)' : key)} is not a field of an exec object; ignored`);
+  for (const [key] of entries)
+    if (!FIELDS.has(key))
+      warnings.push(`${field(key === '' ? '(key)' : key)} is not a field of an exec object; ignored`);
   const helper = stringField(fields.get('helper'), field('helper'));
-  if (helper === undefined) throw invalidParameter(`${field('helper')} is required: the file name of a helper in --helpers-dir`);
+  if (helper === undefined)
+    throw invalidParameter(`${field('helper')} is required: the file name of a helper in --helpers-dir`);
   const helperProblem = helperNameProblem(helper);
   if (helperProblem) throw invalidParameter(`${field('helper')} ${quoted(helper, 64)} ${helperProblem}`);
   const mode = goUnsigned(fields.get('filePermission'));
   if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o777)) {
-    throw invalidParameter(`${field('filePermission')} must be a file mode from 0 to 0777, such as 0600 (octal) or 384`);
+    throw invalidParameter(
+      `${field('filePermission')} must be a file mode from 0 to 0777, such as 0600 (octal) or 384`,
+    );
   }
   return {
-    objectName, helper, parameters: parseParameters(fields.get('parameters'), doc, field),
+    objectName,
+    helper,
+    parameters: parseParameters(fields.get('parameters'), doc, field),
     // 0 is "unset", as in the vault provider: the Mount's permission applies.
     filePermission: mode === 0 ? undefined : mode,
   };
@@ -124,9 +151,11 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
 export function parseExecParameters(attributes: Readonly<Record<string, string>>): ExecClassParameters {
   const pass = attributes['passServiceAccountTokens'];
   const passServiceAccountTokens = pass === undefined || pass === '' ? false : parseGoBool(pass);
-  if (passServiceAccountTokens === undefined) throw invalidParameter(`passServiceAccountTokens must be "true" or "false", not ${quoted(pass ?? '', 16)}`);
+  if (passServiceAccountTokens === undefined)
+    throw invalidParameter(`passServiceAccountTokens must be "true" or "false", not ${quoted(pass ?? '', 16)}`);
   const raw = attributes['objects'];
-  if (raw === undefined || raw.trim() === '') throw invalidParameter('objects is required: a YAML list of objectName/helper entries');
+  if (raw === undefined || raw.trim() === '')
+    throw invalidParameter('objects is required: a YAML list of objectName/helper entries');
   let parsed: { readonly doc: Document; readonly items: readonly unknown[] };
   try {
     parsed = parseYamlList(raw, 'objects', MAX_OBJECTS);
@@ -138,7 +167,10 @@ export function parseExecParameters(attributes: Readonly<Record<string, string>>
   const seen = new Set<string>();
   const objects = parsed.items.map((item, i) => {
     const object = parseObject(resolveAlias(item, doc), i, doc, warnings);
-    if (seen.has(object.objectName)) throw invalidParameter(`objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`);
+    if (seen.has(object.objectName))
+      throw invalidParameter(
+        `objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`,
+      );
     seen.add(object.objectName);
     return object;
   });

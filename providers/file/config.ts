@@ -31,7 +31,8 @@ function parseMode(value: unknown, field: string): number | undefined {
  */
 export function parseFileObjects(attributes: Readonly<Record<string, string>>): FileObject[] {
   const raw = attributes['objects'];
-  if (raw === undefined || raw.trim() === '') throw invalid('parameter "objects" is required (a YAML list of objectName/sourcePath)');
+  if (raw === undefined || raw.trim() === '')
+    throw invalid('parameter "objects" is required (a YAML list of objectName/sourcePath)');
   let doc: unknown;
   try {
     // YAML 1.1, as Go providers parse it (yaml.v2): an unquoted `mode: 0400` is octal.
@@ -50,7 +51,8 @@ export function parseFileObjects(attributes: Readonly<Record<string, string>>): 
     if (names.has(objectName)) throw invalid(`${field}.objectName ${JSON.stringify(objectName)} is listed twice`);
     names.add(objectName);
     const sourcePath = e['sourcePath'] ?? objectName;
-    if (typeof sourcePath !== 'string' || sourcePath === '') throw invalid(`${field}.sourcePath must be a non-empty string`);
+    if (typeof sourcePath !== 'string' || sourcePath === '')
+      throw invalid(`${field}.sourcePath must be a non-empty string`);
     return { objectName, sourcePath, mode: parseMode(e['mode'], `${field}.mode`) };
   });
 }

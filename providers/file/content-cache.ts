@@ -88,7 +88,10 @@ export class SourceContentCache {
    * `now`: the wall clock (ms) reads are timed with, also for SourceReader's readStartedMs;
    * `fileSystemOf`: the statfs(2) type of the file system holding a path.
    */
-  constructor(readonly now: () => number = Date.now, private readonly fileSystemOf: (path: string) => number = (path) => statfsSync(path).type) {}
+  constructor(
+    readonly now: () => number = Date.now,
+    private readonly fileSystemOf: (path: string) => number = (path) => statfsSync(path).type,
+  ) {}
 
   /** The contents of `path` if it was read in exactly the state `state` (lstat now), else undefined. */
   lookup(path: string, state: FileState): VersionedContents | undefined {
@@ -111,8 +114,12 @@ export class SourceContentCache {
    * that began at `readStartedMs`, when that state is settled and the file small enough.
    */
   remember(path: string, state: FileState, readStartedMs: number, source: VersionedContents): void {
-    if (source.contents.length > CONTENT_CACHE_MAX_FILE_BYTES || state.size !== source.contents.length
-      || !settledBefore(state.ctimeMs, readStartedMs) || !this.cacheableDevice(state.dev, path)) {
+    if (
+      source.contents.length > CONTENT_CACHE_MAX_FILE_BYTES ||
+      state.size !== source.contents.length ||
+      !settledBefore(state.ctimeMs, readStartedMs) ||
+      !this.cacheableDevice(state.dev, path)
+    ) {
       this.entries.delete(path);
       return;
     }

@@ -2,7 +2,13 @@ import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { SscError } from '../../lib/errors.js';
 import { hmacVersion, versionKey } from '../framework/hmac-version.js';
-import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import type {
+  ProviderCallContext,
+  ProviderFile,
+  ProviderMountRequest,
+  ProviderMountResult,
+  SecretsProvider,
+} from '../framework/provider.js';
 import { parseFileObjects, type FileObject } from './config.js';
 import { SourceContentCache, type VersionedContents } from './content-cache.js';
 import { SourceReader } from './source-file.js';
@@ -60,7 +66,8 @@ export class FileProvider implements SecretsProvider {
       }
       const { contents, version } = read;
       const previous = request.currentObjectVersions.get(obj.objectName);
-      if (previous !== undefined && previous !== version) ctx.logger.info('object changed', { objectName: obj.objectName });
+      if (previous !== undefined && previous !== version)
+        ctx.logger.info('object changed', { objectName: obj.objectName });
       files.push({ path: obj.objectName, mode: obj.mode ?? request.permission, contents });
       objectVersions.push({ id: obj.objectName, version });
     }

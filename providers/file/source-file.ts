@@ -25,7 +25,9 @@ function notFound(obj: SourceRef): SscError {
 
 function unreadable(obj: SourceRef, err: unknown): SscError {
   const code = (err as NodeJS.ErrnoException).code;
-  return new SscError('unavailable', `file provider: ${describe(obj)} cannot be read (${code ?? 'error'})`, { reason: 'ReadFailed' });
+  return new SscError('unavailable', `file provider: ${describe(obj)} cannot be read (${code ?? 'error'})`, {
+    reason: 'ReadFailed',
+  });
 }
 
 /** open(2) flags of every read. O_NONBLOCK: a FIFO under the root must not hang the provider at open(2). */
@@ -47,13 +49,18 @@ export class SourceReader {
   private resolvedRoot: string | undefined;
 
   /** `root`: the provider's --root (an empty one is refused: every read says RootMissing). */
-  constructor(private readonly root: string, private readonly versionOf: VersionOf, private readonly cache?: SourceContentCache) {
+  constructor(
+    private readonly root: string,
+    private readonly versionOf: VersionOf,
+    private readonly cache?: SourceContentCache,
+  ) {
     this.base = root.endsWith('/') ? root.slice(0, -1) : root;
   }
 
   /** The root's realpath (once); RootMissing when it does not exist. */
   realRoot(): string {
-    if (this.root === '') throw new SscError('unavailable', 'file provider root "" does not exist', { reason: 'RootMissing' });
+    if (this.root === '')
+      throw new SscError('unavailable', 'file provider root "" does not exist', { reason: 'RootMissing' });
     if (this.resolvedRoot === undefined) {
       try {
         this.resolvedRoot = realpathSync.native(this.root);
@@ -70,7 +77,12 @@ export class SourceReader {
    */
   read(obj: SourceRef): VersionedContents {
     if (this.root === '') this.realRoot();
-    if (isAbsolute(obj.sourcePath)) throw new SscError('invalid-argument', `file provider: ${describe(obj)}: sourcePath must be relative to the provider root`, { reason: 'InvalidParameters' });
+    if (isAbsolute(obj.sourcePath))
+      throw new SscError(
+        'invalid-argument',
+        `file provider: ${describe(obj)}: sourcePath must be relative to the provider root`,
+        { reason: 'InvalidParameters' },
+      );
     const path = this.pathWithoutLinks(obj);
     if (path !== undefined) {
       const served = this.readPlain(path, obj);
@@ -142,8 +154,14 @@ export class SourceReader {
   private readFd(fd: number, obj: SourceRef, cachePath: string | undefined, readStartedMs: number): VersionedContents {
     try {
       const stat = fstatSync(fd);
-      if (stat.isDirectory()) throw new SscError('invalid-argument', `file provider: ${describe(obj)} cannot be read (EISDIR)`, { reason: 'ReadFailed' });
-      if (!stat.isFile()) throw new SscError('invalid-argument', `file provider: ${describe(obj)} is not a regular file`, { reason: 'ReadFailed' });
+      if (stat.isDirectory())
+        throw new SscError('invalid-argument', `file provider: ${describe(obj)} cannot be read (EISDIR)`, {
+          reason: 'ReadFailed',
+        });
+      if (!stat.isFile())
+        throw new SscError('invalid-argument', `file provider: ${describe(obj)} is not a regular file`, {
+          reason: 'ReadFailed',
+        });
       const contents = readAll(fd, stat.size);
       const served = { contents, version: this.versionOf(contents) };
       if (this.cache && cachePath !== undefined) this.cache.remember(cachePath, stat, readStartedMs, served);
@@ -195,7 +213,9 @@ function openResolved(root: string, obj: SourceRef): number {
   // Checked after resolving symlinks: a link inside the root must not lead outside it.
   const rel = relative(root, resolved);
   if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new SscError('permission-denied', `file provider: ${describe(obj)} is outside the provider root`, { reason: 'OutsideRoot' });
+    throw new SscError('permission-denied', `file provider: ${describe(obj)} is outside the provider root`, {
+      reason: 'OutsideRoot',
+    });
   }
   try {
     return openSync(resolved, READ_FLAGS);

@@ -11,7 +11,12 @@ export const MOUNT_CONCURRENCY = 8;
  * The first failure rejects at once and aborts `signal` for the calls still running
  * (with the failure as reason); so does `parent` aborting. No item starts after that.
  */
-export async function boundedAll<T, R>(items: readonly T[], limit: number, fn: (item: T, signal: AbortSignal) => Promise<R>, parent?: AbortSignal): Promise<R[]> {
+export async function boundedAll<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, signal: AbortSignal) => Promise<R>,
+  parent?: AbortSignal,
+): Promise<R[]> {
   const stop = new AbortController();
   const signal = parent ? AbortSignal.any([parent, stop.signal]) : stop.signal;
   const results: R[] = new Array<R>(items.length);

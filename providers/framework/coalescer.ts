@@ -78,7 +78,16 @@ export class Coalescer<T> {
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      flight.promise.then((value) => { leave(); resolve(value); }, (err: unknown) => { leave(); reject(err); });
+      flight.promise.then(
+        (value) => {
+          leave();
+          resolve(value);
+        },
+        (err: unknown) => {
+          leave();
+          reject(err);
+        },
+      );
     });
   }
 }

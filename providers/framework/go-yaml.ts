@@ -18,7 +18,12 @@ import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Sca
 const NULLS = new Set(['', '~', 'null', 'Null', 'NULL']);
 /** yaml.v3's boolean spellings when decoding into interface{} (YAML 1.2 core). */
 const BOOLEANS: ReadonlyMap<string, boolean> = new Map([
-  ['true', true], ['True', true], ['TRUE', true], ['false', false], ['False', false], ['FALSE', false],
+  ['true', true],
+  ['True', true],
+  ['TRUE', true],
+  ['false', false],
+  ['False', false],
+  ['FALSE', false],
 ]);
 /** yaml.v3's yamlStyleFloat. */
 const FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
@@ -166,7 +171,8 @@ export function parseYamlParameter(text: string, what: string, maxBytes = MAX_YA
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) throw new Error(`${what} is ${bytes} bytes; at most ${maxBytes} are read`);
   const doc = parseDocument(text, { version: '1.2', uniqueKeys: false });
-  if (doc.errors.length > 0) throw new Error(`${what} is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
+  if (doc.errors.length > 0)
+    throw new Error(`${what} is not valid YAML: ${(doc.errors[0]?.message ?? '').split('\n')[0]}`);
   const duplicate = duplicateKey(doc.contents);
   if (duplicate !== undefined) throw new Error(`${what} is not valid YAML: mapping key ${duplicate} is defined twice`);
   return doc;
@@ -199,10 +205,15 @@ function duplicateKey(node: unknown): string | undefined {
  * (`objects` of the vault and exec providers), parsed as parseYamlParameter does. Throws
  * an Error naming `what`; the caller turns it into its provider's INVALID_ARGUMENT.
  */
-export function parseYamlList(text: string, what: string, maxItems: number): { readonly doc: Document; readonly items: readonly unknown[] } {
+export function parseYamlList(
+  text: string,
+  what: string,
+  maxItems: number,
+): { readonly doc: Document; readonly items: readonly unknown[] } {
   const doc = parseYamlParameter(text, what);
   const list = resolveAlias(doc.contents, doc);
   if (!isSeq(list) || list.items.length === 0) throw new Error(`${what} must be a non-empty YAML list`);
-  if (list.items.length > maxItems) throw new Error(`${what} lists ${list.items.length} entries; at most ${maxItems} are allowed per class`);
+  if (list.items.length > maxItems)
+    throw new Error(`${what} lists ${list.items.length} entries; at most ${maxItems} are allowed per class`);
   return { doc, items: list.items };
 }

@@ -18,7 +18,8 @@ export async function loadOrCreateHmacKey(path: string, logger: Logger): Promise
   }
   try {
     const key = await readFile(path);
-    if (key.length < MIN_HMAC_KEY_BYTES) throw new Error(`--hmac-key-file ${path} holds fewer than ${MIN_HMAC_KEY_BYTES} bytes`);
+    if (key.length < MIN_HMAC_KEY_BYTES)
+      throw new Error(`--hmac-key-file ${path} holds fewer than ${MIN_HMAC_KEY_BYTES} bytes`);
     return key;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -21,6 +21,8 @@ export function providerLogLevel(flags: ParsedFlags): LogLevel {
   try {
     return parseLogLevel(value);
   } catch {
-    throw new Error(`--log-level must be one of ${[...LOG_LEVELS, ...Object.keys(HCLOG_LEVELS)].join(', ')}, got "${value}"`);
+    throw new Error(
+      `--log-level must be one of ${[...LOG_LEVELS, ...Object.keys(HCLOG_LEVELS)].join(', ')}, got "${value}"`,
+    );
   }
 }

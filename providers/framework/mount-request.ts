@@ -20,7 +20,8 @@ function jsonStringMap(field: string, raw: string, optional: boolean): Record<st
     throw invalid(`${field} is not valid JSON`);
   }
   if (value === null && optional) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field} must be a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(`${field} must be a JSON object`);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== 'string') throw invalid(`${field}.${k} must be a string`);

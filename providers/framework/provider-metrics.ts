@@ -6,9 +6,23 @@ export class ProviderMetrics {
   private readonly duration: Histogram<'provider'>;
 
   /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
-  constructor(private readonly provider: string, readonly registry: Registry = new Registry()) {
-    this.mounts = new Counter({ name: 'provider_mount_total', help: 'Mount calls served, by result', labelNames: ['provider', 'result', 'error_type'], registers: [this.registry] });
-    this.duration = new Histogram({ name: 'provider_mount_duration_seconds', help: 'Time to serve a Mount call', labelNames: ['provider'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
+  constructor(
+    private readonly provider: string,
+    readonly registry: Registry = new Registry(),
+  ) {
+    this.mounts = new Counter({
+      name: 'provider_mount_total',
+      help: 'Mount calls served, by result',
+      labelNames: ['provider', 'result', 'error_type'],
+      registers: [this.registry],
+    });
+    this.duration = new Histogram({
+      name: 'provider_mount_duration_seconds',
+      help: 'Time to serve a Mount call',
+      labelNames: ['provider'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+      registers: [this.registry],
+    });
   }
 
   /** Records one finished Mount call. */

@@ -63,7 +63,8 @@ export interface ReadCacheOptions<V> {
 }
 
 /** What a read in flight hands to the callers that joined it. */
-type Outcome<V> = { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
+type Outcome<V> =
+  { readonly shared: true; readonly value: V } | { readonly shared: false; readonly value: V; readonly reader: object };
 
 /** A vault's reads by (identity, request), reused for a short window; memory only. */
 export class ReadCache<V extends NonNullable<unknown>> {
@@ -90,9 +91,10 @@ export class ReadCache<V extends NonNullable<unknown>> {
     this.#hooks = options.hooks ?? {};
     this.#flights = new Coalescer(() => this.#hooks.coalesced?.());
     // lru-cache refuses bounds of 0, which here mean "only coalesce".
-    this.#entries = maxEntries >= 1 && this.#maxBytes >= 1 && this.#windowMs > 0
-      ? new LRUCache<string, V>({ max: Math.floor(maxEntries), maxSize: this.#maxBytes, ...this.#clock })
-      : undefined;
+    this.#entries =
+      maxEntries >= 1 && this.#maxBytes >= 1 && this.#windowMs > 0
+        ? new LRUCache<string, V>({ max: Math.floor(maxEntries), maxSize: this.#maxBytes, ...this.#clock })
+        : undefined;
   }
 
   /**
@@ -101,7 +103,12 @@ export class ReadCache<V extends NonNullable<unknown>> {
    * caller waiting on it gave up). `signal` is this caller's own: when it aborts, this
    * caller stops waiting.
    */
-  async read(identityKey: string, requestKey: string, load: (signal: AbortSignal) => Promise<V>, signal?: AbortSignal): Promise<V> {
+  async read(
+    identityKey: string,
+    requestKey: string,
+    load: (signal: AbortSignal) => Promise<V>,
+    signal?: AbortSignal,
+  ): Promise<V> {
     const key = JSON.stringify([identityKey, requestKey]);
     // An expired entry is dropped here and reads as a miss; a fresh one becomes the most recently used.
     const cached = this.#entries?.get(key);
@@ -110,20 +117,23 @@ export class ReadCache<V extends NonNullable<unknown>> {
       return cached;
     }
     const reader = {};
-    const outcome = await this.#flights.coalesce(key, async (flightSignal) => {
-      this.#hooks.miss?.();
-      const sentAtMs = this.#clock.perf.now();
-      const value = await load(flightSignal);
-      if (!this.#shareable(value)) return { shared: false, value, reader };
-      this.#store(key, value, sentAtMs + this.#windowMs);
-      return { shared: true, value };
-    }, signal);
+    const outcome = await this.#flights.coalesce(
+      key,
+      async (flightSignal) => {
+        this.#hooks.miss?.();
+        const sentAtMs = this.#clock.perf.now();
+        const value = await load(flightSignal);
+        if (!this.#shareable(value)) return { shared: false, value, reader };
+        this.#store(key, value, sentAtMs + this.#windowMs);
+        return { shared: true, value };
+      },
+      signal,
+    );
     if (outcome.shared || outcome.reader === reader) return outcome.value;
     // Joined a read whose answer belongs to the caller that sent it: read for itself.
     this.#hooks.miss?.();
     return load(signal ?? new AbortController().signal);
   }
-
 
   /** Entries held now (expired ones may still count until a later store). */
   get size(): number {

@@ -11,6 +11,10 @@ import { TOKENS_ATTRIBUTE } from './sa-token.js';
  * is what the target was last answered with: an edited class must be read and written anew.
  */
 export function renderFingerprint(attributes: Readonly<Record<string, string>>, permission: number): string {
-  const entries = Object.entries(attributes).filter(([k]) => k !== TOKENS_ATTRIBUTE).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify([entries, permission])).digest('hex');
+  const entries = Object.entries(attributes)
+    .filter(([k]) => k !== TOKENS_ATTRIBUTE)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([entries, permission]))
+    .digest('hex');
 }

@@ -17,11 +17,23 @@ import type { SecretsProvider } from './provider.js';
 /** Flags every provider accepts; a provider adds its own. */
 export function commonProviderFlags(name: string): Record<string, FlagSpec> {
   return {
-    'endpoint': { type: 'string', default: `unix:///var/run/secrets-store-csi-providers/${name}.sock`, help: 'provider socket the driver connects to' },
-    'health-addr': { type: 'string', default: '', help: 'address for HTTP /healthz and /metrics, e.g. :8989 ("" disables it)' },
-    'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug (hclog\'s trace logs as debug, off as error)' },
-    'help': { type: 'boolean', default: false, help: 'print the flags and exit' },
-    'version': { type: 'boolean', default: false, help: 'print {"name","version"} as JSON and exit' },
+    endpoint: {
+      type: 'string',
+      default: `unix:///var/run/secrets-store-csi-providers/${name}.sock`,
+      help: 'provider socket the driver connects to',
+    },
+    'health-addr': {
+      type: 'string',
+      default: '',
+      help: 'address for HTTP /healthz and /metrics, e.g. :8989 ("" disables it)',
+    },
+    'log-level': {
+      type: 'string',
+      default: 'info',
+      help: "error, warn, info or debug (hclog's trace logs as debug, off as error)",
+    },
+    help: { type: 'boolean', default: false, help: 'print the flags and exit' },
+    version: { type: 'boolean', default: false, help: 'print {"name","version"} as JSON and exit' },
   };
 }
 
@@ -51,7 +63,10 @@ export interface RunningProvider {
  * Runs a provider process: parse flags, build the provider, serve v1alpha1 on the
  * socket (stale socket removed), serve /healthz and /metrics, stop gracefully on SIGTERM.
  */
-export async function runProvider(definition: ProviderDefinition, argv: readonly string[]): Promise<RunningProvider | undefined> {
+export async function runProvider(
+  definition: ProviderDefinition,
+  argv: readonly string[],
+): Promise<RunningProvider | undefined> {
   const specs = { ...commonProviderFlags(definition.name), ...definition.flags };
   const flags = parseFlags(argv, specs);
   if (booleanFlag(flags, 'help')) {
@@ -60,12 +75,15 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
     return undefined;
   }
   if (booleanFlag(flags, 'version')) {
-    process.stdout.write(`${JSON.stringify({ name: `secrets-store-csi-provider-${definition.name}`, version: packageVersion() })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ name: `secrets-store-csi-provider-${definition.name}`, version: packageVersion() })}\n`,
+    );
     return undefined;
   }
   const logLevel = providerLogLevel(flags);
   const logger = createLogger({ level: logLevel, component: `provider-${definition.name}` });
-  for (const name of flags.ignoredGiven) logger.warn('ignoring a flag kept for compatibility', { flag: `--${name}`, help: specs[name]?.help ?? '' });
+  for (const name of flags.ignoredGiven)
+    logger.warn('ignoring a flag kept for compatibility', { flag: `--${name}`, help: specs[name]?.help ?? '' });
   // The process's one registry: the framework's metrics, the provider's own and the defaults.
   const registry = createProcessRegistry();
   const metrics = new ProviderMetrics(definition.name, registry);
@@ -74,10 +92,19 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
   const server = createProviderServer(provider, logger, metrics);
   const socketPath = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   let serving = false;
-  const healthAddr = definition.healthAddress?.(flags) ?? { address: stringFlag(flags, 'health-addr'), flag: '--health-addr' };
+  const healthAddr = definition.healthAddress?.(flags) ?? {
+    address: stringFlag(flags, 'health-addr'),
+    flag: '--health-addr',
+  };
   // The health endpoint first: a provider that cannot serve it fails before it owns the socket.
-  const health = healthAddr.address === '' ? undefined : await startHealthServer(healthAddr.address, registry, () => serving, healthAddr.flag);
-  await bindUnixSocket(server, socketPath).catch(async (err: unknown) => { await health?.close(); throw err; });
+  const health =
+    healthAddr.address === ''
+      ? undefined
+      : await startHealthServer(healthAddr.address, registry, () => serving, healthAddr.flag);
+  await bindUnixSocket(server, socketPath).catch(async (err: unknown) => {
+    await health?.close();
+    throw err;
+  });
   serving = true;
   const running: RunningProvider = {
     socketPath,
@@ -95,7 +122,12 @@ export async function runProvider(definition: ProviderDefinition, argv: readonly
     logger.info('shutting down', { signal });
     await running.stop();
   });
-  logger.info('provider started', { provider: definition.name, endpoint: socketPath, healthPort: health?.port, logLevel });
+  logger.info('provider started', {
+    provider: definition.name,
+    endpoint: socketPath,
+    healthPort: health?.port,
+    logLevel,
+  });
   warnMissingNodeFlags(logger);
   return running;
 }

@@ -22,29 +22,55 @@ export interface TokenRequester {
 
 function missing(who: TokenRequester, audience: string, why: string): SscError {
   const note = who.audienceNote === undefined ? '' : ` (${who.audienceNote})`;
-  return new SscError('failed-precondition',
+  return new SscError(
+    'failed-precondition',
     `${who.provider} provider: ${why}: add {audience: ${quoted(audience, 64)}} to the CSIDriver's spec.tokenRequests${note}`,
-    { reason: 'ServiceAccountTokenMissing' });
+    { reason: 'ServiceAccountTokenMissing' },
+  );
 }
 
 /**
  * The pod's token for `audience` from the Mount's attributes. Throws FAILED_PRECONDITION
  * naming the audience when the driver passed none for it; never echoes a token.
  */
-export function serviceAccountToken(attributes: Readonly<Record<string, string>>, audience: string, who: TokenRequester): string {
+export function serviceAccountToken(
+  attributes: Readonly<Record<string, string>>,
+  audience: string,
+  who: TokenRequester,
+): string {
   const raw = attributes[TOKENS_ATTRIBUTE];
-  if (raw === undefined || raw === '') throw missing(who, audience, `no service-account token for audience ${quoted(audience, 64)} (the driver passed no ${TOKENS_ATTRIBUTE})`);
+  if (raw === undefined || raw === '')
+    throw missing(
+      who,
+      audience,
+      `no service-account token for audience ${quoted(audience, 64)} (the driver passed no ${TOKENS_ATTRIBUTE})`,
+    );
   let tokens: unknown;
   try {
     tokens = JSON.parse(raw);
   } catch {
-    throw new SscError('invalid-argument', `${who.provider} provider: ${TOKENS_ATTRIBUTE} is not valid JSON`, { reason: 'InvalidMountRequest' });
+    throw new SscError('invalid-argument', `${who.provider} provider: ${TOKENS_ATTRIBUTE} is not valid JSON`, {
+      reason: 'InvalidMountRequest',
+    });
   }
-  const entry = typeof tokens === 'object' && tokens !== null && Object.hasOwn(tokens, audience) ? (tokens as Record<string, unknown>)[audience] : undefined;
+  const entry =
+    typeof tokens === 'object' && tokens !== null && Object.hasOwn(tokens, audience)
+      ? (tokens as Record<string, unknown>)[audience]
+      : undefined;
   const token = typeof entry === 'object' && entry !== null ? (entry as { token?: unknown }).token : undefined;
   if (typeof token !== 'string' || token === '') {
-    const have = typeof tokens === 'object' && tokens !== null ? Object.keys(tokens).slice(0, 8).map((a) => quoted(a, 64)).join(', ') : '';
-    throw missing(who, audience, `no service-account token for audience ${quoted(audience, 64)} (the driver passed ${have === '' ? 'none' : `only ${have}`})`);
+    const have =
+      typeof tokens === 'object' && tokens !== null
+        ? Object.keys(tokens)
+            .slice(0, 8)
+            .map((a) => quoted(a, 64))
+            .join(', ')
+        : '';
+    throw missing(
+      who,
+      audience,
+      `no service-account token for audience ${quoted(audience, 64)} (the driver passed ${have === '' ? 'none' : `only ${have}`})`,
+    );
   }
   return token;
 }

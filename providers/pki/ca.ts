@@ -49,13 +49,20 @@ export function certificatePem(der: Buffer): Buffer {
 function readCertificates(pem: string): CaCertificate[] {
   const blocks = decodeAllPem(Buffer.from(pem, 'latin1')).blocks.filter((b) => b.type === 'CERTIFICATE');
   if (blocks.length === 0) throw caInvalid(`nodePublishSecretRef ${CA_CERT_KEY} holds no PEM CERTIFICATE block`);
-  if (blocks.length > MAX_CA_CERTIFICATES) throw caInvalid(`nodePublishSecretRef ${CA_CERT_KEY} holds ${blocks.length} certificates; at most ${MAX_CA_CERTIFICATES}`);
+  if (blocks.length > MAX_CA_CERTIFICATES)
+    throw caInvalid(
+      `nodePublishSecretRef ${CA_CERT_KEY} holds ${blocks.length} certificates; at most ${MAX_CA_CERTIFICATES}`,
+    );
   return blocks.map((block, i) => {
     try {
       const fields = certificateFields(block.bytes);
       return {
-        der: block.bytes, x509: new X509Certificate(block.bytes), subject: fields.subject, subjectKeyIdentifier: fields.subjectKeyIdentifier,
-        notBefore: seconds(fields.notBefore), notAfter: seconds(fields.notAfter),
+        der: block.bytes,
+        x509: new X509Certificate(block.bytes),
+        subject: fields.subject,
+        subjectKeyIdentifier: fields.subjectKeyIdentifier,
+        notBefore: seconds(fields.notBefore),
+        notAfter: seconds(fields.notAfter),
       };
     } catch {
       throw caInvalid(`nodePublishSecretRef ${CA_CERT_KEY}: certificate ${i + 1} is not a valid X.509 certificate`);
@@ -69,7 +76,9 @@ function readKey(pem: string): KeyObject {
     key = createPrivateKey({ key: pem, format: 'pem' });
   } catch {
     // Node's message may describe the input; ours names the key only.
-    throw caInvalid(`nodePublishSecretRef ${CA_KEY_KEY} is not an unencrypted PEM private key (PKCS#8, PKCS#1 or SEC1)`);
+    throw caInvalid(
+      `nodePublishSecretRef ${CA_KEY_KEY} is not an unencrypted PEM private key (PKCS#8, PKCS#1 or SEC1)`,
+    );
   }
   try {
     signatureAlgorithmFor(key);
@@ -89,22 +98,30 @@ export function loadCa(secrets: Readonly<Record<string, string>>, now: number): 
   const certPem = secrets[CA_CERT_KEY];
   const keyPem = secrets[CA_KEY_KEY];
   if (certPem === undefined || keyPem === undefined) {
-    const missing = [certPem === undefined ? CA_CERT_KEY : '', keyPem === undefined ? CA_KEY_KEY : ''].filter((k) => k !== '').join(' and ');
+    const missing = [certPem === undefined ? CA_CERT_KEY : '', keyPem === undefined ? CA_KEY_KEY : '']
+      .filter((k) => k !== '')
+      .join(' and ');
     throw caMissing(`the nodePublishSecretRef has no ${missing} (name a Secret holding the CA's ca.crt and ca.key)`);
   }
   const certificates = readCertificates(certPem);
   const signerKey = readKey(keyPem);
   const matching = certificates.filter((c) => c.x509.checkPrivateKey(signerKey));
-  if (matching.length === 0) throw caInvalid(`no certificate in nodePublishSecretRef ${CA_CERT_KEY} has the public key of ${CA_KEY_KEY}`);
+  if (matching.length === 0)
+    throw caInvalid(`no certificate in nodePublishSecretRef ${CA_CERT_KEY} has the public key of ${CA_KEY_KEY}`);
   const valid = matching.filter((c) => c.notBefore <= now && now < c.notAfter).sort((a, b) => b.notAfter - a.notAfter);
   const signer = valid[0];
   if (signer === undefined) {
     const latest = [...matching].sort((a, b) => b.notAfter - a.notAfter)[0] as CaCertificate;
-    throw caExpired(latest.notAfter <= now
-      ? `the CA certificate for ${CA_KEY_KEY} expired at ${iso(latest.notAfter)}`
-      : `the CA certificate for ${CA_KEY_KEY} is not valid before ${iso(latest.notBefore)}`);
+    throw caExpired(
+      latest.notAfter <= now
+        ? `the CA certificate for ${CA_KEY_KEY} expired at ${iso(latest.notAfter)}`
+        : `the CA certificate for ${CA_KEY_KEY} is not valid before ${iso(latest.notBefore)}`,
+    );
   }
-  if (!signer.x509.ca) throw caInvalid(`the certificate for ${CA_KEY_KEY} in ${CA_CERT_KEY} is not a CA (it needs basicConstraints CA:TRUE)`);
+  if (!signer.x509.ca)
+    throw caInvalid(
+      `the certificate for ${CA_KEY_KEY} in ${CA_CERT_KEY} is not a CA (it needs basicConstraints CA:TRUE)`,
+    );
   const seen = new Set<string>();
   const bundleParts: Buffer[] = [];
   for (const c of certificates) {
@@ -115,7 +132,8 @@ export function loadCa(secrets: Readonly<Record<string, string>>, now: number): 
   }
   const bundle = Buffer.concat(bundleParts);
   return {
-    signer, signerKey,
+    signer,
+    signerKey,
     signerTag: createHash('sha256').update(signer.der).digest('hex').slice(0, 8),
     bundle,
     bundleVersion: createHash('sha256').update(bundle).digest('hex'),

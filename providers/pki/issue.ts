@@ -4,8 +4,18 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
-  authorityKeyIdentifier, basicConstraints, buildCertificate, encodeCommonName, EKU, extKeyUsage, keyIdentifier, KEY_USAGE, keyUsage,
-  subjectAltName, subjectKeyIdentifier, type GeneralName,
+  authorityKeyIdentifier,
+  basicConstraints,
+  buildCertificate,
+  encodeCommonName,
+  EKU,
+  extKeyUsage,
+  keyIdentifier,
+  KEY_USAGE,
+  keyUsage,
+  subjectAltName,
+  subjectKeyIdentifier,
+  type GeneralName,
 } from '../../lib/asn1/x509-builder.js';
 import { certificatePem, type LoadedCa } from './ca.js';
 import type { CertificateRequest, KeyAlgorithm } from './parameters.js';
@@ -29,16 +39,23 @@ export interface IssuedCertificate {
 /** A new private key (off the event loop: RSA-4096 takes a while). */
 export async function generateLeafKey(algorithm: KeyAlgorithm): Promise<KeyObject> {
   switch (algorithm) {
-    case 'ECDSA-P256': return (await generate('ec', { namedCurve: 'P-256' })).privateKey;
-    case 'RSA-2048': return (await generate('rsa', { modulusLength: 2048 })).privateKey;
-    case 'RSA-4096': return (await generate('rsa', { modulusLength: 4096 })).privateKey;
-    case 'Ed25519': return (await generate('ed25519', {})).privateKey;
+    case 'ECDSA-P256':
+      return (await generate('ec', { namedCurve: 'P-256' })).privateKey;
+    case 'RSA-2048':
+      return (await generate('rsa', { modulusLength: 2048 })).privateKey;
+    case 'RSA-4096':
+      return (await generate('rsa', { modulusLength: 4096 })).privateKey;
+    case 'Ed25519':
+      return (await generate('ed25519', {})).privateKey;
   }
 }
 
 /** The extensions of a leaf: CA:FALSE, key usage, EKU from usages, SANs, SKI and (when the CA has one) AKI. */
 function leafExtensions(request: CertificateRequest, publicKey: KeyObject, ca: LoadedCa): Buffer[] {
-  const usageBits = [KEY_USAGE.digitalSignature, ...(publicKey.asymmetricKeyType === 'rsa' ? [KEY_USAGE.keyEncipherment] : [])];
+  const usageBits = [
+    KEY_USAGE.digitalSignature,
+    ...(publicKey.asymmetricKeyType === 'rsa' ? [KEY_USAGE.keyEncipherment] : []),
+  ];
   const names: GeneralName[] = [
     ...request.dnsNames.map((value) => ({ kind: 'dns' as const, value })),
     ...request.ipAddresses.map((value) => ({ kind: 'ip' as const, value })),
@@ -59,20 +76,34 @@ function leafExtensions(request: CertificateRequest, publicKey: KeyObject, ca: L
  * Issues `request` with `key` (generateLeafKey) signed by `ca` at `now` (seconds): valid
  * from now for its duration, but never past the signer's own notAfter.
  */
-export function issueCertificate(request: CertificateRequest, key: KeyObject, ca: LoadedCa, now: number, random: (size: number) => Buffer): IssuedCertificate {
+export function issueCertificate(
+  request: CertificateRequest,
+  key: KeyObject,
+  ca: LoadedCa,
+  now: number,
+  random: (size: number) => Buffer,
+): IssuedCertificate {
   const notBefore = now;
   const notAfter = Math.min(now + request.durationSeconds, ca.signer.notAfter);
   const serial = encodeSerial({ notBefore, notAfter, signerTag: ca.signerTag }, random(7));
   const publicKey = createPublicKey(key);
-  const der = buildCertificate({
-    serial, issuer: ca.signer.subject, subject: encodeCommonName(request.commonName),
-    notBefore: new Date(notBefore * 1000), notAfter: new Date(notAfter * 1000), publicKey,
-    extensions: leafExtensions(request, publicKey, ca),
-  }, ca.signerKey);
+  const der = buildCertificate(
+    {
+      serial,
+      issuer: ca.signer.subject,
+      subject: encodeCommonName(request.commonName),
+      notBefore: new Date(notBefore * 1000),
+      notAfter: new Date(notAfter * 1000),
+      publicKey,
+      extensions: leafExtensions(request, publicKey, ca),
+    },
+    ca.signerKey,
+  );
   return {
     version: serialVersion(serial),
     chain: Buffer.concat([certificatePem(der), certificatePem(ca.signer.der)]),
     key: Buffer.from(key.export({ type: 'pkcs8', format: 'pem' })),
-    notBefore, notAfter,
+    notBefore,
+    notAfter,
   };
 }

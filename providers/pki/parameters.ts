@@ -11,7 +11,7 @@ import { expandTemplate } from './templates.js';
 /** The key algorithms a leaf key can have. */
 export const KEY_ALGORITHMS = ['ECDSA-P256', 'RSA-2048', 'RSA-4096', 'Ed25519'] as const;
 /** One of KEY_ALGORITHMS. */
-export type KeyAlgorithm = typeof KEY_ALGORITHMS[number];
+export type KeyAlgorithm = (typeof KEY_ALGORITHMS)[number];
 /** What a certificate is for: TLS server (serverAuth) and/or client (clientAuth). */
 export type Usage = 'server' | 'client';
 
@@ -64,10 +64,13 @@ export function ipAddressBytes(text: string): Buffer | undefined {
   let v4: number[] = [];
   const lastColon = text.lastIndexOf(':');
   if (text.slice(lastColon + 1).includes('.')) {
-    v4 = text.slice(lastColon + 1).split('.').map(Number);
+    v4 = text
+      .slice(lastColon + 1)
+      .split('.')
+      .map(Number);
     head = `${text.slice(0, lastColon + 1)}${v4.length > 0 ? '0:0' : ''}`;
   }
-  const [left, right] = head.includes('::') ? head.split('::') as [string, string] : [head, undefined];
+  const [left, right] = head.includes('::') ? (head.split('::') as [string, string]) : [head, undefined];
   const words = (part: string) => (part === '' ? [] : part.split(':').map((w) => parseInt(w, 16)));
   const l = words(left);
   const r = right === undefined ? [] : words(right);
@@ -79,12 +82,16 @@ export function ipAddressBytes(text: string): Buffer | undefined {
 }
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 function listParameter(name: string, attributes: Readonly<Record<string, string>>): string[] {
   const entries = list(attributes[name]);
-  if (entries.length > MAX_NAMES) throw invalidParameter(`${name} lists ${entries.length} entries; at most ${MAX_NAMES}`);
+  if (entries.length > MAX_NAMES)
+    throw invalidParameter(`${name} lists ${entries.length} entries; at most ${MAX_NAMES}`);
   return entries.map((e, i) => expandTemplate(e, `${name}[${i}]`, attributes));
 }
 
@@ -97,7 +104,9 @@ function duration(raw: string, limits: ParameterLimits): number {
   }
   const seconds = Math.floor(ms / 1000);
   if (seconds < limits.minDurationSeconds || seconds > MAX_DURATION_S) {
-    throw invalidParameter(`duration ${quoted(raw, 40)} must be between ${limits.minDurationSeconds}s (--min-duration) and 8760h (one year)`);
+    throw invalidParameter(
+      `duration ${quoted(raw, 40)} must be between ${limits.minDurationSeconds}s (--min-duration) and 8760h (one year)`,
+    );
   }
   return seconds;
 }
@@ -107,7 +116,8 @@ function usages(raw: string | undefined): Usage[] {
   if (words.length === 0) throw invalidParameter('usages is empty; use server, client or server,client');
   const out: Usage[] = [];
   for (const w of words) {
-    if (w !== 'server' && w !== 'client') throw invalidParameter(`usages: unknown usage ${quoted(w, 40)} (server or client)`);
+    if (w !== 'server' && w !== 'client')
+      throw invalidParameter(`usages: unknown usage ${quoted(w, 40)} (server or client)`);
     if (!out.includes(w)) out.push(w);
   }
   return out;
@@ -122,7 +132,8 @@ function keyAlgorithm(raw: string | undefined): KeyAlgorithm {
 
 function keyFilePermission(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^0?[0-7]{3}$/.test(raw)) throw invalidParameter(`keyFilePermission ${quoted(raw, 40)} must be an octal mode such as 0640`);
+  if (!/^0?[0-7]{3}$/.test(raw))
+    throw invalidParameter(`keyFilePermission ${quoted(raw, 40)} must be an octal mode such as 0640`);
   return parseInt(raw, 8);
 }
 
@@ -131,16 +142,24 @@ function keyFilePermission(raw: string | undefined): number | undefined {
  * information). Throws SscErrors naming the parameter: INVALID_ARGUMENT for a bad value,
  * FAILED_PRECONDITION (PodInfoMissing) when a template needs pod information the Mount lacks.
  */
-export function parseCertificateRequest(attributes: Readonly<Record<string, string>>, limits: ParameterLimits): CertificateRequest {
+export function parseCertificateRequest(
+  attributes: Readonly<Record<string, string>>,
+  limits: ParameterLimits,
+): CertificateRequest {
   const rawCommonName = attributes['commonName'];
-  if (rawCommonName === undefined || rawCommonName.trim() === '') throw invalidParameter('commonName is required (e.g. "${POD_NAME}.${POD_NAMESPACE}")');
+  if (rawCommonName === undefined || rawCommonName.trim() === '')
+    throw invalidParameter('commonName is required (e.g. "${POD_NAME}.${POD_NAMESPACE}")');
   const commonName = expandTemplate(rawCommonName.trim(), 'commonName', attributes);
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if ([...commonName].length > MAX_COMMON_NAME || /[\u0000-\u001f\u007f]/.test(commonName)) {
-    throw invalidParameter(`commonName ${quoted(commonName, 80)} must be at most ${MAX_COMMON_NAME} characters without control characters`);
+    throw invalidParameter(
+      `commonName ${quoted(commonName, 80)} must be at most ${MAX_COMMON_NAME} characters without control characters`,
+    );
   }
   const dnsNames = listParameter('dnsNames', attributes);
-  dnsNames.forEach((n, i) => { if (!isDnsName(n)) throw invalidParameter(`dnsNames[${i}] ${quoted(n, 80)} is not a valid DNS name`); });
+  dnsNames.forEach((n, i) => {
+    if (!isDnsName(n)) throw invalidParameter(`dnsNames[${i}] ${quoted(n, 80)} is not a valid DNS name`);
+  });
   const ipAddresses = listParameter('ipAddresses', attributes).map((ip, i) => {
     const bytes = ipAddressBytes(ip);
     if (!bytes) throw invalidParameter(`ipAddresses[${i}] ${quoted(ip, 80)} is not an IPv4 or IPv6 address`);
@@ -149,11 +168,21 @@ export function parseCertificateRequest(attributes: Readonly<Record<string, stri
   const uris = listParameter('uris', attributes);
   uris.forEach((u, i) => {
     let ok = u.length <= MAX_URI && /^[A-Za-z][A-Za-z0-9+.-]*:[\x21-\x7e]+$/.test(u);
-    try { if (ok) new URL(u); } catch { ok = false; }
-    if (!ok) throw invalidParameter(`uris[${i}] ${quoted(u, 80)} is not an absolute URI of printable ASCII (at most ${MAX_URI} characters)`);
+    try {
+      if (ok) new URL(u);
+    } catch {
+      ok = false;
+    }
+    if (!ok)
+      throw invalidParameter(
+        `uris[${i}] ${quoted(u, 80)} is not an absolute URI of printable ASCII (at most ${MAX_URI} characters)`,
+      );
   });
   return {
-    commonName, dnsNames, ipAddresses, uris,
+    commonName,
+    dnsNames,
+    ipAddresses,
+    uris,
     usages: usages(attributes['usages']),
     keyAlgorithm: keyAlgorithm(attributes['keyAlgorithm']),
     durationSeconds: duration(attributes['duration'] ?? DEFAULT_DURATION, limits),

@@ -3,7 +3,15 @@
 import { Counter, Registry } from 'prom-client';
 import type { RenewalDecision } from './renewal.js';
 
-const DECISIONS: readonly RenewalDecision[] = ['keep', 'first', 'rendering-changed', 'unknown-version', 'due', 'signer-changed', 'bundle-changed'];
+const DECISIONS: readonly RenewalDecision[] = [
+  'keep',
+  'first',
+  'rendering-changed',
+  'unknown-version',
+  'due',
+  'signer-changed',
+  'bundle-changed',
+];
 
 /** Counters of the pki provider. */
 export class PkiMetrics {
@@ -11,7 +19,12 @@ export class PkiMetrics {
 
   /** Registers on `registry` (the provider's /metrics one; a fresh one keeps it private). */
   constructor(registry: Registry = new Registry()) {
-    this.decisions = new Counter({ name: 'pki_mount_decisions_total', help: 'Mounts by what they decided: keep (no files, the mounted certificate stays) or why a certificate was issued', labelNames: ['decision'], registers: [registry] });
+    this.decisions = new Counter({
+      name: 'pki_mount_decisions_total',
+      help: 'Mounts by what they decided: keep (no files, the mounted certificate stays) or why a certificate was issued',
+      labelNames: ['decision'],
+      registers: [registry],
+    });
     for (const decision of DECISIONS) this.decisions.inc({ decision }, 0);
   }
 

@@ -4,7 +4,12 @@
 // A Mount is parse → load CA → decide → (keep: no files) or issue → files.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { ProviderCallContext, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import type {
+  ProviderCallContext,
+  ProviderMountRequest,
+  ProviderMountResult,
+  SecretsProvider,
+} from '../framework/provider.js';
 import { entryBound } from '../framework/lru-options.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { loadCa } from './ca.js';
@@ -32,29 +37,45 @@ export class PkiProvider implements SecretsProvider {
   private readonly now: () => number;
   private readonly random: (size: number) => Buffer;
 
-  constructor(private readonly settings: PkiSettings, private readonly deps: PkiProviderDeps) {
+  constructor(
+    private readonly settings: PkiSettings,
+    private readonly deps: PkiProviderDeps,
+  ) {
     this.now = deps.now ?? Date.now;
     this.random = deps.random ?? randomBytes;
   }
 
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
-    const wanted = parseCertificateRequest(request.attributes, { minDurationSeconds: this.settings.minDurationSeconds });
+    const wanted = parseCertificateRequest(request.attributes, {
+      minDurationSeconds: this.settings.minDurationSeconds,
+    });
     const now = Math.floor(this.now() / 1000);
     const ca = loadCa(request.secrets, now);
     const fingerprint = renderFingerprint(request.attributes, request.permission);
     const decision = renewalDecision({
-      current: request.currentObjectVersions, sameRendering: this.renderedAs.get(request.targetPath) === fingerprint,
-      signerTag: ca.signerTag, bundleVersion: ca.bundleVersion, now,
+      current: request.currentObjectVersions,
+      sameRendering: this.renderedAs.get(request.targetPath) === fingerprint,
+      signerTag: ca.signerTag,
+      bundleVersion: ca.bundleVersion,
+      now,
     });
     this.deps.metrics.decided(decision);
     if (decision === 'keep') {
       ctx.logger.debug('pki provider: certificate not due for renewal; answered with no files');
-      return { files: [], objectVersions: Object.values(OBJECT_IDS).map((id) => ({ id, version: request.currentObjectVersions.get(id) as string })) };
+      return {
+        files: [],
+        objectVersions: Object.values(OBJECT_IDS).map((id) => ({
+          id,
+          version: request.currentObjectVersions.get(id) as string,
+        })),
+      };
     }
     const key = await generateLeafKey(wanted.keyAlgorithm);
     const issued = issueCertificate(wanted, key, ca, now, this.random);
     ctx.logger.info('pki provider: certificate issued', {
-      reason: decision, serial: issued.version, keyAlgorithm: wanted.keyAlgorithm,
+      reason: decision,
+      serial: issued.version,
+      keyAlgorithm: wanted.keyAlgorithm,
       notAfter: new Date(issued.notAfter * 1000).toISOString(),
     });
     this.renderedAs.set(request.targetPath, fingerprint);

@@ -23,7 +23,8 @@ export function renewAt(notBefore: number, notAfter: number): number {
 export const OBJECT_IDS = Object.freeze({ cert: 'tls.crt', key: 'tls.key', bundle: 'ca.crt' });
 
 /** Why a Mount issues a certificate; `keep` answers no files. */
-export type RenewalDecision = 'keep' | 'first' | 'rendering-changed' | 'unknown-version' | 'due' | 'signer-changed' | 'bundle-changed';
+export type RenewalDecision =
+  'keep' | 'first' | 'rendering-changed' | 'unknown-version' | 'due' | 'signer-changed' | 'bundle-changed';
 
 /** What the decision looks at. */
 export interface RenewalInputs {

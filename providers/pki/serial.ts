@@ -27,7 +27,8 @@ export interface SerialFacts {
 export function encodeSerial(facts: SerialFacts, random: Buffer): Buffer {
   if (random.length !== 7) throw new RangeError('a serial takes 7 random octets');
   if (!/^[0-9a-f]{8}$/.test(facts.signerTag)) throw new RangeError('signerTag must be 8 lowercase hex digits');
-  for (const t of [facts.notBefore, facts.notAfter]) if (!Number.isInteger(t) || t < 0 || t > 0xffffffff) throw new RangeError('times must fit 32 bits');
+  for (const t of [facts.notBefore, facts.notAfter])
+    if (!Number.isInteger(t) || t < 0 || t > 0xffffffff) throw new RangeError('times must fit 32 bits');
   const out = Buffer.alloc(SERIAL_LENGTH);
   out[0] = FORMAT;
   out.writeUInt32BE(facts.notBefore, 1);

@@ -7,7 +7,11 @@ export const DEFAULT_MIN_DURATION = '1h';
 
 /** Flags of the pki provider (on top of the framework's common ones). */
 export const pkiProviderFlags: Readonly<Record<string, FlagSpec>> = {
-  'min-duration': { type: 'string', default: DEFAULT_MIN_DURATION, help: 'the shortest certificate duration a class may ask for (Go duration, 1s to 8760h); lower it only for tests or short-lived workloads' },
+  'min-duration': {
+    type: 'string',
+    default: DEFAULT_MIN_DURATION,
+    help: 'the shortest certificate duration a class may ask for (Go duration, 1s to 8760h); lower it only for tests or short-lived workloads',
+  },
 };
 
 /** The provider's settings, parsed once at start. */
@@ -17,6 +21,10 @@ export interface PkiSettings {
 
 /** Settings from parsed flags; throws an Error naming the flag on a bad value. */
 export function pkiSettings(flags: ParsedFlags): PkiSettings {
-  const ms = parseDurationFlag('min-duration', stringFlag(flags, 'min-duration'), { example: '1h', min: [1000, '1s'], max: [365 * 24 * 3_600_000, '8760h'] });
+  const ms = parseDurationFlag('min-duration', stringFlag(flags, 'min-duration'), {
+    example: '1h',
+    min: [1000, '1s'],
+    max: [365 * 24 * 3_600_000, '8760h'],
+  });
   return Object.freeze({ minDurationSeconds: Math.floor(ms / 1000) });
 }

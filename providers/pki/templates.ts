@@ -25,15 +25,22 @@ export function expandTemplate(value: string, field: string, attributes: Readonl
     const start = value.indexOf('${', at);
     if (start < 0) return out + value.slice(at);
     const end = value.indexOf('}', start + 2);
-    if (end < 0) throw invalidParameter(`${field}: unterminated "\${" (templates are \${POD_NAME}, \${POD_NAMESPACE}, \${SERVICE_ACCOUNT_NAME}, \${POD_UID})`);
+    if (end < 0)
+      throw invalidParameter(
+        `${field}: unterminated "\${" (templates are \${POD_NAME}, \${POD_NAMESPACE}, \${SERVICE_ACCOUNT_NAME}, \${POD_UID})`,
+      );
     const name = value.slice(start + 2, end);
     const attribute = TEMPLATE_VARIABLES[name];
     if (attribute === undefined || !Object.prototype.hasOwnProperty.call(TEMPLATE_VARIABLES, name)) {
-      throw invalidParameter(`${field}: unknown template variable ${quoted(`\${${name}}`, 40)} (known: \${POD_NAME}, \${POD_NAMESPACE}, \${SERVICE_ACCOUNT_NAME}, \${POD_UID})`);
+      throw invalidParameter(
+        `${field}: unknown template variable ${quoted(`\${${name}}`, 40)} (known: \${POD_NAME}, \${POD_NAMESPACE}, \${SERVICE_ACCOUNT_NAME}, \${POD_UID})`,
+      );
     }
     const replacement = attributes[attribute];
     if (replacement === undefined || replacement === '') {
-      throw podInfoMissing(`${field} uses \${${name}} but the Mount has no ${attribute} (the CSIDriver needs podInfoOnMount: true)`);
+      throw podInfoMissing(
+        `${field} uses \${${name}} but the Mount has no ${attribute} (the CSIDriver needs podInfoOnMount: true)`,
+      );
     }
     out += value.slice(at, start) + replacement;
     at = end + 1;

@@ -22,8 +22,10 @@ const KV2_API = /^(?:data|metadata|subkeys)\/|^config$/;
 
 /** The MountInfo in a `sys/internal/ui/mounts/<path>` response body, or undefined when it holds none. */
 export function parseMountInfo(body: unknown): MountInfo | undefined {
-  const data = (body as { data?: unknown } | undefined)?.data as { path?: unknown; type?: unknown; options?: { version?: unknown } | null } | undefined;
-  if (typeof data !== 'object' || data === null || typeof data.path !== 'string' || typeof data.type !== 'string') return undefined;
+  const data = (body as { data?: unknown } | undefined)?.data as
+    { path?: unknown; type?: unknown; options?: { version?: unknown } | null } | undefined;
+  if (typeof data !== 'object' || data === null || typeof data.path !== 'string' || typeof data.type !== 'string')
+    return undefined;
   const path = data.path.replace(/^\/+|\/+$/g, '');
   const isKv = data.type === 'kv' || data.type === 'generic';
   return { path, type: data.type, kvVersion: isKv && String(data.options?.version ?? '1') === '2' ? 2 : 1 };
@@ -73,7 +75,8 @@ function where(object: VaultObject): string {
  * OpenBao, 200 in old Vaults). Undefined when the body is not such an answer.
  */
 export function deletedVersion(body: unknown): 'deleted' | 'destroyed' | undefined {
-  const data = (body as { data?: unknown } | undefined)?.data as { data?: unknown; metadata?: { deletion_time?: unknown; destroyed?: unknown } | null } | undefined;
+  const data = (body as { data?: unknown } | undefined)?.data as
+    { data?: unknown; metadata?: { deletion_time?: unknown; destroyed?: unknown } | null } | undefined;
   const meta = data?.metadata;
   if (typeof meta !== 'object' || meta === null || (data?.data !== null && data?.data !== undefined)) return undefined;
   if (meta.destroyed === true) return 'destroyed';
@@ -98,5 +101,7 @@ export function secretData(object: VaultObject, plan: ReadPlan, body: unknown): 
 
 /** NOT_FOUND for a deleted or destroyed KV v2 version, naming the path. */
 export function deletedError(object: VaultObject, how: 'deleted' | 'destroyed'): SscError {
-  return new SscError('not-found', `${where(object)} was ${how} in Vault (KV v2); undelete it or write a new version`, { reason: 'SecretVersionDeleted' });
+  return new SscError('not-found', `${where(object)} was ${how} in Vault (KV v2); undelete it or write a new version`, {
+    reason: 'SecretVersionDeleted',
+  });
 }

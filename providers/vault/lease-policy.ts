@@ -42,11 +42,12 @@ export type RenewResult =
 
 /** After a renewal: the lease as renewed, or issue anew. */
 export type RenewOutcome =
-  | { readonly decision: 'renewed'; readonly lease: MountedLease }
-  | { readonly decision: 'reissue' };
+  { readonly decision: 'renewed'; readonly lease: MountedLease } | { readonly decision: 'reissue' };
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function seconds(value: unknown): number {
@@ -66,7 +67,12 @@ export function leaseOf(body: unknown): VaultLease | undefined {
 
 /** The lease as held right after it was issued at `issuedAtMs` by a token expiring at `tokenExpiresAtMs`. */
 export function issuedLease(lease: VaultLease, issuedAtMs: number, tokenExpiresAtMs: number | undefined): MountedLease {
-  return { expiresAtMs: issuedAtMs + lease.durationMs, ttlMs: lease.durationMs, renewable: lease.renewable, tokenExpiresAtMs };
+  return {
+    expiresAtMs: issuedAtMs + lease.durationMs,
+    ttlMs: lease.durationMs,
+    renewable: lease.renewable,
+    tokenExpiresAtMs,
+  };
 }
 
 /** When the lease really ends: its own expiry, or its issuing token's if that comes first. */
@@ -96,7 +102,12 @@ export function leaseDecision(mounted: MountedLease | undefined, nowMs: number):
  * failed, answered for another lease, or leaves the lease ending within a third of its
  * TTL (Vault capped it at the max TTL, or the issuing token ends first).
  */
-export function renewOutcome(mounted: MountedLease, leaseId: string, result: RenewResult, sentAtMs: number): RenewOutcome {
+export function renewOutcome(
+  mounted: MountedLease,
+  leaseId: string,
+  result: RenewResult,
+  sentAtMs: number,
+): RenewOutcome {
   if (!result.ok || result.leaseId !== leaseId || !(result.durationMs > 0)) return { decision: 'reissue' };
   const lease: MountedLease = { ...mounted, expiresAtMs: sentAtMs + result.durationMs, renewable: result.renewable };
   if (leaseEnd(lease) - sentAtMs <= mounted.ttlMs / 3) return { decision: 'reissue' };
@@ -107,12 +118,20 @@ export function renewOutcome(mounted: MountedLease, leaseId: string, result: Ren
  * The body of `PUT sys/leases/renew` for `leaseId`: ask for the original TTL again
  * (Vault caps the increment at the lease's max TTL and answers with what it granted).
  */
-export function renewRequest(leaseId: string, mounted: MountedLease): { readonly path: string; readonly body: { readonly lease_id: string; readonly increment: number } } {
-  return { path: 'sys/leases/renew', body: { lease_id: leaseId, increment: Math.max(1, Math.ceil(mounted.ttlMs / 1000)) } };
+export function renewRequest(
+  leaseId: string,
+  mounted: MountedLease,
+): { readonly path: string; readonly body: { readonly lease_id: string; readonly increment: number } } {
+  return {
+    path: 'sys/leases/renew',
+    body: { lease_id: leaseId, increment: Math.max(1, Math.ceil(mounted.ttlMs / 1000)) },
+  };
 }
 
 /** The answer of `PUT sys/leases/renew` read as a RenewResult; a body without a lease is a failure. */
 export function renewResultOf(body: unknown): RenewResult {
   const lease = leaseOf(body);
-  return lease ? { ok: true, leaseId: lease.leaseId, durationMs: lease.durationMs, renewable: lease.renewable } : { ok: false };
+  return lease
+    ? { ok: true, leaseId: lease.leaseId, durationMs: lease.durationMs, renewable: lease.renewable }
+    : { ok: false };
 }

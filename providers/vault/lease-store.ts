@@ -73,7 +73,13 @@ const DROP_REASONS: Readonly<Partial<Record<LRUCache.DisposeReason, LeaseDropRea
 
 /** A held lease with `data` not enumerable (hidden from util.inspect and JSON.stringify). */
 function held(leaseId: string, lease: MountedLease, data: Readonly<Record<string, unknown>>): HeldLease {
-  const value = { leaseId, expiresAtMs: lease.expiresAtMs, ttlMs: lease.ttlMs, renewable: lease.renewable, tokenExpiresAtMs: lease.tokenExpiresAtMs };
+  const value = {
+    leaseId,
+    expiresAtMs: lease.expiresAtMs,
+    ttlMs: lease.ttlMs,
+    renewable: lease.renewable,
+    tokenExpiresAtMs: lease.tokenExpiresAtMs,
+  };
   return Object.freeze(Object.defineProperty(value, 'data', { value: data, enumerable: false })) as HeldLease;
 }
 
@@ -98,10 +104,16 @@ export class LeaseStore {
     this.#maxBytes = Math.floor(options.maxBytes ?? DEFAULT_MAX_LEASE_BYTES);
     this.#clock = ttlClock(options.now ?? Date.now);
     this.#onDrop = options.onDrop ?? (() => undefined);
-    this.#entries = maxLeases >= 1 && this.#maxBytes >= 1 ? new LRUCache<string, Entry>({
-      max: maxLeases, maxSize: this.#maxBytes, sizeCalculation: (entry) => entry.bytes, ...this.#clock,
-      dispose: (entry, key, reason) => this.#dropped(key, entry, reason),
-    }) : undefined;
+    this.#entries =
+      maxLeases >= 1 && this.#maxBytes >= 1
+        ? new LRUCache<string, Entry>({
+            max: maxLeases,
+            maxSize: this.#maxBytes,
+            sizeCalculation: (entry) => entry.bytes,
+            ...this.#clock,
+            dispose: (entry, key, reason) => this.#dropped(key, entry, reason),
+          })
+        : undefined;
   }
 
   /**
@@ -130,7 +142,13 @@ export class LeaseStore {
    * succeeds, and the next one issues anew. Call it once the Mount is answered, so a
    * failed Mount holds nothing.
    */
-  hold(identityKey: string, produced: readonly ProducedObject[], leaseId: string, lease: MountedLease, data: Readonly<Record<string, unknown>>): boolean {
+  hold(
+    identityKey: string,
+    produced: readonly ProducedObject[],
+    leaseId: string,
+    lease: MountedLease,
+    data: Readonly<Record<string, unknown>>,
+  ): boolean {
     this.sweep();
     const key = entryKey(identityKey, leaseId);
     this.#entries?.delete(key);

@@ -4,7 +4,16 @@
 // Vault calls are the caller's (ports), bound to the identity's session and the Mount.
 // The caller renders the data, and once the whole Mount has succeeded holds the lease
 // (LeaseStore.hold with the versions it returned), so a failed Mount holds nothing.
-import { issuedLease, leaseDecision, leaseOf, renewOutcome, renewRequest, renewResultOf, type MountedLease, type RenewResult } from './lease-policy.js';
+import {
+  issuedLease,
+  leaseDecision,
+  leaseOf,
+  renewOutcome,
+  renewRequest,
+  renewResultOf,
+  type MountedLease,
+  type RenewResult,
+} from './lease-policy.js';
 import type { LeaseStore, MountedObject } from './lease-store.js';
 
 /** The Vault calls a group needs, bound to one identity and Mount. */
@@ -14,9 +23,16 @@ export interface LeasedReadPorts {
    * data, whole body and, when known, when the token that sent it expires (it wins over
    * the call's: a read may log in again halfway, so only the port knows which token issued).
    */
-  fetch(): Promise<{ readonly data: Readonly<Record<string, unknown>>; readonly body: unknown; readonly tokenExpiresAtMs?: number | undefined }>;
+  fetch(): Promise<{
+    readonly data: Readonly<Record<string, unknown>>;
+    readonly body: unknown;
+    readonly tokenExpiresAtMs?: number | undefined;
+  }>;
   /** Sends `PUT <path>` with `body` using the identity's token; resolves with the answer's body. */
-  renew(request: { readonly path: string; readonly body: { readonly lease_id: string; readonly increment: number } }): Promise<unknown>;
+  renew(request: {
+    readonly path: string;
+    readonly body: { readonly lease_id: string; readonly increment: number };
+  }): Promise<unknown>;
 }
 
 /** How the group was answered: from the held lease, after renewing it, or from Vault. */
@@ -45,7 +61,12 @@ export interface LeasedReadCall {
 
 /** The lease fields of a held lease, without its data. */
 function mountedOf(held: MountedLease): MountedLease {
-  return { expiresAtMs: held.expiresAtMs, ttlMs: held.ttlMs, renewable: held.renewable, tokenExpiresAtMs: held.tokenExpiresAtMs };
+  return {
+    expiresAtMs: held.expiresAtMs,
+    ttlMs: held.ttlMs,
+    renewable: held.renewable,
+    tokenExpiresAtMs: held.tokenExpiresAtMs,
+  };
 }
 
 /** A LeasedRead with `data` not enumerable, so logging the answer does not print the secret. */
@@ -64,7 +85,8 @@ export async function readWithLease(call: LeasedReadCall, ports: LeasedReadPorts
   let renewFailure: unknown;
   if (held) {
     const decision = leaseDecision(held, call.now());
-    if (decision === 'reuse') return answer({ outcome: 'reused', lease: { leaseId: held.leaseId, lease: mountedOf(held) } }, held.data);
+    if (decision === 'reuse')
+      return answer({ outcome: 'reused', lease: { leaseId: held.leaseId, lease: mountedOf(held) } }, held.data);
     if (decision === 'renew') {
       const sentAtMs = call.now();
       let result: RenewResult;
@@ -82,7 +104,10 @@ export async function readWithLease(call: LeasedReadCall, ports: LeasedReadPorts
         return answer({ outcome: 'renewed', lease: { leaseId: held.leaseId, lease: outcome.lease } }, held.data);
       }
       if (result.ok) {
-        renewFailure = result.leaseId === held.leaseId ? 'Vault granted no more than a third of the TTL (max TTL reached, or the token ends first)' : 'the renewal answered for another lease';
+        renewFailure =
+          result.leaseId === held.leaseId
+            ? 'Vault granted no more than a third of the TTL (max TTL reached, or the token ends first)'
+            : 'the renewal answered for another lease';
       }
     }
     store.release(identityKey, held.leaseId);
@@ -90,9 +115,21 @@ export async function readWithLease(call: LeasedReadCall, ports: LeasedReadPorts
   const sentAtMs = call.now();
   const response = await ports.fetch();
   const lease = leaseOf(response.body);
-  return answer({
-    outcome: 'fetched',
-    lease: lease ? { leaseId: lease.leaseId, lease: issuedLease(lease, sentAtMs, 'tokenExpiresAtMs' in response ? response.tokenExpiresAtMs : call.tokenExpiresAtMs) } : undefined,
-    ...(renewFailure === undefined ? {} : { renewFailure }),
-  }, response.data);
+  return answer(
+    {
+      outcome: 'fetched',
+      lease: lease
+        ? {
+            leaseId: lease.leaseId,
+            lease: issuedLease(
+              lease,
+              sentAtMs,
+              'tokenExpiresAtMs' in response ? response.tokenExpiresAtMs : call.tokenExpiresAtMs,
+            ),
+          }
+        : undefined,
+      ...(renewFailure === undefined ? {} : { renewFailure }),
+    },
+    response.data,
+  );
 }

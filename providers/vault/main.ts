@@ -24,12 +24,23 @@ export const vaultProviderDefinition: ProviderDefinition = {
   async create(flags: ParsedFlags, logger: Logger, context: ProviderContext) {
     const settings = providerSettings(process.env, flags);
     const scrubbed = scrubVaultEnvironment();
-    if (scrubbed.includes('VAULT_TOKEN')) logger.warn('VAULT_TOKEN is set in the provider\'s environment and is never used: the provider logs in as each pod');
+    if (scrubbed.includes('VAULT_TOKEN'))
+      logger.warn(
+        "VAULT_TOKEN is set in the provider's environment and is never used: the provider logs in as each pod",
+      );
     logger.info('vault provider settings', {
-      vaultAddress: settings.vaultAddress, vaultNamespace: settings.vaultNamespace ?? '', vaultAuthMountPath: settings.vaultAuthMountPath,
-      tlsSkipVerify: settings.tls.skipVerify, cacheSize: settings.cacheSize,
-      requestTimeoutMs: settings.requestTimeoutMs, maxResponseBytes: settings.maxResponseBytes, readCacheWindowMs: settings.readCacheWindowMs,
+      vaultAddress: settings.vaultAddress,
+      vaultNamespace: settings.vaultNamespace ?? '',
+      vaultAuthMountPath: settings.vaultAuthMountPath,
+      tlsSkipVerify: settings.tls.skipVerify,
+      cacheSize: settings.cacheSize,
+      requestTimeoutMs: settings.requestTimeoutMs,
+      maxResponseBytes: settings.maxResponseBytes,
+      readCacheWindowMs: settings.readCacheWindowMs,
     });
-    return new VaultProvider(settings, { hmacKey: await loadOrCreateHmacKey(settings.hmacKeyFile, logger), metrics: new VaultMetrics(context.metricsRegistry) });
+    return new VaultProvider(settings, {
+      hmacKey: await loadOrCreateHmacKey(settings.hmacKeyFile, logger),
+      metrics: new VaultMetrics(context.metricsRegistry),
+    });
   },
 };

@@ -6,7 +6,17 @@
 import type { Document } from 'yaml';
 import { pathProblem } from '../../lib/provider-file-path.js';
 import { quoted } from '../../lib/untrusted-text.js';
-import { describeNode, goString, goUnsigned, goValue, mapEntries, MAX_VALUES, NOT_A_SCALAR, parseYamlList, resolveAlias } from '../framework/go-yaml.js';
+import {
+  describeNode,
+  goString,
+  goUnsigned,
+  goValue,
+  mapEntries,
+  MAX_VALUES,
+  NOT_A_SCALAR,
+  parseYamlList,
+  resolveAlias,
+} from '../framework/go-yaml.js';
 import { invalidParameter } from './parameter-error.js';
 import { parseSecretPath } from './secret-path.js';
 
@@ -66,7 +76,13 @@ function stringField(node: unknown, name: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
-function parseObject(entry: unknown, index: number, doc: Document, warnings: string[], budget: { left: number }): VaultObject {
+function parseObject(
+  entry: unknown,
+  index: number,
+  doc: Document,
+  warnings: string[],
+  budget: { left: number },
+): VaultObject {
   const entries = mapEntries(entry, doc);
   if (!entries) throw invalidParameter(`objects[${index}] must be a map, not ${describeNode(entry)}`);
   const fields = new Map(entries);
@@ -75,12 +91,17 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
   const field = (f: string) => fieldName(index, objectName, f);
   const problem = pathProblem(objectName);
   if (problem) throw invalidParameter(`${field('objectName')} is not a file name the volume can hold: ${problem}`);
-  for (const [key] of entries) if (!FIELDS.has(key)) warnings.push(`${fieldName(index, objectName, key === '' ? '(key)' : key)} is not a field of a Vault object; ignored`);
+  for (const [key] of entries)
+    if (!FIELDS.has(key))
+      warnings.push(
+        `${fieldName(index, objectName, key === '' ? '(key)' : key)} is not a field of a Vault object; ignored`,
+      );
 
   const secretPath = stringField(fields.get('secretPath'), field('secretPath'));
   if (secretPath === undefined) throw invalidParameter(`${field('secretPath')} is required`);
   const parsedPath = parseSecretPath(secretPath);
-  if ('problem' in parsedPath) throw invalidParameter(`${field('secretPath')} ${quoted(secretPath, 128)} ${parsedPath.problem}`);
+  if ('problem' in parsedPath)
+    throw invalidParameter(`${field('secretPath')} ${quoted(secretPath, 128)} ${parsedPath.problem}`);
 
   const methodText = stringField(fields.get('method'), field('method')) ?? 'GET';
   const method = METHODS.find((m) => m === methodText.toUpperCase());
@@ -88,20 +109,25 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
 
   const encodingText = stringField(fields.get('encoding'), field('encoding')) ?? 'utf-8';
   const encoding = ENCODINGS.find((e) => e === encodingText.toLowerCase());
-  if (!encoding) throw invalidParameter(`${field('encoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
+  if (!encoding)
+    throw invalidParameter(`${field('encoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
 
   const secretKey = stringField(fields.get('secretKey'), field('secretKey'));
-  if (secretKey === undefined && encoding !== 'utf-8') warnings.push(`${field('encoding')} has no effect without secretKey: the file is the whole data as JSON`);
+  if (secretKey === undefined && encoding !== 'utf-8')
+    warnings.push(`${field('encoding')} has no effect without secretKey: the file is the whole data as JSON`);
 
   const mode = goUnsigned(fields.get('filePermission'));
   if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o777)) {
-    throw invalidParameter(`${field('filePermission')} must be a file mode from 0 to 0777, such as 0600 (octal) or 384`);
+    throw invalidParameter(
+      `${field('filePermission')} must be a file mode from 0 to 0777, such as 0600 (octal) or 384`,
+    );
   }
 
   const argsNode = fields.get('secretArgs');
   let secretArgs: Record<string, unknown> | undefined;
   if (argsNode !== undefined && describeNode(argsNode) !== 'null') {
-    if (describeNode(argsNode) !== 'a map') throw invalidParameter(`${field('secretArgs')} must be a map, not ${describeNode(argsNode)}`);
+    if (describeNode(argsNode) !== 'a map')
+      throw invalidParameter(`${field('secretArgs')} must be a map, not ${describeNode(argsNode)}`);
     try {
       secretArgs = goValue(argsNode, doc, field('secretArgs'), budget) as Record<string, unknown>;
     } catch (err) {
@@ -109,7 +135,12 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
     }
   }
   return {
-    objectName, secretPath, ...parsedPath, secretKey, method, secretArgs,
+    objectName,
+    secretPath,
+    ...parsedPath,
+    secretKey,
+    method,
+    secretArgs,
     // 0 is "unset" in HashiCorp's provider (a zero os.FileMode): the Mount's permission applies.
     filePermission: mode === 0 ? undefined : mode,
     encoding,
@@ -123,7 +154,8 @@ function parseObject(entry: unknown, index: number, doc: Document, warnings: str
  * hold names and paths, not secrets.
  */
 export function parseObjects(raw: string | undefined): ParsedObjects {
-  if (raw === undefined || raw.trim() === '') throw invalidParameter('objects is required: a YAML list of objectName/secretPath entries');
+  if (raw === undefined || raw.trim() === '')
+    throw invalidParameter('objects is required: a YAML list of objectName/secretPath entries');
   let parsed: { readonly doc: Document; readonly items: readonly unknown[] };
   try {
     parsed = parseYamlList(raw, 'objects', MAX_OBJECTS);
@@ -137,7 +169,10 @@ export function parseObjects(raw: string | undefined): ParsedObjects {
   const budget = { left: MAX_VALUES };
   const objects = parsed.items.map((entry, i) => {
     const object = parseObject(resolveAlias(entry, doc), i, doc, warnings, budget);
-    if (seen.has(object.objectName)) throw invalidParameter(`objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`);
+    if (seen.has(object.objectName))
+      throw invalidParameter(
+        `objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`,
+      );
     seen.add(object.objectName);
     return object;
   });

@@ -51,7 +51,10 @@ export interface VaultClassParameters {
 export const DEFAULT_AUDIENCE = 'vault';
 
 /** How the vault provider is named in service-account token errors (framework sa-token.ts). */
-export const VAULT_TOKEN_REQUESTER: TokenRequester = { provider: 'vault', audienceNote: "the class's audience parameter picks it" };
+export const VAULT_TOKEN_REQUESTER: TokenRequester = {
+  provider: 'vault',
+  audienceNote: "the class's audience parameter picks it",
+};
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -75,8 +78,10 @@ export function addressProblem(value: string): string | undefined {
 /** `value` as a mount path (`kubernetes`, `k8s/cluster-1`): slashes at either end dropped. */
 export function normalizeMountPath(value: string): string | { readonly problem: string } {
   const path = value.replace(/^\/+|\/+$/g, '');
-  if (CONTROL.test(path) || /[?#%\s]/.test(path)) return { problem: 'must be a mount path such as "kubernetes" (no spaces, "?", "#" or "%")' };
-  if (path === '' || path.split('/').some((s) => s === '' || s === '.' || s === '..')) return { problem: 'must be a mount path such as "kubernetes" or "k8s/cluster-1"' };
+  if (CONTROL.test(path) || /[?#%\s]/.test(path))
+    return { problem: 'must be a mount path such as "kubernetes" (no spaces, "?", "#" or "%")' };
+  if (path === '' || path.split('/').some((s) => s === '' || s === '.' || s === '..'))
+    return { problem: 'must be a mount path such as "kubernetes" or "k8s/cluster-1"' };
   return path;
 }
 
@@ -94,7 +99,10 @@ function param(attributes: Readonly<Record<string, string>>, name: string): stri
 function authMountPath(attributes: Readonly<Record<string, string>>): string | undefined {
   const hasOld = Object.hasOwn(attributes, 'vaultKubernetesMountPath');
   const hasNew = Object.hasOwn(attributes, 'vaultAuthMountPath');
-  if (hasOld && hasNew) throw invalidParameter('vaultAuthMountPath and vaultKubernetesMountPath are both set; set only vaultAuthMountPath (vaultKubernetesMountPath is its older name)');
+  if (hasOld && hasNew)
+    throw invalidParameter(
+      'vaultAuthMountPath and vaultKubernetesMountPath are both set; set only vaultAuthMountPath (vaultKubernetesMountPath is its older name)',
+    );
   const name = hasOld ? 'vaultKubernetesMountPath' : 'vaultAuthMountPath';
   const value = param(attributes, name);
   if (value === undefined) return undefined;
@@ -107,16 +115,21 @@ function tlsParameters(attributes: Readonly<Record<string, string>>): VaultTlsLa
   const clientCertPath = param(attributes, 'vaultTLSClientCertPath');
   const clientKeyPath = param(attributes, 'vaultTLSClientKeyPath');
   if ((clientCertPath === undefined) !== (clientKeyPath === undefined)) {
-    throw invalidParameter(`${clientCertPath === undefined ? 'vaultTLSClientCertPath' : 'vaultTLSClientKeyPath'} is required with ${clientCertPath === undefined ? 'vaultTLSClientKeyPath' : 'vaultTLSClientCertPath'}: a client certificate needs its key`);
+    throw invalidParameter(
+      `${clientCertPath === undefined ? 'vaultTLSClientCertPath' : 'vaultTLSClientKeyPath'} is required with ${clientCertPath === undefined ? 'vaultTLSClientKeyPath' : 'vaultTLSClientCertPath'}: a client certificate needs its key`,
+    );
   }
   const skip = param(attributes, 'vaultSkipTLSVerify');
   const skipVerify = skip === undefined ? undefined : parseGoBool(skip);
-  if (skip !== undefined && skipVerify === undefined) throw invalidParameter(`vaultSkipTLSVerify must be "true" or "false", not ${quoted(skip, 16)}`);
+  if (skip !== undefined && skipVerify === undefined)
+    throw invalidParameter(`vaultSkipTLSVerify must be "true" or "false", not ${quoted(skip, 16)}`);
   return {
     caCertPath: param(attributes, 'vaultCACertPath'),
     caDirectory: param(attributes, 'vaultCADirectory'),
     serverName: param(attributes, 'vaultTLSServerName'),
-    clientCertPath, clientKeyPath, skipVerify,
+    clientCertPath,
+    clientKeyPath,
+    skipVerify,
   };
 }
 
@@ -139,9 +152,14 @@ export function parseVaultParameters(attributes: Readonly<Record<string, string>
   const tls = tlsParameters(attributes);
   const { objects, warnings } = parseObjects(attributes['objects']);
   return {
-    roleName, vaultAddress, vaultNamespace, vaultAuthMountPath,
+    roleName,
+    vaultAddress,
+    vaultNamespace,
+    vaultAuthMountPath,
     audience: param(attributes, 'audience') ?? DEFAULT_AUDIENCE,
-    tls, objects, warnings,
+    tls,
+    objects,
+    warnings,
     pod: {
       name: attributes['csi.storage.k8s.io/pod.name'] ?? '',
       namespace: attributes[POD_NAMESPACE_ATTRIBUTE] ?? '',
@@ -163,9 +181,16 @@ export const SERVICE_ACCOUNT_ATTRIBUTE = 'csi.storage.k8s.io/serviceAccount.name
  * class can be checked without a pod.
  */
 export function requirePodIdentity(pod: PodInfo): void {
-  for (const [name, value] of [[POD_NAMESPACE_ATTRIBUTE, pod.namespace], [SERVICE_ACCOUNT_ATTRIBUTE, pod.serviceAccountName]] as const) {
+  for (const [name, value] of [
+    [POD_NAMESPACE_ATTRIBUTE, pod.namespace],
+    [SERVICE_ACCOUNT_ATTRIBUTE, pod.serviceAccountName],
+  ] as const) {
     if (value === '') {
-      throw new SscError('failed-precondition', `vault provider: the Mount has no ${name}: the CSIDriver must set podInfoOnMount: true (the pod's service account is the Vault identity)`, { reason: 'PodInfoMissing' });
+      throw new SscError(
+        'failed-precondition',
+        `vault provider: the Mount has no ${name}: the CSIDriver must set podInfoOnMount: true (the pod's service account is the Vault identity)`,
+        { reason: 'PodInfoMissing' },
+      );
     }
   }
 }

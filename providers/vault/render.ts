@@ -35,7 +35,11 @@ function decode(object: VaultObject, text: string): Buffer {
   const ok = object.encoding === 'base64' ? BASE64.test(text.replace(/[\r\n]/g, '')) : HEX.test(text);
   if (!ok) {
     // The value itself is never shown: it is the secret.
-    throw new SscError('invalid-argument', `vault provider: ${where(object)}: the value of key ${quoted(object.secretKey ?? '', 64)} is not valid ${object.encoding} (encoding: ${object.encoding})`, { reason: 'InvalidSecretEncoding' });
+    throw new SscError(
+      'invalid-argument',
+      `vault provider: ${where(object)}: the value of key ${quoted(object.secretKey ?? '', 64)} is not valid ${object.encoding} (encoding: ${object.encoding})`,
+      { reason: 'InvalidSecretEncoding' },
+    );
   }
   return object.encoding === 'base64' ? Buffer.from(text.replace(/[\r\n]/g, ''), 'base64') : Buffer.from(text, 'hex');
 }
@@ -49,7 +53,9 @@ function decode(object: VaultObject, text: string): Buffer {
 export function renderContents(object: VaultObject, data: Readonly<Record<string, unknown>>): Buffer {
   if (object.secretKey === undefined) return Buffer.from(stableJson(data), 'utf8');
   if (!Object.hasOwn(data, object.secretKey)) {
-    throw new SscError('not-found', `vault provider: ${where(object)} has no key ${quoted(object.secretKey, 64)}`, { reason: 'SecretKeyNotFound' });
+    throw new SscError('not-found', `vault provider: ${where(object)} has no key ${quoted(object.secretKey, 64)}`, {
+      reason: 'SecretKeyNotFound',
+    });
   }
   const value = data[object.secretKey];
   return decode(object, typeof value === 'string' ? value : stableJson(value));
@@ -67,7 +73,12 @@ export function objectVersion(hmacKey: HmacKey, object: VaultObject, contents: B
 }
 
 /** `object` rendered from its secret's `data`: the file (mode `filePermission`, else `defaultMode`) and its version. */
-export function renderObject(object: VaultObject, data: Readonly<Record<string, unknown>>, defaultMode: number, hmacKey: HmacKey): RenderedObject {
+export function renderObject(
+  object: VaultObject,
+  data: Readonly<Record<string, unknown>>,
+  defaultMode: number,
+  hmacKey: HmacKey,
+): RenderedObject {
   const contents = renderContents(object, data);
   return {
     file: { path: object.objectName, mode: object.filePermission ?? defaultMode, contents },

@@ -13,8 +13,11 @@ import { stableJson } from './stable-json.js';
  */
 export function requestKey(object: VaultObject): string {
   return stableJson({
-    method: object.method, path: object.path, version: object.version ?? null, query: object.query,
-    body: object.method === 'GET' ? null : object.secretArgs ?? null,
+    method: object.method,
+    path: object.path,
+    version: object.version ?? null,
+    query: object.query,
+    body: object.method === 'GET' ? null : (object.secretArgs ?? null),
   });
 }
 
@@ -25,8 +28,13 @@ export function requestKey(object: VaultObject): string {
  */
 export function objectConfigKey(object: VaultObject): string {
   return stableJson({
-    objectName: object.objectName, secretPath: object.secretPath, secretKey: object.secretKey ?? null, method: object.method,
-    secretArgs: object.secretArgs ?? null, filePermission: object.filePermission ?? null, encoding: object.encoding,
+    objectName: object.objectName,
+    secretPath: object.secretPath,
+    secretKey: object.secretKey ?? null,
+    method: object.method,
+    secretArgs: object.secretArgs ?? null,
+    filePermission: object.filePermission ?? null,
+    encoding: object.encoding,
   });
 }
 

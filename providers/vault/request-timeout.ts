@@ -10,7 +10,11 @@ export const DEADLINE_MARGIN_MS = 250;
  * The timeout for a call starting at `nowMs`: `defaultMs`, or less to end
  * DEADLINE_MARGIN_MS before `deadlineMs`; 0 when there is no time left for a call.
  */
-export function requestTimeoutMs(deadlineMs: number | undefined, nowMs: number, defaultMs = DEFAULT_REQUEST_TIMEOUT_MS): number {
+export function requestTimeoutMs(
+  deadlineMs: number | undefined,
+  nowMs: number,
+  defaultMs = DEFAULT_REQUEST_TIMEOUT_MS,
+): number {
   if (deadlineMs === undefined) return defaultMs;
   return Math.max(0, Math.min(defaultMs, deadlineMs - nowMs - DEADLINE_MARGIN_MS));
 }

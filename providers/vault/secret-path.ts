@@ -36,7 +36,8 @@ export function parseSecretPath(secretPath: string): SecretPath | { readonly pro
   path = path.replace(/^\/?v1\//, '').replace(/^\/+/, '');
   if (path === '') return { problem: 'names no path' };
   const segments = path.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..')) return { problem: 'has an empty, "." or ".." segment' };
+  if (segments.some((s) => s === '' || s === '.' || s === '..'))
+    return { problem: 'has an empty, "." or ".." segment' };
   let version: number | undefined;
   const query: [string, string][] = [];
   for (const part of rawQuery === '' ? [] : rawQuery.split('&')) {

@@ -12,7 +12,10 @@ export interface ClosableSession {
 
 /** Closes `session` once it is made (nothing to close when its creation failed). */
 function closeWhenMade(session: Promise<ClosableSession>): void {
-  session.then((s) => s.close(), () => undefined);
+  session.then(
+    (s) => s.close(),
+    () => undefined,
+  );
 }
 
 /** Sessions by identity key, bounded by count; a capacity of 0 keeps none. */
@@ -21,11 +24,16 @@ export class SessionCache<S extends ClosableSession> {
   readonly #sessions: LRUCache<string, Promise<S>> | undefined;
 
   constructor(capacity: number) {
-    this.#sessions = capacity > 0 ? new LRUCache<string, Promise<S>>({
-      ...entryBound(capacity),
-      // Only a session pushed out: one forgotten by forget() is closed by its caller.
-      dispose: (session, _key, reason) => { if (reason === 'evict') closeWhenMade(session); },
-    }) : undefined;
+    this.#sessions =
+      capacity > 0
+        ? new LRUCache<string, Promise<S>>({
+            ...entryBound(capacity),
+            // Only a session pushed out: one forgotten by forget() is closed by its caller.
+            dispose: (session, _key, reason) => {
+              if (reason === 'evict') closeWhenMade(session);
+            },
+          })
+        : undefined;
   }
 
   /**
@@ -42,16 +50,21 @@ export class SessionCache<S extends ClosableSession> {
       return session;
     }
     this.#sessions.set(key, session);
-    session.catch(() => { if (this.#sessions?.peek(key) === session) this.#sessions.delete(key); });
+    session.catch(() => {
+      if (this.#sessions?.peek(key) === session) this.#sessions.delete(key);
+    });
     return session;
   }
 
   /** Forgets the session of `key` if it is still `session`, without closing it (the caller does). */
   forget(key: string, session: S): void {
     const cached = this.#sessions?.peek(key);
-    void cached?.then((s) => {
-      if (s === session && this.#sessions?.peek(key) === cached) this.#sessions.delete(key);
-    }, () => undefined);
+    void cached?.then(
+      (s) => {
+        if (s === session && this.#sessions?.peek(key) === cached) this.#sessions.delete(key);
+      },
+      () => undefined,
+    );
   }
 
   /** Sessions kept now (for tests). */

@@ -11,7 +11,14 @@ import { booleanFlag, parseGoBool, stringFlag } from '../../lib/flags.js';
 import type { VaultObject } from './objects.js';
 import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
-import { addressProblem, namespaceProblem, normalizeMountPath, parseVaultParameters, type PodInfo, type VaultTlsLayer } from './parameters.js';
+import {
+  addressProblem,
+  namespaceProblem,
+  normalizeMountPath,
+  parseVaultParameters,
+  type PodInfo,
+  type VaultTlsLayer,
+} from './parameters.js';
 
 /** Vault's own default address (Go API DefaultConfig), used when nothing sets one. */
 export const DEFAULT_VAULT_ADDRESS = 'https://127.0.0.1:8200';
@@ -24,23 +31,91 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** Flags of the vault provider (on top of the framework's common ones). */
 export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
-  'vault-addr': { type: 'string', default: '', help: `default Vault address (else $VAULT_ADDR, else ${DEFAULT_VAULT_ADDRESS}); a class's vaultAddress wins` },
-  'vault-mount': { type: 'string', default: DEFAULT_AUTH_MOUNT, help: 'default auth mount path (kubernetes or jwt auth); a class\'s vaultAuthMountPath wins' },
-  'vault-namespace': { type: 'string', default: '', help: 'default Vault namespace (else $VAULT_NAMESPACE); a class\'s vaultNamespace wins' },
-  'vault-tls-ca-cert': { type: 'string', default: '', help: 'PEM file of the CA to trust for Vault (else $VAULT_CACERT); used over --vault-tls-ca-directory' },
-  'vault-tls-ca-directory': { type: 'string', default: '', help: 'directory of PEM CA files to trust for Vault (else $VAULT_CAPATH)' },
-  'vault-tls-server-name': { type: 'string', default: '', help: 'TLS server name (SNI) for Vault (else $VAULT_TLS_SERVER_NAME)' },
-  'vault-tls-client-cert': { type: 'string', default: '', help: 'PEM client certificate for mTLS with Vault, with --vault-tls-client-key (else $VAULT_CLIENT_CERT)' },
-  'vault-tls-client-key': { type: 'string', default: '', help: 'PEM client key for mTLS with Vault, with --vault-tls-client-cert (else $VAULT_CLIENT_KEY)' },
-  'vault-tls-skip-verify': { type: 'boolean', default: false, help: 'do not verify Vault\'s TLS certificate (else $VAULT_SKIP_VERIFY); insecure' },
-  'vault-request-timeout': { type: 'string', default: `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`, help: 'longest one Vault call may take (Go duration); less when the Mount\'s deadline is nearer' },
-  'vault-max-response-bytes': { type: 'string', default: String(DEFAULT_MAX_RESPONSE_BYTES), help: 'largest Vault answer read, in bytes; a longer one fails the Mount' },
-  'read-cache-window': { type: 'string', default: `${DEFAULT_READ_WINDOW_MS / 1000}s`, help: 'how long a GET read of one identity is reused (Go duration); 0 only shares reads in flight' },
-  'cache-size': { type: 'string', default: String(DEFAULT_CACHE_SIZE), help: 'most Vault clients (one per identity) kept; 0 keeps none' },
-  'hmac-key-file': { type: 'string', default: '', help: 'file holding the key that makes versions (a mounted Secret, the same on every node; created if missing)' },
-  'hmac-secret-name': { type: 'string', ignored: true, help: 'HashiCorp\'s provider keeps its HMAC key in this Secret; ignored: use --hmac-key-file' },
-  'debug': { type: 'boolean', default: false, help: 'HashiCorp\'s deprecated flag: log at debug level when --log-level is not given' },
-  'output': { type: 'string', ignored: true, help: 'HashiCorp\'s --version output format; ignored: --version prints JSON' },
+  'vault-addr': {
+    type: 'string',
+    default: '',
+    help: `default Vault address (else $VAULT_ADDR, else ${DEFAULT_VAULT_ADDRESS}); a class's vaultAddress wins`,
+  },
+  'vault-mount': {
+    type: 'string',
+    default: DEFAULT_AUTH_MOUNT,
+    help: "default auth mount path (kubernetes or jwt auth); a class's vaultAuthMountPath wins",
+  },
+  'vault-namespace': {
+    type: 'string',
+    default: '',
+    help: "default Vault namespace (else $VAULT_NAMESPACE); a class's vaultNamespace wins",
+  },
+  'vault-tls-ca-cert': {
+    type: 'string',
+    default: '',
+    help: 'PEM file of the CA to trust for Vault (else $VAULT_CACERT); used over --vault-tls-ca-directory',
+  },
+  'vault-tls-ca-directory': {
+    type: 'string',
+    default: '',
+    help: 'directory of PEM CA files to trust for Vault (else $VAULT_CAPATH)',
+  },
+  'vault-tls-server-name': {
+    type: 'string',
+    default: '',
+    help: 'TLS server name (SNI) for Vault (else $VAULT_TLS_SERVER_NAME)',
+  },
+  'vault-tls-client-cert': {
+    type: 'string',
+    default: '',
+    help: 'PEM client certificate for mTLS with Vault, with --vault-tls-client-key (else $VAULT_CLIENT_CERT)',
+  },
+  'vault-tls-client-key': {
+    type: 'string',
+    default: '',
+    help: 'PEM client key for mTLS with Vault, with --vault-tls-client-cert (else $VAULT_CLIENT_KEY)',
+  },
+  'vault-tls-skip-verify': {
+    type: 'boolean',
+    default: false,
+    help: "do not verify Vault's TLS certificate (else $VAULT_SKIP_VERIFY); insecure",
+  },
+  'vault-request-timeout': {
+    type: 'string',
+    default: `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`,
+    help: "longest one Vault call may take (Go duration); less when the Mount's deadline is nearer",
+  },
+  'vault-max-response-bytes': {
+    type: 'string',
+    default: String(DEFAULT_MAX_RESPONSE_BYTES),
+    help: 'largest Vault answer read, in bytes; a longer one fails the Mount',
+  },
+  'read-cache-window': {
+    type: 'string',
+    default: `${DEFAULT_READ_WINDOW_MS / 1000}s`,
+    help: 'how long a GET read of one identity is reused (Go duration); 0 only shares reads in flight',
+  },
+  'cache-size': {
+    type: 'string',
+    default: String(DEFAULT_CACHE_SIZE),
+    help: 'most Vault clients (one per identity) kept; 0 keeps none',
+  },
+  'hmac-key-file': {
+    type: 'string',
+    default: '',
+    help: 'file holding the key that makes versions (a mounted Secret, the same on every node; created if missing)',
+  },
+  'hmac-secret-name': {
+    type: 'string',
+    ignored: true,
+    help: "HashiCorp's provider keeps its HMAC key in this Secret; ignored: use --hmac-key-file",
+  },
+  debug: {
+    type: 'boolean',
+    default: false,
+    help: "HashiCorp's deprecated flag: log at debug level when --log-level is not given",
+  },
+  output: {
+    type: 'string',
+    ignored: true,
+    help: "HashiCorp's --version output format; ignored: --version prints JSON",
+  },
 };
 
 /** TLS settings for talking to Vault, resolved. */
@@ -92,27 +167,45 @@ function first<T>(...values: (T | undefined)[]): T | undefined {
   return values.find((v) => v !== undefined);
 }
 
-function envLayer(env: VaultEnvironment): { address?: string | undefined; namespace?: string | undefined; tls: VaultTlsLayer } {
+function envLayer(env: VaultEnvironment): {
+  address?: string | undefined;
+  namespace?: string | undefined;
+  tls: VaultTlsLayer;
+} {
   const get = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const skip = get('VAULT_SKIP_VERIFY');
   const skipVerify = skip === undefined ? undefined : parseGoBool(skip);
-  if (skip !== undefined && skipVerify === undefined) throw new Error('environment variable VAULT_SKIP_VERIFY must be true or false (Go strconv.ParseBool spellings)');
+  if (skip !== undefined && skipVerify === undefined)
+    throw new Error('environment variable VAULT_SKIP_VERIFY must be true or false (Go strconv.ParseBool spellings)');
   return {
-    address: get('VAULT_ADDR'), namespace: get('VAULT_NAMESPACE'),
+    address: get('VAULT_ADDR'),
+    namespace: get('VAULT_NAMESPACE'),
     tls: {
-      caCertPath: get('VAULT_CACERT'), caDirectory: get('VAULT_CAPATH'), serverName: get('VAULT_TLS_SERVER_NAME'),
-      clientCertPath: get('VAULT_CLIENT_CERT'), clientKeyPath: get('VAULT_CLIENT_KEY'), skipVerify,
+      caCertPath: get('VAULT_CACERT'),
+      caDirectory: get('VAULT_CAPATH'),
+      serverName: get('VAULT_TLS_SERVER_NAME'),
+      clientCertPath: get('VAULT_CLIENT_CERT'),
+      clientKeyPath: get('VAULT_CLIENT_KEY'),
+      skipVerify,
     },
   };
 }
 
-function flagLayer(flags: ParsedFlags): { address?: string | undefined; namespace?: string | undefined; tls: VaultTlsLayer } {
+function flagLayer(flags: ParsedFlags): {
+  address?: string | undefined;
+  namespace?: string | undefined;
+  tls: VaultTlsLayer;
+} {
   const get = (name: string) => (stringFlag(flags, name) === '' ? undefined : stringFlag(flags, name));
   return {
-    address: get('vault-addr'), namespace: get('vault-namespace'),
+    address: get('vault-addr'),
+    namespace: get('vault-namespace'),
     tls: {
-      caCertPath: get('vault-tls-ca-cert'), caDirectory: get('vault-tls-ca-directory'), serverName: get('vault-tls-server-name'),
-      clientCertPath: get('vault-tls-client-cert'), clientKeyPath: get('vault-tls-client-key'),
+      caCertPath: get('vault-tls-ca-cert'),
+      caDirectory: get('vault-tls-ca-directory'),
+      serverName: get('vault-tls-server-name'),
+      clientCertPath: get('vault-tls-client-cert'),
+      clientKeyPath: get('vault-tls-client-key'),
       skipVerify: flags.given.has('vault-tls-skip-verify') ? booleanFlag(flags, 'vault-tls-skip-verify') : undefined,
     },
   };
@@ -128,28 +221,37 @@ function mergeTls(layers: readonly VaultTlsLayer[]): VaultTlsConfig {
   const ca = top.find((l) => l.caCertPath !== undefined || l.caDirectory !== undefined);
   const client = top.find((l) => l.clientCertPath !== undefined);
   return {
-    caCertPath: ca?.caCertPath, caDirectory: ca?.caDirectory,
+    caCertPath: ca?.caCertPath,
+    caDirectory: ca?.caDirectory,
     serverName: first(...top.map((l) => l.serverName)),
-    clientCertPath: client?.clientCertPath, clientKeyPath: client?.clientKeyPath,
+    clientCertPath: client?.clientCertPath,
+    clientKeyPath: client?.clientKeyPath,
     skipVerify: first(...top.map((l) => l.skipVerify)) ?? false,
   };
 }
 
 function checkPair(tls: VaultTlsLayer, cert: string, key: string): void {
   if ((tls.clientCertPath === undefined) !== (tls.clientKeyPath === undefined)) {
-    throw new Error(`${tls.clientCertPath === undefined ? cert : key} is required with ${tls.clientCertPath === undefined ? key : cert}: a client certificate needs its key`);
+    throw new Error(
+      `${tls.clientCertPath === undefined ? cert : key} is required with ${tls.clientCertPath === undefined ? key : cert}: a client certificate needs its key`,
+    );
   }
 }
 
 /** --vault-request-timeout in milliseconds: a Go duration of at least 1ms. Throws an Error naming the flag. */
 export function parseRequestTimeout(raw: string): number {
-  return parseDurationFlag('vault-request-timeout', raw, { example: '10s or 1m30s', min: [1, '1ms'], max: [2 ** 31 - 1, '596h'] });
+  return parseDurationFlag('vault-request-timeout', raw, {
+    example: '10s or 1m30s',
+    min: [1, '1ms'],
+    max: [2 ** 31 - 1, '596h'],
+  });
 }
 
 /** --vault-max-response-bytes: a whole number of bytes, at least 1. Throws an Error naming the flag. */
 export function parseMaxResponseBytes(raw: string): number {
   const n = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1)) throw new Error(`--vault-max-response-bytes must be a whole number of bytes, at least 1, got "${raw}"`);
+  if (!(n >= 1))
+    throw new Error(`--vault-max-response-bytes must be a whole number of bytes, at least 1, got "${raw}"`);
   return n;
 }
 
@@ -173,9 +275,12 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
   const mount = normalizeMountPath(stringFlag(flags, 'vault-mount') || DEFAULT_AUTH_MOUNT);
   if (typeof mount !== 'string') throw new Error(`--vault-mount ${mount.problem}`);
   const cacheText = stringFlag(flags, 'cache-size');
-  if (!/^[0-9]{1,9}$/.test(cacheText)) throw new Error(`--cache-size must be a whole number (0 keeps no clients), got "${cacheText}"`);
+  if (!/^[0-9]{1,9}$/.test(cacheText))
+    throw new Error(`--cache-size must be a whole number (0 keeps no clients), got "${cacheText}"`);
   return {
-    vaultAddress, vaultNamespace, vaultAuthMountPath: mount,
+    vaultAddress,
+    vaultNamespace,
+    vaultAuthMountPath: mount,
     tls: mergeTls([e.tls, f.tls]),
     cacheSize: Number(cacheText),
     hmacKeyFile: stringFlag(flags, 'hmac-key-file'),
@@ -189,7 +294,10 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
  * One Mount's settings: the class parameters (`attributes`) over the provider's
  * settings. Throws INVALID_ARGUMENT naming the parameter for a bad class.
  */
-export function mountConfig(settings: ProviderSettings, attributes: Readonly<Record<string, string>>): VaultMountConfig {
+export function mountConfig(
+  settings: ProviderSettings,
+  attributes: Readonly<Record<string, string>>,
+): VaultMountConfig {
   const p = parseVaultParameters(attributes);
   const providerTls: VaultTlsLayer = settings.tls;
   return {
@@ -199,11 +307,17 @@ export function mountConfig(settings: ProviderSettings, attributes: Readonly<Rec
     vaultAuthMountPath: p.vaultAuthMountPath ?? settings.vaultAuthMountPath,
     audience: p.audience,
     tls: mergeTls([providerTls, p.tls]),
-    objects: p.objects, warnings: p.warnings, pod: p.pod,
+    objects: p.objects,
+    warnings: p.warnings,
+    pod: p.pod,
   };
 }
 
 /** env < flags < class parameters, in one call: what a Mount gets from a fresh provider. */
-export function resolveSettings(env: VaultEnvironment, flags: ParsedFlags, attributes: Readonly<Record<string, string>>): VaultMountConfig {
+export function resolveSettings(
+  env: VaultEnvironment,
+  flags: ParsedFlags,
+  attributes: Readonly<Record<string, string>>,
+): VaultMountConfig {
   return mountConfig(providerSettings(env, flags), attributes);
 }

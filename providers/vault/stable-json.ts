@@ -6,7 +6,13 @@
 // `<`, `>`, `&`, U+2028 and U+2029 escaped as \u003c, \u003e, \u0026, \u2028, \u2029.
 // Numbers are JavaScript's shortest form (Go keeps Vault's original digits).
 
-const GO_ESCAPES: Readonly<Record<string, string>> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+const GO_ESCAPES: Readonly<Record<string, string>> = {
+  '<': '\\u003c',
+  '>': '\\u003e',
+  '&': '\\u0026',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
 
 /** Compares two keys by their UTF-8 bytes, as Go sorts map keys. */
 function byUtf8(a: string, b: string): number {
@@ -17,7 +23,9 @@ function encode(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map(encode).join(',')}]`;
   if (typeof value === 'object') {
-    const entries = Object.keys(value).sort(byUtf8).map((k) => `${JSON.stringify(k)}:${encode((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort(byUtf8)
+      .map((k) => `${JSON.stringify(k)}:${encode((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return 'null';

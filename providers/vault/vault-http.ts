@@ -58,7 +58,11 @@ export async function tlsOptions(tls: VaultTlsConfig): Promise<{ ca?: Buffer[]; 
     try {
       return await readFile(path);
     } catch (err) {
-      throw new SscError('failed-precondition', `vault provider: cannot read the ${what} ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { reason: 'VaultTLSConfig' });
+      throw new SscError(
+        'failed-precondition',
+        `vault provider: cannot read the ${what} ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        { reason: 'VaultTLSConfig' },
+      );
     }
   };
   const out: { ca?: Buffer[]; cert?: Buffer; key?: Buffer } = {};
@@ -67,9 +71,16 @@ export async function tlsOptions(tls: VaultTlsConfig): Promise<{ ca?: Buffer[]; 
   } else if (tls.caDirectory !== undefined) {
     let names: string[];
     try {
-      names = (await readdir(tls.caDirectory, { withFileTypes: true })).filter((d) => d.isFile() || d.isSymbolicLink()).map((d) => d.name).sort();
+      names = (await readdir(tls.caDirectory, { withFileTypes: true }))
+        .filter((d) => d.isFile() || d.isSymbolicLink())
+        .map((d) => d.name)
+        .sort();
     } catch (err) {
-      throw new SscError('failed-precondition', `vault provider: cannot read the CA directory ${tls.caDirectory} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { reason: 'VaultTLSConfig' });
+      throw new SscError(
+        'failed-precondition',
+        `vault provider: cannot read the CA directory ${tls.caDirectory} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        { reason: 'VaultTLSConfig' },
+      );
     }
     out.ca = await Promise.all(names.map((n) => read(join(tls.caDirectory as string, n), 'CA certificate')));
   }
@@ -101,7 +112,12 @@ export interface VaultHttpLimits {
 }
 
 /** A node-vault client for `address` (no trailing slash), `namespace` and `tls`, configured only from these arguments. */
-export async function createVaultHttp(address: string, namespace: string | undefined, tls: VaultTlsConfig, limits: VaultHttpLimits): Promise<VaultHttp> {
+export async function createVaultHttp(
+  address: string,
+  namespace: string | undefined,
+  tls: VaultTlsConfig,
+  limits: VaultHttpLimits,
+): Promise<VaultHttp> {
   const files = await tlsOptions(tls);
   const agentOptions: Record<string, unknown> = { ...files, rejectUnauthorized: !tls.skipVerify, keepAlive: true };
   if (tls.serverName !== undefined) agentOptions['servername'] = tls.serverName;
@@ -111,7 +127,12 @@ export async function createVaultHttp(address: string, namespace: string | undef
   let active = 0;
   let closing = false;
   const options = {
-    endpoint, apiVersion: 'v1', token: '', namespace: namespace ?? '', pathPrefix: '', noCustomHTTPVerbs: true,
+    endpoint,
+    apiVersion: 'v1',
+    token: '',
+    namespace: namespace ?? '',
+    pathPrefix: '',
+    noCustomHTTPVerbs: true,
     debug: () => undefined,
     'request-promise': transport,
   };
@@ -134,14 +155,25 @@ export async function createVaultHttp(address: string, namespace: string | undef
       // Whichever ends the call first, the timeout or the Mount, aborts the request itself.
       const stop = new AbortController();
       let ended: VaultFailure | undefined;
-      const end = (failure: VaultFailure) => { if (!ended) { ended = failure; stop.abort(); } };
-      const timer = setTimeout(() => end({ type: 'timeout', ms: call.timeoutMs }), Math.max(1, Math.floor(call.timeoutMs)));
+      const end = (failure: VaultFailure) => {
+        if (!ended) {
+          ended = failure;
+          stop.abort();
+        }
+      };
+      const timer = setTimeout(
+        () => end({ type: 'timeout', ms: call.timeoutMs }),
+        Math.max(1, Math.floor(call.timeoutMs)),
+      );
       const onAbort = () => end({ type: 'deadline' });
       call.signal?.addEventListener('abort', onAbort, { once: true });
       try {
         // node-vault passes these through to vault-transport.ts (signal included).
         return await client.request({
-          method: call.method, path: `/${encodePath(call.path)}${call.query ?? ''}`, headers, signal: stop.signal,
+          method: call.method,
+          path: `/${encodePath(call.path)}${call.query ?? ''}`,
+          headers,
+          signal: stop.signal,
           ...(call.body === undefined ? {} : { json: call.body }),
         });
       } catch (err) {

@@ -19,10 +19,30 @@ export class VaultMetrics {
   /** Registers the counters on `registry` (the provider's /metrics one; a fresh one keeps them private). */
   constructor(registry: Registry = new Registry()) {
     const registers = [registry];
-    this.readCache = new Counter({ name: 'vault_read_cache_total', help: 'Vault GET reads by how they were answered: hit (from the window), miss (sent to Vault), coalesced (joined a read in flight)', labelNames: ['result'], registers });
-    this.leases = new Counter({ name: 'vault_lease_total', help: 'Dynamic secrets (responses with a lease) served, by outcome: reused (held lease, nothing sent), renewed, fetched (issued anew)', labelNames: ['outcome'], registers });
-    this.leaseDrops = new Counter({ name: 'vault_lease_dropped_total', help: 'Leases the provider stopped holding, by reason', labelNames: ['reason'], registers });
-    this.logins = new Counter({ name: 'vault_login_total', help: 'Vault logins made, by result', labelNames: ['result'], registers });
+    this.readCache = new Counter({
+      name: 'vault_read_cache_total',
+      help: 'Vault GET reads by how they were answered: hit (from the window), miss (sent to Vault), coalesced (joined a read in flight)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.leases = new Counter({
+      name: 'vault_lease_total',
+      help: 'Dynamic secrets (responses with a lease) served, by outcome: reused (held lease, nothing sent), renewed, fetched (issued anew)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.leaseDrops = new Counter({
+      name: 'vault_lease_dropped_total',
+      help: 'Leases the provider stopped holding, by reason',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.logins = new Counter({
+      name: 'vault_login_total',
+      help: 'Vault logins made, by result',
+      labelNames: ['result'],
+      registers,
+    });
     // Zeros for every label value, so rates and absent-series alerts work from the start.
     for (const result of ['hit', 'miss', 'coalesced']) this.readCache.inc({ result }, 0);
     for (const outcome of ['reused', 'renewed', 'fetched']) this.leases.inc({ outcome }, 0);

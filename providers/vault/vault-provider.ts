@@ -6,7 +6,13 @@
 // held and reused, renewed or issued anew by what the driver has mounted (leased-read.ts).
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
-import type { ProviderCallContext, ProviderFile, ProviderMountRequest, ProviderMountResult, SecretsProvider } from '../framework/provider.js';
+import type {
+  ProviderCallContext,
+  ProviderFile,
+  ProviderMountRequest,
+  ProviderMountResult,
+  SecretsProvider,
+} from '../framework/provider.js';
 import { identityKey, identityOf, type VaultIdentity } from './identity.js';
 import { leaseOf } from './lease-policy.js';
 import { jsonBytes, LeaseStore } from './lease-store.js';
@@ -37,7 +43,11 @@ export interface VaultProviderOptions {
 /** Prefixes a session error with the object it was for; kind and reason kept. */
 function forObject(object: VaultObject, err: unknown): unknown {
   if (!(err instanceof SscError)) return err;
-  return new SscError(err.kind, `vault provider: object ${quoted(object.objectName, 64)} (secretPath ${quoted(object.secretPath, 160)}): ${err.message}`, { reason: err.reason });
+  return new SscError(
+    err.kind,
+    `vault provider: object ${quoted(object.objectName, 64)} (secretPath ${quoted(object.secretPath, 160)}): ${err.message}`,
+    { reason: err.reason },
+  );
 }
 
 /** Why a renewal did not keep a lease, safe to log: session errors are SscErrors without secrets. */
@@ -59,7 +69,10 @@ export class VaultProvider implements SecretsProvider {
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 
-  constructor(private readonly settings: ProviderSettings, private readonly options: VaultProviderOptions) {
+  constructor(
+    private readonly settings: ProviderSettings,
+    private readonly options: VaultProviderOptions,
+  ) {
     this.versionKey = versionKey(options.hmacKey);
     this.sessions = new SessionCache(settings.cacheSize);
     const metrics = options.metrics;
@@ -70,7 +83,11 @@ export class VaultProvider implements SecretsProvider {
       weigh: (read) => jsonBytes(read.body),
       // An answer with a lease (database/creds/… is a GET) is one pod's credential.
       shareable: (read) => leaseOf(read.body) === undefined,
-      hooks: { hit: () => metrics.readCacheRead('hit'), miss: () => metrics.readCacheRead('miss'), coalesced: () => metrics.readCacheRead('coalesced') },
+      hooks: {
+        hit: () => metrics.readCacheRead('hit'),
+        miss: () => metrics.readCacheRead('miss'),
+        coalesced: () => metrics.readCacheRead('coalesced'),
+      },
     });
   }
 
@@ -103,53 +120,97 @@ export class VaultProvider implements SecretsProvider {
     const identity = identityOf(config);
     const idKey = identityKey(identity);
     const session = await this.session(idKey, identity);
-    const call: SessionCall = { jwt, signal: ctx.signal, deadlineMs: ctx.deadline?.getTime(), requestTimeoutMs: this.settings.requestTimeoutMs };
+    const call: SessionCall = {
+      jwt,
+      signal: ctx.signal,
+      deadlineMs: ctx.deadline?.getTime(),
+      requestTimeoutMs: this.settings.requestTimeoutMs,
+    };
     try {
       await session.validToken(call);
     } catch (err) {
       this.dropAfterTlsFailure(idKey, session, err);
-      throw err instanceof SscError ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason }) : err;
+      throw err instanceof SscError
+        ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason })
+        : err;
     }
     const byName = new Map<string, RenderedObject>();
     const holds: (() => void)[] = [];
     // A few calls at a time; the first failure aborts the others (bounded-all.ts).
-    await boundedAll(groupByRequest(config.objects), MOUNT_CONCURRENCY, async (group, mountSignal) => {
-      const first = group.objects[0] as VaultObject;
-      const groupCall: SessionCall = { ...call, signal: mountSignal };
-      // PUT and POST issue: never cached nor shared between Mounts.
-      const fetch = (): Promise<SecretRead> => (first.method === 'GET'
-        ? this.reads.read(idKey, group.requestKey, (signal) => session.read(first, { ...call, signal }), mountSignal)
-        : session.read(first, groupCall));
-      let read: LeasedRead;
-      try {
-        read = await readWithLease({
-          store: this.leases, identityKey: idKey, now: Date.now,
-          mounted: group.objects.map((object) => ({ object, version: request.currentObjectVersions.get(object.objectName) })),
-        }, { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) });
-      } catch (err) {
-        this.dropAfterTlsFailure(idKey, session, err);
-        throw forObject(first, err);
-      }
-      if (read.renewFailure !== undefined) {
-        ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', { objectName: first.objectName, error: renewFailureText(read.renewFailure) });
-      }
-      const rendered = group.objects.map((object) => renderObject(object, read.data, request.permission, this.versionKey));
-      rendered.forEach((r) => byName.set(r.version.id, r));
-      const lease = read.lease;
-      if (lease) {
-        this.metrics.leaseServed(read.outcome);
-        ctx.logger.debug('vault provider: dynamic secret', { objectName: first.objectName, outcome: read.outcome, expiresAt: new Date(lease.lease.expiresAtMs).toISOString() });
-        // Held again even when reused or renewed: the index follows the versions just returned.
-        holds.push(() => this.leases.hold(idKey, rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version })), lease.leaseId, lease.lease, read.data));
-      }
-    }, ctx.signal);
+    await boundedAll(
+      groupByRequest(config.objects),
+      MOUNT_CONCURRENCY,
+      async (group, mountSignal) => {
+        const first = group.objects[0] as VaultObject;
+        const groupCall: SessionCall = { ...call, signal: mountSignal };
+        // PUT and POST issue: never cached nor shared between Mounts.
+        const fetch = (): Promise<SecretRead> =>
+          first.method === 'GET'
+            ? this.reads.read(
+                idKey,
+                group.requestKey,
+                (signal) => session.read(first, { ...call, signal }),
+                mountSignal,
+              )
+            : session.read(first, groupCall);
+        let read: LeasedRead;
+        try {
+          read = await readWithLease(
+            {
+              store: this.leases,
+              identityKey: idKey,
+              now: Date.now,
+              mounted: group.objects.map((object) => ({
+                object,
+                version: request.currentObjectVersions.get(object.objectName),
+              })),
+            },
+            { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) },
+          );
+        } catch (err) {
+          this.dropAfterTlsFailure(idKey, session, err);
+          throw forObject(first, err);
+        }
+        if (read.renewFailure !== undefined) {
+          ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', {
+            objectName: first.objectName,
+            error: renewFailureText(read.renewFailure),
+          });
+        }
+        const rendered = group.objects.map((object) =>
+          renderObject(object, read.data, request.permission, this.versionKey),
+        );
+        rendered.forEach((r) => byName.set(r.version.id, r));
+        const lease = read.lease;
+        if (lease) {
+          this.metrics.leaseServed(read.outcome);
+          ctx.logger.debug('vault provider: dynamic secret', {
+            objectName: first.objectName,
+            outcome: read.outcome,
+            expiresAt: new Date(lease.lease.expiresAtMs).toISOString(),
+          });
+          // Held again even when reused or renewed: the index follows the versions just returned.
+          holds.push(() =>
+            this.leases.hold(
+              idKey,
+              rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version })),
+              lease.leaseId,
+              lease.lease,
+              read.data,
+            ),
+          );
+        }
+      },
+      ctx.signal,
+    );
     // Only once every object succeeded: a failed Mount holds nothing (its lease lapses at its TTL).
     for (const hold of holds) hold();
     const rendered = config.objects.map((object) => byName.get(object.objectName) as RenderedObject);
     const files: ProviderFile[] = rendered.map((r) => r.file);
     for (const r of rendered) {
       const previous = request.currentObjectVersions.get(r.version.id);
-      if (previous !== undefined && previous !== r.version.version) ctx.logger.info('object changed', { objectName: r.version.id });
+      if (previous !== undefined && previous !== r.version.version)
+        ctx.logger.info('object changed', { objectName: r.version.id });
     }
     return { files, objectVersions: rendered.map((r) => r.version) };
   }

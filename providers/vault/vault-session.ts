@@ -7,7 +7,15 @@ import { Coalescer } from '../framework/coalescer.js';
 import { ttlClock } from '../framework/lru-options.js';
 import type { VaultObject } from './objects.js';
 import type { VaultIdentity } from './identity.js';
-import { deletedError, deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from './kv-path.js';
+import {
+  deletedError,
+  deletedVersion,
+  parseMountInfo,
+  readPlan,
+  readQuery,
+  secretData,
+  type MountInfo,
+} from './kv-path.js';
 import { requestTimeoutMs } from './request-timeout.js';
 import { tokenNeedsLogin, type VaultToken } from './token-expiry.js';
 import { vaultError, type VaultOperation } from './vault-errors.js';
@@ -65,8 +73,12 @@ export class VaultSession {
   /** Mounts by path, each trusted until older than MOUNT_INFO_TTL_MS (lru-cache's TTL: stale once strictly older). */
   private readonly mounts: LRUCache<string, MountInfo>;
 
-  constructor(readonly identity: VaultIdentity, private readonly http: VaultHttp, private readonly now: () => number = Date.now,
-    private readonly hooks: SessionHooks = {}) {
+  constructor(
+    readonly identity: VaultIdentity,
+    private readonly http: VaultHttp,
+    private readonly now: () => number = Date.now,
+    private readonly hooks: SessionHooks = {},
+  ) {
     this.mounts = new LRUCache({ max: MAX_MOUNTS, ttl: MOUNT_INFO_TTL_MS, ...ttlClock(now) });
   }
 
@@ -75,14 +87,18 @@ export class VaultSession {
     return { action, path, roleName, vaultAddress, vaultNamespace };
   }
 
-
-  private async send(action: VaultOperation['action'], call: SessionCall, request: { method: 'GET' | 'PUT' | 'POST'; path: string; query?: string; body?: unknown; token?: string }): Promise<unknown> {
+  private async send(
+    action: VaultOperation['action'],
+    call: SessionCall,
+    request: { method: 'GET' | 'PUT' | 'POST'; path: string; query?: string; body?: unknown; token?: string },
+  ): Promise<unknown> {
     const timeoutMs = requestTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
     if (timeoutMs <= 0) throw vaultError({ type: 'deadline' }, this.op(action, request.path));
     try {
       return await this.http.call({ ...request, timeoutMs, signal: call.signal });
     } catch (err) {
-      if (err instanceof VaultCallError) throw Object.assign(vaultError(err.failure, this.op(action, request.path)), { failure: err.failure });
+      if (err instanceof VaultCallError)
+        throw Object.assign(vaultError(err.failure, this.op(action, request.path)), { failure: err.failure });
       throw err;
     }
   }
@@ -128,13 +144,25 @@ export class VaultSession {
     this.stats.logins++;
     try {
       // Kubernetes and JWT auth take the same body; the mount's type decides which checks Vault makes.
-      const body = await this.send('login', call, { method: 'POST', path, body: { role: this.identity.roleName, jwt: call.jwt } }) as { auth?: { client_token?: unknown; lease_duration?: unknown } } | undefined;
+      const body = (await this.send('login', call, {
+        method: 'POST',
+        path,
+        body: { role: this.identity.roleName, jwt: call.jwt },
+      })) as { auth?: { client_token?: unknown; lease_duration?: unknown } } | undefined;
       const clientToken = body?.auth?.client_token;
       if (typeof clientToken !== 'string' || clientToken === '') {
-        throw new SscError('unavailable', `Vault at ${this.identity.vaultAddress} answered the login at "${path}" without a token`, { reason: 'VaultLoginFailed' });
+        throw new SscError(
+          'unavailable',
+          `Vault at ${this.identity.vaultAddress} answered the login at "${path}" without a token`,
+          { reason: 'VaultLoginFailed' },
+        );
       }
       const lease = body?.auth?.lease_duration;
-      this.token = { clientToken, obtainedAtMs: started, leaseSeconds: typeof lease === 'number' && lease > 0 ? lease : 0 };
+      this.token = {
+        clientToken,
+        obtainedAtMs: started,
+        leaseSeconds: typeof lease === 'number' && lease > 0 ? lease : 0,
+      };
       this.hooks.login?.('success');
       return this.token;
     } catch (err) {
@@ -165,13 +193,17 @@ export class VaultSession {
     let body: unknown;
     try {
       body = await this.send('read', call, {
-        method: object.method, path: plan.path, query: readQuery(object), token: token.clientToken,
+        method: object.method,
+        path: plan.path,
+        query: readQuery(object),
+        token: token.clientToken,
         ...(object.method !== 'GET' && object.secretArgs !== undefined ? { body: object.secretArgs } : {}),
       });
     } catch (err) {
       // Vault answers a deleted or destroyed KV v2 version with 404 and its metadata.
       const failure = (err as { failure?: { type: string; status?: number; body?: unknown } }).failure;
-      const deleted = plan.kv2Data && failure?.type === 'status' && failure.status === 404 ? deletedVersion(failure.body) : undefined;
+      const deleted =
+        plan.kv2Data && failure?.type === 'status' && failure.status === 404 ? deletedVersion(failure.body) : undefined;
       if (deleted) throw deletedError(object, deleted);
       throw err;
     }
@@ -187,7 +219,12 @@ export class VaultSession {
   async renewLease(request: { readonly path: string; readonly body: unknown }, call: SessionCall): Promise<unknown> {
     const token = await this.validToken(call);
     this.stats.renewals++;
-    return this.send('renew', call, { method: 'PUT', path: request.path, body: request.body, token: token.clientToken });
+    return this.send('renew', call, {
+      method: 'PUT',
+      path: request.path,
+      body: request.body,
+      token: token.clientToken,
+    });
   }
 
   /** The mount `path` is under, from Vault (cached briefly); undefined when Vault does not tell this token. */
@@ -204,8 +241,11 @@ export class VaultSession {
     }
     // Objects looked up at once (many Mounts, a large class) share one lookup per path:
     // every token here is this identity's, so any of them may answer for the others.
-    const info = await this.mountLookups.coalesce(path,
-      (signal) => this.lookUpMount(path, { ...call, signal }, token), call.signal);
+    const info = await this.mountLookups.coalesce(
+      path,
+      (signal) => this.lookUpMount(path, { ...call, signal }, token),
+      call.signal,
+    );
     // Trusted from when it was asked for, as the answer may be that old.
     if (info) this.mounts.set(info.path, info, { start: askedAtMs });
     return info;
@@ -213,7 +253,13 @@ export class VaultSession {
 
   private async lookUpMount(path: string, call: SessionCall, token: VaultToken): Promise<MountInfo | undefined> {
     try {
-      return parseMountInfo(await this.send('mount-lookup', call, { method: 'GET', path: `sys/internal/ui/mounts/${path}`, token: token.clientToken }));
+      return parseMountInfo(
+        await this.send('mount-lookup', call, {
+          method: 'GET',
+          path: `sys/internal/ui/mounts/${path}`,
+          token: token.clientToken,
+        }),
+      );
     } catch (err) {
       // A token without rights on the path gets 403 here; the read then says so itself.
       if ((err as { failure?: { type: string } }).failure?.type === 'status') return undefined;

@@ -50,9 +50,12 @@ export function redirectStep(from: URL, status: number, location: string | undef
   } catch {
     to = undefined;
   }
-  if (!to || (to.protocol !== 'http:' && to.protocol !== 'https:')) return { kind: 'refuse', failure: { type: 'redirect', status, target: undefined, why: 'no-location' } };
-  if (to.origin !== from.origin) return { kind: 'refuse', failure: { type: 'redirect', status, target: to.origin, why: 'other-origin' } };
-  if (followed >= MAX_REDIRECTS) return { kind: 'refuse', failure: { type: 'redirect', status, target: to.origin, why: 'repeated' } };
+  if (!to || (to.protocol !== 'http:' && to.protocol !== 'https:'))
+    return { kind: 'refuse', failure: { type: 'redirect', status, target: undefined, why: 'no-location' } };
+  if (to.origin !== from.origin)
+    return { kind: 'refuse', failure: { type: 'redirect', status, target: to.origin, why: 'other-origin' } };
+  if (followed >= MAX_REDIRECTS)
+    return { kind: 'refuse', failure: { type: 'redirect', status, target: to.origin, why: 'repeated' } };
   to.username = '';
   to.password = '';
   return { kind: 'follow', url: to };
@@ -94,7 +97,9 @@ export const MAX_FREE_SOCKETS = 4;
 /** axios's error for an answer past maxContentLength (it has no code of its own). */
 function tooLarge(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === 'ERR_BAD_RESPONSE' && typeof e.message === 'string' && e.message.startsWith('maxContentLength size of');
+  return (
+    e?.code === 'ERR_BAD_RESPONSE' && typeof e.message === 'string' && e.message.startsWith('maxContentLength size of')
+  );
 }
 
 /** A transport for one client: TLS from `agentOptions` (one agent, kept alive), answers up to `maxResponseBytes`. */
@@ -104,7 +109,8 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
   // An http:// address would otherwise use Node's global agent, which has no bound.
   const httpAgent = new nodeHttp.Agent(bounds);
   const instance = axios.create({
-    httpsAgent, httpAgent,
+    httpsAgent,
+    httpAgent,
     // node-vault judges every status itself; redirects are judged below.
     validateStatus: () => true,
     maxRedirects: 0,
@@ -116,7 +122,10 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
       let res;
       try {
         res = await instance.request({
-          method: request.method, url: url.href, headers: { ...request.headers }, signal: request.signal,
+          method: request.method,
+          url: url.href,
+          headers: { ...request.headers },
+          signal: request.signal,
           ...(typeof request.json === 'object' && request.json !== null ? { data: request.json } : {}),
         });
       } catch (err) {
@@ -130,5 +139,11 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
       url = step.url;
     }
   };
-  return { defaults: () => send, destroy: () => { httpsAgent.destroy(); httpAgent.destroy(); } };
+  return {
+    defaults: () => send,
+    destroy: () => {
+      httpsAgent.destroy();
+      httpAgent.destroy();
+    },
+  };
 }

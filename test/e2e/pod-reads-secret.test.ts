@@ -27,7 +27,9 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
     node = await startE2eNode();
     process.stdout.write(`  e2e node up, driver registered ${node.registeredMs} ms after kubelet started\n`);
   });
-  after(async () => { await node?.stop(); });
+  after(async () => {
+    await node?.stop();
+  });
 
   it('runs a pod whose container reads the mounted secret file and the synced Secret as an env var', async () => {
     const { cluster } = node;
@@ -39,14 +41,29 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
       secretObjects: [{ secretName: 'db-synced', type: 'Opaque', data: [{ objectName: 'password', key: 'password' }] }],
     });
     const created = Date.now();
-    uid = await runPod(node, ns, csiPod(node, 'reader', 'db', 'echo "file=$(cat /mnt/secrets-store/password)"; echo "env=$DB_PASSWORD"; exec sleep 2147483647', E2E_IMAGE, {
-      env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-synced', key: 'password' } } }],
-    }));
+    uid = await runPod(
+      node,
+      ns,
+      csiPod(
+        node,
+        'reader',
+        'db',
+        'echo "file=$(cat /mnt/secrets-store/password)"; echo "env=$DB_PASSWORD"; exec sleep 2147483647',
+        E2E_IMAGE,
+        {
+          env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'db-synced', key: 'password' } } }],
+        },
+      ),
+    );
     process.stdout.write(`      pod Running ${Date.now() - created} ms after creation\n`);
-    const log = await until('the container to log both values', async () => {
-      const text = await containerLog(node, ns, 'reader', uid, 'app');
-      return /^.*env=.*$/m.test(text) ? text : undefined;
-    }, 30_000);
+    const log = await until(
+      'the container to log both values',
+      async () => {
+        const text = await containerLog(node, ns, 'reader', uid, 'app');
+        return /^.*env=.*$/m.test(text) ? text : undefined;
+      },
+      30_000,
+    );
     expect(log.value).to.include(`file=${PASSWORD}`);
     expect(log.value).to.include(`env=${PASSWORD}`);
   });
@@ -56,15 +73,28 @@ describe('end to end: a pod through kubelet and containerd reads its secret (iss
     const { cluster } = node;
     const target = volumeTarget(node, uid, 'secrets');
     expect(await mountsUnder(target), 'mounted while the pod runs').to.deep.equal([target]);
-    const statuses = async () => (await cluster.admin.custom.listNamespacedCustomObject({
-      group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasspodstatuses',
-    }) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
+    const statuses = async () =>
+      (
+        (await cluster.admin.custom.listNamespacedCustomObject({
+          group: 'secrets-store.csi.x-k8s.io',
+          version: 'v1',
+          namespace: ns,
+          plural: 'secretproviderclasspodstatuses',
+        })) as { items: { metadata: { name: string } }[] }
+      ).items.map((i) => i.metadata.name);
     expect(await statuses(), 'the pod status object exists').to.have.length(1);
     const unpublished = countLogged(node.stack.driver, /"message":"volume unpublished"/);
     const deleted = Date.now();
     await cluster.admin.core.deleteNamespacedPod({ namespace: ns, name: 'reader' });
-    await until('the pod object to go (kubelet confirms the deletion)', async () =>
-      cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).then(() => false, (err: unknown) => statusOf(err) === 404), 60_000);
+    await until(
+      'the pod object to go (kubelet confirms the deletion)',
+      async () =>
+        cluster.admin.core.readNamespacedPod({ namespace: ns, name: 'reader' }).then(
+          () => false,
+          (err: unknown) => statusOf(err) === 404,
+        ),
+      60_000,
+    );
     process.stdout.write(`      pod gone ${Date.now() - deleted} ms after deletion\n`);
     await untilLogged(node.stack.driver, /"message":"volume unpublished"/, unpublished + 1);
     expect(node.stack.driver.stderr()).to.include(`"targetPath":"${target}"`);

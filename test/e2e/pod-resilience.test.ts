@@ -23,7 +23,12 @@ const ROUND_DONE = /"message":"rotation round done"/;
 const UNCHANGED_ROUND = /"changed":0,[^\n]*"failed":0,[^\n]*"message":"rotation round done","refreshed":[1-9]/;
 
 /** What identifies the mounted volume and its last write: the mount's id, the files' inodes and mtimes, `..data`'s target. */
-interface VolumeIdentity { mounts: string; password: string; versions: string; data: string }
+interface VolumeIdentity {
+  mounts: string;
+  password: string;
+  versions: string;
+  data: string;
+}
 async function volumeIdentity(target: string): Promise<VolumeIdentity> {
   const line = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.split(' ')[4] === target);
   const file = await stat(join(target, 'password'));
@@ -38,13 +43,22 @@ async function volumeIdentity(target: string): Promise<VolumeIdentity> {
 
 /** Waits for a Warning event of `reason` on the pod whose message includes `text`; resolves with the event. */
 async function untilWarning(node: E2eNode, ns: string, pod: string, reason: string, text: string): Promise<string> {
-  return (await until(`a ${reason} event on ${ns}/${pod} naming "${text}"`, async () =>
-    (await podEvents(node.cluster, ns, pod)).find((e) => e.startsWith(`Warning ${reason}:`) && e.includes(text)), 60_000)).value;
+  return (
+    await until(
+      `a ${reason} event on ${ns}/${pod} naming "${text}"`,
+      async () =>
+        (await podEvents(node.cluster, ns, pod)).find((e) => e.startsWith(`Warning ${reason}:`) && e.includes(text)),
+      60_000,
+    )
+  ).value;
 }
 
 /** Creates the pod without waiting; resolves with its uid. */
 async function createPod(node: E2eNode, ns: string, name: string, spc: string): Promise<string> {
-  const created = await node.cluster.admin.core.createNamespacedPod({ namespace: ns, body: csiPod(node, name, spc, READ_LOOP, E2E_IMAGE) });
+  const created = await node.cluster.admin.core.createNamespacedPod({
+    namespace: ns,
+    body: csiPod(node, name, spc, READ_LOOP, E2E_IMAGE),
+  });
   return created.metadata?.uid ?? '';
 }
 
@@ -57,7 +71,14 @@ async function podPhase(node: E2eNode, ns: string, name: string): Promise<string
  * file is left behind with nobody accepting on it (connections are refused).
  */
 async function leaveStaleSocket(socket: string): Promise<void> {
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(socket)}, () => process.stdout.write('listening\\n'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require('node:net').createServer().listen(${JSON.stringify(socket)}, () => process.stdout.write('listening\\n'))`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout?.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the socket holder exited with ${code}`)));
@@ -82,13 +103,20 @@ describe('end to end: driver restarts, a provider down and a class missing at po
     await node?.stop();
   });
 
-  it('keeps a running pod\'s volume through a driver rollout and a crash: files stay, nothing is remounted or rewritten, rotation goes on', async () => {
+  it("keeps a running pod's volume through a driver rollout and a crash: files stay, nothing is remounted or rewritten, rotation goes on", async () => {
     const { cluster } = node;
     const ns = await createNamespace(cluster, 'e2e-restart');
     await writeProviderFile(node, 'restart/password', 'before-restart');
-    await createSecretProviderClass(cluster, ns, 'restart', { provider: 'file', parameters: { objects: '- objectName: password\n  sourcePath: restart/password\n' } });
+    await createSecretProviderClass(cluster, ns, 'restart', {
+      provider: 'file',
+      parameters: { objects: '- objectName: password\n  sourcePath: restart/password\n' },
+    });
     const uid = await runPod(node, ns, csiPod(node, 'survivor', 'restart', READ_LOOP, E2E_IMAGE));
-    await until('the container to print the first value', async () => (await containerLog(node, ns, 'survivor', uid, 'app')).includes('file=before-restart'), 30_000);
+    await until(
+      'the container to print the first value',
+      async () => (await containerLog(node, ns, 'survivor', uid, 'app')).includes('file=before-restart'),
+      30_000,
+    );
     const target = volumeTarget(node, uid, 'secrets');
     await untilLogged(node.stack.driver, UNCHANGED_ROUND);
     const identity = await volumeIdentity(target);
@@ -99,26 +127,41 @@ describe('end to end: driver restarts, a provider down and a class missing at po
       const stack = await node.restartDriver(signal);
       // The new driver finds the volume (from its pod status object) and refreshes it: the provider reports the same versions, nothing is written.
       await untilLogged(stack.driver, UNCHANGED_ROUND, 2);
-      expect(await volumeIdentity(target), `after ${signal}: same mount, same files, same ..data`).to.deep.equal(identity);
-      expect(stack.driver.stderr(), `after ${signal}: no publish reached the new driver`).to.not.match(/"message":"(volume published|NodePublishVolume failed)"/);
+      expect(await volumeIdentity(target), `after ${signal}: same mount, same files, same ..data`).to.deep.equal(
+        identity,
+      );
+      expect(stack.driver.stderr(), `after ${signal}: no publish reached the new driver`).to.not.match(
+        /"message":"(volume published|NodePublishVolume failed)"/,
+      );
       expect(await podPhase(node, ns, 'survivor')).to.equal('Running');
-      const lines = (await containerLog(node, ns, 'survivor', uid, 'app')).split('\n').filter((l) => l.startsWith('file='));
+      const lines = (await containerLog(node, ns, 'survivor', uid, 'app'))
+        .split('\n')
+        .filter((l) => l.startsWith('file='));
       expect(lines.at(-1), `after ${signal}: the container still reads the file`).to.equal(`file=${value}`);
-      expect(lines.every((l) => l === 'file=before-restart'), `after ${signal}: the container never read anything else`).to.equal(true);
+      expect(
+        lines.every((l) => l === 'file=before-restart'),
+        `after ${signal}: the container never read anything else`,
+      ).to.equal(true);
     }
 
     // Rotation goes on under the restarted driver: the same container sees the new value.
     value = 'after-restart';
     const rounds = countLogged(node.stack.driver, ROUND_DONE);
     await writeProviderFile(node, 'restart/password', value);
-    await until('the running container to print the rotated value', async () =>
-      (await containerLog(node, ns, 'survivor', uid, 'app')).includes(`file=${value}`), 30_000);
+    await until(
+      'the running container to print the rotated value',
+      async () => (await containerLog(node, ns, 'survivor', uid, 'app')).includes(`file=${value}`),
+      30_000,
+    );
     expect(countLogged(node.stack.driver, ROUND_DONE)).to.be.greaterThan(rounds);
     const rotated = await volumeIdentity(target);
     expect(rotated.mounts, 'rotation writes into the same mount').to.equal(identity.mounts);
     expect(rotated.data, 'rotation swapped ..data').to.not.equal(identity.data);
-    await until('the MountRotationComplete event', async () =>
-      (await podEvents(cluster, ns, 'survivor')).some((e) => e.startsWith('Normal MountRotationComplete')), 30_000);
+    await until(
+      'the MountRotationComplete event',
+      async () => (await podEvents(cluster, ns, 'survivor')).some((e) => e.startsWith('Normal MountRotationComplete')),
+      30_000,
+    );
   });
 
   it('holds a pod whose provider is down (never started, or crashed) with an event naming it; the pod starts by itself once the provider serves', async () => {
@@ -135,19 +178,46 @@ describe('end to end: driver restarts, a provider down and a class missing at po
 
     // Ours (MountFailed) and kubelet's (FailedMount, the gRPC status it got) name the provider and its socket.
     for (const reason of ['MountFailed', 'FailedMount']) {
-      await untilWarning(node, ns, 'waits-for-late', reason, `provider "late" is not running on this node: no socket at ${absentSocket}`);
-      await untilWarning(node, ns, 'waits-for-crashed', reason, `provider "crashed" Mount unavailable (socket ${staleSocket})`);
+      await untilWarning(
+        node,
+        ns,
+        'waits-for-late',
+        reason,
+        `provider "late" is not running on this node: no socket at ${absentSocket}`,
+      );
+      await untilWarning(
+        node,
+        ns,
+        'waits-for-crashed',
+        reason,
+        `provider "crashed" Mount unavailable (socket ${staleSocket})`,
+      );
     }
     expect(await podPhase(node, ns, 'waits-for-late')).to.equal('Pending');
     expect(await podPhase(node, ns, 'waits-for-crashed')).to.equal('Pending');
 
     const back = Date.now();
-    for (const name of ['late', 'crashed']) providers.push(await startScriptedProvider(providersDir, name, async () => responseWith([{ path: 'password', contents: `from-${name}` }])));
-    for (const [pod, uid, name] of [['waits-for-late', lateUid, 'late'], ['waits-for-crashed', crashedUid, 'crashed']] as const) {
-      await until(`${pod} to run and read its secret`, async () => (await podPhase(node, ns, pod)) === 'Running'
-        && (await containerLog(node, ns, pod, uid, 'app')).includes(`file=from-${name}`), 180_000);
+    for (const name of ['late', 'crashed'])
+      providers.push(
+        await startScriptedProvider(providersDir, name, async () =>
+          responseWith([{ path: 'password', contents: `from-${name}` }]),
+        ),
+      );
+    for (const [pod, uid, name] of [
+      ['waits-for-late', lateUid, 'late'],
+      ['waits-for-crashed', crashedUid, 'crashed'],
+    ] as const) {
+      await until(
+        `${pod} to run and read its secret`,
+        async () =>
+          (await podPhase(node, ns, pod)) === 'Running' &&
+          (await containerLog(node, ns, pod, uid, 'app')).includes(`file=from-${name}`),
+        180_000,
+      );
     }
-    process.stdout.write(`      both pods ran ${Date.now() - back} ms after their providers came back (kubelet's mount retry backoff)\n`);
+    process.stdout.write(
+      `      both pods ran ${Date.now() - back} ms after their providers came back (kubelet's mount retry backoff)\n`,
+    );
   });
 
   it('holds a pod whose SecretProviderClass is missing with an event naming the class; the pod starts once the class is created', async () => {
@@ -155,13 +225,22 @@ describe('end to end: driver restarts, a provider down and a class missing at po
     const ns = await createNamespace(cluster, 'e2e-noclass');
     await writeProviderFile(node, 'later/password', 'class-arrived');
     const uid = await createPod(node, ns, 'waits-for-class', 'later');
-    for (const reason of ['MountFailed', 'FailedMount']) await untilWarning(node, ns, 'waits-for-class', reason, `SecretProviderClass ${ns}/later not found`);
+    for (const reason of ['MountFailed', 'FailedMount'])
+      await untilWarning(node, ns, 'waits-for-class', reason, `SecretProviderClass ${ns}/later not found`);
     expect(await podPhase(node, ns, 'waits-for-class')).to.equal('Pending');
 
     const created = Date.now();
-    await createSecretProviderClass(cluster, ns, 'later', { provider: 'file', parameters: { objects: '- objectName: password\n  sourcePath: later/password\n' } });
-    await until('the pod to run and read its secret', async () => (await podPhase(node, ns, 'waits-for-class')) === 'Running'
-      && (await containerLog(node, ns, 'waits-for-class', uid, 'app')).includes('file=class-arrived'), 180_000);
+    await createSecretProviderClass(cluster, ns, 'later', {
+      provider: 'file',
+      parameters: { objects: '- objectName: password\n  sourcePath: later/password\n' },
+    });
+    await until(
+      'the pod to run and read its secret',
+      async () =>
+        (await podPhase(node, ns, 'waits-for-class')) === 'Running' &&
+        (await containerLog(node, ns, 'waits-for-class', uid, 'app')).includes('file=class-arrived'),
+      180_000,
+    );
     process.stdout.write(`      the pod ran ${Date.now() - created} ms after its class was created\n`);
   });
 });

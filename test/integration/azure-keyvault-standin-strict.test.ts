@@ -31,7 +31,11 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     standIn.registerApp(OTHER.clientId, OTHER.secret);
     vault.setSecret('db-password', 'hunter2-value');
     agent = standInAgent(standIn.connectTo, standIn.caPem);
-    secrets = new SecretClient(VAULT_URL, new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent }), { serviceVersion: '7.6', agent });
+    secrets = new SecretClient(
+      VAULT_URL,
+      new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent }),
+      { serviceVersion: '7.6', agent },
+    );
   });
   after(async () => {
     agent?.destroy();
@@ -43,7 +47,11 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     await secrets.getSecret('db-password');
     await secrets.getSecret('db-password');
     const log = standIn.requests().map((r) => `${r.service} ${r.operation} ${r.status} ${r.authorized}`);
-    expect(log.filter((l) => l.startsWith('keyvault'))).to.deep.equal(['keyvault getSecret 401 false', 'keyvault getSecret 200 true', 'keyvault getSecret 200 true']);
+    expect(log.filter((l) => l.startsWith('keyvault'))).to.deep.equal([
+      'keyvault getSecret 401 false',
+      'keyvault getSecret 200 true',
+      'keyvault getSecret 200 true',
+    ]);
     expect(log.filter((l) => l.startsWith('entra token'))).to.deep.equal(['entra token 200 true']);
     expect(JSON.stringify(standIn.requests())).not.to.include('hunter2-value');
   });
@@ -51,29 +59,51 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
   it('answers a request without a bearer token with 401, AKV10000 and the tenant challenge', async () => {
     const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`);
     expect(r.status).to.equal(401);
-    expect(r.headers['www-authenticate']).to.equal(`Bearer authorization="https://login.microsoftonline.com/${standIn.tenantId}", resource="https://vault.azure.net"`);
-    expect(r.body).to.deep.equal({ error: { code: 'Unauthorized', message: 'AKV10000: Request is missing a Bearer or PoP token.' } });
+    expect(r.headers['www-authenticate']).to.equal(
+      `Bearer authorization="https://login.microsoftonline.com/${standIn.tenantId}", resource="https://vault.azure.net"`,
+    );
+    expect(r.body).to.deep.equal({
+      error: { code: 'Unauthorized', message: 'AKV10000: Request is missing a Bearer or PoP token.' },
+    });
   });
 
   it('answers a missing or unknown api-version with 400 BadParameter', async () => {
     const missing = await rawRequest(agent, `${VAULT_URL}/secrets/db-password`);
-    expect([missing.status, (missing.body as { error: { code: string } }).error.code]).to.deep.equal([400, 'BadParameter']);
+    expect([missing.status, (missing.body as { error: { code: string } }).error.code]).to.deep.equal([
+      400,
+      'BadParameter',
+    ]);
     const unknown = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=9.9`);
-    expect(unknown.body).to.deep.equal({ error: { code: 'BadParameter', message: 'The specified version (9.9) is not recognized. Consider using the latest supported version (7.6).' } });
+    expect(unknown.body).to.deep.equal({
+      error: {
+        code: 'BadParameter',
+        message: 'The specified version (9.9) is not recognized. Consider using the latest supported version (7.6).',
+      },
+    });
   });
 
   it('refuses a token for another audience (AKV10022) and one from another tenant (AKV10032)', async () => {
     const cred = new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent });
     const mgmt = await cred.getToken('https://management.azure.com/.default');
-    const wrongAud = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, { headers: { authorization: `Bearer ${mgmt.token}` } });
+    const wrongAud = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, {
+      headers: { authorization: `Bearer ${mgmt.token}` },
+    });
     expect(wrongAud.status).to.equal(401);
-    expect((wrongAud.body as { error: { message: string } }).error.message).to.equal('AKV10022: Invalid audience. Expected https://vault.azure.net, found: https://management.azure.com.');
+    expect((wrongAud.body as { error: { message: string } }).error.message).to.equal(
+      'AKV10022: Invalid audience. Expected https://vault.azure.net, found: https://management.azure.com.',
+    );
     const otherTenant = standIn.addTenant();
     standIn.registerApp(APP.clientId, APP.secret, otherTenant);
-    const foreign = await new ClientSecretCredential(otherTenant, APP.clientId, APP.secret, { agent }).getToken('https://vault.azure.net/.default');
-    const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, { headers: { authorization: `Bearer ${foreign.token}` } });
+    const foreign = await new ClientSecretCredential(otherTenant, APP.clientId, APP.secret, { agent }).getToken(
+      'https://vault.azure.net/.default',
+    );
+    const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, {
+      headers: { authorization: `Bearer ${foreign.token}` },
+    });
     expect(r.status).to.equal(401);
-    expect((r.body as { error: { message: string } }).error.message).to.match(/^AKV10032: Invalid issuer\. Expected one of https:\/\/sts\.windows\.net\/[0-9a-f-]+\/, found https:\/\/sts\.windows\.net\/[0-9a-f-]+\/\.$/);
+    expect((r.body as { error: { message: string } }).error.message).to.match(
+      /^AKV10032: Invalid issuer\. Expected one of https:\/\/sts\.windows\.net\/[0-9a-f-]+\/, found https:\/\/sts\.windows\.net\/[0-9a-f-]+\/\.$/,
+    );
     expect(r.headers['www-authenticate']).to.include(standIn.tenantId);
   });
 
@@ -82,22 +112,47 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     try {
       other.registerApp(APP.clientId, APP.secret);
       const otherAgent = standInAgent(other.connectTo, other.caPem);
-      const token = await new ClientSecretCredential(other.tenantId, APP.clientId, APP.secret, { agent: otherAgent }).getToken('https://vault.azure.net/.default');
+      const token = await new ClientSecretCredential(other.tenantId, APP.clientId, APP.secret, {
+        agent: otherAgent,
+      }).getToken('https://vault.azure.net/.default');
       otherAgent.destroy();
-      const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, { headers: { authorization: `Bearer ${token.token}` } });
-      expect([r.status, (r.body as { error: { message: string } }).error.message]).to.deep.equal([401, 'AKV10046: Unable to resolve the key used for signature validation.']);
+      const r = await rawRequest(agent, `${VAULT_URL}/secrets/db-password?api-version=7.6`, {
+        headers: { authorization: `Bearer ${token.token}` },
+      });
+      expect([r.status, (r.body as { error: { message: string } }).error.message]).to.deep.equal([
+        401,
+        'AKV10046: Unable to resolve the key used for signature validation.',
+      ]);
     } finally {
       await other.close();
     }
   });
 
   it('answers 403 Forbidden naming the principal when the access policy lacks the object kind', async () => {
-    const noAccess = new SecretClient(VAULT_URL, new ClientSecretCredential(standIn.tenantId, OTHER.clientId, OTHER.secret, { agent }), { serviceVersion: '7.6', agent });
-    const err = await noAccess.getSecret('db-password').then(() => undefined, (e: unknown) => e as { statusCode?: number; code?: string; message: string });
+    const noAccess = new SecretClient(
+      VAULT_URL,
+      new ClientSecretCredential(standIn.tenantId, OTHER.clientId, OTHER.secret, { agent }),
+      { serviceVersion: '7.6', agent },
+    );
+    const err = await noAccess.getSecret('db-password').then(
+      () => undefined,
+      (e: unknown) => e as { statusCode?: number; code?: string; message: string },
+    );
     expect([err?.statusCode, err?.code]).to.deep.equal([403, 'Forbidden']);
-    expect(err?.message).to.match(new RegExp(`^The user, group or application 'appid=${OTHER.clientId};oid=[0-9a-f-]+;iss=https://sts.windows.net/${standIn.tenantId}/' does not have secrets get permission on key vault 'strict-kv;location=eastus'\\.`));
-    const keys = new KeyClient(VAULT_URL, new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent }), { serviceVersion: '7.6', agent });
-    const keyErr = await keys.getKey('any-key').then(() => undefined, (e: unknown) => e as { statusCode?: number; message: string });
+    expect(err?.message).to.match(
+      new RegExp(
+        `^The user, group or application 'appid=${OTHER.clientId};oid=[0-9a-f-]+;iss=https://sts.windows.net/${standIn.tenantId}/' does not have secrets get permission on key vault 'strict-kv;location=eastus'\\.`,
+      ),
+    );
+    const keys = new KeyClient(
+      VAULT_URL,
+      new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent }),
+      { serviceVersion: '7.6', agent },
+    );
+    const keyErr = await keys.getKey('any-key').then(
+      () => undefined,
+      (e: unknown) => e as { statusCode?: number; message: string },
+    );
     expect(keyErr?.statusCode).to.equal(403);
     expect(keyErr?.message).to.include('does not have keys get permission');
   });
@@ -115,7 +170,10 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     standIn.clearRequests();
     for await (const _ of secrets.listPropertiesOfSecretVersions('db-password')) void _;
     await secrets.getSecret('db-password');
-    const ops = standIn.requests().filter((r) => r.service === 'keyvault' && r.status === 200).map((r) => r.operation);
+    const ops = standIn
+      .requests()
+      .filter((r) => r.service === 'keyvault' && r.status === 200)
+      .map((r) => r.operation);
     expect(ops).to.deep.equal(['getSecretVersions', 'getSecret']);
     expect(standIn.requests().every((r) => r.service !== 'keyvault' || r.principal === APP.clientId)).to.equal(true);
   });
@@ -136,11 +194,19 @@ describe('Azure Key Vault stand-in: strict like the real service', function () {
     gov.setSecret('gov-secret', 'gov-value');
     const govAgent = standInAgent(standIn.connectTo, standIn.caPem);
     try {
-      const cred = new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, { agent: govAgent, authorityHost: 'https://login.microsoftonline.us' });
-      const client = new SecretClient('https://gov-kv.vault.usgovcloudapi.net', cred, { serviceVersion: '7.6', agent: govAgent });
+      const cred = new ClientSecretCredential(standIn.tenantId, APP.clientId, APP.secret, {
+        agent: govAgent,
+        authorityHost: 'https://login.microsoftonline.us',
+      });
+      const client = new SecretClient('https://gov-kv.vault.usgovcloudapi.net', cred, {
+        serviceVersion: '7.6',
+        agent: govAgent,
+      });
       expect((await client.getSecret('gov-secret')).value).to.equal('gov-value');
       const r = await rawRequest(govAgent, 'https://gov-kv.vault.usgovcloudapi.net/secrets/gov-secret?api-version=7.6');
-      expect(r.headers['www-authenticate']).to.equal(`Bearer authorization="https://login.microsoftonline.us/${standIn.tenantId}", resource="https://vault.usgovcloudapi.net"`);
+      expect(r.headers['www-authenticate']).to.equal(
+        `Bearer authorization="https://login.microsoftonline.us/${standIn.tenantId}", resource="https://vault.usgovcloudapi.net"`,
+      );
     } finally {
       govAgent.destroy();
     }

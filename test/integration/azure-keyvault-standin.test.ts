@@ -9,7 +9,11 @@ import { ClientSecretCredential } from '@azure/identity';
 import { CertificateClient } from '@azure/keyvault-certificates';
 import { KeyClient } from '@azure/keyvault-keys';
 import { SecretClient } from '@azure/keyvault-secrets';
-import { type CertificateMaterial, makeCertificateChain, pfxSecretValue } from '../support/azure-keyvault/certificates.js';
+import {
+  type CertificateMaterial,
+  makeCertificateChain,
+  pfxSecretValue,
+} from '../support/azure-keyvault/certificates.js';
 import { standInAgent } from '../support/azure-keyvault/sdk-harness.js';
 import { type AzureStandIn, startAzureStandIn } from '../support/azure-keyvault/stand-in.js';
 
@@ -30,7 +34,11 @@ interface KeyVaultTarget {
   readonly agent: Agent | undefined;
   setSecret(name: string, value: string): Promise<string>;
   disableSecret(name: string, version: string): Promise<void>;
-  importCertificate(name: string, material: CertificateMaterial, contentType: 'application/x-pkcs12' | 'application/x-pem-file'): Promise<string>;
+  importCertificate(
+    name: string,
+    material: CertificateMaterial,
+    contentType: 'application/x-pkcs12' | 'application/x-pem-file',
+  ): Promise<string>;
   createKey(name: string, kty: 'RSA' | 'EC'): Promise<string>;
 }
 
@@ -48,7 +56,9 @@ function pfxContents(base64: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'akv-pfx-'));
   try {
     writeFileSync(join(dir, 'x.pfx'), Buffer.from(base64, 'base64'));
-    return execFileSync('openssl', ['pkcs12', '-in', join(dir, 'x.pfx'), '-nodes', '-passin', 'pass:', '-legacy'], { encoding: 'latin1' });
+    return execFileSync('openssl', ['pkcs12', '-in', join(dir, 'x.pfx'), '-nodes', '-passin', 'pass:', '-legacy'], {
+      encoding: 'latin1',
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -65,7 +75,9 @@ function contractCases(target: () => KeyVaultTarget): void {
     const { secrets } = clients(t);
     const latest = await secrets.getSecret(name);
     expect(latest.value).to.equal('second');
-    expect(latest.properties.version).to.equal(v2).and.match(/^[0-9a-f]{32}$/);
+    expect(latest.properties.version)
+      .to.equal(v2)
+      .and.match(/^[0-9a-f]{32}$/);
     expect(latest.properties.createdOn).to.be.instanceOf(Date);
     expect((await secrets.getSecret(name, { version: v1 })).value).to.equal('first');
   });
@@ -85,13 +97,19 @@ function contractCases(target: () => KeyVaultTarget): void {
   it('answers 404 SecretNotFound for an unknown secret and an unknown version', async () => {
     const t = target();
     const { secrets } = clients(t);
-    const err = await secrets.getSecret('no-such-secret').then(() => undefined, (e: unknown) => e as { statusCode?: number; code?: string; message: string });
+    const err = await secrets.getSecret('no-such-secret').then(
+      () => undefined,
+      (e: unknown) => e as { statusCode?: number; code?: string; message: string },
+    );
     expect(err?.statusCode).to.equal(404);
     expect(err?.code).to.equal('SecretNotFound');
     expect(err?.message).to.match(/^A secret with \(name\/id\) no-such-secret was not found in this key vault\./);
     const name = unique('versioned');
     await t.setSecret(name, 'x');
-    const err2 = await secrets.getSecret(name, { version: '0'.repeat(32) }).then(() => undefined, (e: unknown) => e as { statusCode?: number; code?: string });
+    const err2 = await secrets.getSecret(name, { version: '0'.repeat(32) }).then(
+      () => undefined,
+      (e: unknown) => e as { statusCode?: number; code?: string },
+    );
     expect([err2?.statusCode, err2?.code]).to.deep.equal([404, 'SecretNotFound']);
   });
 
@@ -100,8 +118,23 @@ function contractCases(target: () => KeyVaultTarget): void {
     const name = unique('disabled');
     const v = await t.setSecret(name, 'x');
     await t.disableSecret(name, v);
-    const err = await clients(t).secrets.getSecret(name).then(() => undefined, (e: unknown) => e as { statusCode?: number; code?: string; message: string; details?: { error?: { innerError?: { code?: string } } } });
-    expect([err?.statusCode, err?.code, err?.message]).to.deep.equal([403, 'Forbidden', 'Operation get is not allowed on a disabled secret.']);
+    const err = await clients(t)
+      .secrets.getSecret(name)
+      .then(
+        () => undefined,
+        (e: unknown) =>
+          e as {
+            statusCode?: number;
+            code?: string;
+            message: string;
+            details?: { error?: { innerError?: { code?: string } } };
+          },
+      );
+    expect([err?.statusCode, err?.code, err?.message]).to.deep.equal([
+      403,
+      'Forbidden',
+      'Operation get is not allowed on a disabled secret.',
+    ]);
     expect(err?.details?.error?.innerError?.code).to.equal('SecretDisabled');
     const listed = [];
     for await (const p of clients(t).secrets.listPropertiesOfSecretVersions(name)) listed.push(p);
@@ -125,7 +158,9 @@ function contractCases(target: () => KeyVaultTarget): void {
       expect(pem).to.include('-----BEGIN PRIVATE KEY-----');
       const cert = await certificates.getCertificate(name);
       expect(cert.properties.version).to.equal(version);
-      expect(Buffer.from(cert.cer ?? new Uint8Array()).toString('base64')).to.equal(material.certPems[0]?.replace(/-----[^-]+-----|\s/g, ''));
+      expect(Buffer.from(cert.cer ?? new Uint8Array()).toString('base64')).to.equal(
+        material.certPems[0]?.replace(/-----[^-]+-----|\s/g, ''),
+      );
       expect(cert.keyId).to.equal(`${t.vaultUrl}/keys/${name}/${version}`);
       expect(cert.secretId).to.equal(`${t.vaultUrl}/secrets/${name}/${version}`);
       expect(cert.policy?.contentType).to.equal('application/x-pkcs12');
@@ -156,14 +191,23 @@ function contractCases(target: () => KeyVaultTarget): void {
     await t.createKey(ec, 'EC');
     const { keys } = clients(t);
     const r = await keys.getKey(rsa);
-    expect([r.key?.kty, r.properties.version, Buffer.from(r.key?.e ?? new Uint8Array()).toString('hex')]).to.deep.equal(['RSA', rv, '010001']);
+    expect([r.key?.kty, r.properties.version, Buffer.from(r.key?.e ?? new Uint8Array()).toString('hex')]).to.deep.equal(
+      ['RSA', rv, '010001'],
+    );
     expect(r.key?.d).to.equal(undefined);
     const e = await keys.getKey(ec);
-    expect([e.key?.kty, e.key?.crv, Buffer.from(e.key?.x ?? new Uint8Array()).length]).to.deep.equal(['EC', 'P-256', 32]);
+    expect([e.key?.kty, e.key?.crv, Buffer.from(e.key?.x ?? new Uint8Array()).length]).to.deep.equal([
+      'EC',
+      'P-256',
+      32,
+    ]);
     const versions = [];
     for await (const p of keys.listPropertiesOfKeyVersions(rsa)) versions.push(p.version);
     expect(versions).to.deep.equal([rv]);
-    const err = await keys.getKey('no-such-key').then(() => undefined, (x: unknown) => x as { statusCode?: number; code?: string });
+    const err = await keys.getKey('no-such-key').then(
+      () => undefined,
+      (x: unknown) => x as { statusCode?: number; code?: string },
+    );
     expect([err?.statusCode, err?.code]).to.deep.equal([404, 'KeyNotFound']);
   });
 }
@@ -203,9 +247,15 @@ describe('Azure Key Vault contract against a real vault (SSC_AZURE_KEYVAULT_URL)
 
   before(function () {
     const url = process.env['SSC_AZURE_KEYVAULT_URL'];
-    const [tenant, client, secret] = [process.env['AZURE_TENANT_ID'], process.env['AZURE_CLIENT_ID'], process.env['AZURE_CLIENT_SECRET']];
+    const [tenant, client, secret] = [
+      process.env['AZURE_TENANT_ID'],
+      process.env['AZURE_CLIENT_ID'],
+      process.env['AZURE_CLIENT_SECRET'],
+    ];
     if (!url || !tenant || !client || !secret) {
-      process.stderr.write('    skipping the real-vault contract run: no real Azure Key Vault can be reached here (set SSC_AZURE_KEYVAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET to run it)\n');
+      process.stderr.write(
+        '    skipping the real-vault contract run: no real Azure Key Vault can be reached here (set SSC_AZURE_KEYVAULT_URL, AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET to run it)\n',
+      );
       this.skip();
     }
     const credential = new ClientSecretCredential(tenant, client, secret);
@@ -215,12 +265,17 @@ describe('Azure Key Vault contract against a real vault (SSC_AZURE_KEYVAULT_URL)
       credential,
       agent: undefined,
       setSecret: async (name, value) => (await t.secrets.setSecret(name, value)).properties.version ?? '',
-      disableSecret: async (name, version) => void (await t.secrets.updateSecretProperties(name, version, { enabled: false })),
+      disableSecret: async (name, version) =>
+        void (await t.secrets.updateSecretProperties(name, version, { enabled: false })),
       importCertificate: async (name, material, contentType) => {
-        const bytes = contentType === 'application/x-pem-file'
-          ? Buffer.from(material.keyPem + material.certPems.join(''))
-          : Buffer.from(await pfxSecretValue(material), 'base64');
-        return (await t.certificates.importCertificate(name, bytes, { policy: { contentType, issuerName: 'Unknown' } })).properties.version ?? '';
+        const bytes =
+          contentType === 'application/x-pem-file'
+            ? Buffer.from(material.keyPem + material.certPems.join(''))
+            : Buffer.from(await pfxSecretValue(material), 'base64');
+        return (
+          (await t.certificates.importCertificate(name, bytes, { policy: { contentType, issuerName: 'Unknown' } }))
+            .properties.version ?? ''
+        );
       },
       createKey: async (name, kty) => (await t.keys.createKey(name, kty)).properties.version ?? '',
     };

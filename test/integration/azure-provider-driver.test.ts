@@ -8,8 +8,19 @@ import { ManualClock } from '../support/azure-keyvault/clock.js';
 import type { RequestRecord } from '../support/azure-keyvault/request-log.js';
 import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/stand-in.js';
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
-import { AZURE_AUDIENCE, startAzureProvider, workloadIdentity, type WorkloadIdentity } from '../support/azure-provider.js';
-import { driverLogSince, rotationRoundsSince, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
+import {
+  AZURE_AUDIENCE,
+  startAzureProvider,
+  workloadIdentity,
+  type WorkloadIdentity,
+} from '../support/azure-provider.js';
+import {
+  driverLogSince,
+  rotationRoundsSince,
+  startDriverStack,
+  whenDriverLogs,
+  type DriverStack,
+} from '../support/driver-stack.js';
 import { parseMetrics, type ProviderProcess } from '../support/provider-process.js';
 import { tokensAttribute } from '../support/service-account-tokens.js';
 
@@ -33,7 +44,16 @@ const PROVIDER_TIMEOUT_S = 10;
 
 /** An Azure class as Azure's provider documents it (usePodIdentity "false" included). */
 function azureClass(name: string, tenantId: string, objects: readonly string[]): string {
-  const entries = objects.map((o) => `        - |\n${o.trim().split('\n').map((l) => `          ${l.trim()}`).join('\n')}`).join('\n');
+  const entries = objects
+    .map(
+      (o) =>
+        `        - |\n${o
+          .trim()
+          .split('\n')
+          .map((l) => `          ${l.trim()}`)
+          .join('\n')}`,
+    )
+    .join('\n');
   return `apiVersion: secrets-store.csi.x-k8s.io/v1
 kind: SecretProviderClass
 metadata:
@@ -51,8 +71,9 @@ ${entries}
 `;
 }
 
-interface VersionsJson { readonly objects: readonly { readonly id: string; readonly version: string }[] }
-
+interface VersionsJson {
+  readonly objects: readonly { readonly id: string; readonly version: string }[];
+}
 
 describe('azure provider behind the real driver (local mode, rotation) against the Key Vault stand-in', function () {
   this.timeout(180_000);
@@ -68,11 +89,16 @@ describe('azure provider behind the real driver (local mode, rotation) against t
   function publishRequest(target: string, spc: string, pod: string) {
     const request = stack.request(target, spc, pod);
     const token = wi.issuer.token('default/default', AZURE_AUDIENCE);
-    return { ...request, volume_context: { ...request.volume_context, 'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(token, AZURE_AUDIENCE) } };
+    return {
+      ...request,
+      volume_context: {
+        ...request.volume_context,
+        'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(token, AZURE_AUDIENCE),
+      },
+    };
   }
 
   const driverLog = (since: number) => driverLogSince(stack, since);
-
 
   /** Rotation rounds the driver finished since `since`. */
   const roundsSince = (since: number) => rotationRoundsSince(stack, since);
@@ -81,20 +107,23 @@ describe('azure provider behind the real driver (local mode, rotation) against t
   const refreshFailure = (target: string, since: number) =>
     driverLog(since).find((e) => e['message'] === 'rotation refresh failed' && e['targetPath'] === target);
 
-  const readVersions = async (target: string) => JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson;
-  const versionOf = async (target: string, id: string) => (await readVersions(target)).objects.find((o) => o.id === id)?.version;
+  const readVersions = async (target: string) =>
+    JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson;
+  const versionOf = async (target: string, id: string) =>
+    (await readVersions(target)).objects.find((o) => o.id === id)?.version;
 
   /** Key Vault requests in the stand-in's log for object `name` (path /<kind>/<name>/…). */
   const keyVaultRequests = (name?: string): RequestRecord[] =>
     standIn.requests().filter((r) => r.service === 'keyvault' && (name === undefined || r.path.split('/')[2] === name));
-  const countOps = (records: readonly RequestRecord[], operation: string) => records.filter((r) => r.operation === operation).length;
+  const countOps = (records: readonly RequestRecord[], operation: string) =>
+    records.filter((r) => r.operation === operation).length;
 
   /** Every path under `dir` (relative, sorted), symlinks not followed. */
   async function tree(dir: string, prefix = ''): Promise<string[]> {
     const out: string[] = [];
     for (const e of await readdir(dir, { withFileTypes: true })) {
       out.push(`${prefix}${e.name}`);
-      if (e.isDirectory()) out.push(...await tree(join(dir, e.name), `${prefix}${e.name}/`));
+      if (e.isDirectory()) out.push(...(await tree(join(dir, e.name), `${prefix}${e.name}/`)));
     }
     return out.sort();
   }
@@ -128,13 +157,25 @@ describe('azure provider behind the real driver (local mode, rotation) against t
           'objectName: web-tls\nobjectType: cert\nobjectAlias: tls.crt',
           'objectName: signing\nobjectType: key',
         ]),
-        'azure-fleet.yaml': azureClass('azure-fleet', standIn.tenantId, ['objectName: fleet-token\nobjectType: secret']),
-        'azure-pair.yaml': azureClass('azure-pair', standIn.tenantId, ['objectName: alpha\nobjectType: secret', 'objectName: beta\nobjectType: secret']),
+        'azure-fleet.yaml': azureClass('azure-fleet', standIn.tenantId, [
+          'objectName: fleet-token\nobjectType: secret',
+        ]),
+        'azure-pair.yaml': azureClass('azure-pair', standIn.tenantId, [
+          'objectName: alpha\nobjectType: secret',
+          'objectName: beta\nobjectType: secret',
+        ]),
       },
       // Info level: the driver's stderr tail (256 KiB) then holds the whole run's rounds.
-      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', `--provider-timeout=${PROVIDER_TIMEOUT_S}s`, '--log-level=info'],
+      driverArgs: [
+        '--enable-secret-rotation',
+        '--rotation-poll-interval=1s',
+        `--provider-timeout=${PROVIDER_TIMEOUT_S}s`,
+        '--log-level=info',
+      ],
     });
-    provider = await startAzureProvider(standIn, ['--health-addr=127.0.0.1:0', '--read-cache-window=5s'], { providersDir: stack.providersDir });
+    provider = await startAzureProvider(standIn, ['--health-addr=127.0.0.1:0', '--read-cache-window=5s'], {
+      providersDir: stack.providersDir,
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -142,7 +183,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     await standIn?.close();
   });
 
-  it('publish: each object\'s file with its bytes and mode, .metadata/ with ids <type>/<name> and Key Vault version ids', async () => {
+  it("publish: each object's file with its bytes and mode, .metadata/ with ids <type>/<name> and Key Vault version ids", async () => {
     const target = stack.targetPath('app');
     await stack.client.publish(publishRequest(target, 'azure-app', 'app'));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
@@ -153,11 +194,14 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     expect(crt.replace(/\s/g, '')).to.equal(chain.certPems[0]?.replace(/\s/g, ''));
     expect((await stat(join(target, 'tls.crt'))).mode & 0o777).to.equal(0o644);
     const jwk = vault.versions('keys', 'signing')?.at(-1)?.jwk;
-    const spki = createPublicKey({ key: { kty: 'EC', crv: jwk?.crv, x: jwk?.x, y: jwk?.y }, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+    const spki = createPublicKey({ key: { kty: 'EC', crv: jwk?.crv, x: jwk?.x, y: jwk?.y }, format: 'jwk' })
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
     expect(await readFile(join(target, 'signing'), 'utf8')).to.equal(spki);
     expect((await stat(join(target, 'signing'))).mode & 0o777).to.equal(0o644);
 
-    const latest = (kind: 'secrets' | 'keys' | 'certificates', name: string) => vault.versions(kind, name)?.at(-1)?.version;
+    const latest = (kind: 'secrets' | 'keys' | 'certificates', name: string) =>
+      vault.versions(kind, name)?.at(-1)?.version;
     const expected = [
       { id: 'cert/web-tls', version: latest('certificates', 'web-tls') },
       { id: 'key/signing', version: latest('keys', 'signing') },
@@ -176,12 +220,18 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const before = await readVersions(target);
     clock.advance(1); // Key Vault orders versions by their creation second
     const v2 = vault.setSecret('db-password', 'correct horse battery staple');
-    await whenDriverLogs(stack, 'the rotation to write db-password\'s new version', async () => (await versionOf(target, 'secret/db-password')) === v2);
+    await whenDriverLogs(
+      stack,
+      "the rotation to write db-password's new version",
+      async () => (await versionOf(target, 'secret/db-password')) === v2,
+    );
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse battery staple');
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
     expect(await readFile(join(target, '.metadata', metadataFileName('secret/db-password')), 'utf8')).to.equal(v2);
     const after = await readVersions(target);
-    expect(after.objects.filter((o) => o.id !== 'secret/db-password')).to.deep.equal(before.objects.filter((o) => o.id !== 'secret/db-password'));
+    expect(after.objects.filter((o) => o.id !== 'secret/db-password')).to.deep.equal(
+      before.objects.filter((o) => o.id !== 'secret/db-password'),
+    );
     expect(driverLog(0).some((e) => e['message'] === 'volume rotated' && e['targetPath'] === target)).to.equal(true);
   });
 
@@ -191,12 +241,22 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const file = await stat(join(target, 'db-password'));
     const versionsJson = await readFile(join(target, '.metadata/versions.json'));
     const versionsStat = await stat(join(target, '.metadata/versions.json'));
-    const unchangedBefore = sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_total', 'provider="azure"', 'rotated="false"');
+    const unchangedBefore = sample(
+      parseMetrics(await stack.metrics()),
+      'rotation_reconcile_total',
+      'provider="azure"',
+      'rotated="false"',
+    );
     standIn.clearRequests();
     const since = Date.now();
     // Until every object was listed afresh (the read window is 5 s) over at least three rounds.
-    await whenDriverLogs(stack, 'rounds that list every object', () => roundsSince(since) >= 3
-      && ['db-password', 'web-tls', 'signing'].every((name) => keyVaultRequests(name).length > 0));
+    await whenDriverLogs(
+      stack,
+      'rounds that list every object',
+      () =>
+        roundsSince(since) >= 3 &&
+        ['db-password', 'web-tls', 'signing'].every((name) => keyVaultRequests(name).length > 0),
+    );
     const ops = new Set(keyVaultRequests().map((r) => r.operation));
     expect([...ops].sort()).to.deep.equal(['getCertificateVersions', 'getKeyVersions', 'getSecretVersions']);
     expect(keyVaultRequests().every((r) => r.status === 200)).to.equal(true);
@@ -207,7 +267,9 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const versionsNow = await stat(join(target, '.metadata/versions.json'));
     expect([versionsNow.ino, versionsNow.mtimeMs]).to.deep.equal([versionsStat.ino, versionsStat.mtimeMs]);
     // The rounds did reach the provider: counted as refreshes that rotated nothing.
-    expect(sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_total', 'provider="azure"', 'rotated="false"')).to.be.greaterThan(unchangedBefore);
+    expect(
+      sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_total', 'provider="azure"', 'rotated="false"'),
+    ).to.be.greaterThan(unchangedBefore);
     await stack.client.unpublish('vol-app', target);
   });
 
@@ -225,7 +287,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const since = Date.now();
     clock.advance(1);
     const v2 = vault.setSecret('fleet-token', 'fleet-v2');
-    await whenDriverLogs(stack, 'all ten volumes to rotate to fleet-token\'s new version', async () => {
+    await whenDriverLogs(stack, "all ten volumes to rotate to fleet-token's new version", async () => {
       for (const t of targets) if ((await versionOf(t, 'secret/fleet-token')) !== v2) return false;
       return true;
     });
@@ -235,17 +297,21 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const requests = keyVaultRequests('fleet-token');
     const lists = countOps(requests, 'getSecretVersions');
     const gets = countOps(requests, 'getSecret');
-    const delta = (name: string, ...labels: string[]) => sample(providerAfter, name, ...labels) - sample(providerBefore, name, ...labels);
+    const delta = (name: string, ...labels: string[]) =>
+      sample(providerAfter, name, ...labels) - sample(providerBefore, name, ...labels);
     const mounts = delta('provider_mount_total', 'provider="azure"', 'result="success"');
     // Every Mount of the phase listed the object's versions once; the ten that rotated read its value once each.
     expect(mounts).to.be.at.least(targets.length);
     expect(gets, 'value reads of the new version').to.equal(1);
-    expect(requests.filter((r) => r.operation === 'getSecret').map((r) => r.path)).to.deep.equal([`/secrets/fleet-token/${v2}`]);
+    expect(requests.filter((r) => r.operation === 'getSecret').map((r) => r.path)).to.deep.equal([
+      `/secrets/fleet-token/${v2}`,
+    ]);
     expect(lists, `version listings over ${rounds} rounds and ${mounts} Mounts`).to.be.within(1, rounds + 1);
     expect(mounts, 'Mounts of ten volumes').to.be.greaterThan(lists + gets);
     // The provider's own count agrees: each request sent was a miss, everything else came from the window.
     const sent = delta('azure_read_cache_total', 'result="miss"');
-    const shared = delta('azure_read_cache_total', 'result="hit"') + delta('azure_read_cache_total', 'result="coalesced"');
+    const shared =
+      delta('azure_read_cache_total', 'result="hit"') + delta('azure_read_cache_total', 'result="coalesced"');
     expect(sent).to.equal(lists + gets);
     expect(sent + shared).to.equal(mounts + targets.length);
     expect(delta('azure_keyvault_requests_total', 'operation="get_secret"')).to.equal(gets);
@@ -253,7 +319,7 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     await Promise.all(pods.map((p, i) => stack.client.unpublish(`vol-${p}`, targets[i] as string)));
   });
 
-  it('Key Vault throttling past the rotation call\'s deadline: content kept whole, the failure reported, the next round catches up', async () => {
+  it("Key Vault throttling past the rotation call's deadline: content kept whole, the failure reported, the next round catches up", async () => {
     const target = stack.targetPath('pair');
     await stack.client.publish(publishRequest(target, 'azure-pair', 'pair'));
     const files = await tree(target);
@@ -265,7 +331,9 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     const since = Date.now();
     clock.advance(1);
     const alpha2 = vault.setSecret('alpha', 'alpha-v2');
-    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () => refreshFailure(target, since));
+    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () =>
+      refreshFailure(target, since),
+    );
     standIn.throttle(0, 0);
     const failedAt = Date.parse(String(failure['timestamp']));
     const throttled = keyVaultRequests().filter((r) => r.operation === 'throttled' && r.at <= failedAt);
@@ -273,10 +341,19 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     // and the driver did not call again: one Mount's listings (alpha, beta), not three Mounts'
     // (the driver retries a provider's UNAVAILABLE; a throttled vault answers RESOURCE_EXHAUSTED).
     expect(throttled.length).to.be.within(1, 2);
-    expect(failedAt - (throttled[0]?.at ?? 0)).to.be.below(PROVIDER_TIMEOUT_S * 1000 / 2);
-    expect(String(failure['error'])).to.match(new RegExp(`^failed to publish volume vol-pair .*: provider "azure" Mount failed: azure provider: key vault throttled secret "(alpha|beta)" and asked to wait ${retryAfter}s, more than the [0-9.]+s left before the Mount's deadline$`));
+    expect(failedAt - (throttled[0]?.at ?? 0)).to.be.below((PROVIDER_TIMEOUT_S * 1000) / 2);
+    expect(String(failure['error'])).to.match(
+      new RegExp(
+        `^failed to publish volume vol-pair .*: provider "azure" Mount failed: azure provider: key vault throttled secret "(alpha|beta)" and asked to wait ${retryAfter}s, more than the [0-9.]+s left before the Mount's deadline$`,
+      ),
+    );
     expect(failure['reason']).to.equal('GRPCProviderError');
-    const errors = sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_error_total', 'provider="azure"', `error_type="${String(failure['reason'])}"`);
+    const errors = sample(
+      parseMetrics(await stack.metrics()),
+      'rotation_reconcile_error_total',
+      'provider="azure"',
+      `error_type="${String(failure['reason'])}"`,
+    );
     expect(errors).to.be.greaterThan(0);
     // Nothing written: the same files, the same ..data, the old value and versions.
     expect(await tree(target)).to.deep.equal(files);
@@ -284,13 +361,21 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     expect(await readFile(join(target, 'alpha'), 'utf8')).to.equal('alpha-v1');
     expect(await readFile(join(target, '.metadata/versions.json'))).to.deep.equal(versionsJson);
     // Throttling over, a later round writes the new version (after the failure backoff).
-    await whenDriverLogs(stack, 'the pair volume to rotate to alpha\'s new version', async () => (await versionOf(target, 'secret/alpha')) === alpha2);
+    await whenDriverLogs(
+      stack,
+      "the pair volume to rotate to alpha's new version",
+      async () => (await versionOf(target, 'secret/alpha')) === alpha2,
+    );
     expect(await readFile(join(target, 'alpha'), 'utf8')).to.equal('alpha-v2');
   });
 
   it('an object deleted from Key Vault during rotation: the failure names it, no file is rewritten, not even the one that changed', async () => {
     const target = stack.targetPath('pair');
-    await whenDriverLogs(stack, 'the pair volume at alpha-v2', async () => (await readFile(join(target, 'alpha'), 'utf8')) === 'alpha-v2');
+    await whenDriverLogs(
+      stack,
+      'the pair volume at alpha-v2',
+      async () => (await readFile(join(target, 'alpha'), 'utf8')) === 'alpha-v2',
+    );
     const files = await tree(target);
     const data = await readlink(join(target, '..data'));
     const versionsJson = await readFile(join(target, '.metadata/versions.json'));
@@ -298,10 +383,23 @@ describe('azure provider behind the real driver (local mode, rotation) against t
     clock.advance(1);
     vault.setSecret('alpha', 'alpha-v3');
     vault.delete('secrets', 'beta');
-    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () => refreshFailure(target, since));
-    expect(String(failure['error'])).to.match(new RegExp(`provider "azure" Mount failed: azure provider: secret "beta" in key vault "${VAULT}" not found \\(HTTP 404, SecretNotFound\\)`));
+    const failure = await whenDriverLogs(stack, 'a failed rotation of the pair volume', () =>
+      refreshFailure(target, since),
+    );
+    expect(String(failure['error'])).to.match(
+      new RegExp(
+        `provider "azure" Mount failed: azure provider: secret "beta" in key vault "${VAULT}" not found \\(HTTP 404, SecretNotFound\\)`,
+      ),
+    );
     expect(failure['reason']).to.equal('GRPCProviderError');
-    expect(sample(parseMetrics(await stack.metrics()), 'rotation_reconcile_error_total', 'provider="azure"', `error_type="${String(failure['reason'])}"`)).to.be.greaterThan(0);
+    expect(
+      sample(
+        parseMetrics(await stack.metrics()),
+        'rotation_reconcile_error_total',
+        'provider="azure"',
+        `error_type="${String(failure['reason'])}"`,
+      ),
+    ).to.be.greaterThan(0);
     expect(await tree(target)).to.deep.equal(files);
     expect(await readlink(join(target, '..data'))).to.equal(data);
     expect(await readFile(join(target, 'alpha'), 'utf8')).to.equal('alpha-v2');

@@ -3,7 +3,13 @@ import { ManualClock } from '../support/azure-keyvault/clock.js';
 import type { RequestRecord } from '../support/azure-keyvault/request-log.js';
 import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/stand-in.js';
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
-import { objectsParameter, podAttributes, startAzureProvider, workloadIdentity, type WorkloadIdentity } from '../support/azure-provider.js';
+import {
+  objectsParameter,
+  podAttributes,
+  startAzureProvider,
+  workloadIdentity,
+  type WorkloadIdentity,
+} from '../support/azure-provider.js';
 import type { ProviderProcess } from '../support/provider-process.js';
 
 // The azure provider's rotation and load behaviour against the Key Vault + Entra stand-in
@@ -21,7 +27,10 @@ const LISTS = new Set(['getSecretVersions', 'getKeyVersions', 'getCertificateVer
 /** Key Vault requests answered 200 in `records`, by kind: value reads and version listings. */
 function counts(records: readonly RequestRecord[]): { reads: number; lists: number } {
   const ok = records.filter((r) => r.service === 'keyvault' && r.status === 200);
-  return { reads: ok.filter((r) => VALUE_READS.has(r.operation)).length, lists: ok.filter((r) => LISTS.has(r.operation)).length };
+  return {
+    reads: ok.filter((r) => VALUE_READS.has(r.operation)).length,
+    lists: ok.filter((r) => LISTS.has(r.operation)).length,
+  };
 }
 
 describe('azure provider rotation, load and errors against the Key Vault + Entra stand-in', function () {
@@ -34,7 +43,10 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
   let unshared: ProviderProcess;
   /** The default 5 s read window. */
   let shared: ProviderProcess;
-  const OBJECTS = objectsParameter([{ objectName: 'db-password', objectType: 'secret' }, { objectName: 'api-key', objectType: 'secret' }]);
+  const OBJECTS = objectsParameter([
+    { objectName: 'db-password', objectType: 'secret' },
+    { objectName: 'api-key', objectType: 'secret' },
+  ]);
 
   before(async () => {
     standIn = await startAzureStandIn({ clock });
@@ -55,7 +67,14 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
     await standIn?.close();
   });
 
-  const attributes = (extra: Record<string, string> = {}) => ({ keyvaultName: 'kv-rotate', tenantId: standIn.tenantId, clientID: WI_CLIENT, objects: OBJECTS, ...wi.attributes(), ...extra });
+  const attributes = (extra: Record<string, string> = {}) => ({
+    keyvaultName: 'kv-rotate',
+    tenantId: standIn.tenantId,
+    clientID: WI_CLIENT,
+    objects: OBJECTS,
+    ...wi.attributes(),
+    ...extra,
+  });
 
   it('a rotation with nothing new answers from version properties: versions, no files, no value read', async () => {
     const first = await unshared.mount(attributes());
@@ -74,7 +93,10 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
     const v2 = vault.setSecret('api-key', 'k-2');
     standIn.clearRequests();
     const rotated = await unshared.mount(attributes(), { current });
-    expect(Object.fromEntries(rotated.files.map((f) => [f.path, Buffer.from(f.contents).toString()]))).to.deep.equal({ 'db-password': 'hunter2', 'api-key': 'k-2' });
+    expect(Object.fromEntries(rotated.files.map((f) => [f.path, Buffer.from(f.contents).toString()]))).to.deep.equal({
+      'db-password': 'hunter2',
+      'api-key': 'k-2',
+    });
     expect(rotated.object_version.find((v) => v.id === 'secret/api-key')?.version).to.equal(v2);
     expect(counts(standIn.requests())).to.deep.equal({ reads: 2, lists: 2 });
   });
@@ -93,12 +115,18 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
     const target = { targetPath: '/var/lib/kubelet/pods/edited/volumes/v' };
     const first = await unshared.mount(attributes(), target);
     const current = Object.fromEntries(first.object_version.map((v) => [v.id, v.version]));
-    const edited = objectsParameter([{ objectName: 'db-password', objectType: 'secret', objectAlias: 'DB_PASSWORD', filePermission: '0400' }, { objectName: 'api-key', objectType: 'secret' }]);
+    const edited = objectsParameter([
+      { objectName: 'db-password', objectType: 'secret', objectAlias: 'DB_PASSWORD', filePermission: '0400' },
+      { objectName: 'api-key', objectType: 'secret' },
+    ]);
     const res = await unshared.mount(attributes({ objects: edited }), { ...target, current });
-    expect(res.files.map((f) => [f.path, f.mode])).to.deep.equal([['DB_PASSWORD', 0o400], ['api-key', 0o644]]);
+    expect(res.files.map((f) => [f.path, f.mode])).to.deep.equal([
+      ['DB_PASSWORD', 0o400],
+      ['api-key', 0o644],
+    ]);
   });
 
-  it('an identity that may only get (Azure\'s documented access policy): rotations read the value, and stop asking to list', async () => {
+  it("an identity that may only get (Azure's documented access policy): rotations read the value, and stop asking to list", async () => {
     const getOnly = workloadIdentity(standIn, '1c1c1c1c-0000-4000-8000-000000000003', 'apps/getonly');
     vault.grant(getOnly.principal, ['secrets'], ['get']);
     const attrs = { ...attributes(), clientID: getOnly.clientId, ...getOnly.attributes('getonly-0') };
@@ -131,39 +159,65 @@ describe('azure provider rotation, load and errors against the Key Vault + Entra
     clock.advance(1);
     vault.setSecret('db-password', 'fresh');
     standIn.clearRequests();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => shared.mount({ ...attributes(), ...wi.attributes(`web-${i}`) })));
-    for (const r of results) expect(Buffer.from(r.files.find((f) => f.path === 'db-password')?.contents ?? []).toString()).to.equal('fresh');
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => shared.mount({ ...attributes(), ...wi.attributes(`web-${i}`) })),
+    );
+    for (const r of results)
+      expect(Buffer.from(r.files.find((f) => f.path === 'db-password')?.contents ?? []).toString()).to.equal('fresh');
     const log = standIn.requests();
     expect(log.filter((r) => r.service === 'entra' && r.operation === 'token').length).to.equal(1);
     expect(counts(log)).to.deep.equal({ reads: 2, lists: 0 });
     const metrics = await shared.metrics();
     expect(metrics.get('azure_read_cache_total{result="miss"}')).to.equal(2);
-    expect((metrics.get('azure_read_cache_total{result="hit"}') ?? 0) + (metrics.get('azure_read_cache_total{result="coalesced"}') ?? 0)).to.equal(38);
+    expect(
+      (metrics.get('azure_read_cache_total{result="hit"}') ?? 0) +
+        (metrics.get('azure_read_cache_total{result="coalesced"}') ?? 0),
+    ).to.equal(38);
   });
 
   it('another identity never gets a read the first one made: a service principal without access is refused right after', async () => {
     await shared.mount(attributes());
-    const failure = await shared.mountError({ keyvaultName: 'kv-rotate', tenantId: standIn.tenantId, objects: OBJECTS, ...podAttributes('batch-0', 'apps/batch') },
-      { secrets: { clientid: SP_CLIENT, clientsecret: 'right-secret' } });
+    const failure = await shared.mountError(
+      {
+        keyvaultName: 'kv-rotate',
+        tenantId: standIn.tenantId,
+        objects: OBJECTS,
+        ...podAttributes('batch-0', 'apps/batch'),
+      },
+      { secrets: { clientid: SP_CLIENT, clientsecret: 'right-secret' } },
+    );
     expect(failure.code).to.equal('PERMISSION_DENIED');
     expect(failure.details).to.include('refused the service principal').and.include('HTTP 403');
   });
 
   describe('errors', () => {
     const noValues = (text: string) => {
-      for (const leaked of ['hunter2', 'k-1', 'k-2', 'right-secret', 'wrong-secret', 'eyJ']) expect(text).not.to.include(leaked);
+      for (const leaked of ['hunter2', 'k-1', 'k-2', 'right-secret', 'wrong-secret', 'eyJ'])
+        expect(text).not.to.include(leaked);
     };
 
     it('an object missing: NOT_FOUND naming the object and the vault', async () => {
-      const f = await unshared.mountError(attributes({ objects: objectsParameter([{ objectName: 'db-pasword', objectType: 'secret' }]) }));
+      const f = await unshared.mountError(
+        attributes({ objects: objectsParameter([{ objectName: 'db-pasword', objectType: 'secret' }]) }),
+      );
       expect(f.code).to.equal('NOT_FOUND');
-      expect(f.details).to.include('secret "db-pasword"').and.include('key vault "kv-rotate"').and.include('SecretNotFound');
+      expect(f.details)
+        .to.include('secret "db-pasword"')
+        .and.include('key vault "kv-rotate"')
+        .and.include('SecretNotFound');
       noValues(f.details);
     });
 
     it('a wrong client secret: PERMISSION_DENIED naming the identity kind and the AADSTS code', async () => {
-      const f = await unshared.mountError({ keyvaultName: 'kv-rotate', tenantId: standIn.tenantId, objects: OBJECTS, ...podAttributes('batch-0', 'apps/batch') },
-        { secrets: { clientid: SP_CLIENT, clientsecret: 'wrong-secret' } });
+      const f = await unshared.mountError(
+        {
+          keyvaultName: 'kv-rotate',
+          tenantId: standIn.tenantId,
+          objects: OBJECTS,
+          ...podAttributes('batch-0', 'apps/batch'),
+        },
+        { secrets: { clientid: SP_CLIENT, clientsecret: 'wrong-secret' } },
+      );
       expect(f.code).to.equal('PERMISSION_DENIED');
       expect(f.details).to.include('refused the service principal').and.include('AADSTS7000215');
       noValues(f.details);

@@ -9,7 +9,13 @@ import { makeCertificateChain, type CertificateMaterial } from '../support/azure
 import { ManualClock } from '../support/azure-keyvault/clock.js';
 import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/stand-in.js';
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
-import { objectsParameter, podAttributes, startAzureProvider, workloadIdentity, type WorkloadIdentity } from '../support/azure-provider.js';
+import {
+  objectsParameter,
+  podAttributes,
+  startAzureProvider,
+  workloadIdentity,
+  type WorkloadIdentity,
+} from '../support/azure-provider.js';
 import type { ProviderProcess } from '../support/provider-process.js';
 
 // The azure provider process with the real Azure SDK against the Key Vault + Entra + IMDS
@@ -66,18 +72,24 @@ describe('azure provider process: the real Azure SDK against the Key Vault + Ent
   });
 
   const classFor = (objects: Record<string, string | number>[], extra: Record<string, string> = {}) => ({
-    keyvaultName: 'kv-apps', tenantId: standIn.tenantId, objects: objectsParameter(objects), ...extra,
+    keyvaultName: 'kv-apps',
+    tenantId: standIn.tenantId,
+    objects: objectsParameter(objects),
+    ...extra,
   });
 
   it('workload identity: a secret, a hex-encoded secret, a certificate as key-first PEM with its chain, the certificate, the public key', async () => {
     const res = await provider.mount({
-      ...classFor([
-        { objectName: 'db-password', objectType: 'secret', filePermission: '0400' },
-        { objectName: 'hex-value', objectType: 'secret', objectEncoding: 'hex', objectAlias: 'raw.bin' },
-        { objectName: 'web-tls', objectType: 'secret', objectAlias: 'tls.pem' },
-        { objectName: 'web-tls', objectType: 'cert', objectAlias: 'tls.crt' },
-        { objectName: 'signing', objectType: 'key' },
-      ], { clientID: WI_CLIENT }),
+      ...classFor(
+        [
+          { objectName: 'db-password', objectType: 'secret', filePermission: '0400' },
+          { objectName: 'hex-value', objectType: 'secret', objectEncoding: 'hex', objectAlias: 'raw.bin' },
+          { objectName: 'web-tls', objectType: 'secret', objectAlias: 'tls.pem' },
+          { objectName: 'web-tls', objectType: 'cert', objectAlias: 'tls.crt' },
+          { objectName: 'signing', objectType: 'key' },
+        ],
+        { clientID: WI_CLIENT },
+      ),
       ...wi.attributes('web-0'),
     });
     const out = files(res);
@@ -92,33 +104,73 @@ describe('azure provider process: the real Azure SDK against the Key Vault + Ent
     await writeFile(join(work, 'chain.pem'), certs.slice(1).join(''));
     await writeFile(join(work, 'root.pem'), certs[2] ?? '');
     await writeFile(join(work, 'leaf.pem'), certs[0] ?? '');
-    const verified = await run('openssl', ['verify', '-CAfile', join(work, 'root.pem'), '-untrusted', join(work, 'chain.pem'), join(work, 'leaf.pem')]);
+    const verified = await run('openssl', [
+      'verify',
+      '-CAfile',
+      join(work, 'root.pem'),
+      '-untrusted',
+      join(work, 'chain.pem'),
+      join(work, 'leaf.pem'),
+    ]);
     expect(verified.stdout).to.include('leaf.pem: OK');
     expect(out['tls.crt']).to.equal(certs[0]);
     expect(out['signing']).to.match(/^-----BEGIN PUBLIC KEY-----\n/);
     expect(versions(res)).to.deep.equal({
-      'secret/db-password': versionOf['db'], 'secret/hex-value': versionOf['hex'], 'secret/web-tls': versionOf['tls'],
-      'cert/web-tls': versionOf['tls'], 'key/signing': versionOf['key'],
+      'secret/db-password': versionOf['db'],
+      'secret/hex-value': versionOf['hex'],
+      'secret/web-tls': versionOf['tls'],
+      'cert/web-tls': versionOf['tls'],
+      'key/signing': versionOf['key'],
     });
     expect(versionOf['db']).to.match(/^[0-9a-f]{32}$/);
   });
 
   it('a certificate-backed secret as the PFX Key Vault stores (objectFormat pfx, objectEncoding base64): openssl reads it', async () => {
-    const res = await provider.mount({ ...classFor([{ objectName: 'web-tls', objectType: 'secret', objectFormat: 'pfx', objectEncoding: 'base64', objectAlias: 'tls.pfx' }], { clientID: WI_CLIENT }), ...wi.attributes() });
+    const res = await provider.mount({
+      ...classFor(
+        [
+          {
+            objectName: 'web-tls',
+            objectType: 'secret',
+            objectFormat: 'pfx',
+            objectEncoding: 'base64',
+            objectAlias: 'tls.pfx',
+          },
+        ],
+        { clientID: WI_CLIENT },
+      ),
+      ...wi.attributes(),
+    });
     const pfx = res.files.find((f) => f.path === 'tls.pfx');
     await writeFile(join(work, 'tls.pfx'), pfx?.contents ?? Buffer.alloc(0));
-    const info = await run('openssl', ['pkcs12', '-in', join(work, 'tls.pfx'), '-nokeys', '-passin', 'pass:', '-legacy']);
+    const info = await run('openssl', [
+      'pkcs12',
+      '-in',
+      join(work, 'tls.pfx'),
+      '-nokeys',
+      '-passin',
+      'pass:',
+      '-legacy',
+    ]);
     expect(info.stdout).to.include('BEGIN CERTIFICATE');
   });
 
   it('service principal from the nodePublishSecretRef (clientid/clientsecret)', async () => {
-    const res = await provider.mount({ ...classFor([{ objectName: 'db-password', objectType: 'secret' }]), ...podAttributes('batch-0', 'apps/batch') },
-      { secrets: { clientid: SP_CLIENT, clientsecret: 'sp-secret-value' } });
+    const res = await provider.mount(
+      { ...classFor([{ objectName: 'db-password', objectType: 'secret' }]), ...podAttributes('batch-0', 'apps/batch') },
+      { secrets: { clientid: SP_CLIENT, clientsecret: 'sp-secret-value' } },
+    );
     expect(files(res)).to.deep.equal({ 'db-password': 'hunter2' });
   });
 
-  it('the node\'s user-assigned managed identity (useVMManagedIdentity, userAssignedIdentityID) through IMDS', async () => {
-    const res = await provider.mount({ ...classFor([{ objectName: 'db-password', objectType: 'secret' }], { useVMManagedIdentity: 'true', userAssignedIdentityID: MI_CLIENT }), ...podAttributes('node-0', 'apps/node') });
+  it("the node's user-assigned managed identity (useVMManagedIdentity, userAssignedIdentityID) through IMDS", async () => {
+    const res = await provider.mount({
+      ...classFor([{ objectName: 'db-password', objectType: 'secret' }], {
+        useVMManagedIdentity: 'true',
+        userAssignedIdentityID: MI_CLIENT,
+      }),
+      ...podAttributes('node-0', 'apps/node'),
+    });
     expect(files(res)).to.deep.equal({ 'db-password': 'hunter2' });
   });
 
@@ -128,7 +180,10 @@ describe('azure provider process: the real Azure SDK against the Key Vault + Ent
     const v2 = vault.setSecret('rotating', 'two');
     clock.advance(1);
     const v3 = vault.setSecret('rotating', 'three');
-    const res = await provider.mount({ ...classFor([{ objectName: 'rotating', objectType: 'secret', objectVersionHistory: 2 }], { clientID: WI_CLIENT }), ...wi.attributes() });
+    const res = await provider.mount({
+      ...classFor([{ objectName: 'rotating', objectType: 'secret', objectVersionHistory: 2 }], { clientID: WI_CLIENT }),
+      ...wi.attributes(),
+    });
     expect(files(res)).to.deep.equal({ 'rotating/0': 'three', 'rotating/1': 'two' });
     expect(versions(res)).to.deep.equal({ 'secret/rotating/0': v3, 'secret/rotating/1': v2 });
     expect(v1).not.to.equal(v2);

@@ -11,7 +11,10 @@ const FILES = 2000;
 
 /** Class `big` serving `FILES` objects of generation `gen`: names f<gen-1> … f<gen+FILES-2>, sources under g<gen>/. */
 function bigClass(gen: number): string {
-  const objects = Array.from({ length: FILES }, (_, i) => ({ objectName: `f${i + gen - 1}`, sourcePath: `g${gen}/f${i + gen - 1}` }));
+  const objects = Array.from({ length: FILES }, (_, i) => ({
+    objectName: `f${i + gen - 1}`,
+    sourcePath: `g${gen}/f${i + gen - 1}`,
+  }));
   return fileClass('big', objects);
 }
 
@@ -30,21 +33,32 @@ type KillPoint = 'payload directory created' | 'half the files written' | '..dat
 function reached(target: string, current: string, point: KillPoint): { done: Promise<void>; close: () => void } {
   const watchers: FSWatcher[] = [];
   const done = new Promise<void>((resolve) => {
-    watchers.push(watch(target, (_, name) => {
-      if (!name) return;
-      if (isPayloadDirName(name) && name !== current) {
-        if (point === 'payload directory created') resolve();
-        else if (point === 'half the files written' && watchers.length === 1) {
-          const dir = join(target, name);
-          watchers.push(watch(dir, () => { if (readdirSync(dir).length >= FILES / 2) resolve(); }));
+    watchers.push(
+      watch(target, (_, name) => {
+        if (!name) return;
+        if (isPayloadDirName(name) && name !== current) {
+          if (point === 'payload directory created') resolve();
+          else if (point === 'half the files written' && watchers.length === 1) {
+            const dir = join(target, name);
+            watchers.push(
+              watch(dir, () => {
+                if (readdirSync(dir).length >= FILES / 2) resolve();
+              }),
+            );
+          }
+        } else if (name === '..data') {
+          // Also the fallback of the mid-payload point: the write may outrun the watcher.
+          resolve();
         }
-      } else if (name === '..data') {
-        // Also the fallback of the mid-payload point: the write may outrun the watcher.
-        resolve();
-      }
-    }));
+      }),
+    );
   });
-  return { done, close: () => { for (const w of watchers) w.close(); } };
+  return {
+    done,
+    close: () => {
+      for (const w of watchers) w.close();
+    },
+  };
 }
 
 /** The generation every top-level file of the volume holds (all must agree). */
@@ -63,7 +77,11 @@ describe('crash recovery: SIGKILL during a 2,000-file rotation write (real drive
 
   before(async function () {
     if (!CAN_MOUNT) this.skip();
-    stack = await startDriverStack({ classes: { 'big.yaml': bigClass(1) }, providerFiles: { 'placeholder': '' }, driverArgs });
+    stack = await startDriverStack({
+      classes: { 'big.yaml': bigClass(1) },
+      providerFiles: { placeholder: '' },
+      driverArgs,
+    });
     await writeGeneration(stack.providerRoot, 1);
     await stack.client.publish(stack.request(target(), 'big', 'big'));
     expect((await checkVolume(target())).names).to.have.length(FILES + 1);
@@ -87,7 +105,12 @@ describe('crash recovery: SIGKILL during a 2,000-file rotation write (real drive
       await writeFile(tmpClass, bigClass(gen));
       await rename(tmpClass, join(old.spcDir, 'big.yaml'));
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([watching.done, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`no write seen:\n${old.driver.stderr().slice(-3000)}`)), 30_000); })]);
+      await Promise.race([
+        watching.done,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no write seen:\n${old.driver.stderr().slice(-3000)}`)), 30_000);
+        }),
+      ]);
       clearTimeout(timer);
       // Freeze the driver the moment the write gets there, then kill it: a real SIGKILL mid-write.
       old.driver.process.kill('SIGSTOP');
@@ -108,10 +131,16 @@ describe('crash recovery: SIGKILL during a 2,000-file rotation write (real drive
       await stack.client.publish(stack.request(target(), 'big', 'big'));
       const done = await checkVolume(target());
       expect(await generationOf(target(), done.names)).to.equal(gen);
-      expect(done.names).to.include(`f${gen + FILES - 2}`).and.not.include(`f${gen - 2}`);
-      expect((await readdir(target())).filter(isPayloadDirName)).to.deep.equal([await readlink(join(target(), '..data'))]);
+      expect(done.names)
+        .to.include(`f${gen + FILES - 2}`)
+        .and.not.include(`f${gen - 2}`);
+      expect((await readdir(target())).filter(isPayloadDirName)).to.deep.equal([
+        await readlink(join(target(), '..data')),
+      ]);
       // The next kill needs a driver that rotates again.
-      await stack.client.unpublish('vol-big', target()).then(() => untilLogged((stack as DriverStack).driver, /"message":"volume unpublished"/));
+      await stack.client
+        .unpublish('vol-big', target())
+        .then(() => untilLogged((stack as DriverStack).driver, /"message":"volume unpublished"/));
       await stack.driver.stop();
       stack = await startDriverStack({ reuse: stack, driverArgs });
       await stack.client.publish(stack.request(target(), 'big', 'big'));

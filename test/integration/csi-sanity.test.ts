@@ -28,11 +28,15 @@ const EXPECTED_PASSING = [
   'Node Service NodeUnpublishVolume should fail when no target path is provided',
 ];
 
-interface SpecResult { name: string; status: string }
+interface SpecResult {
+  name: string;
+  status: string;
+}
 
 function parseJunit(xml: string): SpecResult[] {
   return [...xml.matchAll(/<testcase name="\[It\] ([^"]*)"[^>]*status="([^"]*)"/g)].map((m) => ({
-    name: (m[1] ?? '').replace(/&#34;/g, '"').replace(/&amp;/g, '&'), status: m[2] ?? '',
+    name: (m[1] ?? '').replace(/&#34;/g, '"').replace(/&amp;/g, '&'),
+    status: m[2] ?? '',
   }));
 }
 
@@ -47,22 +51,35 @@ describe('csi-sanity v5.4.0 conformance (real csi-sanity against the real driver
     stack = await startDriverStack();
     const junit = join(stack.work, 'junit.xml');
     output = await new Promise<string>((resolve) => {
-      execFile(sanity, [
-        `--csi.endpoint=${stack.socketPath}`, `--csi.mountdir=${join(stack.work, 'sanity-mount')}`,
-        `--csi.stagingdir=${join(stack.work, 'sanity-staging')}`, `--ginkgo.skip=${SKIP}`,
-        `--ginkgo.junit-report=${junit}`, '--ginkgo.no-color',
-      ], { maxBuffer: 16 * 1024 * 1024 }, (_err, stdout, stderr) => resolve(`${stdout}${stderr}`));
+      execFile(
+        sanity,
+        [
+          `--csi.endpoint=${stack.socketPath}`,
+          `--csi.mountdir=${join(stack.work, 'sanity-mount')}`,
+          `--csi.stagingdir=${join(stack.work, 'sanity-staging')}`,
+          `--ginkgo.skip=${SKIP}`,
+          `--ginkgo.junit-report=${junit}`,
+          '--ginkgo.no-color',
+        ],
+        { maxBuffer: 16 * 1024 * 1024 },
+        (_err, stdout, stderr) => resolve(`${stdout}${stderr}`),
+      );
     });
     results = parseJunit(await readFile(junit, 'utf8').catch(() => ''));
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('reports no failed spec', () => {
     const failed = results.filter((r) => r.status === 'failed');
-    expect(failed.map((r) => r.name), output.slice(-4000)).to.deep.equal([]);
+    expect(
+      failed.map((r) => r.name),
+      output.slice(-4000),
+    ).to.deep.equal([]);
   });
 
-  it('leaves no connection problem in the driver\'s log (grpc-go clients send a GOAWAY naming their own last stream when they hang up)', () => {
+  it("leaves no connection problem in the driver's log (grpc-go clients send a GOAWAY naming their own last stream when they hang up)", () => {
     const grpcLines = driverLogSince(stack, 0).filter((e) => e['message'] === 'gRPC' || e['level'] === 'error');
     expect(grpcLines).to.deep.equal([]);
   });

@@ -20,16 +20,36 @@ async function processesMentioning(text: string): Promise<number[]> {
 }
 
 /** The vault part's step lines, printed when the demo finds bao (here: the openbao test peer). */
-const VAULT_STEPS = ['vault: starting OpenBao', 'vault: starting the vault provider', 'vault: NodePublishVolume', 'vault: what the pod reads', 'vault: NodeUnpublishVolume'];
+const VAULT_STEPS = [
+  'vault: starting OpenBao',
+  'vault: starting the vault provider',
+  'vault: NodePublishVolume',
+  'vault: what the pod reads',
+  'vault: NodeUnpublishVolume',
+];
 const HAS_BAO = peerBinary('BAO') !== undefined;
 
 // The demo's step lines, in order; a signal is sent as soon as one is printed.
 const STEPS = [
-  'working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume',
-  'what the pod reads', 'the secret changes in the store', 'NodeUnpublishVolume', ...(HAS_BAO ? VAULT_STEPS : []), 'done',
+  'working in',
+  'starting the file provider',
+  'starting the driver in local mode',
+  'NodePublishVolume',
+  'what the pod reads',
+  'the secret changes in the store',
+  'NodeUnpublishVolume',
+  ...(HAS_BAO ? VAULT_STEPS : []),
+  'done',
 ];
-const SIGTERM_AT = new Set(['working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume', 'the secret changes in the store',
-  'vault: starting OpenBao', 'vault: NodePublishVolume']);
+const SIGTERM_AT = new Set([
+  'working in',
+  'starting the file provider',
+  'starting the driver in local mode',
+  'NodePublishVolume',
+  'the secret changes in the store',
+  'vault: starting OpenBao',
+  'vault: NodePublishVolume',
+]);
 
 // Issue 9 item 14: Ctrl-C during the rotation step left the tmpfs holding the demo's
 // secrets mounted; SIGTERM while starting left a socket dir behind. With the openbao peer
@@ -39,7 +59,13 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
   let work: string | undefined;
   afterEach(async () => {
     if (!work) return;
-    for (const pid of await processesMentioning(work)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    for (const pid of await processesMentioning(work)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
     await unmountAllUnder(work);
     await rm(work, { recursive: true, force: true });
     work = undefined;
@@ -47,7 +73,11 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
 
   const cases = [
     ...STEPS.map((s) => ({ step: s, signal: 'SIGINT' as const, how: 'Ctrl-C (SIGINT to its process group)' })),
-    ...STEPS.filter((s) => SIGTERM_AT.has(s)).map((s) => ({ step: s, signal: 'SIGTERM' as const, how: 'SIGTERM to the demo' })),
+    ...STEPS.filter((s) => SIGTERM_AT.has(s)).map((s) => ({
+      step: s,
+      signal: 'SIGTERM' as const,
+      how: 'SIGTERM to the demo',
+    })),
   ];
   for (const c of cases) {
     it(`${c.how} after "==> ${c.step}"`, async () => {
@@ -60,7 +90,9 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
       if (c.signal === 'SIGINT') process.kill(-pid, 'SIGINT');
       else process.kill(pid, 'SIGTERM');
       const code = await demo.exited;
-      if (c.step === 'done' && code === 0) { /* the signal came after the demo's own cleanup */ } else {
+      if (c.step === 'done' && code === 0) {
+        /* the signal came after the demo's own cleanup */
+      } else {
         expect(code, demo.stderr()).to.equal(c.signal === 'SIGINT' ? 130 : 143);
         expect(demo.stderr()).to.include(`secrets-store-csi: demo stopped by ${c.signal}; cleaned up`);
       }
@@ -75,19 +107,39 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
 /** The demo's step lines (`==> …`), each cut to the STEPS entry it starts with. */
 function stepsOf(stdout: string): string[] {
   const known = [...STEPS, ...VAULT_STEPS, '.metadata/versions.json', 'vault: .metadata/versions.json'];
-  return stdout.split('\n').filter((l) => l.startsWith('==> ')).map((l) => l.slice(4)).map((l) => known.find((k) => l.startsWith(k)) ?? l);
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('==> '))
+    .map((l) => l.slice(4))
+    .map((l) => known.find((k) => l.startsWith(k)) ?? l);
 }
 
 /** $PATH without the directories that hold an executable bao. */
 function pathWithoutBao(): string {
-  return (process.env['PATH'] ?? '').split(delimiter).filter((dir) => {
-    try { accessSync(join(dir, 'bao'), constants.X_OK); return false; } catch { return true; }
-  }).join(delimiter);
+  return (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .filter((dir) => {
+      try {
+        accessSync(join(dir, 'bao'), constants.X_OK);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .join(delimiter);
 }
 
 /** The file provider's part, unchanged by the vault part. */
-const FILE_STEPS = ['working in', 'starting the file provider', 'starting the driver in local mode', 'NodePublishVolume', 'what the pod reads', '.metadata/versions.json',
-  'the secret changes in the store', 'NodeUnpublishVolume'];
+const FILE_STEPS = [
+  'working in',
+  'starting the file provider',
+  'starting the driver in local mode',
+  'NodePublishVolume',
+  'what the pod reads',
+  '.metadata/versions.json',
+  'the secret changes in the store',
+  'NodeUnpublishVolume',
+];
 
 describe('demo: the vault part with OpenBao, or one line on how to get bao', function () {
   this.timeout(120_000);
@@ -97,16 +149,26 @@ describe('demo: the vault part with OpenBao, or one line on how to get bao', fun
     work = undefined;
   });
 
-  it('with the openbao peer: OpenBao, the vault provider, the vault volume\'s files and versions; no credential printed; nothing left', async function () {
+  it("with the openbao peer: OpenBao, the vault provider, the vault volume's files and versions; no credential printed; nothing left", async function () {
     const bao = peerBinary('BAO');
     if (!bao) {
-      process.stderr.write('    skipping the demo\'s vault part: the openbao peer is not installed (bash test/peers/install.sh openbao)\n');
+      process.stderr.write(
+        "    skipping the demo's vault part: the openbao peer is not installed (bash test/peers/install.sh openbao)\n",
+      );
       this.skip();
     }
     const run = await runCli(['demo']);
     expect(run.code, run.stderr).to.equal(0);
-    expect(stepsOf(run.stdout)).to.deep.equal([...FILE_STEPS, 'vault: starting OpenBao', 'vault: starting the vault provider', 'vault: NodePublishVolume',
-      'vault: what the pod reads', 'vault: .metadata/versions.json', 'vault: NodeUnpublishVolume', 'done']);
+    expect(stepsOf(run.stdout)).to.deep.equal([
+      ...FILE_STEPS,
+      'vault: starting OpenBao',
+      'vault: starting the vault provider',
+      'vault: NodePublishVolume',
+      'vault: what the pod reads',
+      'vault: .metadata/versions.json',
+      'vault: NodeUnpublishVolume',
+      'done',
+    ]);
     expect(run.stdout).to.include(`==> vault: starting OpenBao (bao server -dev, ${bao}, from the test peers)`);
     expect(run.stdout).to.match(/\n {4}0400 {2}\.\.[^/\n]+\/db-password {2}\(21 bytes\)\n/);
     expect(run.stdout).to.match(/\n {4}0777 {2}db\.json -> \.\.data\/db\.json\n/);
@@ -122,10 +184,12 @@ describe('demo: the vault part with OpenBao, or one line on how to get bao', fun
     expect(await processesMentioning(work as string), 'processes left').to.deep.equal([]);
   });
 
-  it('without bao (no test peer, none on PATH): one line saying how to get it, and the file provider\'s demo as before', async () => {
+  it("without bao (no test peer, none on PATH): one line saying how to get it, and the file provider's demo as before", async () => {
     const emptyCache = await mkdtemp(join(tmpdir(), 'ssc-no-peers-'));
     work = emptyCache;
-    const run = await runCli(['demo'], { env: { ...process.env, SSC_PEERS_CACHE: emptyCache, PATH: pathWithoutBao() } });
+    const run = await runCli(['demo'], {
+      env: { ...process.env, SSC_PEERS_CACHE: emptyCache, PATH: pathWithoutBao() },
+    });
     expect(run.code, run.stderr).to.equal(0);
     expect(stepsOf(run.stdout)).to.deep.equal([...FILE_STEPS, NO_BAO_LINE, 'done']);
     const mentions = run.stdout.split('\n').filter((l) => !l.startsWith('==> working in') && /vault|bao/i.test(l));
@@ -136,12 +200,22 @@ describe('demo: the vault part with OpenBao, or one line on how to get bao', fun
 
 describe('CLI help', function () {
   const cases: [string[], RegExp][] = [
-    [['--help'], /^usage: secrets-store-csi <command> \[flags\]\n/], [['-h'], /^usage: secrets-store-csi <command>/], [['help'], /^usage: secrets-store-csi <command>/],
-    [['driver', '--help'], /^secrets-store-csi driver \[flags\]\n {2}--endpoint=VALUE/], [['driver', '-h'], /^secrets-store-csi driver \[flags\]\n/],
-    [['provider', '--help'], /^usage: secrets-store-csi provider <name> \[flags\]\n\nproviders: file, vault, azure, exec, pki\n/], [['provider', '-h'], /^usage: secrets-store-csi provider <name>/],
-    [['provider', 'file', '--help'], /^secrets-store-csi provider file \[flags\]\n(.|\n)*--root=VALUE/], [['provider', 'file', '-h'], /^secrets-store-csi provider file \[flags\]\n/],
-    [['publish', '-h'], /^secrets-store-csi publish \[flags\]\n(.|\n)*--secret-provider-class=VALUE/], [['unpublish', '-h'], /^secrets-store-csi unpublish \[flags\]\n/],
-    [['demo', '--help'], /^secrets-store-csi demo\n\nRuns the file provider and the driver/], [['demo', '-h'], /^secrets-store-csi demo\n/],
+    [['--help'], /^usage: secrets-store-csi <command> \[flags\]\n/],
+    [['-h'], /^usage: secrets-store-csi <command>/],
+    [['help'], /^usage: secrets-store-csi <command>/],
+    [['driver', '--help'], /^secrets-store-csi driver \[flags\]\n {2}--endpoint=VALUE/],
+    [['driver', '-h'], /^secrets-store-csi driver \[flags\]\n/],
+    [
+      ['provider', '--help'],
+      /^usage: secrets-store-csi provider <name> \[flags\]\n\nproviders: file, vault, azure, exec, pki\n/,
+    ],
+    [['provider', '-h'], /^usage: secrets-store-csi provider <name>/],
+    [['provider', 'file', '--help'], /^secrets-store-csi provider file \[flags\]\n(.|\n)*--root=VALUE/],
+    [['provider', 'file', '-h'], /^secrets-store-csi provider file \[flags\]\n/],
+    [['publish', '-h'], /^secrets-store-csi publish \[flags\]\n(.|\n)*--secret-provider-class=VALUE/],
+    [['unpublish', '-h'], /^secrets-store-csi unpublish \[flags\]\n/],
+    [['demo', '--help'], /^secrets-store-csi demo\n\nRuns the file provider and the driver/],
+    [['demo', '-h'], /^secrets-store-csi demo\n/],
   ];
   for (const [args, out] of cases) {
     it(`${args.join(' ')} prints help and exits 0, starting nothing`, async () => {
@@ -153,6 +227,10 @@ describe('CLI help', function () {
   }
 
   it('demo refuses flags and arguments it does not take', async () => {
-    expect(await runCli(['demo', '--fast'])).to.deep.include({ code: 1, stdout: '', stderr: 'secrets-store-csi: unknown flag --fast\n' });
+    expect(await runCli(['demo', '--fast'])).to.deep.include({
+      code: 1,
+      stdout: '',
+      stderr: 'secrets-store-csi: unknown flag --fast\n',
+    });
   });
 });

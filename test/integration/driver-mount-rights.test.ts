@@ -31,16 +31,44 @@ async function reachableCopy(dir: string): Promise<void> {
     await run('cp', ['-Rl', from, dir]).catch(() => run('cp', ['-R', from, dir]));
   }
   await run('find', [dir, '-type', 'd', '-exec', 'chmod', '755', '{}', '+']);
-  await run('find', [dir, '-type', 'f', '!', '-perm', '-o=r', '-exec', 'sh', '-c',
-    'for f do cp "$f" "$f.copy" && mv -f "$f.copy" "$f" && chmod a+r "$f"; done', 'sh', '{}', '+']);
+  await run('find', [
+    dir,
+    '-type',
+    'f',
+    '!',
+    '-perm',
+    '-o=r',
+    '-exec',
+    'sh',
+    '-c',
+    'for f do cp "$f" "$f.copy" && mv -f "$f.copy" "$f" && chmod a+r "$f"; done',
+    'sh',
+    '{}',
+    '+',
+  ]);
 }
 
 /** Starts the driver as `nobody` and resolves with its exit code, or 'started' (then stops it). */
-async function driverAsNobody(args: readonly string[], cwd: string): Promise<{ outcome: number | string; run: CliRun }> {
-  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], { uid: NOBODY, gid: NOBODY, cwd, node: nodeForNobody, ...(cliForNobody ? { cli: cliForNobody } : {}) });
-  const started = run.until('stderr', /"message":"driver started"/).then(() => 'started', () => 'exited');
+async function driverAsNobody(
+  args: readonly string[],
+  cwd: string,
+): Promise<{ outcome: number | string; run: CliRun }> {
+  const run = spawnCli(['driver', '--nodeid=n', '--metrics-addr=', ...args], {
+    uid: NOBODY,
+    gid: NOBODY,
+    cwd,
+    node: nodeForNobody,
+    ...(cliForNobody ? { cli: cliForNobody } : {}),
+  });
+  const started = run.until('stderr', /"message":"driver started"/).then(
+    () => 'started',
+    () => 'exited',
+  );
   const outcome = await Promise.race([run.exited, started]);
-  if (outcome === 'started') { run.process.kill('SIGTERM'); await run.exited; }
+  if (outcome === 'started') {
+    run.process.kill('SIGTERM');
+    await run.exited;
+  }
   return { outcome, run };
 }
 
@@ -62,23 +90,48 @@ describe('driver without mount rights (run as uid 65534)', function () {
     await reachableCopy(join(work, 'app'));
     cliForNobody = join(work, 'app', 'dist', 'bin', 'cli.js');
   });
-  after(async () => { if (work) await rm(work, { recursive: true, force: true }); });
+  after(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
 
   it('Kubernetes mode exits 1 at once, saying it needs root in a privileged container (no kubeconfig read)', async () => {
-    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/k.sock')}`, `--kubeconfig=${join(work, 'no-such-kubeconfig')}`], work);
+    const { outcome, run } = await driverAsNobody(
+      [`--endpoint=unix://${join(work, 'run/k.sock')}`, `--kubeconfig=${join(work, 'no-such-kubeconfig')}`],
+      work,
+    );
     expect(outcome, run.stderr()).to.equal(1);
-    expect(run.stderr()).to.equal(`secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root in a privileged container, as deploy/driver-daemonset.yaml does\n`);
+    expect(run.stderr()).to.equal(
+      `secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root in a privileged container, as deploy/driver-daemonset.yaml does\n`,
+    );
   });
 
   it('local mode exits 1 at once, pointing at --mount-mode=dir', async () => {
-    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/l.sock')}`, `--spc-dir=${join(work, 'spc')}`, `--provider-volume=${join(work, 'run')}`, '--additional-provider-volume-paths='], work);
+    const { outcome, run } = await driverAsNobody(
+      [
+        `--endpoint=unix://${join(work, 'run/l.sock')}`,
+        `--spc-dir=${join(work, 'spc')}`,
+        `--provider-volume=${join(work, 'run')}`,
+        '--additional-provider-volume-paths=',
+      ],
+      work,
+    );
     expect(outcome, run.stderr()).to.equal(1);
-    expect(run.stderr()).to.equal(`secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root, or add --mount-mode=dir (local mode: volumes become plain directories on disk)\n`);
+    expect(run.stderr()).to.equal(
+      `secrets-store-csi: cannot mount tmpfs volumes: the driver runs as uid ${NOBODY} without CAP_SYS_ADMIN; run it as root, or add --mount-mode=dir (local mode: volumes become plain directories on disk)\n`,
+    );
   });
 
   it('local mode with --mount-mode=dir starts as the same user', async () => {
-    const { outcome, run } = await driverAsNobody([`--endpoint=unix://${join(work, 'run/d.sock')}`, `--spc-dir=${join(work, 'spc')}`, `--provider-volume=${join(work, 'run')}`,
-      '--additional-provider-volume-paths=', '--mount-mode=dir'], work);
+    const { outcome, run } = await driverAsNobody(
+      [
+        `--endpoint=unix://${join(work, 'run/d.sock')}`,
+        `--spc-dir=${join(work, 'spc')}`,
+        `--provider-volume=${join(work, 'run')}`,
+        '--additional-provider-volume-paths=',
+        '--mount-mode=dir',
+      ],
+      work,
+    );
     expect(outcome, run.stderr()).to.equal('started');
   });
 });

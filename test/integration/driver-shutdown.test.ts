@@ -23,10 +23,19 @@ describe('SIGTERM while a publish waits on a hanging provider (real driver proce
 
   /** From now on, Mount calls hang until `release`. */
   function hang(): void {
-    const held = new Promise<void>((resolve) => { release = resolve; });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let arrived = () => {};
-    reached = new Promise<void>((resolve) => { arrived = resolve; });
-    if (provider) provider.script = async () => { arrived(); await held; return responseWith([{ path: 'x', contents: 'new' }]); };
+    reached = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    if (provider)
+      provider.script = async () => {
+        arrived();
+        await held;
+        return responseWith([{ path: 'x', contents: 'new' }]);
+      };
   }
 
   /** SIGTERMs the driver; resolves with how long it took to exit, and its exit code. */
@@ -39,7 +48,9 @@ describe('SIGTERM while a publish waits on a hanging provider (real driver proce
   beforeEach(async function () {
     if (!CAN_MOUNT) this.skip();
     stack = await startDriverStack({ classes: { 'held.yaml': fileClass('held', [{ objectName: 'x' }], 'held') } });
-    provider = await startScriptedProvider(stack.providersDir, 'held', async () => responseWith([{ path: 'x', contents: 'old' }]));
+    provider = await startScriptedProvider(stack.providersDir, 'held', async () =>
+      responseWith([{ path: 'x', contents: 'old' }]),
+    );
   });
   afterEach(async () => {
     release();
@@ -56,9 +67,19 @@ describe('SIGTERM while a publish waits on a hanging provider (real driver proce
     expect(await mountsUnder(target)).to.deep.equal([target]);
     const exit = await terminate(s);
     const o = await publish;
-    expect({ exitCode: exit.code, prompt: exit.ms < PROMPT_EXIT_MS, code: o.code, mounts: await mountsUnder(target), target: await lstat(target).then(() => 'exists', () => 'gone') })
-      .to.deep.equal({ exitCode: 0, prompt: true, code: 'UNAVAILABLE', mounts: [], target: 'gone' });
-    expect(o.message).to.include('pod default/first').and.include('the driver is shutting down and cancelled this call');
+    expect({
+      exitCode: exit.code,
+      prompt: exit.ms < PROMPT_EXIT_MS,
+      code: o.code,
+      mounts: await mountsUnder(target),
+      target: await lstat(target).then(
+        () => 'exists',
+        () => 'gone',
+      ),
+    }).to.deep.equal({ exitCode: 0, prompt: true, code: 'UNAVAILABLE', mounts: [], target: 'gone' });
+    expect(o.message)
+      .to.include('pod default/first')
+      .and.include('the driver is shutting down and cancelled this call');
   });
 
   it('cancels a republish and keeps the mounted volume with its old content', async () => {
@@ -70,8 +91,13 @@ describe('SIGTERM while a publish waits on a hanging provider (real driver proce
     await reached;
     const exit = await terminate(s);
     const o = await publish;
-    expect({ exitCode: exit.code, prompt: exit.ms < PROMPT_EXIT_MS, code: o.code, mounts: await mountsUnder(target), content: await readFile(join(target, 'x'), 'utf8') })
-      .to.deep.equal({ exitCode: 0, prompt: true, code: 'UNAVAILABLE', mounts: [target], content: 'old' });
+    expect({
+      exitCode: exit.code,
+      prompt: exit.ms < PROMPT_EXIT_MS,
+      code: o.code,
+      mounts: await mountsUnder(target),
+      content: await readFile(join(target, 'x'), 'utf8'),
+    }).to.deep.equal({ exitCode: 0, prompt: true, code: 'UNAVAILABLE', mounts: [target], content: 'old' });
   });
 });
 
@@ -81,8 +107,13 @@ describe('ProviderClient with a signal that aborted before the call started', ()
   let release = () => {};
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ssc-abort-'));
-    const held = new Promise<void>((resolve) => { release = resolve; });
-    provider = await startScriptedProvider(dir, 'held', async () => { await held; return responseWith([{ path: 'x' }]); });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    provider = await startScriptedProvider(dir, 'held', async () => {
+      await held;
+      return responseWith([{ path: 'x' }]);
+    });
   });
   after(async () => {
     release();
@@ -91,11 +122,26 @@ describe('ProviderClient with a signal that aborted before the call started', ()
   });
 
   it('cancels at once instead of waiting for the deadline (shutdown may abort between two awaits)', async () => {
-    const client = new ProviderClient({ providerDirs: [dir], maxCallRecvMsgSize: 4 << 20, timeoutMs: 5000, sleep: realSleep, logger: createLogger({ component: 'test', silent: true }) });
+    const client = new ProviderClient({
+      providerDirs: [dir],
+      maxCallRecvMsgSize: 4 << 20,
+      timeoutMs: 5000,
+      sleep: realSleep,
+      logger: createLogger({ component: 'test', silent: true }),
+    });
     try {
-      const request = { attributes: '{}', secrets: '{}', target_path: '/t', permission: '420', current_object_version: [] };
+      const request = {
+        attributes: '{}',
+        secrets: '{}',
+        target_path: '/t',
+        permission: '420',
+        current_object_version: [],
+      };
       const started = performance.now();
-      const err = await client.mount('held', request, { signal: AbortSignal.abort(new Error('gone')) }).then(() => undefined, (e: unknown) => e);
+      const err = await client.mount('held', request, { signal: AbortSignal.abort(new Error('gone')) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       // Without the check, the call ran until its 5 s deadline (the provider never answers).
       expect(performance.now() - started).to.be.below(2500);
       expect(err).to.be.instanceOf(SscError);

@@ -21,9 +21,17 @@ describe('e2e plugin registration stand-in (kubelet pluginregistration v1)', () 
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ssc-reg-'));
-    served = await servePluginRegistration(join(dir, 'reg.sock'), '/var/lib/kubelet/plugins/secrets-store.csi.k8s.io/csi.sock');
-    const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true, defaults: true })) as unknown as { pluginregistration: { Registration: grpc.ServiceClientConstructor } };
-    client = new pkg.pluginregistration.Registration(`unix://${join(dir, 'reg.sock')}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Call>;
+    served = await servePluginRegistration(
+      join(dir, 'reg.sock'),
+      '/var/lib/kubelet/plugins/secrets-store.csi.k8s.io/csi.sock',
+    );
+    const pkg = grpc.loadPackageDefinition(
+      protoLoader.loadSync(PROTO, { keepCase: true, defaults: true }),
+    ) as unknown as { pluginregistration: { Registration: grpc.ServiceClientConstructor } };
+    client = new pkg.pluginregistration.Registration(
+      `unix://${join(dir, 'reg.sock')}`,
+      grpc.credentials.createInsecure(),
+    ) as unknown as grpc.Client & Record<string, Call>;
   });
   afterEach(async () => {
     client.close();
@@ -31,22 +39,26 @@ describe('e2e plugin registration stand-in (kubelet pluginregistration v1)', () 
     await rm(dir, { recursive: true, force: true });
   });
 
-  const call = (method: string, req: object) => new Promise<Record<string, unknown>>((resolve, reject) =>
-    (client[method] as Call).call(client, req, (err, res) => (err ? reject(err) : resolve(res))));
+  const call = (method: string, req: object) =>
+    new Promise<Record<string, unknown>>((resolve, reject) =>
+      (client[method] as Call).call(client, req, (err, res) => (err ? reject(err) : resolve(res))),
+    );
 
-  it('GetInfo: a CSI plugin named secrets-store.csi.k8s.io at the driver\'s socket, CSI 1.0.0', async () => {
+  it("GetInfo: a CSI plugin named secrets-store.csi.k8s.io at the driver's socket, CSI 1.0.0", async () => {
     expect(await call('GetInfo', {})).to.deep.equal({
-      type: 'CSIPlugin', name: 'secrets-store.csi.k8s.io',
-      endpoint: '/var/lib/kubelet/plugins/secrets-store.csi.k8s.io/csi.sock', supported_versions: ['1.0.0'],
+      type: 'CSIPlugin',
+      name: 'secrets-store.csi.k8s.io',
+      endpoint: '/var/lib/kubelet/plugins/secrets-store.csi.k8s.io/csi.sock',
+      supported_versions: ['1.0.0'],
     });
   });
 
-  it('keeps kubelet\'s refusal, with its error, so the harness fails the test', async () => {
+  it("keeps kubelet's refusal, with its error, so the harness fails the test", async () => {
     await call('NotifyRegistrationStatus', { plugin_registered: false, error: 'no such CSI version' });
     expect(await served.verdict).to.deep.equal({ registered: false, error: 'no such CSI version' });
   });
 
-  it('keeps kubelet\'s acceptance', async () => {
+  it("keeps kubelet's acceptance", async () => {
     await call('NotifyRegistrationStatus', { plugin_registered: true });
     expect(await served.verdict).to.deep.equal({ registered: true, error: '' });
   });

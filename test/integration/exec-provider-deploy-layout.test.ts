@@ -15,10 +15,17 @@ import { stringFlag } from '../../lib/flags.js';
 // timestamped directory, `..data` swapped, the old one removed) reaches the next Mount;
 // --helpers-dir at the mount itself is refused, which is why the DaemonSet names `..data`.
 
-const POD = { 'csi.storage.k8s.io/pod.namespace': 'default', 'csi.storage.k8s.io/pod.name': 'exec-demo', 'csi.storage.k8s.io/serviceAccount.name': 'default' };
+const POD = {
+  'csi.storage.k8s.io/pod.namespace': 'default',
+  'csi.storage.k8s.io/pod.name': 'exec-demo',
+  'csi.storage.k8s.io/serviceAccount.name': 'default',
+};
 
 /** The files of the DaemonSet's projected helpers volume: path → [contents, mode]. */
-function projectedFiles(helpersData: Record<string, string>, filesData: Record<string, string>): Map<string, [string, number]> {
+function projectedFiles(
+  helpersData: Record<string, string>,
+  filesData: Record<string, string>,
+): Map<string, [string, number]> {
   const ds = EXEC_PROVIDER_DS();
   const volume = (ds['spec'].template.spec.volumes as Obj[]).find((v) => v['name'] === 'helpers')?.['projected'] as Obj;
   const files = new Map<string, [string, number]>();
@@ -31,7 +38,11 @@ function projectedFiles(helpersData: Record<string, string>, filesData: Record<s
 }
 
 /** Writes `files` as kubelet's atomic writer does: a new timestamped directory, then `..data` swapped to it, the old one removed. */
-async function writeAtomically(volume: string, files: Map<string, [string, number]>, generation: number): Promise<void> {
+async function writeAtomically(
+  volume: string,
+  files: Map<string, [string, number]>,
+  generation: number,
+): Promise<void> {
   const dir = `..2026_11_24_05_00_0${generation}.000000001`;
   for (const [path, [text, mode]] of files) {
     const file = join(volume, dir, path);
@@ -42,7 +53,9 @@ async function writeAtomically(volume: string, files: Map<string, [string, numbe
   await symlink(dir, join(volume, '..data_tmp'));
   await rename(join(volume, '..data_tmp'), join(volume, '..data'));
   for (const top of new Set([...files.keys()].map((p) => p.split('/')[0] as string))) {
-    await symlink(posix.join('..data', top), join(volume, top)).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'EEXIST') throw err; });
+    await symlink(posix.join('..data', top), join(volume, top)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
   }
   if (generation > 1) await rm(join(volume, `..2026_11_24_05_00_0${generation - 1}.000000001`), { recursive: true });
 }
@@ -50,7 +63,10 @@ async function writeAtomically(volume: string, files: Map<string, [string, numbe
 describe('deploy/provider-exec-daemonset.yaml: the helpers ConfigMap volume as kubelet writes it, under the real exec provider', function () {
   this.timeout(60_000);
   const helpers = find('ConfigMap', 'csi-secrets-store-provider-exec-helpers').obj['data'] as Record<string, string>;
-  const helperFiles = find('ConfigMap', 'csi-secrets-store-provider-exec-helper-files').obj['data'] as Record<string, string>;
+  const helperFiles = find('ConfigMap', 'csi-secrets-store-provider-exec-helper-files').obj['data'] as Record<
+    string,
+    string
+  >;
   const spc = parseSecretProviderClass(find('SecretProviderClass', 'exec-demo').obj);
   let provider: ProviderProcess | undefined;
   let volume: string;
@@ -59,7 +75,9 @@ describe('deploy/provider-exec-daemonset.yaml: the helpers ConfigMap volume as k
   function daemonSetArgs(work: string, helpersDir?: string): string[] {
     const ds = EXEC_PROVIDER_DS();
     const flags = execProviderArgs(ds);
-    const mountPath = (container(ds, 'provider')['volumeMounts'] as Obj[]).find((m) => m['name'] === 'helpers')?.['mountPath'] as string;
+    const mountPath = (container(ds, 'provider')['volumeMounts'] as Obj[]).find((m) => m['name'] === 'helpers')?.[
+      'mountPath'
+    ] as string;
     const dir = stringFlag(flags, 'helpers-dir');
     expect(dir.startsWith(`${mountPath}/`) || dir === mountPath).to.equal(true);
     return [
@@ -75,12 +93,17 @@ describe('deploy/provider-exec-daemonset.yaml: the helpers ConfigMap volume as k
   });
 
   it("mounts the example class's greeting from file-get.sh, and a ConfigMap change reaches the next Mount", async () => {
-    provider = await startProviderProcess('exec', [], {}, {
-      extraArgs: (work) => {
-        volume = join(work, 'helpers-volume');
-        return daemonSetArgs(work);
+    provider = await startProviderProcess(
+      'exec',
+      [],
+      {},
+      {
+        extraArgs: (work) => {
+          volume = join(work, 'helpers-volume');
+          return daemonSetArgs(work);
+        },
       },
-    });
+    );
     await mkdir(volume, { recursive: true });
     await writeAtomically(volume, projectedFiles(helpers, helperFiles), 1);
     const attributes = { ...spc.parameters, ...POD };
@@ -92,19 +115,28 @@ describe('deploy/provider-exec-daemonset.yaml: the helpers ConfigMap volume as k
     const version = first.object_version.find((v) => v.id === 'greeting.txt')?.version;
     expect(version).to.be.a('string');
 
-    await writeAtomically(volume, projectedFiles(helpers, { ...helperFiles, 'file-get.d_greeting.txt': 'a new greeting\n' }), 2);
+    await writeAtomically(
+      volume,
+      projectedFiles(helpers, { ...helperFiles, 'file-get.d_greeting.txt': 'a new greeting\n' }),
+      2,
+    );
     const second = await provider.mount(attributes, { current: { 'greeting.txt': version as string } });
     expect(second.files.find((f) => f.path === 'greeting.txt')?.contents.toString()).to.equal('a new greeting\n');
     expect(second.object_version.find((v) => v.id === 'greeting.txt')?.version).to.not.equal(version);
   });
 
   it('refuses the helpers when --helpers-dir is the volume itself: its entries are symlinks into a subdirectory', async () => {
-    provider = await startProviderProcess('exec', [], {}, {
-      extraArgs: (work) => {
-        volume = join(work, 'helpers-volume');
-        return daemonSetArgs(work, volume);
+    provider = await startProviderProcess(
+      'exec',
+      [],
+      {},
+      {
+        extraArgs: (work) => {
+          volume = join(work, 'helpers-volume');
+          return daemonSetArgs(work, volume);
+        },
       },
-    });
+    );
     await mkdir(volume, { recursive: true });
     await writeAtomically(volume, projectedFiles(helpers, helperFiles), 1);
     const failure = await provider.mountError({ ...spc.parameters, ...POD });

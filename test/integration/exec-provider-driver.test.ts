@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { metadataFileName } from '../../driver/volume/metadata.js';
-import { driverLogSince, rotationRoundsSince, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
+import {
+  driverLogSince,
+  rotationRoundsSince,
+  startDriverStack,
+  whenDriverLogs,
+  type DriverStack,
+} from '../support/driver-stack.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
 
 // The exec provider process behind our real driver process (local mode: classes from
@@ -19,7 +25,9 @@ import { startProviderProcess, type ProviderProcess } from '../support/provider-
 
 const EXAMPLES = fileURLToPath(new URL('../../../examples/helpers/', import.meta.url));
 
-interface VersionsJson { readonly objects: readonly { readonly id: string; readonly version: string }[] }
+interface VersionsJson {
+  readonly objects: readonly { readonly id: string; readonly version: string }[];
+}
 
 describe('exec provider behind the real driver (local mode, rotation)', function () {
   this.timeout(120_000);
@@ -40,14 +48,21 @@ spec:
   provider: exec
   parameters:
     objects: |
-${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
+${objects
+  .trim()
+  .split('\n')
+  .map((l) => `      ${l}`)
+  .join('\n')}
 `;
   }
 
   const roundsSince = (since: number) => rotationRoundsSince(stack, since);
-  const refreshFailed = (target: string, since: number) => driverLogSince(stack, since).some((e) => e['message'] === 'rotation refresh failed' && e['targetPath'] === target);
-  const readVersions = async (target: string) => JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson;
-  const versionOf = async (target: string, id: string) => (await readVersions(target)).objects.find((o) => o.id === id)?.version;
+  const refreshFailed = (target: string, since: number) =>
+    driverLogSince(stack, since).some((e) => e['message'] === 'rotation refresh failed' && e['targetPath'] === target);
+  const readVersions = async (target: string) =>
+    JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson;
+  const versionOf = async (target: string, id: string) =>
+    (await readVersions(target)).objects.find((o) => o.id === id)?.version;
   const calls = async () => (existsSync(log) ? (await readFile(log, 'utf8')).trim().split('\n') : []);
 
   before(async () => {
@@ -58,7 +73,10 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     files = join(helpers, 'file-get.d');
     await mkdir(files, { recursive: true });
     await mkdir(store, { recursive: true });
-    await writeFile(join(helpers, 'versioned.sh'), '#!/bin/sh\necho "$1 $2 $4" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n');
+    await writeFile(
+      join(helpers, 'versioned.sh'),
+      '#!/bin/sh\necho "$1 $2 $4" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n',
+    );
     await chmod(join(helpers, 'versioned.sh'), 0o755);
     await copyFile(join(EXAMPLES, 'file-get.sh'), join(helpers, 'file-get.sh'));
     await chmod(join(helpers, 'file-get.sh'), 0o755);
@@ -67,25 +85,43 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     await writeFile(join(store, 'api-key'), 'k-1');
     await writeFile(join(store, 'api-key.version'), '1\n');
     await writeFile(join(files, 'motd'), 'hello v1\n');
-    const versioned = (name: string, mode?: string) => `- objectName: ${name}\n  helper: versioned.sh\n${mode ? `  filePermission: ${mode}\n` : ''}  parameters: {dir: ${store}, log: ${log}}`;
+    const versioned = (name: string, mode?: string) =>
+      `- objectName: ${name}\n  helper: versioned.sh\n${mode ? `  filePermission: ${mode}\n` : ''}  parameters: {dir: ${store}, log: ${log}}`;
     stack = await startDriverStack({
       work,
       classes: {
-        'exec-app.yaml': execClass('exec-app', `${versioned('db-password', '0400')}\n${versioned('api-key')}\n- {objectName: motd, helper: file-get.sh, parameters: {path: motd}}`),
+        'exec-app.yaml': execClass(
+          'exec-app',
+          `${versioned('db-password', '0400')}\n${versioned('api-key')}\n- {objectName: motd, helper: file-get.sh, parameters: {path: motd}}`,
+        ),
       },
-      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', '--provider-timeout=10s', '--log-level=info'],
+      driverArgs: [
+        '--enable-secret-rotation',
+        '--rotation-poll-interval=1s',
+        '--provider-timeout=10s',
+        '--log-level=info',
+      ],
     });
-    provider = await startProviderProcess('exec', [], {}, {
-      providersDir: stack.providersDir,
-      extraArgs: () => [`--helpers-dir=${helpers}`, `--hmac-key-file=${join(work, 'hmac.key')}`, '--helper-timeout=5s'],
-    });
+    provider = await startProviderProcess(
+      'exec',
+      [],
+      {},
+      {
+        providersDir: stack.providersDir,
+        extraArgs: () => [
+          `--helpers-dir=${helpers}`,
+          `--hmac-key-file=${join(work, 'hmac.key')}`,
+          '--helper-timeout=5s',
+        ],
+      },
+    );
   });
   after(async () => {
     await stack?.stop();
     await provider?.stop();
   });
 
-  it('publish: each helper\'s output with its mode, .metadata/ with the helper versions and the digest', async () => {
+  it("publish: each helper's output with its mode, .metadata/ with the helper versions and the digest", async () => {
     const target = stack.targetPath('app');
     await stack.client.publish(stack.request(target, 'exec-app', 'app'));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
@@ -94,7 +130,10 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     expect((await stat(join(target, 'api-key'))).mode & 0o777).to.equal(0o644);
     expect(await readFile(join(target, 'motd'), 'utf8')).to.equal('hello v1\n');
     const versions = (await readVersions(target)).objects;
-    expect(versions.filter((v) => v.id !== 'motd')).to.deep.equal([{ id: 'api-key', version: '1' }, { id: 'db-password', version: '1' }]);
+    expect(versions.filter((v) => v.id !== 'motd')).to.deep.equal([
+      { id: 'api-key', version: '1' },
+      { id: 'db-password', version: '1' },
+    ]);
     expect(versions.find((v) => v.id === 'motd')?.version).to.match(/^[0-9a-f]{64}$/);
     expect(await readFile(join(target, '.metadata', metadataFileName('db-password')), 'utf8')).to.equal('1');
     expect(await calls()).to.include.members(['version db-password app', 'get db-password app']);
@@ -109,7 +148,10 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     await whenDriverLogs(stack, 'three rotation rounds', () => roundsSince(since) >= 3);
     const during = (await calls()).slice(before);
     expect(during.length).to.be.greaterThan(0);
-    expect(during.filter((c) => c.startsWith('get ')), 'no get while versions are unchanged').to.deep.equal([]);
+    expect(
+      during.filter((c) => c.startsWith('get ')),
+      'no get while versions are unchanged',
+    ).to.deep.equal([]);
     expect(await readlink(join(target, '..data'))).to.equal(data);
     const now = await stat(join(target, 'db-password'));
     expect([now.ino, now.mtimeMs]).to.deep.equal([file.ino, file.mtimeMs]);
@@ -119,7 +161,11 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     const target = stack.targetPath('app');
     await writeFile(join(store, 'db-password'), 'correct horse');
     await writeFile(join(store, 'db-password.version'), '2\n');
-    await whenDriverLogs(stack, 'db-password at version 2', async () => (await versionOf(target, 'db-password')) === '2');
+    await whenDriverLogs(
+      stack,
+      'db-password at version 2',
+      async () => (await versionOf(target, 'db-password')) === '2',
+    );
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
     expect(await versionOf(target, 'api-key')).to.equal('1');
@@ -129,7 +175,7 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     const target = stack.targetPath('app');
     const before = await versionOf(target, 'motd');
     await writeFile(join(files, 'motd'), 'hello v2\n');
-    await whenDriverLogs(stack, 'motd\'s new digest', async () => (await versionOf(target, 'motd')) !== before);
+    await whenDriverLogs(stack, "motd's new digest", async () => (await versionOf(target, 'motd')) !== before);
     expect(await readFile(join(target, 'motd'), 'utf8')).to.equal('hello v2\n');
   });
 
@@ -148,7 +194,11 @@ ${objects.trim().split('\n').map((l) => `      ${l}`).join('\n')}
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
     expect(await readFile(join(target, '.metadata/versions.json'))).to.deep.equal(versionsJson);
     await writeFile(join(store, 'api-key.version'), '1\n');
-    await whenDriverLogs(stack, 'db-password at version 3', async () => (await versionOf(target, 'db-password')) === '3');
+    await whenDriverLogs(
+      stack,
+      'db-password at version 3',
+      async () => (await versionOf(target, 'db-password')) === '3',
+    );
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('battery staple');
     await stack.client.unpublish('vol-app', target);
   });

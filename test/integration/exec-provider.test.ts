@@ -11,8 +11,14 @@ import { startProviderProcess, type MountOptions, type ProviderProcess } from '.
 // injection through pod names, names and symlinks leading out of the directory, and a
 // forked child holding stdout open.
 
-const POD = { 'csi.storage.k8s.io/pod.namespace': 'team-a', 'csi.storage.k8s.io/pod.name': 'web-0', 'csi.storage.k8s.io/serviceAccount.name': 'web' };
-const TOKENS = JSON.stringify({ helpers: { token: 'eyJhbGciOi.tok-SECRET.sig', expirationTimestamp: '2030-01-01T00:00:00Z' } });
+const POD = {
+  'csi.storage.k8s.io/pod.namespace': 'team-a',
+  'csi.storage.k8s.io/pod.name': 'web-0',
+  'csi.storage.k8s.io/serviceAccount.name': 'web',
+};
+const TOKENS = JSON.stringify({
+  helpers: { token: 'eyJhbGciOi.tok-SECRET.sig', expirationTimestamp: '2030-01-01T00:00:00Z' },
+});
 
 /** A class's attributes: `objects` as YAML lines, the pod's identity, extras. */
 function attrs(objects: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -39,33 +45,58 @@ describe('exec provider process with real helpers', function () {
     await chmod(join(helpers, name), 0o755);
   }
 
-  const recorded = async (name: string): Promise<Recorded> => JSON.parse(await readFile(join(out, name), 'utf8')) as Recorded;
-  const calls = async (name: string): Promise<string[]> => (existsSync(join(out, name)) ? (await readFile(join(out, name), 'utf8')).trim().split('\n') : []);
+  const recorded = async (name: string): Promise<Recorded> =>
+    JSON.parse(await readFile(join(out, name), 'utf8')) as Recorded;
+  const calls = async (name: string): Promise<string[]> =>
+    existsSync(join(out, name)) ? (await readFile(join(out, name), 'utf8')).trim().split('\n') : [];
   const mount = (attributes: Record<string, string>, options?: MountOptions) => provider.mount(attributes, options);
 
   before(async () => {
-    provider = await startProviderProcess('exec', [], {}, {
-      extraArgs: (work) => [`--helpers-dir=${join(work, 'helpers')}`, `--hmac-key-file=${join(work, 'hmac.key')}`, '--helper-timeout=2s', '--max-output-bytes=65536', '--max-concurrent-helpers=2'],
-    });
+    provider = await startProviderProcess(
+      'exec',
+      [],
+      {},
+      {
+        extraArgs: (work) => [
+          `--helpers-dir=${join(work, 'helpers')}`,
+          `--hmac-key-file=${join(work, 'hmac.key')}`,
+          '--helper-timeout=2s',
+          '--max-output-bytes=65536',
+          '--max-concurrent-helpers=2',
+        ],
+      },
+    );
     helpers = join(provider.work, 'helpers');
     out = join(provider.work, 'out');
     await mkdir(helpers, { recursive: true });
     await mkdir(out, { recursive: true });
     // Records what it was given as JSON in $SSC_PARAM_OUT, then prints $SSC_PARAM_CONTENT. A node
     // script: a shell would add variables of its own (PWD, SHLVL) to what it saw.
-    await helper('record', `#!${process.execPath}
+    await helper(
+      'record',
+      `#!${process.execPath}
 const fs = require('node:fs');
 const [op] = process.argv.slice(2);
 if (op === 'version') process.exit(3);
 fs.writeFileSync(process.env.SSC_PARAM_OUT, JSON.stringify({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd(), cwdEntries: fs.readdirSync('.'), stdin: fs.readFileSync(0, 'utf8') }));
 process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
-`);
+`,
+    );
     // Versions from a file; logs each call to $SSC_PARAM_LOG.
-    await helper('versioned.sh', '#!/bin/sh\necho "$1 $2" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n');
+    await helper(
+      'versioned.sh',
+      '#!/bin/sh\necho "$1 $2" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n',
+    );
     await helper('sleepy.sh', '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "started" >&2\nsleep 30\n');
     await helper('flood.sh', '#!/bin/sh\n[ "$1" = version ] && exit 3\nexec yes flood\n');
-    await helper('fails.sh', `#!/bin/sh\n[ "$1" = version ] && exit 3\necho "login with $SSC_PARAM_PASSWORD and $SSC_SERVICE_ACCOUNT_TOKENS refused; ref=ref-SECRET" >&2\necho "second line $SSC_PARAM_PASSWORD" >&2\nexit "$SSC_PARAM_CODE"\n`);
-    await helper('forks.sh', '#!/bin/sh\n[ "$1" = version ] && exit 3\nsleep 300 &\necho $! > "$SSC_PARAM_PIDFILE"\nprintf forked-content\n');
+    await helper(
+      'fails.sh',
+      `#!/bin/sh\n[ "$1" = version ] && exit 3\necho "login with $SSC_PARAM_PASSWORD and $SSC_SERVICE_ACCOUNT_TOKENS refused; ref=ref-SECRET" >&2\necho "second line $SSC_PARAM_PASSWORD" >&2\nexit "$SSC_PARAM_CODE"\n`,
+    );
+    await helper(
+      'forks.sh',
+      '#!/bin/sh\n[ "$1" = version ] && exit 3\nsleep 300 &\necho $! > "$SSC_PARAM_PIDFILE"\nprintf forked-content\n',
+    );
     await helper('no-interpreter.sh', '#!/nonexistent/interpreter\necho hi\n');
     await writeFile(join(helpers, 'not-executable.sh'), '#!/bin/sh\necho hi\n');
     await writeFile(join(provider.work, 'outside.sh'), '#!/bin/sh\necho outside\n');
@@ -80,13 +111,26 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     await provider?.stop();
   });
 
-  it('get: stdout is the file, byte for byte, with the class mode or the Mount\'s; the helper saw argv, a clean environment, an empty temp cwd, no stdin', async () => {
+  it("get: stdout is the file, byte for byte, with the class mode or the Mount's; the helper saw argv, a clean environment, an empty temp cwd, no stdin", async () => {
     const content = 'line one\n\ttabbed \u00ff';
-    const res = await mount(attrs(`- objectName: db/password\n  helper: record\n  filePermission: 0400\n  parameters: {out: ${join(out, 'r1')}, content: "line one\\n\\ttabbed \\xff", vaultAddr: "http://x:1"}\n`));
-    expect(res.files.map((f) => [f.path, f.mode, Buffer.from(f.contents).toString('hex')])).to.deep.equal([['db/password', 0o400, Buffer.from(content).toString('hex')]]);
+    const res = await mount(
+      attrs(
+        `- objectName: db/password\n  helper: record\n  filePermission: 0400\n  parameters: {out: ${join(out, 'r1')}, content: "line one\\n\\ttabbed \\xff", vaultAddr: "http://x:1"}\n`,
+      ),
+    );
+    expect(res.files.map((f) => [f.path, f.mode, Buffer.from(f.contents).toString('hex')])).to.deep.equal([
+      ['db/password', 0o400, Buffer.from(content).toString('hex')],
+    ]);
     const r = await recorded('r1');
     expect(r.argv).to.deep.equal(['get', 'db/password', 'team-a', 'web-0', 'web']);
-    expect(r.env).to.deep.equal({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent', LANG: 'C.UTF-8', SSC_PARAM_OUT: join(out, 'r1'), SSC_PARAM_CONTENT: content, SSC_PARAM_VAULT_ADDR: 'http://x:1' });
+    expect(r.env).to.deep.equal({
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: '/nonexistent',
+      LANG: 'C.UTF-8',
+      SSC_PARAM_OUT: join(out, 'r1'),
+      SSC_PARAM_CONTENT: content,
+      SSC_PARAM_VAULT_ADDR: 'http://x:1',
+    });
     expect(r.cwdEntries).to.deep.equal([]);
     expect(r.cwd).to.not.equal(provider.work);
     expect(existsSync(r.cwd), 'the working directory is removed after the call').to.equal(false);
@@ -97,17 +141,41 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     const tokens = { 'csi.storage.k8s.io/serviceAccount.tokens': TOKENS };
     await mount(attrs(`- {objectName: a, helper: record, parameters: {out: ${join(out, 't0')}}}`, tokens));
     expect((await recorded('t0')).env).to.not.have.property('SSC_SERVICE_ACCOUNT_TOKENS');
-    await mount(attrs(`- {objectName: a, helper: record, parameters: {out: ${join(out, 't1')}}}`, { ...tokens, passServiceAccountTokens: 'true' }));
+    await mount(
+      attrs(`- {objectName: a, helper: record, parameters: {out: ${join(out, 't1')}}}`, {
+        ...tokens,
+        passServiceAccountTokens: 'true',
+      }),
+    );
     expect((await recorded('t1')).env['SSC_SERVICE_ACCOUNT_TOKENS']).to.equal(TOKENS);
-    const err = await provider.mountError(attrs('- {objectName: a, helper: record}', { passServiceAccountTokens: 'true' }));
+    const err = await provider.mountError(
+      attrs('- {objectName: a, helper: record}', { passServiceAccountTokens: 'true' }),
+    );
     expect(err.code).to.equal('FAILED_PRECONDITION');
-    expect(err.details).to.match(/passServiceAccountTokens is "true" but the driver passed no csi\.storage\.k8s\.io\/serviceAccount\.tokens/);
+    expect(err.details).to.match(
+      /passServiceAccountTokens is "true" but the driver passed no csi\.storage\.k8s\.io\/serviceAccount\.tokens/,
+    );
   });
 
-  const hostile = ['a;touch pwned', '$(touch pwned)', '`touch pwned`', 'line1\nline2', '-rf', '--help', "quote'\"", ' spaced ', '*'];
+  const hostile = [
+    'a;touch pwned',
+    '$(touch pwned)',
+    '`touch pwned`',
+    'line1\nline2',
+    '-rf',
+    '--help',
+    'quote\'"',
+    ' spaced ',
+    '*',
+  ];
   it('pod names, namespaces and service accounts reach the helper as single argv entries, unchanged, and no shell ran them', async () => {
     for (const [i, value] of hostile.entries()) {
-      await mount({ ...attrs(`- {objectName: obj, helper: record, parameters: {out: ${join(out, `inj${i}`)}}}`), 'csi.storage.k8s.io/pod.name': value, 'csi.storage.k8s.io/pod.namespace': `ns${value}`, 'csi.storage.k8s.io/serviceAccount.name': `-${value}` });
+      await mount({
+        ...attrs(`- {objectName: obj, helper: record, parameters: {out: ${join(out, `inj${i}`)}}}`),
+        'csi.storage.k8s.io/pod.name': value,
+        'csi.storage.k8s.io/pod.namespace': `ns${value}`,
+        'csi.storage.k8s.io/serviceAccount.name': `-${value}`,
+      });
       const r = await recorded(`inj${i}`);
       expect(r.argv, JSON.stringify(value)).to.deep.equal(['get', 'obj', `ns${value}`, value, `-${value}`]);
       expect(r.cwdEntries).to.deep.equal([]);
@@ -120,7 +188,7 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     expect((await recorded('dash')).argv).to.deep.equal(['get', '-n', 'team-a', 'web-0', 'web']);
   });
 
-  it('versions: the helper\'s `version` line, else (exit 3) the keyed digest, stable across Mounts and a restart-free key', async () => {
+  it("versions: the helper's `version` line, else (exit 3) the keyed digest, stable across Mounts and a restart-free key", async () => {
     const dir = join(provider.work, 'store');
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'a'), 'alpha');
@@ -128,7 +196,10 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     const log = join(out, 'versions.log');
     const objects = `- {objectName: a, helper: versioned.sh, parameters: {dir: ${dir}, log: ${log}}}\n- {objectName: b, helper: record, parameters: {out: ${join(out, 'v-b')}, content: bravo}}\n`;
     const first = await mount(attrs(objects));
-    expect(first.object_version.map((v) => [v.id, v.version])).to.deep.equal([['a', 'v7'], ['b', first.object_version[1]?.version]]);
+    expect(first.object_version.map((v) => [v.id, v.version])).to.deep.equal([
+      ['a', 'v7'],
+      ['b', first.object_version[1]?.version],
+    ]);
     expect(first.object_version[1]?.version).to.match(/^[0-9a-f]{64}$/);
     expect(first.object_version[1]?.version).to.not.include('bravo');
     expect(await calls('versions.log'), 'version first, then get').to.deep.equal(['version a', 'get a']);
@@ -153,8 +224,14 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
 
     const unchanged = await mount(attrs(objects), { targetPath, current });
     expect(unchanged.files).to.deep.equal([]);
-    expect(unchanged.object_version.map((v) => [v.id, v.version])).to.deep.equal([['x', '1'], ['y', '1']]);
-    expect((await calls('rotation.log')).slice(logged).sort(), 'only version calls').to.deep.equal(['version x', 'version y']);
+    expect(unchanged.object_version.map((v) => [v.id, v.version])).to.deep.equal([
+      ['x', '1'],
+      ['y', '1'],
+    ]);
+    expect((await calls('rotation.log')).slice(logged).sort(), 'only version calls').to.deep.equal([
+      'version x',
+      'version y',
+    ]);
 
     // The same versions, but the class changed (another attribute): files again.
     const edited = await mount(attrs(objects, { extra: 'changed' }), { targetPath, current });
@@ -163,8 +240,14 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     await writeFile(join(dir, 'y'), 'y-2');
     await writeFile(join(dir, 'y.version'), '2');
     const rotated = await mount(attrs(objects, { extra: 'changed' }), { targetPath, current });
-    expect(rotated.files.map((f) => [f.path, Buffer.from(f.contents).toString()])).to.deep.equal([['x', 'x-1'], ['y', 'y-2']]);
-    expect(rotated.object_version.map((v) => [v.id, v.version])).to.deep.equal([['x', '1'], ['y', '2']]);
+    expect(rotated.files.map((f) => [f.path, Buffer.from(f.contents).toString()])).to.deep.equal([
+      ['x', 'x-1'],
+      ['y', 'y-2'],
+    ]);
+    expect(rotated.object_version.map((v) => [v.id, v.version])).to.deep.equal([
+      ['x', '1'],
+      ['y', '2'],
+    ]);
   });
 
   it('rotation with digest versions: get runs, and unchanged content still answers no files', async () => {
@@ -182,7 +265,9 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     const err = await provider.mountError(attrs('- {objectName: s, helper: sleepy.sh}'));
     expect(Date.now() - started).to.be.below(6000);
     expect(err.code).to.equal('DEADLINE_EXCEEDED');
-    expect(err.details).to.equal('exec provider: helper "sleepy.sh" get "s" ran longer than 2000 ms and was killed: started');
+    expect(err.details).to.equal(
+      'exec provider: helper "sleepy.sh" get "s" ran longer than 2000 ms and was killed: started',
+    );
   });
 
   it('a helper that prints more than --max-output-bytes is killed: RESOURCE_EXHAUSTED, no files', async () => {
@@ -190,22 +275,40 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     const err = await provider.mountError(attrs('- {objectName: f, helper: flood.sh}'));
     expect(Date.now() - started).to.be.below(3000);
     expect(err.code).to.equal('RESOURCE_EXHAUSTED');
-    expect(err.details).to.equal('exec provider: helper "flood.sh" get "f" printed more than 65536 bytes (--max-output-bytes) and was killed');
+    expect(err.details).to.equal(
+      'exec provider: helper "flood.sh" get "f" printed more than 65536 bytes (--max-output-bytes) and was killed',
+    );
   });
 
-  const exits: [number, string][] = [[1, 'FAILED_PRECONDITION'], [66, 'NOT_FOUND'], [75, 'UNAVAILABLE'], [77, 'PERMISSION_DENIED']];
+  const exits: [number, string][] = [
+    [1, 'FAILED_PRECONDITION'],
+    [66, 'NOT_FOUND'],
+    [75, 'UNAVAILABLE'],
+    [77, 'PERMISSION_DENIED'],
+  ];
   for (const [code, status] of exits) {
     it(`exit ${code} → ${status} with stderr's first line, every parameter, token and Secret value redacted`, async () => {
-      const err = await provider.mountError(attrs(`- {objectName: e, helper: fails.sh, parameters: {password: hunter2-param, code: "${code}"}}`,
-        { 'csi.storage.k8s.io/serviceAccount.tokens': TOKENS, passServiceAccountTokens: 'true' }), { secrets: { clientSecret: 'ref-SECRET' }, deadlineMs: 20_000 });
+      const err = await provider.mountError(
+        attrs(`- {objectName: e, helper: fails.sh, parameters: {password: hunter2-param, code: "${code}"}}`, {
+          'csi.storage.k8s.io/serviceAccount.tokens': TOKENS,
+          passServiceAccountTokens: 'true',
+        }),
+        { secrets: { clientSecret: 'ref-SECRET' }, deadlineMs: 20_000 },
+      );
       expect(err.code).to.equal(status);
-      expect(err.details).to.equal(`exec provider: helper "fails.sh" get "e" exited with ${code}: login with [redacted] and [redacted] refused; ref=[redacted]`);
+      expect(err.details).to.equal(
+        `exec provider: helper "fails.sh" get "e" exited with ${code}: login with [redacted] and [redacted] refused; ref=[redacted]`,
+      );
       for (const secret of ['hunter2', 'tok-SECRET', 'ref-SECRET']) expect(err.details).to.not.include(secret);
     });
   }
 
   it('all or nothing: one failing object fails the Mount, with no files of the others', async () => {
-    const err = await provider.mountError(attrs(`- {objectName: ok, helper: record, parameters: {out: ${join(out, 'aon')}, content: fine}}\n- {objectName: bad, helper: fails.sh, parameters: {code: "1"}}`));
+    const err = await provider.mountError(
+      attrs(
+        `- {objectName: ok, helper: record, parameters: {out: ${join(out, 'aon')}, content: fine}}\n- {objectName: bad, helper: fails.sh, parameters: {code: "1"}}`,
+      ),
+    );
     expect(err.code).to.equal('FAILED_PRECONDITION');
     expect(err.details).to.match(/helper "fails\.sh" get "bad" exited with 1/);
   });
@@ -232,38 +335,77 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
   });
 
   const refused: [string, string, string, RegExp][] = [
-    ['a name with /', '../outside.sh', 'INVALID_ARGUMENT', /helper "\.\.\/outside\.sh" must be a file name in --helpers-dir/],
+    [
+      'a name with /',
+      '../outside.sh',
+      'INVALID_ARGUMENT',
+      /helper "\.\.\/outside\.sh" must be a file name in --helpers-dir/,
+    ],
     ['an absolute path', '/bin/sh', 'INVALID_ARGUMENT', /helper "\/bin\/sh" must be a file name/],
     ['..', '..', 'INVALID_ARGUMENT', /helper "\.\." must be a file name, not "\." or "\.\."/],
     ['a path into a subdirectory', 'sub/inner.sh', 'INVALID_ARGUMENT', /must be a file name in --helpers-dir/],
-    ['a symlink leading out of the directory', 'escape.sh', 'PERMISSION_DENIED', /helper "escape\.sh" resolves outside --helpers-dir/],
-    ['a symlink into a subdirectory', 'deeper.sh', 'PERMISSION_DENIED', /helper "deeper\.sh" resolves outside --helpers-dir/],
+    [
+      'a symlink leading out of the directory',
+      'escape.sh',
+      'PERMISSION_DENIED',
+      /helper "escape\.sh" resolves outside --helpers-dir/,
+    ],
+    [
+      'a symlink into a subdirectory',
+      'deeper.sh',
+      'PERMISSION_DENIED',
+      /helper "deeper\.sh" resolves outside --helpers-dir/,
+    ],
     ['a missing helper', 'nope.sh', 'FAILED_PRECONDITION', /helper "nope\.sh" is not in --helpers-dir/],
     ['a directory', 'sub', 'FAILED_PRECONDITION', /helper "sub" is not a regular file/],
-    ['a file that is not executable', 'not-executable.sh', 'FAILED_PRECONDITION', /helper "not-executable\.sh" is not executable/],
-    ['a script whose interpreter is missing', 'no-interpreter.sh', 'FAILED_PRECONDITION', /helper "no-interpreter\.sh" version "o" could not start \(ENOENT\)/],
+    [
+      'a file that is not executable',
+      'not-executable.sh',
+      'FAILED_PRECONDITION',
+      /helper "not-executable\.sh" is not executable/,
+    ],
+    [
+      'a script whose interpreter is missing',
+      'no-interpreter.sh',
+      'FAILED_PRECONDITION',
+      /helper "no-interpreter\.sh" version "o" could not start \(ENOENT\)/,
+    ],
   ];
   for (const [name, helperName, code, message] of refused) {
     it(`refuses ${name} (${code}); nothing outside runs`, async () => {
       const err = await provider.mountError(attrs(`- {objectName: o, helper: ${JSON.stringify(helperName)}}`));
-      expect([err.code, err.details]).to.satisfy(([c, d]: [string, string]) => c === code && message.test(d), `${err.code}: ${err.details}`);
+      expect([err.code, err.details]).to.satisfy(
+        ([c, d]: [string, string]) => c === code && message.test(d),
+        `${err.code}: ${err.details}`,
+      );
     });
   }
 
   it('a symlink to a helper inside the directory runs that helper', async () => {
-    const res = await mount(attrs(`- {objectName: l, helper: alias, parameters: {out: ${join(out, 'alias')}, content: via-link}}`));
+    const res = await mount(
+      attrs(`- {objectName: l, helper: alias, parameters: {out: ${join(out, 'alias')}, content: via-link}}`),
+    );
     expect(Buffer.from(res.files[0]?.contents ?? []).toString()).to.equal('via-link');
   });
 
   it('--max-concurrent-helpers bounds the helpers running at once, across objects', async () => {
     const log = join(out, 'overlap.log');
-    await writeFile(join(helpers, 'slow.sh'), '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "start $(date +%s%N)" >> "$SSC_PARAM_LOG"\nsleep 0.3\necho "end $(date +%s%N)" >> "$SSC_PARAM_LOG"\necho ok\n');
+    await writeFile(
+      join(helpers, 'slow.sh'),
+      '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "start $(date +%s%N)" >> "$SSC_PARAM_LOG"\nsleep 0.3\necho "end $(date +%s%N)" >> "$SSC_PARAM_LOG"\necho ok\n',
+    );
     await chmod(join(helpers, 'slow.sh'), 0o755);
-    const objects = [1, 2, 3, 4].map((i) => `- {objectName: s${i}, helper: slow.sh, parameters: {log: ${log}}}`).join('\n');
+    const objects = [1, 2, 3, 4]
+      .map((i) => `- {objectName: s${i}, helper: slow.sh, parameters: {log: ${log}}}`)
+      .join('\n');
     await mount(attrs(objects));
     let running = 0;
     let most = 0;
-    const events = (await readFile(log, 'utf8')).trim().split('\n').map((l) => l.split(' ') as [string, string]).sort((a, b) => (BigInt(a[1]) < BigInt(b[1]) ? -1 : 1));
+    const events = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ') as [string, string])
+      .sort((a, b) => (BigInt(a[1]) < BigInt(b[1]) ? -1 : 1));
     for (const [what] of events) {
       running += what === 'start' ? 1 : -1;
       most = Math.max(most, running);

@@ -8,7 +8,12 @@ import { digestVersion } from '../../providers/exec/exec-provider.js';
 import { parseExecParameters } from '../../providers/exec/parameters.js';
 import { failure } from '../support/call-outcome.js';
 import { mountsUnder } from '../support/driver-stack.js';
-import { goDriverUnavailable, startGoDriverStack, type GoDriverProvider, type GoDriverStack } from '../support/go-driver.js';
+import {
+  goDriverUnavailable,
+  startGoDriverStack,
+  type GoDriverProvider,
+  type GoDriverStack,
+} from '../support/go-driver.js';
 import { TOKENS_KEY, type InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -48,7 +53,13 @@ const LOGIN_PASSWORD = 'pw-S3CRET-login';
 
 interface PodStatus {
   metadata: { resourceVersion: string };
-  status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[] };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+  };
 }
 
 /** What `probe` prints as its `get` output. */
@@ -58,7 +69,7 @@ interface Probe {
   readonly tokens: string | null;
 }
 
-describe('our exec provider under upstream\'s Go driver v1.6.0 (real Go driver, kube-apiserver, real helpers)', function () {
+describe("our exec provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, real helpers)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;
@@ -77,11 +88,19 @@ describe('our exec provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     const request = await pod.publishRequest();
     const token = issuer.token(`${ns}/${SERVICE_ACCOUNT}`, AUDIENCE);
     sentTokens.push(token);
-    return { ...request, volume_context: { ...request.volume_context, [TOKENS_KEY]: tokensAttribute(token, AUDIENCE) } };
+    return {
+      ...request,
+      volume_context: { ...request.volume_context, [TOKENS_KEY]: tokensAttribute(token, AUDIENCE) },
+    };
   }
 
   async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${pod.name}-${ns}-${spc}` }) as PodStatus;
+    return (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `${pod.name}-${ns}-${spc}`,
+    })) as PodStatus;
   }
 
   /** The keyed digest our provider gives `objectName` of the app class with `contents`. */
@@ -93,7 +112,13 @@ describe('our exec provider under upstream\'s Go driver v1.6.0 (real Go driver, 
 
   /** Helper calls logged since the log was last cleared, as `<operation> <objectName>`, sorted. */
   async function helperCalls(): Promise<string[]> {
-    return existsSync(calls) ? (await readFile(calls, 'utf8')).trim().split('\n').filter((l) => l !== '').sort() : [];
+    return existsSync(calls)
+      ? (await readFile(calls, 'utf8'))
+          .trim()
+          .split('\n')
+          .filter((l) => l !== '')
+          .sort()
+      : [];
   }
 
   async function helper(name: string, script: string): Promise<void> {
@@ -109,13 +134,22 @@ describe('our exec provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'goexec');
-    await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: SERVICE_ACCOUNT } } });
+    await cluster.admin.core.createNamespacedServiceAccount({
+      namespace: ns,
+      body: { metadata: { name: SERVICE_ACCOUNT } },
+    });
     const execProvider: GoDriverProvider = {
       name: 'exec',
-      args: (work) => [`--helpers-dir=${join(work, 'helpers')}`, `--hmac-key-file=${join(work, 'hmac.key')}`, '--helper-timeout=2s'],
+      args: (work) => [
+        `--helpers-dir=${join(work, 'helpers')}`,
+        `--hmac-key-file=${join(work, 'hmac.key')}`,
+        '--helper-timeout=2s',
+      ],
     };
     stack = await startGoDriverStack({
-      cluster, providers: [execProvider], rotation: true,
+      cluster,
+      providers: [execProvider],
+      rotation: true,
       async prepare(work) {
         helpers = join(work, 'helpers');
         store = join(work, 'store');
@@ -128,17 +162,29 @@ describe('our exec provider under upstream\'s Go driver v1.6.0 (real Go driver, 
         await writeFile(join(helpers, 'file-get.d', 'motd'), 'hello\n');
         // Prints its argv, the names of its environment and the tokens JSON (null when not
         // given); logs each call. Node, not sh: a shell adds PWD and SHLVL of its own.
-        await helper('probe', `#!${process.execPath}
+        await helper(
+          'probe',
+          `#!${process.execPath}
 const fs = require('node:fs');
 const argv = process.argv.slice(2);
 fs.appendFileSync(process.env.SSC_PARAM_LOG, argv[0] + ' ' + argv[1] + '\\n');
 if (argv[0] === 'version') process.exit(3);
 process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).sort(), tokens: process.env.SSC_SERVICE_ACCOUNT_TOKENS ?? null }));
-`);
+`,
+        );
         // Versions kept in a store directory: <name>.version next to <name>; logs each call.
-        await helper('versioned.sh', '#!/bin/sh\necho "$1 $2" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n');
-        await helper('slow.sh', '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "waiting for lock $SSC_PARAM_LOCK" >&2\nexec sleep 60\n');
-        await helper('refuses.sh', '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "login as $SSC_PARAM_USER with $SSC_PARAM_PASSWORD refused" >&2\nexit 77\n');
+        await helper(
+          'versioned.sh',
+          '#!/bin/sh\necho "$1 $2" >> "$SSC_PARAM_LOG"\ncase "$1" in\n  version) cat "$SSC_PARAM_DIR/$2.version" ;;\n  get) cat "$SSC_PARAM_DIR/$2" ;;\n  *) exit 64 ;;\nesac\n',
+        );
+        await helper(
+          'slow.sh',
+          '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "waiting for lock $SSC_PARAM_LOCK" >&2\nexec sleep 60\n',
+        );
+        await helper(
+          'refuses.sh',
+          '#!/bin/sh\n[ "$1" = version ] && exit 3\necho "login as $SSC_PARAM_USER with $SSC_PARAM_PASSWORD refused" >&2\nexit 77\n',
+        );
       },
     });
     await writeFile(join(store, 'api-key'), 'k-1');
@@ -158,12 +204,39 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
   helper: probe
   parameters: {log: ${calls}, region: eu-1}
 `;
-    const classOf = (objects: string, extra: Record<string, string> = {}) => ({ provider: 'exec', parameters: { objects, ...extra } });
+    const classOf = (objects: string, extra: Record<string, string> = {}) => ({
+      provider: 'exec',
+      parameters: { objects, ...extra },
+    });
     await createSecretProviderClass(cluster, ns, 'app', classOf(appObjects));
-    await createSecretProviderClass(cluster, ns, 'tokens', classOf(`- {objectName: whoami.json, helper: probe, parameters: {log: ${calls}}}\n`, { passServiceAccountTokens: 'true' }));
-    await createSecretProviderClass(cluster, ns, 'missing', classOf('- {objectName: absent, helper: file-get.sh, parameters: {path: db/absent}}\n'));
-    await createSecretProviderClass(cluster, ns, 'slow', classOf('- {objectName: db-password, helper: file-get.sh, parameters: {path: db/password}}\n- {objectName: token, helper: slow.sh, parameters: {lock: /run/lock/vault-agent}}\n'));
-    await createSecretProviderClass(cluster, ns, 'refused', classOf(`- {objectName: api, helper: refuses.sh, parameters: {user: svc-login, password: ${LOGIN_PASSWORD}}}\n`));
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'tokens',
+      classOf(`- {objectName: whoami.json, helper: probe, parameters: {log: ${calls}}}\n`, {
+        passServiceAccountTokens: 'true',
+      }),
+    );
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'missing',
+      classOf('- {objectName: absent, helper: file-get.sh, parameters: {path: db/absent}}\n'),
+    );
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'slow',
+      classOf(
+        '- {objectName: db-password, helper: file-get.sh, parameters: {path: db/password}}\n- {objectName: token, helper: slow.sh, parameters: {lock: /run/lock/vault-agent}}\n',
+      ),
+    );
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'refused',
+      classOf(`- {objectName: api, helper: refuses.sh, parameters: {user: svc-login, password: ${LOGIN_PASSWORD}}}\n`),
+    );
     web = await stack.pod({ namespace: ns, name: POD_NAME, spc: 'app', serviceAccountName: SERVICE_ACCOUNT });
     tok = await stack.pod({ namespace: ns, name: 'tok', spc: 'tokens', serviceAccountName: SERVICE_ACCOUNT });
   });
@@ -171,7 +244,7 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
     await stack?.stop();
   });
 
-  it('publishes each helper\'s output with its filePermission or 0644 (real modes on the Go driver\'s tmpfs)', async () => {
+  it("publishes each helper's output with its filePermission or 0644 (real modes on the Go driver's tmpfs)", async () => {
     await stack.client.publish(await withToken(web));
     const target = web.targetPath;
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal(PASSWORD);
@@ -184,10 +257,15 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
     expect(await mode('whoami.json')).to.equal(0o644);
     expect(await mountsUnder(target)).to.deep.equal([target]);
     // Every object's `version` ran before its `get` (sorted here; file-get.sh logs nothing).
-    expect(await helperCalls()).to.deep.equal(['get api-key', 'get whoami.json', 'version api-key', 'version whoami.json']);
+    expect(await helperCalls()).to.deep.equal([
+      'get api-key',
+      'get whoami.json',
+      'version api-key',
+      'version whoami.json',
+    ]);
   });
 
-  it('the pod\'s namespace, name and service account reach the helper as separate argv entries, unchanged; the environment is the clean one, without tokens unless the class opts in', async () => {
+  it("the pod's namespace, name and service account reach the helper as separate argv entries, unchanged; the environment is the clean one, without tokens unless the class opts in", async () => {
     const probe = JSON.parse(await readFile(join(web.targetPath, 'whoami.json'), 'utf8')) as Probe;
     expect(probe.argv).to.deep.equal(['get', 'whoami.json', ns, POD_NAME, SERVICE_ACCOUNT]);
     // The Mount carried a token (volume_context), and the class did not opt in.
@@ -206,7 +284,12 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
   });
 
   it('passServiceAccountTokens: "true" with the token in `secrets` (CSIServiceAccountTokenSecrets): the Go driver copies it the same way', async () => {
-    const pod = await stack.pod({ namespace: ns, name: 'tok-secrets', spc: 'tokens', serviceAccountName: SERVICE_ACCOUNT });
+    const pod = await stack.pod({
+      namespace: ns,
+      name: 'tok-secrets',
+      spc: 'tokens',
+      serviceAccountName: SERVICE_ACCOUNT,
+    });
     const request = await pod.publishRequest();
     const token = issuer.token(`${ns}/${SERVICE_ACCOUNT}`, AUDIENCE);
     sentTokens.push(token);
@@ -219,20 +302,28 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
   });
 
-  it('records the objectNames as ids in the SecretProviderClassPodStatus, with the helper\'s `version` or the keyed HMAC of the content', async () => {
+  it("records the objectNames as ids in the SecretProviderClassPodStatus, with the helper's `version` or the keyed HMAC of the content", async () => {
     const status = await podStatus(web, 'app');
-    expect(status.status).to.include({ podName: POD_NAME, secretProviderClassName: 'app', mounted: true, targetPath: web.targetPath });
+    expect(status.status).to.include({
+      podName: POD_NAME,
+      secretProviderClassName: 'app',
+      mounted: true,
+      targetPath: web.targetPath,
+    });
     const objects = [...status.status.objects].sort((a, b) => a.id.localeCompare(b.id));
     expect(objects).to.deep.equal([
       { id: 'api-key', version: '1' },
       { id: 'db-password', version: await digestOf('db-password', PASSWORD) },
       { id: 'motd', version: await digestOf('motd', 'hello\n') },
-      { id: 'whoami.json', version: await digestOf('whoami.json', await readFile(join(web.targetPath, 'whoami.json'))) },
+      {
+        id: 'whoami.json',
+        version: await digestOf('whoami.json', await readFile(join(web.targetPath, 'whoami.json'))),
+      },
     ]);
     expect(objects.map((o) => o.version).join(' ')).not.to.include(PASSWORD);
   });
 
-  it('republish after the store changed (kubelet\'s requiresRepublish, --enable-secret-rotation): new files and versions, modes kept', async () => {
+  it("republish after the store changed (kubelet's requiresRepublish, --enable-secret-rotation): new files and versions, modes kept", async () => {
     await writeFile(join(helpers, 'file-get.d', 'db', 'password'), ROTATED);
     await writeFile(join(store, 'api-key'), 'k-2');
     await writeFile(join(store, 'api-key.version'), '2\n');
@@ -254,13 +345,21 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
 
   it('republish with nothing changed: with no current_object_version every `version` and `get` runs again; the atomic writer keeps the files and the pod status is unchanged', async () => {
     const target = web.targetPath;
-    const before = { data: await readlink(join(target, '..data')), ino: (await stat(join(target, '..data', 'db-password'))).ino };
+    const before = {
+      data: await readlink(join(target, '..data')),
+      ino: (await stat(join(target, '..data', 'db-password'))).ino,
+    };
     const statusBefore = await podStatus(web, 'app');
     await rm(calls, { force: true });
     await stack.client.publish(await withToken(web));
     // Under our driver (current versions sent) an unchanged versioned.sh object gets no
     // `get` (exec-provider-driver.test.ts); the Go driver never says what is mounted.
-    expect(await helperCalls()).to.deep.equal(['get api-key', 'get whoami.json', 'version api-key', 'version whoami.json']);
+    expect(await helperCalls()).to.deep.equal([
+      'get api-key',
+      'get whoami.json',
+      'version api-key',
+      'version whoami.json',
+    ]);
     expect(await readlink(join(target, '..data'))).to.equal(before.data);
     expect((await stat(join(target, '..data', 'db-password'))).ino).to.equal(before.ino);
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal(ROTATED);
@@ -284,22 +383,43 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
     expect((await podStatus(web, 'app')).metadata.resourceVersion).to.equal(statusBefore.metadata.resourceVersion);
     expect(await mountsUnder(target)).to.deep.equal([target]);
     // The only trace is the Go driver's log line, with the store dir (a parameter) redacted.
-    const logged = stack.driver.stderr().split('\n').filter((l) => l.includes('failed to mount secrets store object content'));
+    const logged = stack.driver
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('failed to mount secrets store object content'));
     expect(logged).to.have.length(1);
-    expect(logged[0]).to.include('isRemountRequest=true')
-      .and.include('code = FailedPrecondition desc = exec provider: helper \\"versioned.sh\\" version \\"api-key\\" exited with 1: cat: [redacted]/api-key.version: No such file or directory')
+    expect(logged[0])
+      .to.include('isRemountRequest=true')
+      .and.include(
+        'code = FailedPrecondition desc = exec provider: helper \\"versioned.sh\\" version \\"api-key\\" exited with 1: cat: [redacted]/api-key.version: No such file or directory',
+      )
       .and.not.include(store);
   });
 
   // A failing first publish: the provider's code through the Go driver's wrapping, the
   // helper's stderr line with every parameter value redacted, nothing mounted, no pod status.
   const FIRST_PUBLISH_FAILURES = [
-    { what: 'a helper exiting 66', name: 'missing', code: 'NOT_FOUND', hidden: ['db/absent'],
-      text: 'exec provider: helper "file-get.sh" get "absent" exited with 66: no file [redacted] in file-get.d' },
-    { what: 'a helper running past --helper-timeout (no partial files)', name: 'slow', code: 'DEADLINE_EXCEEDED', hidden: ['/run/lock/vault-agent'],
-      text: 'exec provider: helper "slow.sh" get "token" ran longer than 2000 ms and was killed: waiting for lock [redacted]' },
-    { what: 'a helper exiting 77 with a password on stderr', name: 'refused', code: 'PERMISSION_DENIED', hidden: [LOGIN_PASSWORD, 'svc-login'],
-      text: 'exec provider: helper "refuses.sh" get "api" exited with 77: login as [redacted] with [redacted] refused' },
+    {
+      what: 'a helper exiting 66',
+      name: 'missing',
+      code: 'NOT_FOUND',
+      hidden: ['db/absent'],
+      text: 'exec provider: helper "file-get.sh" get "absent" exited with 66: no file [redacted] in file-get.d',
+    },
+    {
+      what: 'a helper running past --helper-timeout (no partial files)',
+      name: 'slow',
+      code: 'DEADLINE_EXCEEDED',
+      hidden: ['/run/lock/vault-agent'],
+      text: 'exec provider: helper "slow.sh" get "token" ran longer than 2000 ms and was killed: waiting for lock [redacted]',
+    },
+    {
+      what: 'a helper exiting 77 with a password on stderr',
+      name: 'refused',
+      code: 'PERMISSION_DENIED',
+      hidden: [LOGIN_PASSWORD, 'svc-login'],
+      text: 'exec provider: helper "refuses.sh" get "api" exited with 77: login as [redacted] with [redacted] refused',
+    },
   ];
   for (const c of FIRST_PUBLISH_FAILURES) {
     it(`${c.what}: ${c.code} through the Go driver with the redacted stderr line, nothing mounted`, async () => {
@@ -308,14 +428,21 @@ process.stdout.write(JSON.stringify({ argv, envNames: Object.keys(process.env).s
       const result = await failure(stack.client.publish(await withToken(pod)));
       expect(Date.now() - started).to.be.below(20_000);
       expect(result.code).to.equal(c.code);
-      expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/${c.name}`).and.include(c.text);
+      expect(result.message)
+        .to.include(`failed to mount secrets store objects for pod ${ns}/${c.name}`)
+        .and.include(c.text);
       for (const secret of [...c.hidden, ...sentTokens]) {
         expect(result.message).not.to.include(secret);
         expect(stack.driver.stderr()).not.to.include(secret);
       }
       expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
       expect(existsSync(join(pod.targetPath, 'db-password'))).to.equal(false);
-      expect(await podStatus(pod, c.name).then(() => 'written', (err: { code?: number }) => err.code)).to.equal(404);
+      expect(
+        await podStatus(pod, c.name).then(
+          () => 'written',
+          (err: { code?: number }) => err.code,
+        ),
+      ).to.equal(404);
     });
   }
 

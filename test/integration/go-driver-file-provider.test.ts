@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { countLogged } from '../../bin/child-process.js';
 import { failure, outcome } from '../support/call-outcome.js';
 import { mountsUnder } from '../support/driver-stack.js';
-import { goDriverUnavailable, startGoDriverStack, type GoDriverProvider, type GoDriverStack } from '../support/go-driver.js';
+import {
+  goDriverUnavailable,
+  startGoDriverStack,
+  type GoDriverProvider,
+  type GoDriverStack,
+} from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -18,17 +23,22 @@ const fileProvider: GoDriverProvider = {
   args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`],
 };
 
-
 interface PodStatus {
   metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
-  status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[] };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+  };
 }
 
 /**
  * Users may keep upstream's Go driver v1.6.0 and adopt our providers: our `file` provider
  * under the real Go driver (built by test/peers/install.sh), with the real kube-apiserver.
  */
-describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, kube-apiserver)', function () {
+describe("our file provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;
@@ -38,11 +48,18 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
 
   /** The version our file provider gives these contents: HMAC-SHA256 under its key. */
   async function versionOf(contents: string): Promise<string> {
-    return createHmac('sha256', await readFile(join(stack.work, 'hmac.key'))).update(contents).digest('hex');
+    return createHmac('sha256', await readFile(join(stack.work, 'hmac.key')))
+      .update(contents)
+      .digest('hex');
   }
 
   async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${pod.name}-${ns}-${spc}` }) as PodStatus;
+    return (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `${pod.name}-${ns}-${spc}`,
+    })) as PodStatus;
   }
 
   before(async function () {
@@ -53,11 +70,21 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'godriver');
-    await createSecretProviderClass(cluster, ns, 'app', { provider: 'file', parameters: {
-      objects: '- objectName: db-password\n  sourcePath: db/password\n  mode: "0400"\n- objectName: api/token\n  sourcePath: api/token\n' } });
-    await createSecretProviderClass(cluster, ns, 'broken', { provider: 'file', parameters: { objects: '- objectName: absent\n  sourcePath: not/there\n' } });
+    await createSecretProviderClass(cluster, ns, 'app', {
+      provider: 'file',
+      parameters: {
+        objects:
+          '- objectName: db-password\n  sourcePath: db/password\n  mode: "0400"\n- objectName: api/token\n  sourcePath: api/token\n',
+      },
+    });
+    await createSecretProviderClass(cluster, ns, 'broken', {
+      provider: 'file',
+      parameters: { objects: '- objectName: absent\n  sourcePath: not/there\n' },
+    });
     stack = await startGoDriverStack({
-      cluster, providers: [fileProvider], rotation: true,
+      cluster,
+      providers: [fileProvider],
+      rotation: true,
       async prepare(work) {
         await mkdir(join(work, 'file-root/db'), { recursive: true });
         await mkdir(join(work, 'file-root/api'), { recursive: true });
@@ -66,9 +93,16 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
       },
     });
     plain = await stack.pod({ namespace: ns, name: 'plain', spc: 'app', tokenAudiences: ['secrets-store-test'] });
-    withRef = await stack.pod({ namespace: ns, name: 'with-ref', spc: 'app', nodePublishSecret: { username: 'app', password: 'ref-secret' } });
+    withRef = await stack.pod({
+      namespace: ns,
+      name: 'with-ref',
+      spc: 'app',
+      nodePublishSecret: { username: 'app', password: 'ref-secret' },
+    });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('mounts for a pod without nodePublishSecretRef (the Go driver sends secrets "null")', async () => {
     await stack.client.publish(await plain.publishRequest());
@@ -83,7 +117,7 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     expect(countLogged(stack.providers.get('file') ?? stack.driver, /"message":"mount served"/)).to.equal(2);
   });
 
-  it('writes files with our modes in upstream\'s layout: ..data, one timestamped dir, top-level links, no .metadata', async () => {
+  it("writes files with our modes in upstream's layout: ..data, one timestamped dir, top-level links, no .metadata", async () => {
     const target = plain.targetPath;
     const data = await readlink(join(target, '..data'));
     expect(data).to.match(/^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.\d+$/);
@@ -93,14 +127,26 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     expect((await readdir(join(target, data))).sort()).to.deep.equal(['api', 'db-password']);
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
     expect((await stat(join(target, 'api/token'))).mode & 0o777).to.equal(0o644);
-    expect(await lstat(join(target, '.metadata')).then(() => 'present', () => 'absent')).to.equal('absent');
+    expect(
+      await lstat(join(target, '.metadata')).then(
+        () => 'present',
+        () => 'absent',
+      ),
+    ).to.equal('absent');
   });
 
-  it('records a SecretProviderClassPodStatus with our provider\'s versions', async () => {
+  it("records a SecretProviderClassPodStatus with our provider's versions", async () => {
     const status = await podStatus(plain, 'app');
     expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal(stack.nodeName);
-    expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([['Pod', 'plain', plain.uid]]);
-    expect(status.status).to.include({ podName: 'plain', secretProviderClassName: 'app', mounted: true, targetPath: plain.targetPath });
+    expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([
+      ['Pod', 'plain', plain.uid],
+    ]);
+    expect(status.status).to.include({
+      podName: 'plain',
+      secretProviderClassName: 'app',
+      mounted: true,
+      targetPath: plain.targetPath,
+    });
     expect(status.status.objects).to.deep.equal([
       { id: 'api/token', version: await versionOf('tok-1') },
       { id: 'db-password', version: await versionOf('hunter2\n') },
@@ -108,7 +154,7 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     expect((await podStatus(withRef, 'app')).status.objects).to.deep.equal(status.status.objects);
   });
 
-  it('rotates through kubelet\'s republish: new content in the file and the pod status', async () => {
+  it("rotates through kubelet's republish: new content in the file and the pod status", async () => {
     const target = plain.targetPath;
     const before = await readlink(join(target, '..data'));
     await writeFile(join(stack.work, 'file-root/db/password'), 'correct horse\n');
@@ -137,14 +183,17 @@ describe('our file provider under upstream\'s Go driver v1.6.0 (real Go driver, 
     await writeFile(join(stack.work, 'file-root/db/password'), 'correct horse\n');
   });
 
-  it('fails a first mount with our provider\'s message when an object is missing, leaving nothing mounted', async () => {
+  it("fails a first mount with our provider's message when an object is missing, leaving nothing mounted", async () => {
     const pod = await stack.pod({ namespace: ns, name: 'broken', spc: 'broken' });
     const result = await failure(stack.client.publish(await pod.publishRequest()));
     expect(result.code).to.equal('NOT_FOUND');
     expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/broken`);
     expect(result.message).to.include('file provider: object "absent" (sourcePath "not/there") not found');
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
-    const status = await podStatus(pod, 'broken').then(() => 'written', (err: { code?: number }) => err.code);
+    const status = await podStatus(pod, 'broken').then(
+      () => 'written',
+      (err: { code?: number }) => err.code,
+    );
     expect(status).to.equal(404);
   });
 

@@ -6,7 +6,12 @@ import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublis
 import { pemBlocks } from '../support/azure-keyvault/certificates.js';
 import { failure } from '../support/call-outcome.js';
 import { mountsUnder } from '../support/driver-stack.js';
-import { goDriverUnavailable, startGoDriverStack, type GoDriverProvider, type GoDriverStack } from '../support/go-driver.js';
+import {
+  goDriverUnavailable,
+  startGoDriverStack,
+  type GoDriverProvider,
+  type GoDriverStack,
+} from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -35,7 +40,13 @@ const D = 24 * 3600;
 
 interface PodStatus {
   metadata: { resourceVersion: string };
-  status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[] };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+  };
 }
 
 /** The serial as the provider's version: 40 lowercase hex digits. */
@@ -44,7 +55,7 @@ const sha256 = (data: Buffer | string) => createHash('sha256').update(data).dige
 /** The base64 lines of a PEM key: any of them in a message would be key material. */
 const keyLines = (pem: string) => pem.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'));
 
-describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, kube-apiserver, CA Secret by nodePublishSecretRef)', function () {
+describe("our pki provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, CA Secret by nodePublishSecretRef)", function () {
   this.timeout(300_000);
   const now = Math.floor(Date.now() / 1000);
   const oldCa: TestCa = makeTestCa('go old CA', 'EC-P256', now - 100 * D, now + 300 * D);
@@ -57,21 +68,32 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
   const leafKeys: string[] = [];
 
   async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${pod.name}-${ns}-${spc}` }) as PodStatus;
+    return (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `${pod.name}-${ns}-${spc}`,
+    })) as PodStatus;
   }
 
   /** kubelet's NodePublishVolume for `pod`: `secrets` is its nodePublishSecretRef Secret's data as the API holds it now. */
   async function kubeletRequest(pod: InlinePod): Promise<NodePublishVolumeRequest> {
     const request = await pod.publishRequest();
     const secret = await cluster.admin.core.readNamespacedSecret({ namespace: ns, name: `${pod.name}-creds` });
-    const data = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    const data = Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    );
     return { ...request, secrets: data };
   }
 
   /** Replaces the CA Secret of `pod` through the API, keeping upstream's label. */
   async function setCaSecret(pod: InlinePod, data: Record<string, string>): Promise<void> {
     const name = `${pod.name}-creds`;
-    await cluster.admin.core.replaceNamespacedSecret({ namespace: ns, name, body: { metadata: { name, labels: { [USED_LABEL]: 'true' } }, stringData: data } });
+    await cluster.admin.core.replaceNamespacedSecret({
+      namespace: ns,
+      name,
+      body: { metadata: { name, labels: { [USED_LABEL]: 'true' } }, stringData: data },
+    });
   }
 
   async function podWithCa(name: string, spc: string, data: Record<string, string>): Promise<InlinePod> {
@@ -94,7 +116,9 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
   async function verifies(bundle: Buffer | string, leaf: Buffer | string): Promise<{ ok: boolean; output: string }> {
     const dir = await opensslDir();
     try {
-      return await opensslVerify(await dir.write('bundle.crt', bundle), await dir.write('leaf.crt', leaf), { purpose: 'sslserver' });
+      return await opensslVerify(await dir.write('bundle.crt', bundle), await dir.write('leaf.crt', leaf), {
+        purpose: 'sslserver',
+      });
     } finally {
       await dir.done();
     }
@@ -109,7 +133,8 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
   /** A failure's message carries no CA key, no issued key, no PEM private key at all. */
   function expectNoKeyMaterial(message: string): void {
     expect(message).not.to.include('PRIVATE KEY');
-    for (const pem of [oldCa.keyPem, newCa.keyPem, ...leafKeys]) for (const line of keyLines(pem)) expect(message).not.to.include(line);
+    for (const pem of [oldCa.keyPem, newCa.keyPem, ...leafKeys])
+      for (const line of keyLines(pem)) expect(message).not.to.include(line);
   }
 
   before(async function () {
@@ -120,13 +145,21 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'gopki');
-    await createSecretProviderClass(cluster, ns, 'web-cert', { provider: 'pki', parameters: {
-      commonName: '${POD_NAME}.${POD_NAMESPACE}',
-      dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc,${POD_NAME}.${POD_NAMESPACE}.svc.cluster.local',
-      uris: 'spiffe://cluster.local/ns/${POD_NAMESPACE}/sa/${SERVICE_ACCOUNT_NAME}',
-      usages: 'server,client', duration: '24h', keyFilePermission: '0640',
-    } });
-    await createSecretProviderClass(cluster, ns, 'bad-template', { provider: 'pki', parameters: { commonName: '${POD_IP}.${POD_NAMESPACE}' } });
+    await createSecretProviderClass(cluster, ns, 'web-cert', {
+      provider: 'pki',
+      parameters: {
+        commonName: '${POD_NAME}.${POD_NAMESPACE}',
+        dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc,${POD_NAME}.${POD_NAMESPACE}.svc.cluster.local',
+        uris: 'spiffe://cluster.local/ns/${POD_NAMESPACE}/sa/${SERVICE_ACCOUNT_NAME}',
+        usages: 'server,client',
+        duration: '24h',
+        keyFilePermission: '0640',
+      },
+    });
+    await createSecretProviderClass(cluster, ns, 'bad-template', {
+      provider: 'pki',
+      parameters: { commonName: '${POD_IP}.${POD_NAMESPACE}' },
+    });
     const pkiProvider: GoDriverProvider = { name: 'pki', args: () => ['--health-addr=127.0.0.1:0'] };
     stack = await startGoDriverStack({ cluster, providers: [pkiProvider], rotation: true });
     web = await podWithCa('web', 'web-cert', caSecret([oldCa], oldCa));
@@ -135,7 +168,7 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     await stack?.stop();
   });
 
-  it('publishes tls.crt (leaf + CA), tls.key, ca.crt with their real modes; the names come from the pod\'s name, namespace and service account', async () => {
+  it("publishes tls.crt (leaf + CA), tls.key, ca.crt with their real modes; the names come from the pod's name, namespace and service account", async () => {
     await stack.client.publish(await kubeletRequest(web));
     const chain = (await read(web, 'tls.crt')).toString('utf8');
     const blocks = pemBlocks(chain, 'CERTIFICATE');
@@ -144,7 +177,9 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     const leaf = await leafOf(web);
     expect(leaf.subject).to.equal(`CN=web.${ns}`);
     expect(leaf.issuer).to.equal('CN=go old CA');
-    expect(leaf.subjectAltName).to.equal(`DNS:web.${ns}.svc, DNS:web.${ns}.svc.cluster.local, URI:spiffe://cluster.local/ns/${ns}/sa/default`);
+    expect(leaf.subjectAltName).to.equal(
+      `DNS:web.${ns}.svc, DNS:web.${ns}.svc.cluster.local, URI:spiffe://cluster.local/ns/${ns}/sa/default`,
+    );
     const key = (await read(web, 'tls.key')).toString('utf8');
     expect(key).to.match(/^-----BEGIN PRIVATE KEY-----\n/);
     expect(leaf.checkPrivateKey(createPrivateKey(key))).to.equal(true);
@@ -158,9 +193,14 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     expect(await mountsUnder(web.targetPath)).to.deep.equal([web.targetPath]);
   });
 
-  it('records tls.crt, tls.key (the serial, hex) and ca.crt (the bundle\'s SHA-256) in the SecretProviderClassPodStatus', async () => {
+  it("records tls.crt, tls.key (the serial, hex) and ca.crt (the bundle's SHA-256) in the SecretProviderClassPodStatus", async () => {
     const status = await podStatus(web, 'web-cert');
-    expect(status.status).to.include({ podName: 'web', secretProviderClassName: 'web-cert', mounted: true, targetPath: web.targetPath });
+    expect(status.status).to.include({
+      podName: 'web',
+      secretProviderClassName: 'web-cert',
+      mounted: true,
+      targetPath: web.targetPath,
+    });
     const serial = serialOf(await leafOf(web));
     expect(serial).to.match(/^01[0-9a-f]{38}$/);
     expect([...status.status.objects].sort((a, b) => a.id.localeCompare(b.id))).to.deep.equal([
@@ -170,7 +210,7 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     ]);
   });
 
-  it('openssl verifies the leaf (purpose sslserver) with the volume\'s ca.crt', async () => {
+  it("openssl verifies the leaf (purpose sslserver) with the volume's ca.crt", async () => {
     const result = await verifies(await read(web, 'ca.crt'), await read(web, 'tls.crt'));
     expect(result.ok, result.output).to.equal(true);
     expect(result.output).to.include(': OK');
@@ -178,7 +218,12 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
 
   it('every republish issues a new certificate and key (the Go driver sends no current_object_version: decision "first"), with its new serial in the pod status', async () => {
     for (let round = 0; round < 2; round++) {
-      const before = { serial: serialOf(await leafOf(web)), key: await read(web, 'tls.key'), data: await readlink(join(web.targetPath, '..data')), status: await podStatus(web, 'web-cert') };
+      const before = {
+        serial: serialOf(await leafOf(web)),
+        key: await read(web, 'tls.key'),
+        data: await readlink(join(web.targetPath, '..data')),
+        status: await podStatus(web, 'web-cert'),
+      };
       const firsts = await decisions('first');
       await stack.client.publish(await kubeletRequest(web));
       expect(await decisions('first')).to.equal(firsts + 1);
@@ -206,7 +251,9 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     expect((await leafOf(web)).issuer).to.equal('CN=go old CA');
     const oldLeaf = await read(web, 'tls.crt');
     await remember(web);
-    const versions = Object.fromEntries((await podStatus(web, 'web-cert')).status.objects.map((o) => [o.id, o.version]));
+    const versions = Object.fromEntries(
+      (await podStatus(web, 'web-cert')).status.objects.map((o) => [o.id, o.version]),
+    );
     expect(versions['ca.crt']).to.equal(sha256(oldCa.certPem + newCa.certPem));
 
     // Phase 2: ca.key switches to the new CA.
@@ -217,7 +264,9 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     expect(pemBlocks((await read(web, 'tls.crt')).toString('utf8'), 'CERTIFICATE')[1]).to.equal(newCa.certPem);
     expect((await read(web, 'ca.crt')).equals(bundle)).to.equal(true);
     await remember(web);
-    expect((await podStatus(web, 'web-cert')).status.objects.find((o) => o.id === 'tls.crt')?.version).to.equal(serialOf(leaf));
+    expect((await podStatus(web, 'web-cert')).status.objects.find((o) => o.id === 'tls.crt')?.version).to.equal(
+      serialOf(leaf),
+    );
     const both = await read(web, 'ca.crt');
     for (const l of [oldLeaf, await read(web, 'tls.crt')]) {
       const result = await verifies(both, l);
@@ -232,37 +281,62 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     const pod = await stack.pod({ namespace: ns, name: 'no-ref', spc: 'web-cert' });
     const result = await failure(stack.client.publish(await pod.publishRequest()));
     expect(result.code).to.equal('FAILED_PRECONDITION');
-    expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/no-ref`)
+    expect(result.message)
+      .to.include(`failed to mount secrets store objects for pod ${ns}/no-ref`)
       .and.include('pki provider: the nodePublishSecretRef has no ca.crt and ca.key');
     expectNoKeyMaterial(result.message);
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
-    expect(await podStatus(pod, 'web-cert').then(() => 'written', (err: { code?: number }) => err.code)).to.equal(404);
+    expect(
+      await podStatus(pod, 'web-cert').then(
+        () => 'written',
+        (err: { code?: number }) => err.code,
+      ),
+    ).to.equal(404);
   });
 
   it('an unknown template (${POD_IP}): INVALID_ARGUMENT naming commonName, no key material, nothing mounted', async () => {
     const pod = await podWithCa('bad-template', 'bad-template', caSecret([oldCa], oldCa));
     const result = await failure(stack.client.publish(await kubeletRequest(pod)));
     expect(result.code).to.equal('INVALID_ARGUMENT');
-    expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/bad-template`)
-      .and.include('pki provider:').and.include('commonName').and.include('${POD_IP}');
+    expect(result.message)
+      .to.include(`failed to mount secrets store objects for pod ${ns}/bad-template`)
+      .and.include('pki provider:')
+      .and.include('commonName')
+      .and.include('${POD_IP}');
     expectNoKeyMaterial(result.message);
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
-    expect(await podStatus(pod, 'bad-template').then(() => 'written', (err: { code?: number }) => err.code)).to.equal(404);
+    expect(
+      await podStatus(pod, 'bad-template').then(
+        () => 'written',
+        (err: { code?: number }) => err.code,
+      ),
+    ).to.equal(404);
   });
 
   it('a ca.key that belongs to no certificate of ca.crt: FAILED_PRECONDITION naming the keys, no key material, nothing mounted', async () => {
     const pod = await podWithCa('wrong-key', 'web-cert', caSecret([oldCa], newCa));
     const result = await failure(stack.client.publish(await kubeletRequest(pod)));
     expect(result.code).to.equal('FAILED_PRECONDITION');
-    expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/wrong-key`)
+    expect(result.message)
+      .to.include(`failed to mount secrets store objects for pod ${ns}/wrong-key`)
       .and.include('no certificate in nodePublishSecretRef ca.crt has the public key of ca.key');
     expectNoKeyMaterial(result.message);
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
-    expect(await podStatus(pod, 'web-cert').then(() => 'written', (err: { code?: number }) => err.code)).to.equal(404);
+    expect(
+      await podStatus(pod, 'web-cert').then(
+        () => 'written',
+        (err: { code?: number }) => err.code,
+      ),
+    ).to.equal(404);
   });
 
-  it('a CA Secret losing ca.key on a republish: the Go driver masks the provider\'s error (success) and the mounted files and pod status stay', async () => {
-    const before = { crt: await read(web, 'tls.crt'), key: await read(web, 'tls.key'), data: await readlink(join(web.targetPath, '..data')), status: await podStatus(web, 'web-cert') };
+  it("a CA Secret losing ca.key on a republish: the Go driver masks the provider's error (success) and the mounted files and pod status stay", async () => {
+    const before = {
+      crt: await read(web, 'tls.crt'),
+      key: await read(web, 'tls.key'),
+      data: await readlink(join(web.targetPath, '..data')),
+      status: await podStatus(web, 'web-cert'),
+    };
     await setCaSecret(web, { 'ca.crt': oldCa.certPem + newCa.certPem });
     const refused = await metric(CA_MISSING);
     await stack.client.publish(await kubeletRequest(web));
@@ -276,7 +350,7 @@ describe('our pki provider under upstream\'s Go driver v1.6.0 (real Go driver, k
     expect(await mountsUnder(web.targetPath)).to.deep.equal([web.targetPath]);
   });
 
-  it('neither the provider\'s nor the Go driver\'s log holds a CA key or an issued key', () => {
+  it("neither the provider's nor the Go driver's log holds a CA key or an issued key", () => {
     const providerLog = stack.providers.get('pki')?.stderr() ?? '';
     expect(providerLog).to.include('certificate issued');
     for (const log of [providerLog, stack.driver.stderr()]) expectNoKeyMaterial(log);

@@ -12,14 +12,17 @@ import { until } from '../support/until.js';
 
 const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
-interface PodStatus { metadata: { labels: Record<string, string> }; status: { objects: { id: string; version: string }[] } }
+interface PodStatus {
+  metadata: { labels: Record<string, string> };
+  status: { objects: { id: string; version: string }[] };
+}
 
 /**
  * The rolling update of the driver DaemonSet from upstream's image to ours, on one node:
  * the real Go driver v1.6.0 mounts a volume and syncs its Secret, stops, and our driver
  * starts on the same node, sockets and pod status objects (docs/upgrading-from-upstream.md).
  */
-describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go driver, then our driver, kube-apiserver)', function () {
+describe("switching a node from upstream's Go driver v1.6.0 to ours (real Go driver, then our driver, kube-apiserver)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;
@@ -29,10 +32,17 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
   let pod: InlinePod;
 
   async function podStatus(): Promise<PodStatus> {
-    return await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${pod.name}-${ns}-app` }) as PodStatus;
+    return (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `${pod.name}-${ns}-app`,
+    })) as PodStatus;
   }
   async function secretToken(): Promise<string | undefined> {
-    const secret = await cluster.admin.core.readNamespacedSecret({ name: 'app-secret', namespace: ns }).catch(() => undefined);
+    const secret = await cluster.admin.core
+      .readNamespacedSecret({ name: 'app-secret', namespace: ns })
+      .catch(() => undefined);
     const data = secret?.data?.['token'];
     return data === undefined ? undefined : Buffer.from(data, 'base64').toString();
   }
@@ -45,10 +55,19 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'switch');
-    await createSecretProviderClass(cluster, ns, 'app', { provider: 'file', parameters: { objects: '- objectName: token\n  sourcePath: token\n' },
-      secretObjects: [{ secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] });
+    await createSecretProviderClass(cluster, ns, 'app', {
+      provider: 'file',
+      parameters: { objects: '- objectName: token\n  sourcePath: token\n' },
+      secretObjects: [{ secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }],
+    });
     stack = await startGoDriverStack({
-      cluster, providers: [{ name: 'file', args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`] }],
+      cluster,
+      providers: [
+        {
+          name: 'file',
+          args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`],
+        },
+      ],
       async prepare(work) {
         await mkdir(join(work, 'file-root'));
         await writeFile(join(work, 'file-root/token'), 'v1');
@@ -65,7 +84,12 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
   it('the Go driver mounts the volume (no .metadata) and syncs its Secret', async () => {
     await stack.client.publish(await pod.publishRequest());
     expect(await readFile(join(pod.targetPath, 'token'), 'utf8')).to.equal('v1');
-    expect(await lstat(join(pod.targetPath, '.metadata')).then(() => 'present', () => 'absent')).to.equal('absent');
+    expect(
+      await lstat(join(pod.targetPath, '.metadata')).then(
+        () => 'present',
+        () => 'absent',
+      ),
+    ).to.equal('absent');
     await until('the Go driver to sync app-secret', async () => (await secretToken()) === 'v1');
   });
 
@@ -73,12 +97,28 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
     stack.client.close();
     await stack.driver.stop();
     // What the DaemonSet's rolling update does: the same node name, CSI socket and provider directory.
-    ours = await startCli(['driver', `--endpoint=unix://${join(stack.work, 'csi.sock')}`, `--nodeid=${stack.nodeName}`,
-      `--kubeconfig=${cluster.driverKubeconfig}`, `--provider-volume=${join(stack.work, 'providers')}`, '--additional-provider-volume-paths=',
-      '--metrics-addr=127.0.0.1:0', '--enable-secret-rotation', '--rotation-poll-interval=1s'], /driver started/);
+    ours = await startCli(
+      [
+        'driver',
+        `--endpoint=unix://${join(stack.work, 'csi.sock')}`,
+        `--nodeid=${stack.nodeName}`,
+        `--kubeconfig=${cluster.driverKubeconfig}`,
+        `--provider-volume=${join(stack.work, 'providers')}`,
+        '--additional-provider-volume-paths=',
+        '--metrics-addr=127.0.0.1:0',
+        '--enable-secret-rotation',
+        '--rotation-poll-interval=1s',
+      ],
+      /driver started/,
+    );
     client = new CsiClient(join(stack.work, 'csi.sock'));
-    const versions = await until('.metadata/versions.json in the volume the Go driver mounted', async () =>
-      JSON.parse(await readFile(join(pod.targetPath, '.metadata/versions.json'), 'utf8')) as { objects: { id: string; version: string }[] });
+    const versions = await until(
+      '.metadata/versions.json in the volume the Go driver mounted',
+      async () =>
+        JSON.parse(await readFile(join(pod.targetPath, '.metadata/versions.json'), 'utf8')) as {
+          objects: { id: string; version: string }[];
+        },
+    );
     expect(await readFile(join(pod.targetPath, 'token'), 'utf8')).to.equal('v1');
     expect(await readlink(join(pod.targetPath, '.metadata'))).to.equal('..data/.metadata');
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([pod.targetPath]);
@@ -93,7 +133,7 @@ describe('switching a node from upstream\'s Go driver v1.6.0 to ours (real Go dr
     await until('the rotated Secret', async () => (await secretToken()) === 'v2');
   });
 
-  it('answers kubelet\'s republish and unpublishes the volume', async () => {
+  it("answers kubelet's republish and unpublishes the volume", async () => {
     await client?.publish(await pod.publishRequest());
     await client?.unpublish(pod.volumeId, pod.targetPath);
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);

@@ -7,7 +7,12 @@ import { parseObjects } from '../../providers/vault/objects.js';
 import { objectVersion } from '../../providers/vault/render.js';
 import { failure } from '../support/call-outcome.js';
 import { mountsUnder } from '../support/driver-stack.js';
-import { goDriverUnavailable, startGoDriverStack, type GoDriverProvider, type GoDriverStack } from '../support/go-driver.js';
+import {
+  goDriverUnavailable,
+  startGoDriverStack,
+  type GoDriverProvider,
+  type GoDriverStack,
+} from '../support/go-driver.js';
 import { TOKENS_KEY, type InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
@@ -45,10 +50,16 @@ const APP_OBJECTS = `- objectName: db-password
 `;
 
 interface PodStatus {
-  status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[] };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+  };
 }
 
-describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver, kube-apiserver, OpenBao with JWT auth)', function () {
+describe("our vault provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, OpenBao with JWT auth)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let bao: OpenBao;
@@ -59,7 +70,10 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
   let viaSecrets: InlinePod;
 
   /** kubelet's request for `pod` with the pod's (test-signed) token for audience vault, where kubelet puts it. */
-  async function withToken(pod: InlinePod, where: 'volume_context' | 'secrets' = 'volume_context'): Promise<NodePublishVolumeRequest> {
+  async function withToken(
+    pod: InlinePod,
+    where: 'volume_context' | 'secrets' = 'volume_context',
+  ): Promise<NodePublishVolumeRequest> {
     const request = await pod.publishRequest();
     const tokens = jwt.tokensAttribute(jwt.token(`${ns}/default`));
     return where === 'volume_context'
@@ -75,7 +89,12 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
   }
 
   async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${pod.name}-${ns}-${spc}` }) as PodStatus;
+    return (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `${pod.name}-${ns}-${spc}`,
+    })) as PodStatus;
   }
 
   before(async function () {
@@ -91,10 +110,23 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
     jwt = await enableJwtAuth(bao, 'jwt', { app: ['app'], outsider: [] });
     await bao.write('secret/data/app/db', { data: { password: 'hunter2', user: 'app' } });
     await bao.write('secret/data/app/api', { data: { token: 'tok-1', scopes: ['read'] } });
-    const classOf = (roleName: string, objects: string) => ({ provider: 'vault', parameters: { vaultAddress: bao.address, roleName, objects } });
+    const classOf = (roleName: string, objects: string) => ({
+      provider: 'vault',
+      parameters: { vaultAddress: bao.address, roleName, objects },
+    });
     await createSecretProviderClass(cluster, ns, 'app', classOf('app', APP_OBJECTS));
-    await createSecretProviderClass(cluster, ns, 'denied', classOf('outsider', '- {objectName: db-password, secretPath: secret/data/app/db, secretKey: password}\n'));
-    await createSecretProviderClass(cluster, ns, 'missing', classOf('app', '- {objectName: absent, secretPath: secret/data/app/absent}\n'));
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'denied',
+      classOf('outsider', '- {objectName: db-password, secretPath: secret/data/app/db, secretKey: password}\n'),
+    );
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'missing',
+      classOf('app', '- {objectName: absent, secretPath: secret/data/app/absent}\n'),
+    );
     stack = await startGoDriverStack({ cluster, providers: [vaultProvider], rotation: true });
     web = await stack.pod({ namespace: ns, name: 'web', spc: 'app' });
     viaSecrets = await stack.pod({ namespace: ns, name: 'web-secrets', spc: 'app' });
@@ -121,7 +153,12 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
 
   it('records our keyed HMAC versions in the SecretProviderClassPodStatus, never a bare hash', async () => {
     const status = await podStatus(web, 'app');
-    expect(status.status).to.include({ podName: 'web', secretProviderClassName: 'app', mounted: true, targetPath: web.targetPath });
+    expect(status.status).to.include({
+      podName: 'web',
+      secretProviderClassName: 'app',
+      mounted: true,
+      targetPath: web.targetPath,
+    });
     const objects = [...status.status.objects].sort((a, b) => a.id.localeCompare(b.id));
     expect(objects).to.deep.equal([
       { id: 'api/config.json', version: await versionOf('api/config.json', '{"scopes":["read"],"token":"tok-1"}') },
@@ -131,14 +168,16 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
     expect((await podStatus(viaSecrets, 'app')).status.objects).to.have.deep.members(objects);
   });
 
-  it('republish after the secret changes in OpenBao (kubelet\'s requiresRepublish, --enable-secret-rotation): new content and version', async () => {
+  it("republish after the secret changes in OpenBao (kubelet's requiresRepublish, --enable-secret-rotation): new content and version", async () => {
     const apiVersion = (await podStatus(web, 'app')).status.objects.find((o) => o.id === 'api/config.json')?.version;
     await bao.write('secret/data/app/db', { data: { password: 'correct horse', user: 'app' } });
     await stack.client.publish(await withToken(web));
     expect(await readFile(join(web.targetPath, 'db-password'), 'utf8')).to.equal('correct horse');
     expect((await stat(join(web.targetPath, 'db-password'))).mode & 0o777).to.equal(0o400);
     const objects = (await podStatus(web, 'app')).status.objects;
-    expect(objects.find((o) => o.id === 'db-password')?.version).to.equal(await versionOf('db-password', 'correct horse'));
+    expect(objects.find((o) => o.id === 'db-password')?.version).to.equal(
+      await versionOf('db-password', 'correct horse'),
+    );
     expect(objects.find((o) => o.id === 'api/config.json')?.version).to.equal(apiVersion);
     expect(await mountsUnder(web.targetPath)).to.deep.equal([web.targetPath]);
   });
@@ -147,18 +186,27 @@ describe('our vault provider under upstream\'s Go driver v1.6.0 (real Go driver,
     const pod = await stack.pod({ namespace: ns, name: 'denied', spc: 'denied' });
     const result = await failure(stack.client.publish(await withToken(pod)));
     expect(result.code).to.equal('PERMISSION_DENIED');
-    expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/denied`)
-      .and.include('"secret/data/app/db"').and.include('role "outsider"');
+    expect(result.message)
+      .to.include(`failed to mount secrets store objects for pod ${ns}/denied`)
+      .and.include('"secret/data/app/db"')
+      .and.include('role "outsider"');
     expect(result.message).not.to.include('hunter2').and.not.include('correct horse');
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
-    expect(await podStatus(pod, 'denied').then(() => 'written', (err: { code?: number }) => err.code)).to.equal(404);
+    expect(
+      await podStatus(pod, 'denied').then(
+        () => 'written',
+        (err: { code?: number }) => err.code,
+      ),
+    ).to.equal(404);
   });
 
   it('a missing path: NOT_FOUND through the Go driver, naming the path', async () => {
     const pod = await stack.pod({ namespace: ns, name: 'missing', spc: 'missing' });
     const result = await failure(stack.client.publish(await withToken(pod)));
     expect(result.code).to.equal('NOT_FOUND');
-    expect(result.message).to.include(`failed to mount secrets store objects for pod ${ns}/missing`).and.include('secret "secret/data/app/absent" not found');
+    expect(result.message)
+      .to.include(`failed to mount secrets store objects for pod ${ns}/missing`)
+      .and.include('secret "secret/data/app/absent" not found');
     expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
   });
 

@@ -3,7 +3,14 @@ import { constants } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { csiProto } from '../../lib/grpc/grpc-proto.js';
 import { deferred } from '../support/deferred.js';
-import { driverLogSince, fileClass, mountsUnder, startDriverStack, whenDriverLogs, type DriverStack } from '../support/driver-stack.js';
+import {
+  driverLogSince,
+  fileClass,
+  mountsUnder,
+  startDriverStack,
+  whenDriverLogs,
+  type DriverStack,
+} from '../support/driver-stack.js';
 import { grpcFrame, grpcRequestHeaders, rawRequest, rawSession } from '../support/grpc-peers.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 
@@ -45,13 +52,15 @@ function rawSocket(socketPath: string, bytes: Buffer, end: 'end' | 'destroy' | '
   });
 }
 
-describe('the driver\'s CSI socket against hostile clients (real driver process, grpc-js)', function () {
+describe("the driver's CSI socket against hostile clients (real driver process, grpc-js)", function () {
   this.timeout(30_000);
   let stack: DriverStack;
   let provider: ScriptedProvider;
 
   before(async () => {
-    stack = await startDriverStack({ classes: { 'scripted.yaml': fileClass('scripted', [{ objectName: 'x' }], 'scripted') } });
+    stack = await startDriverStack({
+      classes: { 'scripted.yaml': fileClass('scripted', [{ objectName: 'x' }], 'scripted') },
+    });
     provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x' }]));
   });
   after(async () => {
@@ -68,16 +77,39 @@ describe('the driver\'s CSI socket against hostile clients (real driver process,
 
   /** The bytes of a NodePublishVolume of pod `pod` (class "scripted"), as kubelet sends them. */
   function publishRequest(pod: string): Buffer {
-    return csiProto().Node.service.NodePublishVolume.requestSerialize(stack.request(stack.targetPath(pod), 'scripted', pod));
+    return csiProto().Node.service.NodePublishVolume.requestSerialize(
+      stack.request(stack.targetPath(pod), 'scripted', pod),
+    );
   }
 
   const rawCases: [string, Buffer, 'end' | 'destroy' | 'wait'][] = [
-    ['HTTP/1.1 instead of HTTP/2', Buffer.from(`POST ${PUBLISH} HTTP/1.1\r\nHost: x\r\nX-Token: hunter2\r\n\r\n`), 'wait'],
+    [
+      'HTTP/1.1 instead of HTTP/2',
+      Buffer.from(`POST ${PUBLISH} HTTP/1.1\r\nHost: x\r\nX-Token: hunter2\r\n\r\n`),
+      'wait',
+    ],
     ['garbage bytes', Buffer.from('\u0000\u00ffhunter2\u0001'.repeat(100), 'latin1'), 'wait'],
     ['half the preface, then hanging up', PREFACE.subarray(0, 10), 'end'],
-    ['half a frame, then hanging up', Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 100, 1, 4, 0, 0, 0, 1]), Buffer.from('hunter2')]), 'destroy'],
-    ['a HEADERS frame that is not HPACK', Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 16, 1, 5, 0, 0, 0, 1]), Buffer.from('\u00ff\u00ffhunter2hunter2', 'latin1').subarray(0, 16)]), 'wait'],
-    ['a DATA frame on a stream never opened', Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 7, 0, 1, 0, 0, 0, 3]), Buffer.from('hunter2')]), 'wait'],
+    [
+      'half a frame, then hanging up',
+      Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 100, 1, 4, 0, 0, 0, 1]), Buffer.from('hunter2')]),
+      'destroy',
+    ],
+    [
+      'a HEADERS frame that is not HPACK',
+      Buffer.concat([
+        PREFACE,
+        EMPTY_SETTINGS,
+        Buffer.from([0, 0, 16, 1, 5, 0, 0, 0, 1]),
+        Buffer.from('\u00ff\u00ffhunter2hunter2', 'latin1').subarray(0, 16),
+      ]),
+      'wait',
+    ],
+    [
+      'a DATA frame on a stream never opened',
+      Buffer.concat([PREFACE, EMPTY_SETTINGS, Buffer.from([0, 0, 7, 0, 1, 0, 0, 0, 3]), Buffer.from('hunter2')]),
+      'wait',
+    ],
   ];
   for (const [what, bytes, end] of rawCases) {
     it(`survives ${what}`, async () => {
@@ -90,7 +122,9 @@ describe('the driver\'s CSI socket against hostile clients (real driver process,
     const many: Record<string, string> = {};
     for (let i = 0; i < 2000; i++) many[`x-h${i}`] = 'hunter2';
     for (const extra of [{ 'x-big': 'hunter2'.repeat(15_000) }, many]) {
-      await rawRequest(stack.socketPath, grpcRequestHeaders('/csi.v1.Identity/Probe', extra), [grpcFrame(Buffer.alloc(0))]);
+      await rawRequest(stack.socketPath, grpcRequestHeaders('/csi.v1.Identity/Probe', extra), [
+        grpcFrame(Buffer.alloc(0)),
+      ]);
     }
     await stillServing();
   });
@@ -115,8 +149,11 @@ describe('the driver\'s CSI socket against hostile clients (real driver process,
       else if (how === 'resets its stream with INTERNAL_ERROR') stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       else session.destroy();
       await providerCancelled.promise;
-      await whenDriverLogs(stack, `the failed publish of ${pod}`, () => driverLogSince(stack, 0)
-        .some((e) => e['message'] === 'NodePublishVolume failed' && e['pod'] === `default/${pod}`));
+      await whenDriverLogs(stack, `the failed publish of ${pod}`, () =>
+        driverLogSince(stack, 0).some(
+          (e) => e['message'] === 'NodePublishVolume failed' && e['pod'] === `default/${pod}`,
+        ),
+      );
       expect(await mountsUnder(stack.targetPath(pod))).to.deep.equal([]);
       session.destroy();
       await stillServing();
@@ -152,24 +189,38 @@ describe('the driver\'s CSI socket against hostile clients (real driver process,
   });
 
   it('answers an over-size request RESOURCE_EXHAUSTED, even with more data after it on the same stream', async () => {
-    const r = await rawRequest(stack.socketPath, grpcRequestHeaders(PUBLISH), [grpcFrame(Buffer.alloc(5 * 1024 * 1024)), Buffer.from('trailing')]);
+    const r = await rawRequest(stack.socketPath, grpcRequestHeaders(PUBLISH), [
+      grpcFrame(Buffer.alloc(5 * 1024 * 1024)),
+      Buffer.from('trailing'),
+    ]);
     expect(r.trailers?.['grpc-status'] ?? r.headers?.['grpc-status']).to.equal('8');
     await stillServing();
   });
 });
 
-describe('grpc-js\'s own log lines (real driver process, GRPC_VERBOSITY=DEBUG GRPC_TRACE=server)', function () {
+describe("grpc-js's own log lines (real driver process, GRPC_VERBOSITY=DEBUG GRPC_TRACE=server)", function () {
   this.timeout(30_000);
   let stack: DriverStack | undefined;
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('go to the driver\'s JSON log as debug lines with message "gRPC", none as grpc-js\'s plain text', async () => {
     stack = await startDriverStack({ driverEnv: { GRPC_VERBOSITY: 'DEBUG', GRPC_TRACE: 'server' } });
     expect(await stack.client.probe()).to.equal(true);
     const s = stack;
-    const traced = await whenDriverLogs(s, 'grpc-js\'s trace of the bind', () => driverLogSince(s, 0)
-      .find((e) => e['message'] === 'gRPC' && String(e['detail']).includes(`| server | (1) Successfully bound ${s.socketPath}`)));
+    const traced = await whenDriverLogs(s, "grpc-js's trace of the bind", () =>
+      driverLogSince(s, 0).find(
+        (e) =>
+          e['message'] === 'gRPC' && String(e['detail']).includes(`| server | (1) Successfully bound ${s.socketPath}`),
+      ),
+    );
     expect([traced['level'], traced['component']]).to.deep.equal(['debug', 'driver']);
-    expect(s.driver.stderr().split('\n').filter((line) => /^[EID] \d{4}-/.test(line))).to.deep.equal([]);
+    expect(
+      s.driver
+        .stderr()
+        .split('\n')
+        .filter((line) => /^[EID] \d{4}-/.test(line)),
+    ).to.deep.equal([]);
   });
 });

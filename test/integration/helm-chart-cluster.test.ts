@@ -1,9 +1,24 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { createNamespace, readManifests, startKubeCluster, stopOnExit, type KubeCluster } from '../support/kube-cluster.js';
+import {
+  createNamespace,
+  readManifests,
+  startKubeCluster,
+  stopOnExit,
+  type KubeCluster,
+} from '../support/kube-cluster.js';
 import { CHART_VALUE_SETS, UPSTREAM_DEFAULT_VALUES } from '../support/helm-value-sets.js';
 import { parseDriverConfig } from '../../driver/config.js';
-import { CHART_DIR, createHelm, expandArgs, parseManifests, podContainer, serverDryRunApply, type Helm, type Manifest } from '../support/helm.js';
+import {
+  CHART_DIR,
+  createHelm,
+  expandArgs,
+  parseManifests,
+  podContainer,
+  serverDryRunApply,
+  type Helm,
+  type Manifest,
+} from '../support/helm.js';
 import { requirePeer } from '../support/peers.js';
 
 // The chart against a real kube-apiserver: every value set's objects through a server-side
@@ -11,16 +26,46 @@ import { requirePeer } from '../support/peers.js';
 // CRDs and RBAC: the chart's cluster-scoped objects (CRDs, ClusterRoles, CSIDriver) carry
 // upstream's fixed names and would collide with the shared test cluster's.
 
-const CRDS = ['secretproviderclasses.secrets-store.csi.x-k8s.io', 'secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io'];
+const CRDS = [
+  'secretproviderclasses.secrets-store.csi.x-k8s.io',
+  'secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io',
+];
 const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
 
 /** The identity of an object, as KubernetesObjectApi.read takes it. */
-interface ObjectRef { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }
-const crdRef = (name: string): ObjectRef => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
-const clusterRoleRef = (name: string): ObjectRef => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name } });
-const CSI_DRIVER: ObjectRef = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' } };
-const driverDsRef = (namespace: string): ObjectRef => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: DRIVER_DS, namespace } });
-const refOf = (obj: Manifest): ObjectRef => ({ apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', metadata: { name: obj.metadata?.name ?? '', ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) } });
+interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+const crdRef = (name: string): ObjectRef => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name },
+});
+const clusterRoleRef = (name: string): ObjectRef => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'ClusterRole',
+  metadata: { name },
+});
+const CSI_DRIVER: ObjectRef = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'CSIDriver',
+  metadata: { name: 'secrets-store.csi.k8s.io' },
+};
+const driverDsRef = (namespace: string): ObjectRef => ({
+  apiVersion: 'apps/v1',
+  kind: 'DaemonSet',
+  metadata: { name: DRIVER_DS, namespace },
+});
+const refOf = (obj: Manifest): ObjectRef => ({
+  apiVersion: obj.apiVersion ?? '',
+  kind: obj.kind ?? '',
+  metadata: {
+    name: obj.metadata?.name ?? '',
+    ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+  },
+});
 
 /** What an upstream user's values file typically holds: upstream v1.6.0 key names, our image. */
 const UPSTREAM_USER_VALUES = {
@@ -55,10 +100,13 @@ describe('Helm chart against a real kube-apiserver', function () {
 
   /** GET an object: undefined when it does not exist. */
   async function get(ref: ObjectRef): Promise<Manifest | undefined> {
-    return cluster.admin.objects.read(ref).then((o) => o as Manifest, (err: { code?: number }) => {
-      if (err.code === 404) return undefined;
-      throw err;
-    });
+    return cluster.admin.objects.read(ref).then(
+      (o) => o as Manifest,
+      (err: { code?: number }) => {
+        if (err.code === 404) return undefined;
+        throw err;
+      },
+    );
   }
 
   before(async () => {
@@ -74,7 +122,9 @@ describe('Helm chart against a real kube-apiserver', function () {
 
   describe('server-side dry run (dryRun=All, fieldValidation=Strict) of every value set', () => {
     let namespace: string;
-    before(async () => { namespace = await createNamespace(cluster, 'helm-dry'); });
+    before(async () => {
+      namespace = await createNamespace(cluster, 'helm-dry');
+    });
 
     for (const set of CHART_VALUE_SETS) {
       it(`${set.name}: the API server accepts every rendered object`, async () => {
@@ -89,7 +139,8 @@ describe('Helm chart against a real kube-apiserver', function () {
     afterEach(async () => {
       // Leave no release behind for the next test, even after a failure.
       const { stdout } = await helm.run(['list', '--all-namespaces', '--all', '-o', 'json']);
-      for (const r of JSON.parse(stdout) as { name: string; namespace: string }[]) await helm.run(['uninstall', r.name, '-n', r.namespace]);
+      for (const r of JSON.parse(stdout) as { name: string; namespace: string }[])
+        await helm.run(['uninstall', r.name, '-n', r.namespace]);
     });
 
     it('installs the defaults in a fresh namespace, upgrades a changed value into the DaemonSet, and uninstall removes all but the CRDs', async () => {
@@ -98,28 +149,55 @@ describe('Helm chart against a real kube-apiserver', function () {
       expect(install.stdout).to.match(/STATUS: deployed/);
       expect(install.stdout).to.not.match(/WARNING/);
       const rendered = parseManifests((await helm.run(['get', 'manifest', 'csi-secrets-store', '-n', ns])).stdout);
-      expect(rendered.map((o) => o.kind).sort()).to.include.members(['CSIDriver', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'DaemonSet', 'ServiceAccount']);
+      expect(rendered.map((o) => o.kind).sort()).to.include.members([
+        'CSIDriver',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+        'DaemonSet',
+        'ServiceAccount',
+      ]);
       for (const obj of rendered) {
         const live = await get(refOf(obj));
         expect(live, `${obj.kind} ${obj.metadata?.name} exists`).to.not.equal(undefined);
-        expect(live?.metadata?.annotations?.['meta.helm.sh/release-namespace'], `${obj.kind} ${obj.metadata?.name}`).to.equal(ns);
+        expect(
+          live?.metadata?.annotations?.['meta.helm.sh/release-namespace'],
+          `${obj.kind} ${obj.metadata?.name}`,
+        ).to.equal(ns);
       }
       const before = await get(driverDsRef(ns));
-      expect((before?.['spec'].template.spec.volumes as { hostPath?: { path: string } }[]).map((v) => v.hostPath?.path)).to.include('/var/lib/kubelet/pods');
+      expect(
+        (before?.['spec'].template.spec.volumes as { hostPath?: { path: string } }[]).map((v) => v.hostPath?.path),
+      ).to.include('/var/lib/kubelet/pods');
       expect((await get(CSI_DRIVER))?.['spec'].requiresRepublish).to.equal(false);
 
-      await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reuse-values',
-        '--set', 'linux.kubeletRootDir=/var/lib/k0s/kubelet', '--set', 'rotationMode=republish']);
+      await helm.run([
+        'upgrade',
+        'csi-secrets-store',
+        CHART_DIR,
+        '-n',
+        ns,
+        '--reuse-values',
+        '--set',
+        'linux.kubeletRootDir=/var/lib/k0s/kubelet',
+        '--set',
+        'rotationMode=republish',
+      ]);
       const after = await get(driverDsRef(ns));
       expect(after?.metadata?.generation).to.be.greaterThan(before?.metadata?.generation ?? 0);
-      const volumes = (after?.['spec'].template.spec.volumes as { hostPath?: { path: string } }[]).map((v) => v.hostPath?.path);
+      const volumes = (after?.['spec'].template.spec.volumes as { hostPath?: { path: string } }[]).map(
+        (v) => v.hostPath?.path,
+      );
       expect(volumes).to.include('/var/lib/k0s/kubelet/pods').and.not.include('/var/lib/kubelet/pods');
-      const args = after?.['spec'].template.spec.containers.find((c: { name: string }) => c.name === 'secrets-store').args as string[];
+      const args = after?.['spec'].template.spec.containers.find((c: { name: string }) => c.name === 'secrets-store')
+        .args as string[];
       expect(args).to.include('--rotation-mode=republish');
       expect((await get(CSI_DRIVER))?.['spec'].requiresRepublish).to.equal(true);
       // Republish mode needs no rotation role: the upgrade removed it.
       expect(await get(clusterRoleRef('secretproviderrotation-role'))).to.equal(undefined);
-      expect((await helm.run(['history', 'csi-secrets-store', '-n', ns, '-o', 'json'])).stdout).to.match(/"revision":2/);
+      expect((await helm.run(['history', 'csi-secrets-store', '-n', ns, '-o', 'json'])).stdout).to.match(
+        /"revision":2/,
+      );
 
       const uninstall = await helm.run(['uninstall', 'csi-secrets-store', '-n', ns]);
       expect(uninstall.stdout).to.match(/kept due to the resource policy/);
@@ -132,28 +210,60 @@ describe('Helm chart against a real kube-apiserver', function () {
     it("installs with an upstream user's values: CRDs it does not own are left alone with a hand-over note, and ignored values are named", async () => {
       await makeCrdsUnowned();
       const ns = await createNamespace(cluster, 'helm-up');
-      const install = await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns, '-f', helm.valuesFile(UPSTREAM_USER_VALUES)]);
+      const install = await helm.run([
+        'install',
+        'csi-secrets-store',
+        CHART_DIR,
+        '-n',
+        ns,
+        '-f',
+        helm.valuesFile(UPSTREAM_USER_VALUES),
+      ]);
       expect(install.stdout).to.match(/STATUS: deployed/);
-      expect(install.stdout).to.match(/rbac\.pspEnabled/).and.match(/logFormatJSON/).and.match(/providerHealthCheck/);
+      expect(install.stdout)
+        .to.match(/rbac\.pspEnabled/)
+        .and.match(/logFormatJSON/)
+        .and.match(/providerHealthCheck/);
       for (const crd of CRDS) {
-        expect(install.stdout).to.include(`kubectl annotate crd ${crd} meta.helm.sh/release-name=csi-secrets-store meta.helm.sh/release-namespace=${ns}`);
+        expect(install.stdout).to.include(
+          `kubectl annotate crd ${crd} meta.helm.sh/release-name=csi-secrets-store meta.helm.sh/release-namespace=${ns}`,
+        );
         expect((await get(crdRef(crd)))?.metadata?.labels?.['helm.sh/chart'], 'not taken over').to.equal(undefined);
       }
       const ds = await get(driverDsRef(ns));
       const spec = ds?.['spec'].template.spec;
-      expect(spec.containers.find((c: { name: string }) => c.name === 'secrets-store').image).to.equal('registry.example.com/mirror/secrets-store-csi-driver:0.1.0');
+      expect(spec.containers.find((c: { name: string }) => c.name === 'secrets-store').image).to.equal(
+        'registry.example.com/mirror/secrets-store-csi-driver:0.1.0',
+      );
       expect(spec.imagePullSecrets).to.deep.equal([{ name: 'mirror-pull' }]);
       expect(spec.tolerations).to.deep.equal(UPSTREAM_USER_VALUES.linux.tolerations);
       expect(ds?.metadata?.labels?.['team']).to.equal('platform');
-      expect((await get(CSI_DRIVER))?.['spec'].tokenRequests).to.deep.equal([{ audience: 'api://AzureADTokenExchange' }]);
-      expect(await get(clusterRoleRef('secretproviderrotation-role')), 'reconciler rights with rotation on').to.not.equal(undefined);
+      expect((await get(CSI_DRIVER))?.['spec'].tokenRequests).to.deep.equal([
+        { audience: 'api://AzureADTokenExchange' },
+      ]);
+      expect(
+        await get(clusterRoleRef('secretproviderrotation-role')),
+        'reconciler rights with rotation on',
+      ).to.not.equal(undefined);
 
       // The hand-over the note prints, then an upgrade takes the CRDs over.
       for (const crd of CRDS) {
-        await cluster.admin.objects.patch({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: {
-          name: crd, labels: { 'app.kubernetes.io/managed-by': 'Helm' },
-          annotations: { 'meta.helm.sh/release-name': 'csi-secrets-store', 'meta.helm.sh/release-namespace': ns },
-        } }, undefined, undefined, undefined, undefined, 'application/merge-patch+json');
+        await cluster.admin.objects.patch(
+          {
+            apiVersion: 'apiextensions.k8s.io/v1',
+            kind: 'CustomResourceDefinition',
+            metadata: {
+              name: crd,
+              labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+              annotations: { 'meta.helm.sh/release-name': 'csi-secrets-store', 'meta.helm.sh/release-namespace': ns },
+            },
+          },
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          'application/merge-patch+json',
+        );
       }
       const upgrade = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reuse-values']);
       expect(upgrade.stdout).to.not.match(/already exist and are not managed/);
@@ -165,34 +275,91 @@ describe('Helm chart against a real kube-apiserver', function () {
     });
     it("warns when upstream's values file still points linux.image at upstream's Go image (dry run)", async () => {
       const ns = await createNamespace(cluster, 'helm-image');
-      const { stdout } = await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns, '--dry-run=server', '-f', helm.valuesFile(UPSTREAM_DEFAULT_VALUES)]);
-      expect(stdout).to.match(/WARNING: linux\.image\.repository is upstream's Go driver image \(registry\.k8s\.io\/csi-secrets-store\/driver\)/);
+      const { stdout } = await helm.run([
+        'install',
+        'csi-secrets-store',
+        CHART_DIR,
+        '-n',
+        ns,
+        '--dry-run=server',
+        '-f',
+        helm.valuesFile(UPSTREAM_DEFAULT_VALUES),
+      ]);
+      expect(stdout).to.match(
+        /WARNING: linux\.image\.repository is upstream's Go driver image \(registry\.k8s\.io\/csi-secrets-store\/driver\)/,
+      );
     });
 
     it("upgrades a release of upstream v1.6.0's own chart in place: same DaemonSet, our image and flags, upstream's CRDs left alone", async () => {
       const upstreamChart = requirePeer('UPSTREAM_CHART');
       await deleteCrds();
       const ns = await createNamespace(cluster, 'helm-from-upstream');
-      const values = { syncSecret: { enabled: true }, enableSecretRotation: true, rotationPollInterval: '120s', tokenRequests: [{ audience: 'vault' }] };
+      const values = {
+        syncSecret: { enabled: true },
+        enableSecretRotation: true,
+        rotationPollInterval: '120s',
+        tokenRequests: [{ audience: 'vault' }],
+      };
       // --no-hooks: upstream's CRD hook Jobs need a kubelet, and this cluster has none.
-      await helm.run(['install', 'csi-secrets-store', upstreamChart, '-n', ns, '--no-hooks', '-f', helm.valuesFile(values)]);
+      await helm.run([
+        'install',
+        'csi-secrets-store',
+        upstreamChart,
+        '-n',
+        ns,
+        '--no-hooks',
+        '-f',
+        helm.valuesFile(values),
+      ]);
       const before = await get(driverDsRef(ns));
       const csiDriverBefore = await get(CSI_DRIVER);
-      expect(podContainer(before as Manifest, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
-      for (const crd of CRDS) expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a('string');
+      expect(podContainer(before as Manifest, 'secrets-store').image).to.equal(
+        'registry.k8s.io/csi-secrets-store/driver:v1.6.0',
+      );
+      for (const crd of CRDS)
+        expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a(
+          'string',
+        );
 
       // --reuse-values renders our templates over upstream's chart defaults (none of our keys):
       // refused, naming the flag that keeps the user's values with our defaults.
       const image = ['--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0'];
-      const reused = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reuse-values', ...image]).then(() => undefined, (e: Error) => e);
+      const reused = await helm
+        .run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reuse-values', ...image])
+        .then(
+          () => undefined,
+          (e: Error) => e,
+        );
       expect(reused?.message).to.match(/--reuse-values[^]*--reset-then-reuse-values/);
-      expect(podContainer(await get(driverDsRef(ns)) as Manifest, 'secrets-store').image, 'the refused upgrade changed nothing').to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
+      expect(
+        podContainer((await get(driverDsRef(ns))) as Manifest, 'secrets-store').image,
+        'the refused upgrade changed nothing',
+      ).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
       await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reset-then-reuse-values', ...image]);
-      const reset = parseDriverConfig(expandArgs(podContainer(await get(driverDsRef(ns)) as Manifest, 'secrets-store'), { KUBE_NODE_NAME: 'node-1' }), {});
-      expect([reset.enableSecretSync, reset.enableSecretRotation, reset.rotationPollIntervalMs], 'the values set at install, kept').to.deep.equal([true, true, 120_000]);
+      const reset = parseDriverConfig(
+        expandArgs(podContainer((await get(driverDsRef(ns))) as Manifest, 'secrets-store'), {
+          KUBE_NODE_NAME: 'node-1',
+        }),
+        {},
+      );
+      expect(
+        [reset.enableSecretSync, reset.enableSecretRotation, reset.rotationPollIntervalMs],
+        'the values set at install, kept',
+      ).to.deep.equal([true, true, 120_000]);
 
-      const upgrade = await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '-f', helm.valuesFile(values),
-        '--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0']);
+      const upgrade = await helm.run([
+        'upgrade',
+        'csi-secrets-store',
+        CHART_DIR,
+        '-n',
+        ns,
+        '-f',
+        helm.valuesFile(values),
+        '--set',
+        'linux.image.repository=secrets-store-csi/driver',
+        '--set',
+        'linux.image.tag=0.1.0',
+      ]);
       const after = await get(driverDsRef(ns));
       expect(after?.metadata?.uid, 'the same DaemonSet, updated in place').to.equal(before?.metadata?.uid);
       expect(after?.['spec'].selector).to.deep.equal(before?.['spec'].selector);
@@ -200,22 +367,40 @@ describe('Helm chart against a real kube-apiserver', function () {
       expect(driver.image).to.equal('secrets-store-csi/driver:0.1.0');
       const config = parseDriverConfig(expandArgs(driver, { KUBE_NODE_NAME: 'node-1' }), {});
       expect(config.ignoredFlags).to.deep.equal([]);
-      expect([config.enableSecretSync, config.enableSecretRotation, config.rotationPollIntervalMs]).to.deep.equal([true, true, 120_000]);
+      expect([config.enableSecretSync, config.enableSecretRotation, config.rotationPollIntervalMs]).to.deep.equal([
+        true,
+        true,
+        120_000,
+      ]);
       const csiDriver = await get(CSI_DRIVER);
       expect(csiDriver?.metadata?.uid, 'the same CSIDriver, updated in place').to.equal(csiDriverBefore?.metadata?.uid);
-      expect(csiDriver?.['spec']).to.deep.include({ requiresRepublish: false, tokenRequests: [{ audience: 'vault' }], fsGroupPolicy: 'File' });
-      expect(await get(clusterRoleRef('secretproviderrotation-role')), 'the reconciler gets its rights').to.not.equal(undefined);
-      expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] }]);
+      expect(csiDriver?.['spec']).to.deep.include({
+        requiresRepublish: false,
+        tokenRequests: [{ audience: 'vault' }],
+        fsGroupPolicy: 'File',
+      });
+      expect(await get(clusterRoleRef('secretproviderrotation-role')), 'the reconciler gets its rights').to.not.equal(
+        undefined,
+      );
+      expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] },
+      ]);
       for (const crd of CRDS) {
         expect(upgrade.stdout).to.include(`kubectl label crd ${crd} app.kubernetes.io/managed-by=Helm`);
-        expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], `${crd} is still upstream's`).to.be.a('string');
+        expect(
+          (await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'],
+          `${crd} is still upstream's`,
+        ).to.be.a('string');
       }
     });
   });
 
   /** Deletes our CRDs (they have no instances here) and waits until the API server has removed them. */
   async function deleteCrds(): Promise<void> {
-    for (const crd of CRDS) await cluster.admin.objects.delete(crdRef(crd)).catch((err: { code?: number }) => { if (err.code !== 404) throw err; });
+    for (const crd of CRDS)
+      await cluster.admin.objects.delete(crdRef(crd)).catch((err: { code?: number }) => {
+        if (err.code !== 404) throw err;
+      });
     // The apiextensions finaliser runs in the API server: poll the object, as waitForCrds does.
     for (let i = 0; i < 200; i++) {
       if ((await Promise.all(CRDS.map((crd) => get(crdRef(crd))))).every((o) => o === undefined)) return;
@@ -229,10 +414,22 @@ describe('Helm chart against a real kube-apiserver', function () {
     for (const path of ['deploy/crds/secretproviderclasses.yaml', 'deploy/crds/secretproviderclasspodstatuses.yaml']) {
       for (const crd of await readManifests(join(CHART_DIR, '../..', path))) {
         if (await get(crdRef(crd.metadata?.name ?? ''))) {
-          await cluster.admin.objects.patch({ apiVersion: crd.apiVersion, kind: crd.kind, metadata: {
-            name: crd.metadata?.name, labels: { 'app.kubernetes.io/managed-by': null, 'helm.sh/chart': null },
-            annotations: { 'meta.helm.sh/release-name': null, 'meta.helm.sh/release-namespace': null },
-          } } as never, undefined, undefined, undefined, undefined, 'application/merge-patch+json');
+          await cluster.admin.objects.patch(
+            {
+              apiVersion: crd.apiVersion,
+              kind: crd.kind,
+              metadata: {
+                name: crd.metadata?.name,
+                labels: { 'app.kubernetes.io/managed-by': null, 'helm.sh/chart': null },
+                annotations: { 'meta.helm.sh/release-name': null, 'meta.helm.sh/release-namespace': null },
+              },
+            } as never,
+            undefined,
+            undefined,
+            undefined,
+            undefined,
+            'application/merge-patch+json',
+          );
         } else {
           await cluster.admin.objects.create(crd);
         }

@@ -35,29 +35,41 @@ function deployObjects(): Manifest[] {
 /** deploy/ with the vault provider opted in: its DaemonSet added, the CSIDriver's vault comments uncommented. */
 function deployObjectsWithVault(): Manifest[] {
   const csiDriver = parseManifests(csiDriverTextForVault());
-  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
+  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? (csiDriver[0] as Manifest) : o));
   return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-vault-daemonset.yaml'), 'utf8'))];
 }
 
 /** deploy/ with the azure provider opted in: its DaemonSet added, the CSIDriver's workload-identity comment uncommented. */
 function deployObjectsWithAzure(): Manifest[] {
   const csiDriver = parseManifests(csiDriverTextForAzure());
-  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? csiDriver[0] as Manifest : o));
+  const base = deployObjects().map((o) => (o.kind === 'CSIDriver' ? (csiDriver[0] as Manifest) : o));
   return [...base, ...parseManifests(readFileSync(join(DEPLOY, 'provider-azure-daemonset.yaml'), 'utf8'))];
 }
 
 /** deploy/ with the exec provider opted in: its DaemonSet and the example's helpers ConfigMaps added. */
 function deployObjectsWithExec(): Manifest[] {
-  return [...deployObjects(), ...['provider-exec-daemonset.yaml', 'examples/exec/helpers-configmap.yaml'].flatMap((f) => parseManifests(readFileSync(join(DEPLOY, f), 'utf8')))];
+  return [
+    ...deployObjects(),
+    ...['provider-exec-daemonset.yaml', 'examples/exec/helpers-configmap.yaml'].flatMap((f) =>
+      parseManifests(readFileSync(join(DEPLOY, f), 'utf8')),
+    ),
+  ];
 }
 
 /** The chart values that render deploy/examples/exec's ConfigMaps: helpers, and helper files by path (a key's "_" is the path's "/"). */
 function execValuesOfExample(): Record<string, unknown> {
   const [helpers, files] = parseManifests(readFileSync(join(DEPLOY, 'examples/exec/helpers-configmap.yaml'), 'utf8'));
-  const items = (deployObjectsWithExec().find((o) => o.kind === 'DaemonSet' && o.metadata?.name === 'csi-secrets-store-provider-exec')?.['spec'].template.spec.volumes as Obj[])
-    .find((v) => v['name'] === 'helpers')?.['projected'].sources[1].configMap.items as { key: string; path: string }[];
+  const items = (
+    deployObjectsWithExec().find(
+      (o) => o.kind === 'DaemonSet' && o.metadata?.name === 'csi-secrets-store-provider-exec',
+    )?.['spec'].template.spec.volumes as Obj[]
+  ).find((v) => v['name'] === 'helpers')?.['projected'].sources[1].configMap.items as { key: string; path: string }[];
   const data = (files?.['data'] ?? {}) as Record<string, string>;
-  return { enabled: true, helpers: helpers?.['data'], helperFiles: Object.fromEntries(items.map((i) => [i.path, data[i.key]])) };
+  return {
+    enabled: true,
+    helpers: helpers?.['data'],
+    helperFiles: Object.fromEntries(items.map((i) => [i.path, data[i.key]])),
+  };
 }
 
 /** The Vault address deploy/provider-vault-daemonset.yaml is written for. */
@@ -84,7 +96,9 @@ function volumesByHostPath(podSpec: Obj): void {
   podSpec['volumes']?.sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
   for (const c of [...(podSpec['initContainers'] ?? []), ...(podSpec['containers'] ?? [])]) {
     for (const m of c['volumeMounts'] ?? []) m['name'] = rename.get(m['name']) ?? m['name'];
-    c['volumeMounts']?.sort((a: { mountPath: string }, b: { mountPath: string }) => a.mountPath.localeCompare(b.mountPath));
+    c['volumeMounts']?.sort((a: { mountPath: string }, b: { mountPath: string }) =>
+      a.mountPath.localeCompare(b.mountPath),
+    );
   }
 }
 
@@ -108,15 +122,28 @@ const key = (o: Manifest) => `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metad
 /** Asserts the chart's and deploy/'s objects are the same, kind and name first, then each in full. */
 function expectSameInstall(chart: Map<string, Manifest>, deploy: Map<string, Manifest>): void {
   expect([...chart.keys()].sort()).to.deep.equal([...deploy.keys()].sort());
-  const differing = [...deploy].filter(([k, want]) => chart.has(k) && !isDeepStrictEqual(chart.get(k), want)).map(([k]) => k);
+  const differing = [...deploy]
+    .filter(([k, want]) => chart.has(k) && !isDeepStrictEqual(chart.get(k), want))
+    .map(([k]) => k);
   // The first difference in full, naming all of them.
-  for (const k of differing) expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
+  for (const k of differing)
+    expect(chart.get(k), `differing: ${differing.join(', ')}; first: ${k}`).to.deep.equal(deploy.get(k));
 }
 
 /** The chart rendered with `values` (release csi-secrets-store in kube-system) and `objects` of deploy/, both keyed and normalised. */
-async function renderBoth(helm: Helm, values: Record<string, unknown>, objects: readonly Manifest[]): Promise<{ chart: Map<string, Manifest>; deploy: Map<string, Manifest> }> {
-  const rendered = await helm.template({ nameOverride: 'csi-secrets-store', ...values }, { release: 'csi-secrets-store', namespace: 'kube-system' });
-  return { chart: new Map(rendered.map((o) => [key(o), normalise(o)])), deploy: new Map(objects.map((o) => [key(o), normalise(o)])) };
+async function renderBoth(
+  helm: Helm,
+  values: Record<string, unknown>,
+  objects: readonly Manifest[],
+): Promise<{ chart: Map<string, Manifest>; deploy: Map<string, Manifest> }> {
+  const rendered = await helm.template(
+    { nameOverride: 'csi-secrets-store', ...values },
+    { release: 'csi-secrets-store', namespace: 'kube-system' },
+  );
+  return {
+    chart: new Map(rendered.map((o) => [key(o), normalise(o)])),
+    deploy: new Map(objects.map((o) => [key(o), normalise(o)])),
+  };
 }
 
 describe('Helm chart with the vault provider and deploy/ with it opted in express the same install', function () {
@@ -127,13 +154,19 @@ describe('Helm chart with the vault provider and deploy/ with it opted in expres
 
   before(async () => {
     helm = createHelm();
-    ({ chart, deploy } = await renderBoth(helm, { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } }, deployObjectsWithVault()));
+    ({ chart, deploy } = await renderBoth(
+      helm,
+      { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } },
+      deployObjectsWithVault(),
+    ));
   });
   after(() => helm?.cleanup());
 
   it('renders the same objects, the vault DaemonSet and the CSIDriver with its token audience included', () => {
     expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-vault')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([{ audience: 'vault', expirationSeconds: 600 }]);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
+      { audience: 'vault', expirationSeconds: 600 },
+    ]);
     expectSameInstall(chart, deploy);
   });
 });
@@ -152,7 +185,9 @@ describe('Helm chart with the azure provider and deploy/ with it opted in expres
 
   it('renders the same objects, the azure DaemonSet and the CSIDriver with the workload identity audience included', () => {
     expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-azure')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([{ audience: 'api://AzureADTokenExchange' }]);
+    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
+      { audience: 'api://AzureADTokenExchange' },
+    ]);
     expectSameInstall(chart, deploy);
   });
 });
@@ -165,7 +200,11 @@ describe('Helm chart with the exec provider and deploy/ with it opted in express
 
   before(async () => {
     helm = createHelm();
-    ({ chart, deploy } = await renderBoth(helm, { providers: { exec: execValuesOfExample() } }, deployObjectsWithExec()));
+    ({ chart, deploy } = await renderBoth(
+      helm,
+      { providers: { exec: execValuesOfExample() } },
+      deployObjectsWithExec(),
+    ));
   });
   after(() => helm?.cleanup());
 
@@ -186,7 +225,10 @@ describe('Helm chart with the pki provider and deploy/ with it opted in express 
 
   before(async () => {
     helm = createHelm();
-    const objects = [...deployObjects(), ...parseManifests(readFileSync(join(DEPLOY, 'provider-pki-daemonset.yaml'), 'utf8'))];
+    const objects = [
+      ...deployObjects(),
+      ...parseManifests(readFileSync(join(DEPLOY, 'provider-pki-daemonset.yaml'), 'utf8')),
+    ];
     ({ chart, deploy } = await renderBoth(helm, { providers: { pki: { enabled: true } } }, objects));
   });
   after(() => helm?.cleanup());

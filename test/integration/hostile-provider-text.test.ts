@@ -23,7 +23,9 @@ describe('hostile provider text (real driver process, scripted provider)', funct
   let provider: ScriptedProvider;
 
   before(async () => {
-    stack = await startDriverStack({ classes: { 'scripted.yaml': fileClass('scripted', [{ objectName: 'x' }], 'scripted') } });
+    stack = await startDriverStack({
+      classes: { 'scripted.yaml': fileClass('scripted', [{ objectName: 'x' }], 'scripted') },
+    });
     provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x' }]));
   });
   after(async () => {
@@ -49,13 +51,24 @@ describe('hostile provider text (real driver process, scripted provider)', funct
   });
 
   const grpcErrors: [string, grpc.status, string, string][] = [
-    ['UNKNOWN', grpc.status.UNKNOWN, 'FAILED_PRECONDITION', 'provider "scripted" Mount failed: AccessDenied\\n\\u001b[31m'],
+    [
+      'UNKNOWN',
+      grpc.status.UNKNOWN,
+      'FAILED_PRECONDITION',
+      'provider "scripted" Mount failed: AccessDenied\\n\\u001b[31m',
+    ],
     ['UNAVAILABLE', grpc.status.UNAVAILABLE, 'UNAVAILABLE', 'provider "scripted" Mount unavailable (socket '],
-    ['RESOURCE_EXHAUSTED', grpc.status.RESOURCE_EXHAUSTED, 'RESOURCE_EXHAUSTED', 'provider "scripted" Mount failed: AccessDenied\\n\\u001b[31m'],
+    [
+      'RESOURCE_EXHAUSTED',
+      grpc.status.RESOURCE_EXHAUSTED,
+      'RESOURCE_EXHAUSTED',
+      'provider "scripted" Mount failed: AccessDenied\\n\\u001b[31m',
+    ],
   ];
   for (const [name, status, code, start] of grpcErrors) {
     it(`a gRPC ${name} with a hostile message: relayed bounded and escaped`, async () => {
-      provider.script = async () => Object.assign(new Error('hostile'), { code: status, details: HOSTILE, metadata: new grpc.Metadata() });
+      provider.script = async () =>
+        Object.assign(new Error('hostile'), { code: status, details: HOSTILE, metadata: new grpc.Metadata() });
       const f = await publishFails(`grpc-${name.toLowerCase()}`);
       expect(f.code).to.equal(code);
       expect(f.message).to.include(start);
@@ -68,9 +81,15 @@ describe('hostile provider text (real driver process, scripted provider)', funct
 
   it('nothing of it reaches the metric labels or the log', async () => {
     const metrics = await stack.metrics();
-    expect(metrics).to.match(/^node_publish_error_total\{provider="scripted",error_type="ProviderError",os_type="linux"\} 1$/m);
-    expect(metrics).to.match(/^node_publish_error_total\{provider="scripted",error_type="GRPCProviderError",os_type="linux"\} 2$/m);
-    expect(metrics).to.match(/^node_publish_error_total\{provider="scripted",error_type="ProviderUnavailable",os_type="linux"\} 1$/m);
+    expect(metrics).to.match(
+      /^node_publish_error_total\{provider="scripted",error_type="ProviderError",os_type="linux"\} 1$/m,
+    );
+    expect(metrics).to.match(
+      /^node_publish_error_total\{provider="scripted",error_type="GRPCProviderError",os_type="linux"\} 2$/m,
+    );
+    expect(metrics).to.match(
+      /^node_publish_error_total\{provider="scripted",error_type="ProviderUnavailable",os_type="linux"\} 1$/m,
+    );
     expect(metrics).not.to.include('AccessDenied');
     expect(metrics).not.to.include(SECRET);
     const log = stack.driver.stderr();

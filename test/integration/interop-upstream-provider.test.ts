@@ -20,12 +20,21 @@ function config(version: string, contents: string, extra: Partial<FakeConfig> = 
 }
 
 /** Our driver plus upstream's provider server (serving `config('v1', 'secret')`) in one temp dir. */
-async function startWithUpstream(driverArgs: string[] = []): Promise<{ stack: DriverStack; upstream: Child; configPath: string }> {
+async function startWithUpstream(
+  driverArgs: string[] = [],
+): Promise<{ stack: DriverStack; upstream: Child; configPath: string }> {
   const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
-  const stack = await startDriverStack({ classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') }, driverArgs });
+  const stack = await startDriverStack({
+    classes: { 'up.yaml': fileClass('upstream', [{ objectName: 'foo' }], 'upstream-fake') },
+    driverArgs,
+  });
   const configPath = join(stack.work, 'fake.json');
   await writeFile(configPath, config('v1', 'secret'));
-  const upstream = await startProcess(binary, ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath], /listening on/);
+  const upstream = await startProcess(
+    binary,
+    ['--endpoint', `unix://${join(stack.providersDir, 'upstream-fake.sock')}`, '--config', configPath],
+    /listening on/,
+  );
   return { stack, upstream, configPath };
 }
 
@@ -36,7 +45,7 @@ async function startWithUpstream(driverArgs: string[] = []): Promise<{ stack: Dr
  * Upstream's e2e provider would be the first choice, but the module proxy does not
  * serve that nested module (see test/peers/README.md).
  */
-describe('interop: our driver with upstream\'s provider server (real Go process)', function () {
+describe("interop: our driver with upstream's provider server (real Go process)", function () {
   let stack: DriverStack;
   let upstream: Child;
   let configPath: string;
@@ -58,7 +67,7 @@ describe('interop: our driver with upstream\'s provider server (real Go process)
     await stack?.stop();
   });
 
-  it('mounts the files and versions upstream\'s server returns', async () => {
+  it("mounts the files and versions upstream's server returns", async () => {
     const target = stack.targetPath('interop');
     await stack.client.publish(stack.request(target, 'upstream', 'interop'));
     expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('secret');
@@ -81,20 +90,26 @@ describe('interop: our driver with upstream\'s provider server (real Go process)
   it('fails the republish on an upstream error code and keeps the old content', async () => {
     const target = stack.targetPath('interop');
     await reload(config('v3', 'broken', { errorCode: 'AccessDenied' }));
-    const err = await stack.client.publish(stack.request(target, 'upstream', 'interop')).then(() => undefined, (e: Error) => e);
+    const err = await stack.client.publish(stack.request(target, 'upstream', 'interop')).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.include('provider reported error code "AccessDenied"');
     expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
     await stack.client.unpublish('vol-interop', target);
   });
 });
 
-describe('interop: rotation reconciler with upstream\'s provider server (real Go process)', function () {
+describe("interop: rotation reconciler with upstream's provider server (real Go process)", function () {
   let stack: DriverStack;
   let upstream: Child;
   let configPath: string;
 
   before(async () => {
-    ({ stack, upstream, configPath } = await startWithUpstream(['--enable-secret-rotation', '--rotation-poll-interval=1s']));
+    ({ stack, upstream, configPath } = await startWithUpstream([
+      '--enable-secret-rotation',
+      '--rotation-poll-interval=1s',
+    ]));
   });
   after(async () => {
     await upstream?.stop();
@@ -112,7 +127,9 @@ describe('interop: rotation reconciler with upstream\'s provider server (real Go
     }
     expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
     expect(await readFile(join(target, '.metadata/secret%2Ffoo'), 'utf8')).to.equal('v2');
-    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="upstream-fake",os_type="linux",rotated="true"\} 1$/m);
+    expect(await stack.metrics()).to.match(
+      /^rotation_reconcile_total\{provider="upstream-fake",os_type="linux",rotated="true"\} 1$/m,
+    );
     await stack.client.unpublish('vol-rot', target);
   });
 });

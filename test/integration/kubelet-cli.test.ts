@@ -13,7 +13,9 @@ describe('publish/unpublish CLI against a driver that is not (yet) listening', f
   let stack: DriverStack | undefined;
   let publish: CliRun | undefined;
 
-  beforeEach(async () => { work = await mkdtemp(join(tmpdir(), 'ssc-cli-')); });
+  beforeEach(async () => {
+    work = await mkdtemp(join(tmpdir(), 'ssc-cli-'));
+  });
   afterEach(async () => {
     publish?.process.kill('SIGKILL');
     await publish?.exited;
@@ -25,26 +27,50 @@ describe('publish/unpublish CLI against a driver that is not (yet) listening', f
 
   it('publish started before the driver waits for its socket, says so, then publishes', async () => {
     const target = join(work, 'vol');
-    publish = spawnCli(['publish', `--endpoint=unix://${join(work, 'csi.sock')}`, `--target-path=${target}`, '--secret-provider-class=app']);
+    publish = spawnCli([
+      'publish',
+      `--endpoint=unix://${join(work, 'csi.sock')}`,
+      `--target-path=${target}`,
+      '--secret-provider-class=app',
+    ]);
     await publish.until('stderr', /waiting up to/);
-    stack = await startDriverStack({ work, classes: { 'app.yaml': fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]) }, providerFiles: { token: 'tok-1' } });
+    stack = await startDriverStack({
+      work,
+      classes: { 'app.yaml': fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]) },
+      providerFiles: { token: 'tok-1' },
+    });
     expect(await publish.exited, publish.stderr()).to.equal(0);
     expect(publish.stdout()).to.equal(`published ${target}\n`);
-    expect(publish.stderr()).to.equal(`secrets-store-csi: waiting up to 30s for a driver at unix://${join(work, 'csi.sock')} (connect ENOENT)\n`);
+    expect(publish.stderr()).to.equal(
+      `secrets-store-csi: waiting up to 30s for a driver at unix://${join(work, 'csi.sock')} (connect ENOENT)\n`,
+    );
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('tok-1');
-    const unpublish = await runCli(['unpublish', `--endpoint=unix://${join(work, 'csi.sock')}`, `--target-path=${target}`]);
+    const unpublish = await runCli([
+      'unpublish',
+      `--endpoint=unix://${join(work, 'csi.sock')}`,
+      `--target-path=${target}`,
+    ]);
     expect([unpublish.code, unpublish.stdout, unpublish.stderr]).to.deep.equal([0, `unpublished ${target}\n`, '']);
   });
 
   for (const command of ['publish', 'unpublish']) {
     it(`${command} with no driver gives up at --timeout with "no driver listening at <endpoint>"`, async () => {
       const socket = join(work, 'csi.sock');
-      const r = await runCli([command, `--endpoint=unix://${socket}`, `--target-path=${join(work, 'vol')}`, '--secret-provider-class=app', '--timeout=300ms']
-        .filter((a) => command === 'publish' || !a.startsWith('--secret-provider-class')));
+      const r = await runCli(
+        [
+          command,
+          `--endpoint=unix://${socket}`,
+          `--target-path=${join(work, 'vol')}`,
+          '--secret-provider-class=app',
+          '--timeout=300ms',
+        ].filter((a) => command === 'publish' || !a.startsWith('--secret-provider-class')),
+      );
       expect(r.code).to.equal(2);
       expect(r.stdout).to.equal('');
-      expect(r.stderr).to.equal(`secrets-store-csi: waiting up to 300ms for a driver at unix://${socket} (connect ENOENT)\n`
-        + `secrets-store-csi: no driver listening at unix://${socket} (connect ENOENT, waited 300ms)\n`);
+      expect(r.stderr).to.equal(
+        `secrets-store-csi: waiting up to 300ms for a driver at unix://${socket} (connect ENOENT)\n` +
+          `secrets-store-csi: no driver listening at unix://${socket} (connect ENOENT, waited 300ms)\n`,
+      );
     });
   }
 
@@ -52,20 +78,44 @@ describe('publish/unpublish CLI against a driver that is not (yet) listening', f
     const socket = join(work, 'csi.sock');
     // Connection 1 is the CLI's wait probe; connection 2 is the call: the "driver" stops listening then.
     let connections = 0;
-    const server = createServer((conn) => { if (++connections === 2) { server.close(); conn.destroy(); } });
+    const server = createServer((conn) => {
+      if (++connections === 2) {
+        server.close();
+        conn.destroy();
+      }
+    });
     await new Promise<void>((resolve) => server.listen(socket, resolve));
     try {
-      const r = await runCli(['unpublish', `--endpoint=unix://${socket}`, `--target-path=${join(work, 'vol')}`, '--timeout=5s']);
+      const r = await runCli([
+        'unpublish',
+        `--endpoint=unix://${socket}`,
+        `--target-path=${join(work, 'vol')}`,
+        '--timeout=5s',
+      ]);
       expect(r.code).to.equal(2);
-      expect(r.stderr).to.match(new RegExp(`^secrets-store-csi: NodeUnpublishVolume failed: no driver listening at unix://${socket} \\(connect (ENOENT|ECONNREFUSED)\\)\n$`));
+      expect(r.stderr).to.match(
+        new RegExp(
+          `^secrets-store-csi: NodeUnpublishVolume failed: no driver listening at unix://${socket} \\(connect (ENOENT|ECONNREFUSED)\\)\n$`,
+        ),
+      );
     } finally {
       server.close();
     }
   });
 
-  for (const [value, message] of [['abc', '--timeout: invalid duration "abc"'], ['30', '--timeout: missing unit in duration "30"'], ['0s', '--timeout must be greater than zero, got "0s"']]) {
+  for (const [value, message] of [
+    ['abc', '--timeout: invalid duration "abc"'],
+    ['30', '--timeout: missing unit in duration "30"'],
+    ['0s', '--timeout must be greater than zero, got "0s"'],
+  ]) {
     it(`publish --timeout=${value} is refused naming the flag`, async () => {
-      const r = await runCli(['publish', `--endpoint=unix://${join(work, 'csi.sock')}`, `--target-path=${join(work, 'vol')}`, '--secret-provider-class=app', `--timeout=${value}`]);
+      const r = await runCli([
+        'publish',
+        `--endpoint=unix://${join(work, 'csi.sock')}`,
+        `--target-path=${join(work, 'vol')}`,
+        '--secret-provider-class=app',
+        `--timeout=${value}`,
+      ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.include(`secrets-store-csi: ${message}`);
     });

@@ -27,14 +27,16 @@ describe('kubelet-owned attributes beat SecretProviderClass parameters (real dri
 
   before(async () => {
     stack = await startDriverStack({ classes: { 'spoof.yaml': CLASS } });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: 'one' }]));
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([{ path: 'x', contents: 'one' }]),
+    );
   });
   after(async () => {
     await provider?.stop();
     await stack?.stop();
   });
 
-  it('sends the provider kubelet\'s tokens and pod namespace, never the class\'s, and warns naming the keys', async () => {
+  it("sends the provider kubelet's tokens and pod namespace, never the class's, and warns naming the keys", async () => {
     const target = stack.targetPath('spoof');
     const request = stack.request(target, 'spoof', 'app');
     await stack.client.publish({ ...request, secrets: { [TOKENS_KEY]: KUBELET_TOKENS } });
@@ -43,7 +45,10 @@ describe('kubelet-owned attributes beat SecretProviderClass parameters (real dri
     expect(attributes['csi.storage.k8s.io/pod.namespace']).to.equal('default');
     expect(attributes['roleName']).to.equal('app');
     expect(JSON.parse(provider.requests.at(-1)?.secrets ?? '')).to.deep.equal({});
-    await logged(stack.driver, /ignoring SecretProviderClass parameters that only kubelet may set.*csi\.storage\.k8s\.io\/pod\.namespace,csi\.storage\.k8s\.io\/serviceAccount\.tokens/);
+    await logged(
+      stack.driver,
+      /ignoring SecretProviderClass parameters that only kubelet may set.*csi\.storage\.k8s\.io\/pod\.namespace,csi\.storage\.k8s\.io\/serviceAccount\.tokens/,
+    );
     expect(stack.driver.stderr()).not.to.include('chosen-by-class-author');
     await stack.client.unpublish('vol-app', target);
   });

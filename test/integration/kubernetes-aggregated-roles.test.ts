@@ -28,23 +28,42 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
 
   /** Waits until the aggregation controller copied our rules into the built-in role (polls the API). */
   async function untilAggregated(role: string, resource: string, verb: string): Promise<void> {
-    const aggregated = async () => ((await rbac().readClusterRole({ name: role })).rules ?? [])
-      .some((r) => r.apiGroups?.includes(GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb));
+    const aggregated = async () =>
+      ((await rbac().readClusterRole({ name: role })).rules ?? []).some(
+        (r) => r.apiGroups?.includes(GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb),
+      );
     try {
       await until(`${role} to get ${verb} ${resource}`, aggregated, 60_000);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, { cause: err });
+      throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, {
+        cause: err,
+      });
     }
   }
 
   async function bind(user: string, role: string): Promise<void> {
-    await rbac().createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: `${user}-${role}` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
+    await rbac().createNamespacedRoleBinding({
+      namespace: ns,
+      body: {
+        metadata: { name: `${user}-${role}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    });
   }
 
-  const spc = (name: string) => ({ apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec: { provider: 'file', parameters: { objects: '- objectName: a\n' } } });
-  const podStatus = (name: string) => ({ apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClassPodStatus', metadata: { name },
-    status: { podName: 'p', secretProviderClassName: 'c', mounted: true, targetPath: '/t', objects: [] } });
+  const spc = (name: string) => ({
+    apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+    kind: 'SecretProviderClass',
+    metadata: { name },
+    spec: { provider: 'file', parameters: { objects: '- objectName: a\n' } },
+  });
+  const podStatus = (name: string) => ({
+    apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+    kind: 'SecretProviderClassPodStatus',
+    metadata: { name },
+    status: { podName: 'p', secretProviderClassName: 'c', mounted: true, targetPath: '/t', objects: [] },
+  });
 
   before(async () => {
     cluster = await sharedKubeCluster();
@@ -57,7 +76,12 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     await bind('ns-admin', 'admin');
     await bind('ns-editor', 'edit');
     await bind('ns-viewer', 'view');
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', body: podStatus('existing') });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      body: podStatus('existing'),
+    });
   });
   after(async () => {
     await manager?.stop();
@@ -66,36 +90,142 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
   it('a namespace admin and editor create, update and delete SecretProviderClasses in their namespace', async () => {
     for (const user of ['ns-admin', 'ns-editor']) {
       const as = clientsAs(cluster, user);
-      expect(await outcome(as.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc(`by-${user}`) })), user).to.equal('ok');
-      expect(await outcome(as.custom.patchNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: `by-${user}`,
-        body: [{ op: 'add', path: '/metadata/labels', value: { team: 'a' } }] })), user).to.equal('ok');
-      expect(await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' })), user).to.equal('ok');
-      expect(await outcome(as.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: `by-${user}` })), user).to.equal('ok');
+      expect(
+        await outcome(
+          as.custom.createNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasses',
+            body: spc(`by-${user}`),
+          }),
+        ),
+        user,
+      ).to.equal('ok');
+      expect(
+        await outcome(
+          as.custom.patchNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasses',
+            name: `by-${user}`,
+            body: [{ op: 'add', path: '/metadata/labels', value: { team: 'a' } }],
+          }),
+        ),
+        user,
+      ).to.equal('ok');
+      expect(
+        await outcome(
+          as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' }),
+        ),
+        user,
+      ).to.equal('ok');
+      expect(
+        await outcome(
+          as.custom.deleteNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasses',
+            name: `by-${user}`,
+          }),
+        ),
+        user,
+      ).to.equal('ok');
     }
   });
 
   it('a namespace viewer gets and lists SecretProviderClasses and pod statuses, and cannot create or change them', async () => {
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('shared') });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: spc('shared'),
+    });
     const as = clientsAs(cluster, 'ns-viewer');
-    expect(await outcome(as.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'shared' }))).to.equal('ok');
-    expect(await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' }))).to.equal('ok');
-    expect(await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses' }))).to.equal('ok');
-    expect(await outcome(as.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('by-viewer') }))).to.equal(403);
-    expect(await outcome(as.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'shared' }))).to.equal(403);
+    expect(
+      await outcome(
+        as.custom.getNamespacedCustomObject({
+          ...GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasses',
+          name: 'shared',
+        }),
+      ),
+    ).to.equal('ok');
+    expect(
+      await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' })),
+    ).to.equal('ok');
+    expect(
+      await outcome(
+        as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses' }),
+      ),
+    ).to.equal('ok');
+    expect(
+      await outcome(
+        as.custom.createNamespacedCustomObject({
+          ...GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasses',
+          body: spc('by-viewer'),
+        }),
+      ),
+    ).to.equal(403);
+    expect(
+      await outcome(
+        as.custom.deleteNamespacedCustomObject({
+          ...GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasses',
+          name: 'shared',
+        }),
+      ),
+    ).to.equal(403);
   });
 
   it('only the driver writes pod statuses: namespace admins read them and cannot create them', async () => {
     for (const user of ['ns-admin', 'ns-editor', 'ns-viewer']) {
       const as = clientsAs(cluster, user);
-      expect(await outcome(as.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: 'existing' })), user).to.equal('ok');
-      expect(await outcome(as.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', body: podStatus(`by-${user}`) })), user).to.equal(403);
+      expect(
+        await outcome(
+          as.custom.getNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasspodstatuses',
+            name: 'existing',
+          }),
+        ),
+        user,
+      ).to.equal('ok');
+      expect(
+        await outcome(
+          as.custom.createNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasspodstatuses',
+            body: podStatus(`by-${user}`),
+          }),
+        ),
+        user,
+      ).to.equal(403);
     }
   });
 
   it('grants nothing outside the namespace of the binding', async () => {
     const other = await createNamespace(cluster, 'aggregate-other');
     const as = clientsAs(cluster, 'ns-admin');
-    expect(await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses' }))).to.equal(403);
-    expect(await outcome(as.custom.createNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses', body: spc('x') }))).to.equal(403);
+    expect(
+      await outcome(
+        as.custom.listNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses' }),
+      ),
+    ).to.equal(403);
+    expect(
+      await outcome(
+        as.custom.createNamespacedCustomObject({
+          ...GROUP,
+          namespace: other,
+          plural: 'secretproviderclasses',
+          body: spc('x'),
+        }),
+      ),
+    ).to.equal(403);
   });
 });

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inlinePublishRequest, inlineVolumeContext } from '../../bin/csi-client.js';
 import { failure } from '../support/call-outcome.js';
-import { createNamespace, kustomizationRbacFiles, readManifests, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import {
+  createNamespace,
+  kustomizationRbacFiles,
+  readManifests,
+  sharedKubeCluster,
+  type KubeCluster,
+} from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { csiDriverTextForVault } from '../support/deploy-manifests.js';
@@ -21,12 +27,19 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   let ns: string;
 
   async function createClass(name: string, spec: Record<string, unknown>): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
-      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec } });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
+    });
   }
 
   async function createPod(name: string): Promise<string> {
-    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    const pod = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    });
     return pod.metadata?.uid ?? '';
   }
 
@@ -34,7 +47,12 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'edge');
     stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'] });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'user', contents: 'alice' }, { path: 'cert.pem', contents: '-----BEGIN CERTIFICATE-----\nMIIx\n-----END CERTIFICATE-----\n' }]));
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([
+        { path: 'user', contents: 'alice' },
+        { path: 'cert.pem', contents: '-----BEGIN CERTIFICATE-----\nMIIx\n-----END CERTIFICATE-----\n' },
+      ]),
+    );
   });
   after(async () => {
     await provider?.stop();
@@ -42,26 +60,65 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   });
 
   it('accepts every deploy/ manifest in a server-side dry run', async () => {
-    const files = ['csidriver.yaml', 'driver-daemonset.yaml', 'provider-file-daemonset.yaml', 'provider-vault-daemonset.yaml', 'provider-exec-daemonset.yaml', 'provider-pki-daemonset.yaml', ...await kustomizationRbacFiles(), 'rbac-workload-restart.yaml',
-      ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`)];
+    const files = [
+      'csidriver.yaml',
+      'driver-daemonset.yaml',
+      'provider-file-daemonset.yaml',
+      'provider-vault-daemonset.yaml',
+      'provider-exec-daemonset.yaml',
+      'provider-pki-daemonset.yaml',
+      ...(await kustomizationRbacFiles()),
+      'rbac-workload-restart.yaml',
+      ...(await readdir(join(REPO, 'deploy/crds'))).map((f) => `crds/${f}`),
+    ];
     for (const file of files) {
       for (const obj of await readManifests(join(REPO, 'deploy', file))) {
         // CRDs and RBAC already exist in the test cluster: a dry-run replace validates those.
-        const existing = await cluster.admin.objects.read(obj as never).then((o) => o, () => undefined);
-        if (existing) await cluster.admin.objects.replace({ ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata?.resourceVersion } } as never, undefined, 'All');
+        const existing = await cluster.admin.objects.read(obj as never).then(
+          (o) => o,
+          () => undefined,
+        );
+        if (existing)
+          await cluster.admin.objects.replace(
+            { ...obj, metadata: { ...obj.metadata, resourceVersion: existing.metadata?.resourceVersion } } as never,
+            undefined,
+            'All',
+          );
         else await cluster.admin.objects.create(obj, undefined, 'All');
       }
     }
     // The CSIDriver as a vault user uncomments it (tokenRequests, serviceAccountTokenInSecrets).
     const [csiDriver] = parseManifests(csiDriverTextForVault());
-    const live = await cluster.admin.objects.read(csiDriver as never).then((o) => o, () => undefined);
-    if (live) await cluster.admin.objects.replace({ ...csiDriver, metadata: { ...csiDriver?.metadata, resourceVersion: live.metadata?.resourceVersion } } as never, undefined, 'All');
+    const live = await cluster.admin.objects.read(csiDriver as never).then(
+      (o) => o,
+      () => undefined,
+    );
+    if (live)
+      await cluster.admin.objects.replace(
+        {
+          ...csiDriver,
+          metadata: { ...csiDriver?.metadata, resourceVersion: live.metadata?.resourceVersion },
+        } as never,
+        undefined,
+        'All',
+      );
     else await cluster.admin.objects.create(csiDriver as never, undefined, 'All');
-    const examples = ['secretproviderclass-file.yaml', 'pod.yaml', 'vault/secretproviderclass-vault.yaml', 'vault/secretproviderclass-openbao.yaml', 'vault/pod.yaml',
-      'exec/helpers-configmap.yaml', 'exec/secretproviderclass.yaml', 'exec/pod.yaml', 'pki/secretproviderclass.yaml', 'pki/pod.yaml'];
+    const examples = [
+      'secretproviderclass-file.yaml',
+      'pod.yaml',
+      'vault/secretproviderclass-vault.yaml',
+      'vault/secretproviderclass-openbao.yaml',
+      'vault/pod.yaml',
+      'exec/helpers-configmap.yaml',
+      'exec/secretproviderclass.yaml',
+      'exec/pod.yaml',
+      'pki/secretproviderclass.yaml',
+      'pki/pod.yaml',
+    ];
     const objects = (await Promise.all(examples.map((f) => readManifests(join(REPO, 'deploy/examples', f))))).flat();
     // Pod admission looks the pod's ServiceAccount up, so those are created for real first.
-    for (const obj of objects.filter((o) => o.kind === 'ServiceAccount')) await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } });
+    for (const obj of objects.filter((o) => o.kind === 'ServiceAccount'))
+      await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } });
     for (const obj of objects.filter((o) => o.kind !== 'ServiceAccount')) {
       await cluster.admin.objects.create({ ...obj, metadata: { ...obj.metadata, namespace: ns } }, undefined, 'All');
     }
@@ -70,41 +127,86 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   it('passes the nodePublishSecretRef data and service-account tokens to the provider, and never logs them', async () => {
     await createClass('pass', { provider: 'scripted', parameters: { roleName: 'r' } });
     const uid = await createPod('pass-pod');
-    const tokens = JSON.stringify({ vault: { token: 'eyJ-very-secret-token', expirationTimestamp: '2030-01-01T00:00:00Z' } });
-    const ctx = { ...inlineVolumeContext({ name: 'pass-pod', namespace: ns, uid, serviceAccountName: 'default' }, 'pass') };
+    const tokens = JSON.stringify({
+      vault: { token: 'eyJ-very-secret-token', expirationTimestamp: '2030-01-01T00:00:00Z' },
+    });
+    const ctx = {
+      ...inlineVolumeContext({ name: 'pass-pod', namespace: ns, uid, serviceAccountName: 'default' }, 'pass'),
+    };
     const target = stack.targetPath('pass');
-    await stack.client.publish(inlinePublishRequest('vol-pass', target, ctx, { username: 'svc', password: 'sup3r-s3cret', 'csi.storage.k8s.io/serviceAccount.tokens': tokens }));
+    await stack.client.publish(
+      inlinePublishRequest('vol-pass', target, ctx, {
+        username: 'svc',
+        password: 'sup3r-s3cret',
+        'csi.storage.k8s.io/serviceAccount.tokens': tokens,
+      }),
+    );
     const request = provider.requests.at(-1);
     expect(JSON.parse(request?.secrets ?? '')).to.deep.equal({ username: 'svc', password: 'sup3r-s3cret' });
     const attributes = JSON.parse(request?.attributes ?? '') as Record<string, string>;
-    expect(attributes).to.include({ roleName: 'r', 'csi.storage.k8s.io/serviceAccount.tokens': tokens, 'csi.storage.k8s.io/pod.namespace': ns });
+    expect(attributes).to.include({
+      roleName: 'r',
+      'csi.storage.k8s.io/serviceAccount.tokens': tokens,
+      'csi.storage.k8s.io/pod.namespace': ns,
+    });
     expect(stack.driver.stderr()).not.to.include('sup3r-s3cret').and.not.to.include('eyJ-very-secret-token');
     await stack.client.unpublish('vol-pass', target);
   });
 
-  it('owns a bare pod\'s Secret by its SecretProviderClassPodStatus', async () => {
-    await createClass('bare', { provider: 'scripted', secretObjects: [{ secretName: 'bare-secret', type: 'Opaque', data: [{ objectName: 'user', key: 'username' }] }] });
+  it("owns a bare pod's Secret by its SecretProviderClassPodStatus", async () => {
+    await createClass('bare', {
+      provider: 'scripted',
+      secretObjects: [{ secretName: 'bare-secret', type: 'Opaque', data: [{ objectName: 'user', key: 'username' }] }],
+    });
     const uid = await createPod('bare-pod');
     const target = stack.targetPath('bare');
     await stack.client.publish(stack.request(target, 'bare', 'bare-pod', ns, uid));
-    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `bare-pod-${ns}-bare` }) as { metadata: { uid: string } };
+    const status = (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `bare-pod-${ns}-bare`,
+    })) as { metadata: { uid: string } };
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'bare-secret', namespace: ns });
-    expect(secret.metadata?.ownerReferences?.map((o) => [o.kind, o.uid])).to.deep.equal([['SecretProviderClassPodStatus', status.metadata.uid]]);
+    expect(secret.metadata?.ownerReferences?.map((o) => [o.kind, o.uid])).to.deep.equal([
+      ['SecretProviderClassPodStatus', status.metadata.uid],
+    ]);
     await stack.client.unpublish('vol-bare-pod', target);
   });
 
   it('takes over a pod status object of the same name written by another node', async () => {
     await createClass('moved', { provider: 'scripted' });
     const uid = await createPod('moved-pod');
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClassPodStatus',
-      metadata: { name: `moved-pod-${ns}-moved`, labels: { 'internal.secrets-store.csi.k8s.io/node-name': 'old-node' } },
-      status: { podName: 'moved-pod', secretProviderClassName: 'moved', mounted: true, targetPath: '/old', objects: [] },
-    } });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      body: {
+        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+        kind: 'SecretProviderClassPodStatus',
+        metadata: {
+          name: `moved-pod-${ns}-moved`,
+          labels: { 'internal.secrets-store.csi.k8s.io/node-name': 'old-node' },
+        },
+        status: {
+          podName: 'moved-pod',
+          secretProviderClassName: 'moved',
+          mounted: true,
+          targetPath: '/old',
+          objects: [],
+        },
+      },
+    });
     const target = stack.targetPath('moved');
     await stack.client.publish(stack.request(target, 'moved', 'moved-pod', ns, uid));
-    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `moved-pod-${ns}-moved` }) as {
-      metadata: { labels: Record<string, string>; ownerReferences: { uid: string }[] }; status: { targetPath: string; objects: unknown[] };
+    const status = (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `moved-pod-${ns}-moved`,
+    })) as {
+      metadata: { labels: Record<string, string>; ownerReferences: { uid: string }[] };
+      status: { targetPath: string; objects: unknown[] };
     };
     expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
     expect(status.metadata.ownerReferences.map((o) => o.uid)).to.deep.equal([uid]);
@@ -115,9 +217,27 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
 
   const badClasses: [string, Record<string, unknown>, string, RegExp][] = [
     ['a class without provider', { parameters: { a: 'b' } }, 'INVALID_ARGUMENT', /spec.provider is required/],
-    ['a secretObjects entry without secretName', { provider: 'scripted', secretObjects: [{ data: [{ objectName: 'user', key: 'k' }] }] }, 'INVALID_ARGUMENT', /spec.secretObjects\[0\].secretName is required/],
-    ['a secretObjects entry without key', { provider: 'scripted', secretObjects: [{ secretName: 's', data: [{ objectName: 'user' }] }] }, 'INVALID_ARGUMENT', /spec.secretObjects\[0\].data\[0\].key is required/],
-    ['an objectName outside the volume', { provider: 'scripted', secretObjects: [{ secretName: 's4', data: [{ objectName: '../../../../etc/hostname', key: 'k' }] }] }, 'INVALID_ARGUMENT', /is not a path inside the volume/],
+    [
+      'a secretObjects entry without secretName',
+      { provider: 'scripted', secretObjects: [{ data: [{ objectName: 'user', key: 'k' }] }] },
+      'INVALID_ARGUMENT',
+      /spec.secretObjects\[0\].secretName is required/,
+    ],
+    [
+      'a secretObjects entry without key',
+      { provider: 'scripted', secretObjects: [{ secretName: 's', data: [{ objectName: 'user' }] }] },
+      'INVALID_ARGUMENT',
+      /spec.secretObjects\[0\].data\[0\].key is required/,
+    ],
+    [
+      'an objectName outside the volume',
+      {
+        provider: 'scripted',
+        secretObjects: [{ secretName: 's4', data: [{ objectName: '../../../../etc/hostname', key: 'k' }] }],
+      },
+      'INVALID_ARGUMENT',
+      /is not a path inside the volume/,
+    ],
   ];
   // Secrets that cannot be built never fail the mount (issue 10 item 4): kubernetes-secret-sync.test.ts.
   for (const [name, spec, code, message] of badClasses) {
@@ -129,8 +249,23 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
       const err = await failure(stack.client.publish(stack.request(target, className, `${className}-pod`, ns, uid)));
       expect(err.code).to.equal(code);
       expect(err.message).to.match(message);
-      expect(await readFile(join(target, 'user')).then(() => 'left', () => 'gone')).to.equal('gone');
-      const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `${className}-pod-${ns}-${className}` }).then(() => 'left', () => 'gone');
+      expect(
+        await readFile(join(target, 'user')).then(
+          () => 'left',
+          () => 'gone',
+        ),
+      ).to.equal('gone');
+      const status = await cluster.admin.custom
+        .getNamespacedCustomObject({
+          ...GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasspodstatuses',
+          name: `${className}-pod-${ns}-${className}`,
+        })
+        .then(
+          () => 'left',
+          () => 'gone',
+        );
       expect(status, 'a failed first publish leaves no pod status object').to.equal('gone');
     });
   }
@@ -138,7 +273,14 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   it('reports failures: Warning MountFailed on the Pod, and lastError on the pod status object while the old content stays (a failed republish is answered OK)', async () => {
     const list = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
     const mountFailed = list.items.filter((e) => e.reason === 'MountFailed');
-    expect(mountFailed.some((e) => e.type === 'Warning' && e.involvedObject.name === 'bad-0-pod' && /spec.provider is required/.test(e.message ?? ''))).to.equal(true);
+    expect(
+      mountFailed.some(
+        (e) =>
+          e.type === 'Warning' &&
+          e.involvedObject.name === 'bad-0-pod' &&
+          /spec.provider is required/.test(e.message ?? ''),
+      ),
+    ).to.equal(true);
 
     await createClass('flaky', { provider: 'scripted' });
     const uid = await createPod('flaky-pod');
@@ -148,8 +290,18 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     provider.script = async () => responseWith([{ path: '../escape' }]);
     // Answered OK (kubernetes#121271: kubelets without the fix delete the mount dir on a final error); the event and lastError say why.
     await stack.client.publish(stack.request(target, 'flaky', 'flaky-pod', ns, uid));
-    expect(stack.driver.stderr()).to.include('kubelet republish failed; the old content stays mounted and kubelet is answered OK');
-    const read = async () => (await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `flaky-pod-${ns}-flaky` }) as { status: { lastError: string } }).status.lastError;
+    expect(stack.driver.stderr()).to.include(
+      'kubelet republish failed; the old content stays mounted and kubelet is answered OK',
+    );
+    const read = async () =>
+      (
+        (await cluster.admin.custom.getNamespacedCustomObject({
+          ...GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasspodstatuses',
+          name: `flaky-pod-${ns}-flaky`,
+        })) as { status: { lastError: string } }
+      ).status.lastError;
     expect(await read()).to.match(/invalid file path "\.\.\/escape"/);
     expect(await readFile(join(target, 'user'), 'utf8')).to.equal('alice');
     provider.script = good;

@@ -17,28 +17,62 @@ describe('Kubernetes mode refuses names that are not object names (real kube-api
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'names');
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'], providerFiles: { user: 'alice' } });
-    await createSecretProviderClass(cluster, ns, 'dot-secret', { provider: 'file', parameters: { objects: '- objectName: user\n' }, secretObjects: [{ secretName: '.', data: [{ objectName: 'user', key: 'u' }] }] });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: ['--enable-secret-sync'],
+      providerFiles: { user: 'alice' },
+    });
+    await createSecretProviderClass(cluster, ns, 'dot-secret', {
+      provider: 'file',
+      parameters: { objects: '- objectName: user\n' },
+      secretObjects: [{ secretName: '.', data: [{ objectName: 'user', key: 'u' }] }],
+    });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   for (const name of ['.', '..', 'Upper']) {
     it(`refuses the volume attribute secretProviderClass ${JSON.stringify(name)} with INVALID_ARGUMENT naming it`, async () => {
-      const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: `p-${name === 'Upper' ? 'upper' : name.length}` }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
-      const err = await failure(stack.client.publish(stack.request(stack.targetPath(`spc-${pod.metadata?.name}`), name, pod.metadata?.name, ns, pod.metadata?.uid)));
+      const pod = await cluster.admin.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: `p-${name === 'Upper' ? 'upper' : name.length}` },
+          spec: { containers: [{ name: 'c', image: 'busybox' }] },
+        },
+      });
+      const err = await failure(
+        stack.client.publish(
+          stack.request(stack.targetPath(`spc-${pod.metadata?.name}`), name, pod.metadata?.name, ns, pod.metadata?.uid),
+        ),
+      );
       expect(err.code).to.equal('INVALID_ARGUMENT');
-      expect(err.message).to.include(`invalid SecretProviderClass name ${JSON.stringify(name)}: must be a DNS-1123 subdomain`);
+      expect(err.message).to.include(
+        `invalid SecretProviderClass name ${JSON.stringify(name)}: must be a DNS-1123 subdomain`,
+      );
     });
   }
 
   // A sync problem, so it never fails the mount once sync failures don't (issue 10 item 4): the
   // FailedToCreateSecret event says why either way.
   it('refuses the secretObjects secretName "." before any Secret request, in a FailedToCreateSecret event', async () => {
-    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p-secret' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    const pod = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'p-secret' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    });
     // The mount itself succeeds: a bad Secret name is the sync's problem, not the volume's.
-    await stack.client.publish(stack.request(stack.targetPath('dot-secret'), 'dot-secret', 'p-secret', ns, pod.metadata?.uid));
+    await stack.client.publish(
+      stack.request(stack.targetPath('dot-secret'), 'dot-secret', 'p-secret', ns, pod.metadata?.uid),
+    );
     const events = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
-    const failed = events.items.filter((e) => e.reason === 'FailedToCreateSecret' && e.involvedObject.name === 'p-secret').map((e) => e.message ?? '');
-    expect(failed.some((m) => m.includes(`failed to sync Secret ${ns}/.: invalid Secret name ".": must be a DNS-1123 subdomain`)), failed.join('\n')).to.equal(true);
+    const failed = events.items
+      .filter((e) => e.reason === 'FailedToCreateSecret' && e.involvedObject.name === 'p-secret')
+      .map((e) => e.message ?? '');
+    expect(
+      failed.some((m) =>
+        m.includes(`failed to sync Secret ${ns}/.: invalid Secret name ".": must be a DNS-1123 subdomain`),
+      ),
+      failed.join('\n'),
+    ).to.equal(true);
   });
 });

@@ -15,18 +15,34 @@ const RSA_KEY = RSA.export({ type: 'pkcs1', format: 'pem' }).toString();
 
 function spc(name: string, secretObjects: unknown[] = []) {
   return {
-    apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name },
+    apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+    kind: 'SecretProviderClass',
+    metadata: { name },
     spec: {
       provider: 'file',
-      parameters: { objects: '- objectName: db-password\n  sourcePath: db/password\n- objectName: tls.pem\n  sourcePath: tls.pem\n' },
+      parameters: {
+        objects: '- objectName: db-password\n  sourcePath: db/password\n- objectName: tls.pem\n  sourcePath: tls.pem\n',
+      },
       secretObjects,
     },
   };
 }
 
 const SECRET_OBJECTS = [
-  { secretName: 'app-secret', type: 'Opaque', labels: { app: 'web' }, data: [{ objectName: 'db-password', key: 'password' }] },
-  { secretName: 'app-tls', type: 'kubernetes.io/tls', data: [{ objectName: 'tls.pem', key: 'tls.crt' }, { objectName: 'tls.pem', key: 'tls.key' }] },
+  {
+    secretName: 'app-secret',
+    type: 'Opaque',
+    labels: { app: 'web' },
+    data: [{ objectName: 'db-password', key: 'password' }],
+  },
+  {
+    secretName: 'app-tls',
+    type: 'kubernetes.io/tls',
+    data: [
+      { objectName: 'tls.pem', key: 'tls.crt' },
+      { objectName: 'tls.pem', key: 'tls.key' },
+    ],
+  },
 ];
 
 describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/ RBAC)', function () {
@@ -51,43 +67,87 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     ns = await createNamespace(cluster, 'publish');
     // A ReplicaSet-owned pod, as a Deployment would make (no controller runs: we create both).
     const rs: { metadata?: { uid?: string } } = await cluster.admin.objects.create({
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-123', namespace: ns },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'web-123', namespace: ns },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      },
     } as never);
     rsUid = rs.metadata?.uid ?? '';
-    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: 'web-123-abc', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-123', uid: rsUid, controller: true }] },
-      spec: { containers: [{ name: 'c', image: 'busybox' }] },
-    } });
+    const pod = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: 'web-123-abc',
+          labels: { app: 'web' },
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-123', uid: rsUid, controller: true },
+          ],
+        },
+        spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      },
+    });
     podUid = pod.metadata?.uid ?? '';
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('web', SECRET_OBJECTS) });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: spc('web', SECRET_OBJECTS),
+    });
     stack = await startDriverStack({
-      kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync'],
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: ['--enable-secret-sync'],
       providerFiles: { 'db/password': 'hunter2', 'tls.pem': `${KEY}\n${CERT}\n` },
     });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('publishes: files on disk, pod status object with node label, owner and sorted objects', async () => {
     const target = stack.targetPath('web');
     await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
-    const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `web-123-abc-${ns}-web` }) as {
+    const status = (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasspodstatuses',
+      name: `web-123-abc-${ns}-web`,
+    })) as {
       metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
-      status: { podName: string; secretProviderClassName: string; mounted: boolean; targetPath: string; objects: { id: string; version: string }[]; lastMountTime: string };
+      status: {
+        podName: string;
+        secretProviderClassName: string;
+        mounted: boolean;
+        targetPath: string;
+        objects: { id: string; version: string }[];
+        lastMountTime: string;
+      };
     };
     expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
-    expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([['Pod', 'web-123-abc', podUid]]);
-    expect(status.status).to.include({ podName: 'web-123-abc', secretProviderClassName: 'web', mounted: true, targetPath: target });
+    expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([
+      ['Pod', 'web-123-abc', podUid],
+    ]);
+    expect(status.status).to.include({
+      podName: 'web-123-abc',
+      secretProviderClassName: 'web',
+      mounted: true,
+      targetPath: target,
+    });
     expect(status.status.objects.map((o) => o.id)).to.deep.equal(['db-password', 'tls.pem']);
     expect(status.status.objects[0]?.version).to.equal(await readFile(join(target, '.metadata/db-password'), 'utf8'));
   });
 
-  it('syncs secretObjects into Secrets owned by the pod\'s owner, split for kubernetes.io/tls', async () => {
+  it("syncs secretObjects into Secrets owned by the pod's owner, split for kubernetes.io/tls", async () => {
     const opaque = await secret('app-secret');
     expect(Buffer.from(opaque.data?.['password'] ?? '', 'base64').toString()).to.equal('hunter2');
     expect(opaque.metadata?.labels).to.include({ 'secrets-store.csi.k8s.io/managed': 'true', app: 'web' });
-    expect(opaque.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([['ReplicaSet', 'web-123', rsUid]]);
+    expect(opaque.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([
+      ['ReplicaSet', 'web-123', rsUid],
+    ]);
     const tls = await secret('app-tls');
     expect(tls.type).to.equal('kubernetes.io/tls');
     expect(Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64').toString()).to.equal(`${CERT}\n`);
@@ -96,14 +156,31 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
 
   it('updates a Secret only when its data changed, keeping foreign labels, annotations and owners', async () => {
     const before = await secret('app-secret');
-    const extraOwner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: '00000000-0000-0000-0000-000000000001' };
-    await cluster.admin.core.replaceNamespacedSecret({ name: 'app-secret', namespace: ns, body: {
-      ...before, metadata: { ...before.metadata, labels: { ...before.metadata?.labels, team: 'blue' }, annotations: { ...before.metadata?.annotations, note: 'keep' }, ownerReferences: [...(before.metadata?.ownerReferences ?? []), extraOwner] },
-    } });
+    const extraOwner = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'keeper',
+      uid: '00000000-0000-0000-0000-000000000001',
+    };
+    await cluster.admin.core.replaceNamespacedSecret({
+      name: 'app-secret',
+      namespace: ns,
+      body: {
+        ...before,
+        metadata: {
+          ...before.metadata,
+          labels: { ...before.metadata?.labels, team: 'blue' },
+          annotations: { ...before.metadata?.annotations, note: 'keep' },
+          ownerReferences: [...(before.metadata?.ownerReferences ?? []), extraOwner],
+        },
+      },
+    });
     const unchangedVersion = (await secret('app-secret')).metadata?.resourceVersion;
     const target = stack.targetPath('web');
     await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
-    expect((await secret('app-secret')).metadata?.resourceVersion, 'an unchanged republish writes nothing').to.equal(unchangedVersion);
+    expect((await secret('app-secret')).metadata?.resourceVersion, 'an unchanged republish writes nothing').to.equal(
+      unchangedVersion,
+    );
 
     await writeFile(join(stack.providerRoot, 'db/password'), 'correct horse');
     await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
@@ -116,20 +193,37 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
 
   it('restores a managed Secret whose data was edited by hand', async () => {
     const edited = await secret('app-secret');
-    await cluster.admin.core.replaceNamespacedSecret({ name: 'app-secret', namespace: ns, body: { ...edited, data: { ...edited.data, password: Buffer.from('tampered').toString('base64') } } });
+    await cluster.admin.core.replaceNamespacedSecret({
+      name: 'app-secret',
+      namespace: ns,
+      body: { ...edited, data: { ...edited.data, password: Buffer.from('tampered').toString('base64') } },
+    });
     await stack.client.publish(stack.request(stack.targetPath('web'), 'web', 'web-123-abc', ns, podUid));
-    expect(Buffer.from((await secret('app-secret')).data?.['password'] ?? '', 'base64').toString()).to.equal('correct horse');
+    expect(Buffer.from((await secret('app-secret')).data?.['password'] ?? '', 'base64').toString()).to.equal(
+      'correct horse',
+    );
   });
 
   it('never touches a Secret it does not manage: Warning SecretOwnershipConflict', async () => {
-    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'taken' }, stringData: { password: 'theirs' } } });
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses',
-      body: spc('conflict', [{ secretName: 'taken', type: 'Opaque', data: [{ objectName: 'db-password', key: 'password' }] }]) });
+    await cluster.admin.core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'taken' }, stringData: { password: 'theirs' } },
+    });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: spc('conflict', [
+        { secretName: 'taken', type: 'Opaque', data: [{ objectName: 'db-password', key: 'password' }] },
+      ]),
+    });
     const target = stack.targetPath('conflict');
     await stack.client.publish(stack.request(target, 'conflict', 'web-123-abc', ns, podUid));
     expect(Buffer.from((await secret('taken')).data?.['password'] ?? '', 'base64').toString()).to.equal('theirs');
     expect(await events('SecretOwnershipConflict')).to.have.length(1);
-    expect((await events('SecretOwnershipConflict'))[0]).to.match(/^Warning web-123-abc: Secret .*\/taken exists and is not managed/);
+    expect((await events('SecretOwnershipConflict'))[0]).to.match(
+      /^Warning web-123-abc: Secret .*\/taken exists and is not managed/,
+    );
     await stack.client.unpublish('vol-web-123-abc', target);
   });
 
@@ -138,26 +232,45 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     const err = await failure(stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid)));
     expect(err.code).to.equal('NOT_FOUND');
     expect(err.message).to.include(`SecretProviderClass ${ns}/late not found`);
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('late') });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: spc('late'),
+    });
     await stack.client.publish(stack.request(target, 'late', 'web-123-abc', ns, podUid));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse');
     await stack.client.unpublish('vol-web-123-abc', target);
   });
 
-  it('reads classes from the pod\'s namespace only', async () => {
+  it("reads classes from the pod's namespace only", async () => {
     const other = await createNamespace(cluster, 'other');
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses', body: spc('elsewhere') });
-    const err = await failure(stack.client.publish(stack.request(stack.targetPath('elsewhere'), 'elsewhere', 'web-123-abc', ns, podUid)));
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: other,
+      plural: 'secretproviderclasses',
+      body: spc('elsewhere'),
+    });
+    const err = await failure(
+      stack.client.publish(stack.request(stack.targetPath('elsewhere'), 'elsewhere', 'web-123-abc', ns, podUid)),
+    );
     expect(err.code).to.equal('NOT_FOUND');
     expect(err.message).to.include(`SecretProviderClass ${ns}/elsewhere not found`);
   });
 
-  it('mounts a class written through the deprecated v1alpha1 API (deploy/\'s CRD serves both versions)', async () => {
-    await cluster.admin.custom.createNamespacedCustomObject({ group: GROUP.group, version: 'v1alpha1', namespace: ns, plural: 'secretproviderclasses',
-      body: { ...spc('old-api'), apiVersion: 'secrets-store.csi.x-k8s.io/v1alpha1' } });
+  it("mounts a class written through the deprecated v1alpha1 API (deploy/'s CRD serves both versions)", async () => {
+    await cluster.admin.custom.createNamespacedCustomObject({
+      group: GROUP.group,
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: { ...spc('old-api'), apiVersion: 'secrets-store.csi.x-k8s.io/v1alpha1' },
+    });
     const target = stack.targetPath('old-api');
     await stack.client.publish(stack.request(target, 'old-api', 'web-123-abc', ns, podUid));
-    expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal(await readFile(join(stack.providerRoot, 'db/password'), 'utf8'));
+    expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal(
+      await readFile(join(stack.providerRoot, 'db/password'), 'utf8'),
+    );
     await stack.client.unpublish('vol-web-123-abc', target);
     expect(await mountsUnder(target)).to.deep.equal([]);
   });
@@ -171,13 +284,24 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
   it('counts its Kubernetes API requests in rest_client_requests_total, by method and status code', async () => {
     // Calls of its own, so it passes run alone: a class that does not exist (GET 404), then a
     // publish that creates a pod status object (POST 201).
-    await failure(stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)));
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: spc('counted') });
+    await failure(
+      stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)),
+    );
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: spc('counted'),
+    });
     const target = stack.targetPath('counted');
     await stack.client.publish(stack.request(target, 'counted', 'web-123-abc', ns, podUid));
     await stack.client.unpublish('vol-web-123-abc', target);
     const text = await stack.metrics();
-    const count = (method: string, code: string) => Number(new RegExp(`^rest_client_requests_total\\{method="${method}",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    const count = (method: string, code: string) =>
+      Number(
+        new RegExp(`^rest_client_requests_total\\{method="${method}",code="${code}"\\} (\\d+)$`, 'm').exec(text)?.[1] ??
+          0,
+      );
     // The pod status object was created; the missing class answered 404; the class cache listed.
     expect(count('POST', '201')).to.be.greaterThan(0);
     expect(count('GET', '200')).to.be.greaterThan(0);

@@ -14,7 +14,10 @@ const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
 const SPACING_MS = 8000;
 
-interface DeploymentObject { metadata: { uid: string }; spec: { template: { metadata: { annotations?: Record<string, string> } } } }
+interface DeploymentObject {
+  metadata: { uid: string };
+  spec: { template: { metadata: { annotations?: Record<string, string> } } };
+}
 
 /**
  * Restart loops (issue 9): a provider whose content changes on every read (vault-csi-provider
@@ -30,37 +33,100 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   let ns: string;
 
   async function createClass(name: string, provider: string, objects = ''): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass',
-      metadata: { name, annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },
-      spec: { provider, parameters: { objects } } } });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: {
+        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+        kind: 'SecretProviderClass',
+        metadata: { name, annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },
+        spec: { provider, parameters: { objects } },
+      },
+    });
   }
   /** A Deployment and its ReplicaSet (no controller-manager runs: pods are created by the test). */
-  async function createDeployment(name: string, annotations?: Record<string, string>): Promise<{ rs: string; rsUid: string }> {
-    const template = { metadata: { labels: { app: name }, ...(annotations ? { annotations } : {}) }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
-    const deploy = await cluster.admin.objects.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns }, spec: { replicas: 0, selector: { matchLabels: { app: name } }, template } } as never) as DeploymentObject;
-    const rs = await cluster.admin.objects.create({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `${name}-1`, namespace: ns, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deploy.metadata.uid, controller: true }] },
-      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template } } as never) as { metadata: { uid: string } };
+  async function createDeployment(
+    name: string,
+    annotations?: Record<string, string>,
+  ): Promise<{ rs: string; rsUid: string }> {
+    const template = {
+      metadata: { labels: { app: name }, ...(annotations ? { annotations } : {}) },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    };
+    const deploy = (await cluster.admin.objects.create({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ns },
+      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template },
+    } as never)) as DeploymentObject;
+    const rs = (await cluster.admin.objects.create({
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: {
+        name: `${name}-1`,
+        namespace: ns,
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deploy.metadata.uid, controller: true },
+        ],
+      },
+      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template },
+    } as never)) as { metadata: { uid: string } };
     return { rs: `${name}-1`, rsUid: rs.metadata.uid };
   }
   /** A pod of that ReplicaSet mounting `spc`, published like kubelet: its target path and creation time. */
-  async function startPod(pod: string, owner: { rs: string; rsUid: string }, spc: string): Promise<{ target: string; created: number }> {
-    const created = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: pod, labels: { app: owner.rs }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner.rs, uid: owner.rsUid, controller: true }] },
-      spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 's', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }] } } });
+  async function startPod(
+    pod: string,
+    owner: { rs: string; rsUid: string },
+    spc: string,
+  ): Promise<{ target: string; created: number }> {
+    const created = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: pod,
+          labels: { app: owner.rs },
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner.rs, uid: owner.rsUid, controller: true },
+          ],
+        },
+        spec: {
+          nodeName: 'test-node',
+          containers: [{ name: 'c', image: 'busybox' }],
+          volumes: [
+            {
+              name: 's',
+              csi: {
+                driver: 'secrets-store.csi.k8s.io',
+                readOnly: true,
+                volumeAttributes: { secretProviderClass: spc },
+              },
+            },
+          ],
+        },
+      },
+    });
     const target = stack.targetPath(pod);
     await stack.client.publish(stack.request(target, spc, pod, ns, created.metadata?.uid));
     return { target, created: new Date(created.metadata?.creationTimestamp ?? 0).getTime() };
   }
   async function restartedAt(name: string): Promise<string | undefined> {
-    const d = await cluster.admin.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns } }) as DeploymentObject;
+    const d = (await cluster.admin.objects.read({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ns },
+    })) as DeploymentObject;
     return d.spec.template.metadata.annotations?.[RESTARTED_AT];
   }
   async function events(pod: string, reason: string): Promise<string[]> {
-    return (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.involvedObject.name === pod && e.reason === reason).map((e) => `${e.type}: ${e.message}`);
+    return (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items
+      .filter((e) => e.involvedObject.name === pod && e.reason === reason)
+      .map((e) => `${e.type}: ${e.message}`);
   }
-  const restarted = (name: string) => new RegExp(`"message":"restarted workload after rotation"[^\\n]*"workload":"${ns}/Deployment/${name}"`);
-  const deferred = (name: string) => new RegExp(`"message":"workload restart deferred"[^\\n]*"workload":"${ns}/Deployment/${name}"`);
+  const restarted = (name: string) =>
+    new RegExp(`"message":"restarted workload after rotation"[^\\n]*"workload":"${ns}/Deployment/${name}"`);
+  const deferred = (name: string) =>
+    new RegExp(`"message":"workload restart deferred"[^\\n]*"workload":"${ns}/Deployment/${name}"`);
   const rounds = () => count(stack.driver, /"message":"rotation round done"/);
 
   before(async () => {
@@ -68,10 +134,24 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
     ns = await createNamespace(cluster, 'spacing');
     // Restarts are an opt-in grant, left out of deploy/kustomization.yaml: applied here as a user would.
     await applyOptInRbac(cluster, 'rbac-workload-restart.yaml');
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, providerFiles: { conf: 'c1' },
-      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', `--workload-restart-min-interval=${SPACING_MS / 1000}s`] });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      providerFiles: { conf: 'c1' },
+      driverArgs: [
+        '--enable-secret-rotation',
+        '--rotation-poll-interval=1s',
+        `--workload-restart-min-interval=${SPACING_MS / 1000}s`,
+      ],
+    });
     // Like vault-csi-provider with a whole-secret JSON: a new request_id on every read.
-    churning = await startScriptedProvider(stack.providersDir, 'churning', async () => responseWith([{ path: 'secret.json', contents: JSON.stringify({ request_id: churn ? randomUUID() : 'fixed', data: { password: 'same' } }) }]));
+    churning = await startScriptedProvider(stack.providersDir, 'churning', async () =>
+      responseWith([
+        {
+          path: 'secret.json',
+          contents: JSON.stringify({ request_id: churn ? randomUUID() : 'fixed', data: { password: 'same' } }),
+        },
+      ]),
+    );
     await createClass('cfg', 'file', '- objectName: conf\n');
     await createClass('vault-like', 'churning');
   });
@@ -90,12 +170,16 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
     expect(await restartedAt('api')).to.equal(earlier);
     const [warning] = await events('api-1-a', 'WorkloadRestartDeferred');
     const until = formatRestartedAt(new Date(Date.parse(earlier) + SPACING_MS));
-    expect(warning).to.equal(`Warning: rotation changed the content of SecretProviderClass cfg, but Deployment ${ns}/api was restarted at ${earlier}, `
-      + `less than --workload-restart-min-interval (8s) ago; it restarts at ${until}. Content that changes on every read (docs/rotation.md) keeps restarting it this often`);
+    expect(warning).to.equal(
+      `Warning: rotation changed the content of SecretProviderClass cfg, but Deployment ${ns}/api was restarted at ${earlier}, ` +
+        `less than --workload-restart-min-interval (8s) ago; it restarts at ${until}. Content that changes on every read (docs/rotation.md) keeps restarting it this often`,
+    );
     await logged(stack.driver, restarted('api'));
     const now = await restartedAt('api');
     expect(Date.parse(now ?? '') - Date.parse(earlier)).to.be.at.least(SPACING_MS);
-    expect(await events('api-1-a', 'WorkloadRestarted')).to.deep.equal([`Normal: restarted Deployment ${ns}/api because rotation changed the content of SecretProviderClass cfg`]);
+    expect(await events('api-1-a', 'WorkloadRestarted')).to.deep.equal([
+      `Normal: restarted Deployment ${ns}/api because rotation changed the content of SecretProviderClass cfg`,
+    ]);
     await stack.client.unpublish('vol-api-1-a', target);
   });
 
@@ -104,7 +188,8 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
     const first = await startPod('app-1-a', app, 'vault-like');
     // restartedAt and creationTimestamp have whole seconds: churn from the second after the
     // pod's creation (kubelet's first publish comes later than that anyway).
-    while (Date.now() < first.created + 1000) await logged(stack.driver, /"message":"rotation round done"/, rounds() + 1);
+    while (Date.now() < first.created + 1000)
+      await logged(stack.driver, /"message":"rotation round done"/, rounds() + 1);
     churn = true;
     await logged(stack.driver, restarted('app'));
     const a = await restartedAt('app');
@@ -129,7 +214,10 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
     churn = false;
   });
 
-  for (const [shape, annotations] of [['with', { [RESTARTED_AT]: '2026-01-01T00:00:00Z' }], ['without', undefined]] as const) {
+  for (const [shape, annotations] of [
+    ['with', { [RESTARTED_AT]: '2026-01-01T00:00:00Z' }],
+    ['without', undefined],
+  ] as const) {
     it(`a restart patch built from a stale read (template ${shape} annotations) is refused by the API server: two nodes at once restart once`, async () => {
       const name = `race-${shape}`;
       await createDeployment(name, annotations);
@@ -138,7 +226,10 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
       try {
         const stale = (await api.get<DeploymentObject>(path)).spec.template.metadata;
         await api.patch(path, restartPatch(stale, new Date('2026-02-01T00:00:00Z')));
-        const refused = await api.patch(path, restartPatch(stale, new Date('2026-02-01T00:00:05Z'))).then(() => undefined, (err: unknown) => err);
+        const refused = await api.patch(path, restartPatch(stale, new Date('2026-02-01T00:00:05Z'))).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
         expect(httpStatusOf(refused)).to.equal(422);
         expect(await restartedAt(name)).to.equal('2026-02-01T00:00:00Z');
       } finally {

@@ -27,7 +27,14 @@ async function createClass(cluster: KubeCluster, ns: string, name: string, secre
 }
 
 async function createPod(cluster: KubeCluster, ns: string, name: string): Promise<string> {
-  return (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } })).metadata?.uid ?? '';
+  return (
+    (
+      await cluster.admin.core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      })
+    ).metadata?.uid ?? ''
+  );
 }
 
 async function secretExists(cluster: KubeCluster, ns: string, name: string): Promise<boolean> {
@@ -41,13 +48,19 @@ async function secretExists(cluster: KubeCluster, ns: string, name: string): Pro
 }
 
 async function syncError(cluster: KubeCluster, ns: string, name: string): Promise<string | undefined> {
-  const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name }) as { status: { secretSyncError?: string; lastError?: string } };
+  const status = (await cluster.admin.custom.getNamespacedCustomObject({
+    ...GROUP,
+    namespace: ns,
+    plural: 'secretproviderclasspodstatuses',
+    name,
+  })) as { status: { secretSyncError?: string; lastError?: string } };
   return status.status.secretSyncError;
 }
 
 async function warnings(cluster: KubeCluster, ns: string, reason: string, pod: string): Promise<string[]> {
   return (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items
-    .filter((e) => e.reason === reason && e.involvedObject.name === pod && e.type === 'Warning').map((e) => e.message ?? '');
+    .filter((e) => e.reason === reason && e.involvedObject.name === pod && e.type === 'Warning')
+    .map((e) => e.message ?? '');
 }
 
 describe('a Secret sync failure never fails the mount (real kube-apiserver)', function () {
@@ -58,7 +71,8 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
   let ns: string;
   let tlsFailuresAtUnpublish = 0;
   /** A log line (JSON, one per line) saying a sync of `secretName` failed, whatever the order of its fields. */
-  const syncFailed = (secretName: string) => new RegExp(`(?:^|\\n)\\{(?=[^\\n]*"message":"Secret sync failed")(?=[^\\n]*"secretName":"${ns}/${secretName}")`);
+  const syncFailed = (secretName: string) =>
+    new RegExp(`(?:^|\\n)\\{(?=[^\\n]*"message":"Secret sync failed")(?=[^\\n]*"secretName":"${ns}/${secretName}")`);
   let tlsFailed: RegExp;
 
   before(async () => {
@@ -66,7 +80,12 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
     ns = await createNamespace(cluster, 'syncfail');
     tlsFailed = syncFailed('tls-secret');
     stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'token', contents: 't1' }, { path: 'cert.der', contents: DER.toString('latin1') }]));
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([
+        { path: 'token', contents: 't1' },
+        { path: 'cert.der', contents: DER.toString('latin1') },
+      ]),
+    );
   });
   after(async () => {
     await provider?.stop();
@@ -74,7 +93,16 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
   });
 
   it('a non-PEM object synced as kubernetes.io/tls: mount OK, FailedToCreateSecret names the object, status records it; unpublish stops the retries', async () => {
-    await createClass(cluster, ns, 'tls', [{ secretName: 'tls-secret', type: 'kubernetes.io/tls', data: [{ objectName: 'cert.der', key: 'tls.crt' }, { objectName: 'cert.der', key: 'tls.key' }] }]);
+    await createClass(cluster, ns, 'tls', [
+      {
+        secretName: 'tls-secret',
+        type: 'kubernetes.io/tls',
+        data: [
+          { objectName: 'cert.der', key: 'tls.crt' },
+          { objectName: 'cert.der', key: 'tls.key' },
+        ],
+      },
+    ]);
     const uid = await createPod(cluster, ns, 'tls-pod');
     const target = stack.targetPath('tls');
     await stack.client.publish(stack.request(target, 'tls', 'tls-pod', ns, uid));
@@ -91,24 +119,44 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
   });
 
   it('a misspelled objectName: mount OK, event and status name it; fixing the class makes the retry create the Secret and clear the error, with no new publish', async () => {
-    await createClass(cluster, ns, 'typo', [{ secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'tokn', key: 'token' }] }]);
+    await createClass(cluster, ns, 'typo', [
+      { secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'tokn', key: 'token' }] },
+    ]);
     const uid = await createPod(cluster, ns, 'typo-pod');
     const target = stack.targetPath('typo');
     await stack.client.publish(stack.request(target, 'typo', 'typo-pod', ns, uid));
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('t1');
     const events = await warnings(cluster, ns, 'FailedToCreateSecret', 'typo-pod');
-    expect(events).to.deep.equal([`failed to sync Secret ${ns}/typo-secret: secretObjects typo-secret: objectName "tokn" is not a file in the mounted volume`]);
+    expect(events).to.deep.equal([
+      `failed to sync Secret ${ns}/typo-secret: secretObjects typo-secret: objectName "tokn" is not a file in the mounted volume`,
+    ]);
     expect(await syncError(cluster, ns, `typo-pod-${ns}-typo`)).to.equal(events[0]);
     // Retries are quiet while the failure stays the same.
     await logged(stack.driver, syncFailed('typo-secret'), 2);
     expect(await warnings(cluster, ns, 'FailedToCreateSecret', 'typo-pod')).to.have.length(1);
 
     const calls = provider.requests.length;
-    const cls = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'typo' }) as KubernetesObject & { spec: { secretObjects: Obj[] } };
-    cls.spec.secretObjects = [{ secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }];
-    await cluster.admin.custom.replaceNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', name: 'typo', body: cls });
+    const cls = (await cluster.admin.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      name: 'typo',
+    })) as KubernetesObject & { spec: { secretObjects: Obj[] } };
+    cls.spec.secretObjects = [
+      { secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] },
+    ];
+    await cluster.admin.custom.replaceNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      name: 'typo',
+      body: cls,
+    });
     await until('the retry to create the Secret', () => secretExists(cluster, ns, 'typo-secret'), 60_000);
-    await until('the recorded error to be cleared', async () => (await syncError(cluster, ns, `typo-pod-${ns}-typo`)) === '');
+    await until(
+      'the recorded error to be cleared',
+      async () => (await syncError(cluster, ns, `typo-pod-${ns}-typo`)) === '',
+    );
     expect(provider.requests.length, 'no publish and no provider call').to.equal(calls);
     await stack.client.unpublish('vol-typo-pod', target);
   });
@@ -132,7 +180,9 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
     // The driver as its own ServiceAccount with deploy/rbac.yaml's role, without rbac-secret-sync.yaml's.
     identity = await boundIdentity(cluster, 'driver-without-sync', await clusterRolesIn([deployFile('rbac.yaml')]));
     stack = await startDriverStack({ kubeconfig: identity.kubeconfig });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'token', contents: 't1' }]));
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([{ path: 'token', contents: 't1' }]),
+    );
   });
   after(async () => {
     await provider?.stop();
@@ -141,7 +191,9 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
   });
 
   it('mount OK, FailedToCreateSecret with the 403, status records it; after the grant the Secret appears with no kubelet call and the error is cleared', async () => {
-    await createClass(cluster, ns, 'app', [{ secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }]);
+    await createClass(cluster, ns, 'app', [
+      { secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] },
+    ]);
     const uid = await createPod(cluster, ns, 'app-pod');
     const target = stack.targetPath('app');
     await stack.client.publish(stack.request(target, 'app', 'app-pod', ns, uid));
@@ -155,7 +207,10 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
     const calls = provider.requests.length;
     await identity?.grant(await clusterRolesIn([deployFile('rbac-secret-sync.yaml')]));
     await until('the Secret to appear after the grant', () => secretExists(cluster, ns, 'app-secret'), 90_000);
-    await until('the recorded error to be cleared', async () => (await syncError(cluster, ns, `app-pod-${ns}-app`)) === '');
+    await until(
+      'the recorded error to be cleared',
+      async () => (await syncError(cluster, ns, `app-pod-${ns}-app`)) === '',
+    );
     expect(provider.requests.length, 'no kubelet call reached the provider').to.equal(calls);
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'app-secret', namespace: ns });
     expect(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString()).to.equal('t1');

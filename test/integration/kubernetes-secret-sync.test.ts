@@ -17,11 +17,23 @@ const RESYNC_MS = 2000;
 
 /** Creates the class `name` (scripted provider) syncing file `token` into Secret `<name>-secret`, and a pod on test-node. */
 async function classAndPod(cluster: KubeCluster, ns: string, name: string): Promise<string> {
-  await createSecretProviderClass(cluster, ns, name, { provider: 'scripted', secretObjects: [{ secretName: `${name}-secret`, type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }] });
-  const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-    metadata: { name: `${name}-pod` },
-    spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: name } } }] },
-  } });
+  await createSecretProviderClass(cluster, ns, name, {
+    provider: 'scripted',
+    secretObjects: [{ secretName: `${name}-secret`, type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }],
+  });
+  const pod = await cluster.admin.core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: `${name}-pod` },
+      spec: {
+        nodeName: 'test-node',
+        containers: [{ name: 'c', image: 'busybox' }],
+        volumes: [
+          { name: 'v', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: name } } },
+        ],
+      },
+    },
+  });
   return pod.metadata?.uid ?? '';
 }
 
@@ -48,8 +60,13 @@ describe('Secret sync by default, and deleted Secrets re-created without rotatio
     ns = await createNamespace(cluster, 'resync');
     uid = await classAndPod(cluster, ns, 'app');
     // Upstream's DaemonSet args: no --enable-secret-sync at all.
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: [`--secret-resync-interval=${RESYNC_MS / 1000}s`] });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'token', contents: 't1' }]));
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: [`--secret-resync-interval=${RESYNC_MS / 1000}s`],
+    });
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([{ path: 'token', contents: 't1' }]),
+    );
   });
   after(async () => {
     await provider?.stop();
@@ -81,7 +98,11 @@ describe('Secret sync by default, and deleted Secrets re-created without rotatio
 
   it('still knows the mounted volumes after a driver restart (from the pod status objects)', async () => {
     await stack.driver.stop();
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: [`--secret-resync-interval=${RESYNC_MS / 1000}s`], reuse: stack });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: [`--secret-resync-interval=${RESYNC_MS / 1000}s`],
+      reuse: stack,
+    });
     const calls = provider.requests.length;
     await cluster.admin.core.deleteNamespacedSecret({ name: 'app-secret', namespace: ns });
     await until('the Secret to come back after the restart', () => secretToken(cluster, ns, 'app-secret'), 30_000);
@@ -98,12 +119,18 @@ describe('Secret sync by default, and deleted Secrets re-created without rotatio
 
   it('--enable-secret-sync=false: no Secret, a Warning SecretSyncDisabled on the pod', async () => {
     await stack.driver.stop();
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-sync=false'], reuse: stack });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: ['--enable-secret-sync=false'],
+      reuse: stack,
+    });
     const offUid = await classAndPod(cluster, ns, 'off');
     await stack.client.publish(stack.request(stack.targetPath('off'), 'off', 'off-pod', ns, offUid));
     expect(await readFile(join(stack.targetPath('off'), 'token'), 'utf8')).to.equal('t1');
     expect(await secretToken(cluster, ns, 'off-secret')).to.equal(undefined);
-    const events = (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'SecretSyncDisabled');
+    const events = (await cluster.admin.core.listNamespacedEvent({ namespace: ns })).items.filter(
+      (e) => e.reason === 'SecretSyncDisabled',
+    );
     expect(events.map((e) => `${e.type} ${e.involvedObject.name}: ${e.message}`)).to.deep.equal([
       `Warning off-pod: SecretProviderClass ${ns}/off lists secretObjects but the driver runs with --enable-secret-sync=false; no Secret was created`,
     ]);
@@ -122,8 +149,13 @@ describe('deleted Secrets re-created within a rotation interval (real kube-apise
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'resync-rot');
     // The re-sync interval stays at its 5m default: only the rotation interval can bring it back in time.
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'] });
-    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'token', contents: 'r1' }]));
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
+    });
+    provider = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([{ path: 'token', contents: 'r1' }]),
+    );
   });
   after(async () => {
     await provider?.stop();

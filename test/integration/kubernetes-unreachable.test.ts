@@ -21,7 +21,10 @@ async function relay(port: number, target: URL): Promise<Server> {
   const server = createServer((socket) => {
     const upstream = connect(Number(target.port), target.hostname);
     socket.pipe(upstream).pipe(socket);
-    const close = () => { socket.destroy(); upstream.destroy(); };
+    const close = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
     socket.on('error', close);
     upstream.on('error', close);
   });
@@ -40,7 +43,10 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
     cluster = await sharedKubeCluster();
     port = await closedPort();
     // The driver's real kubeconfig (token bound by deploy/ RBAC), pointed at a port where nothing listens yet.
-    const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(cluster.url, `https://127.0.0.1:${port}`);
+    const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(
+      cluster.url,
+      `https://127.0.0.1:${port}`,
+    );
     const path = join(cluster.dir, `driver-unreachable-${port}.kubeconfig`);
     await writeFile(path, kubeconfig, { mode: 0o600 });
     stack = await startDriverStack({ kubeconfig: path, providerFiles: { a: 'back' } });
@@ -51,9 +57,14 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
   });
 
   it('keeps running and answers NodePublishVolume with UNAVAILABLE naming the class', async () => {
-    const err = await stack.client.publish(stack.request(stack.targetPath('p'), 'web', 'p')).then(() => undefined, (e: unknown) => e);
+    const err = await stack.client.publish(stack.request(stack.targetPath('p'), 'web', 'p')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isGrpcCallError(err) && err.code).to.equal(14);
-    expect(isGrpcCallError(err) && err.details).to.match(/Kubernetes API unreachable while trying to get SecretProviderClass default\/web/);
+    expect(isGrpcCallError(err) && err.details).to.match(
+      /Kubernetes API unreachable while trying to get SecretProviderClass default\/web/,
+    );
     expect(isGrpcCallError(err) && err.details).to.include('pod default/p');
   });
 
@@ -65,11 +76,26 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
 
   it('recovers by itself when the API server becomes reachable', async () => {
     const ns = await createNamespace(cluster, 'recover');
-    const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as { metadata: Record<string, unknown> };
-    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasses', body: { ...spc, metadata: { name: 'web' } } });
-    const uid = (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } })).metadata?.uid ?? '';
+    const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as {
+      metadata: Record<string, unknown>;
+    };
+    await cluster.admin.custom.createNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io',
+      version: 'v1',
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: { ...spc, metadata: { name: 'web' } },
+    });
+    const uid =
+      (
+        await cluster.admin.core.createNamespacedPod({
+          namespace: ns,
+          body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+        })
+      ).metadata?.uid ?? '';
     proxy = await relay(port, new URL(cluster.url));
-    while (!/SecretProviderClass cache synced/.test(stack.driver.stderr())) await new Promise<void>((resolve) => stack.driver.process.stderr?.once('data', () => resolve()));
+    while (!/SecretProviderClass cache synced/.test(stack.driver.stderr()))
+      await new Promise<void>((resolve) => stack.driver.process.stderr?.once('data', () => resolve()));
     expect(await stack.client.probe()).to.equal(true);
     const target = stack.targetPath('p');
     await stack.client.publish(stack.request(target, 'web', 'p', ns, uid));
@@ -82,14 +108,22 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
 class CuttableRelay {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
-  constructor(readonly port: number, private readonly target: URL) {}
+  constructor(
+    readonly port: number,
+    private readonly target: URL,
+  ) {}
 
   async up(): Promise<void> {
     this.server = createServer((socket) => {
       const upstream = connect(Number(this.target.port), this.target.hostname);
       this.sockets.add(socket).add(upstream);
       socket.pipe(upstream).pipe(socket);
-      const close = () => { socket.destroy(); upstream.destroy(); this.sockets.delete(socket); this.sockets.delete(upstream); };
+      const close = () => {
+        socket.destroy();
+        upstream.destroy();
+        this.sockets.delete(socket);
+        this.sockets.delete(upstream);
+      };
       socket.on('error', close).on('close', close);
       upstream.on('error', close).on('close', close);
     });
@@ -114,17 +148,35 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
   const synced = () => countLogged(stack.driver, /"message":"SecretProviderClass cache synced"/);
 
   async function createPod(name: string): Promise<string> {
-    return (await cluster.admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } })).metadata?.uid ?? '';
+    return (
+      (
+        await cluster.admin.core.createNamespacedPod({
+          namespace: ns,
+          body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+        })
+      ).metadata?.uid ?? ''
+    );
   }
 
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'outage');
-    const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as { metadata: Record<string, unknown> };
-    await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace: ns, plural: 'secretproviderclasses', body: { ...spc, metadata: { name: 'web' } } });
+    const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as {
+      metadata: Record<string, unknown>;
+    };
+    await cluster.admin.custom.createNamespacedCustomObject({
+      group: 'secrets-store.csi.x-k8s.io',
+      version: 'v1',
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: { ...spc, metadata: { name: 'web' } },
+    });
     relay = new CuttableRelay(await closedPort(), new URL(cluster.url));
     await relay.up();
-    const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(cluster.url, `https://127.0.0.1:${relay.port}`);
+    const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(
+      cluster.url,
+      `https://127.0.0.1:${relay.port}`,
+    );
     const path = join(cluster.dir, `driver-outage-${relay.port}.kubeconfig`);
     await writeFile(path, kubeconfig, { mode: 0o600 });
     stack = await startDriverStack({ kubeconfig: path, providerFiles: { a: 'content' } });
@@ -139,10 +191,15 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
     const uid = await createPod('during');
     await relay.cut();
     const target = stack.targetPath('during');
-    const err = await stack.client.publish(stack.request(target, 'web', 'during', ns, uid)).then(() => undefined, (e: unknown) => e);
+    const err = await stack.client.publish(stack.request(target, 'web', 'during', ns, uid)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isGrpcCallError(err) && err.code).to.equal(14);
     // The class comes from the cache; writing the pod status object needs the API.
-    expect(isGrpcCallError(err) && err.details).to.match(/Kubernetes API unreachable while trying to write SecretProviderClassPodStatus/);
+    expect(isGrpcCallError(err) && err.details).to.match(
+      /Kubernetes API unreachable while trying to write SecretProviderClassPodStatus/,
+    );
     expect(await mountsUnder(target)).to.deep.equal([]);
     expect(await stack.client.probe()).to.equal(true);
     expect(stack.driver.process.exitCode).to.equal(null);

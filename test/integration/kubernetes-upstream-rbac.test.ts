@@ -7,8 +7,22 @@ import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublis
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
-import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity, type ClusterRoleManifest } from '../support/rbac-identity.js';
-import { createPodWithVolumes, deployFile, ensureCsiDriverLikeUpstreamHelm, podEvents, requestsByMethod, TEST_AUDIENCE, untilPodEvent } from '../support/rbac-scenario.js';
+import {
+  auditedCalls,
+  boundIdentity,
+  clusterRolesIn,
+  type BoundIdentity,
+  type ClusterRoleManifest,
+} from '../support/rbac-identity.js';
+import {
+  createPodWithVolumes,
+  deployFile,
+  ensureCsiDriverLikeUpstreamHelm,
+  podEvents,
+  requestsByMethod,
+  TEST_AUDIENCE,
+  untilPodEvent,
+} from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { upstreamFile } from '../support/upstream-module.js';
 
@@ -17,28 +31,73 @@ const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
 /** Upstream v1.6.0's driver roles, read from its release: the base role and the Secret sync role. */
 async function upstreamRoles() {
-  return clusterRolesIn([upstreamFile('deploy/rbac-secretproviderclass.yaml'), upstreamFile('deploy/rbac-secretprovidersyncing.yaml')]);
+  return clusterRolesIn([
+    upstreamFile('deploy/rbac-secretproviderclass.yaml'),
+    upstreamFile('deploy/rbac-secretprovidersyncing.yaml'),
+  ]);
 }
 
 /** A ClusterRole's rules as `verb group/resource[ "name"]` keys. */
 function ruleKeys(role: ClusterRoleManifest | undefined): string[] {
   const keys = new Set<string>();
-  for (const r of (role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]) {
-    for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) for (const n of r.resourceNames ?? [undefined]) keys.add(`${v} ${g}/${res}${n ? ` "${n}"` : ''}`);
+  for (const r of (role?.rules ?? []) as {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+    resourceNames?: string[];
+  }[]) {
+    for (const g of r.apiGroups)
+      for (const res of r.resources)
+        for (const v of r.verbs)
+          for (const n of r.resourceNames ?? [undefined]) keys.add(`${v} ${g}/${res}${n ? ` "${n}"` : ''}`);
   }
   return [...keys].sort();
 }
 
-describe('our roles compared with upstream v1.6.0\'s, rule by rule (its release files)', () => {
+describe("our roles compared with upstream v1.6.0's, rule by rule (its release files)", () => {
   const pairs: [string, string, string, string[], string[]][] = [
     // role, our file, upstream's file, rights upstream grants that we leave out (docs/upgrading-from-upstream.md), rights we add
-    ['secretproviderclasses-role', 'rbac.yaml', 'deploy/rbac-secretproviderclass.yaml',
-      ['get secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status', 'list storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"', 'patch secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status',
-        'update secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status', 'watch storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"'], []],
-    ['secretprovidersyncing-role', 'rbac-secret-sync.yaml', 'deploy/rbac-secretprovidersyncing.yaml', ['delete /secrets', 'list /secrets', 'watch /secrets'], []],
-    ['secretproviderclasses-admin-role', 'role-secretproviderclasses-admin.yaml', 'deploy/role-secretproviderclasses-admin.yaml', [], []],
-    ['secretproviderclasses-viewer-role', 'role-secretproviderclasses-viewer.yaml', 'deploy/role-secretproviderclasses-viewer.yaml', [], []],
-    ['secretproviderclasspodstatuses-viewer-role', 'role-secretproviderclasspodstatuses-viewer.yaml', 'deploy/role-secretproviderclasspodstatuses-viewer.yaml', [], []],
+    [
+      'secretproviderclasses-role',
+      'rbac.yaml',
+      'deploy/rbac-secretproviderclass.yaml',
+      [
+        'get secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status',
+        'list storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"',
+        'patch secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status',
+        'update secrets-store.csi.x-k8s.io/secretproviderclasspodstatuses/status',
+        'watch storage.k8s.io/csidrivers "secrets-store.csi.k8s.io"',
+      ],
+      [],
+    ],
+    [
+      'secretprovidersyncing-role',
+      'rbac-secret-sync.yaml',
+      'deploy/rbac-secretprovidersyncing.yaml',
+      ['delete /secrets', 'list /secrets', 'watch /secrets'],
+      [],
+    ],
+    [
+      'secretproviderclasses-admin-role',
+      'role-secretproviderclasses-admin.yaml',
+      'deploy/role-secretproviderclasses-admin.yaml',
+      [],
+      [],
+    ],
+    [
+      'secretproviderclasses-viewer-role',
+      'role-secretproviderclasses-viewer.yaml',
+      'deploy/role-secretproviderclasses-viewer.yaml',
+      [],
+      [],
+    ],
+    [
+      'secretproviderclasspodstatuses-viewer-role',
+      'role-secretproviderclasspodstatuses-viewer.yaml',
+      'deploy/role-secretproviderclasspodstatuses-viewer.yaml',
+      [],
+      [],
+    ],
   ];
   for (const [name, ours, theirs, leftOut, added] of pairs) {
     it(`${name}: same name; differs only where documented`, async () => {
@@ -47,49 +106,86 @@ describe('our roles compared with upstream v1.6.0\'s, rule by rule (its release 
       expect(our, `ours in deploy/${ours}`).to.not.equal(undefined);
       expect(their, `upstream's in ${theirs}`).to.not.equal(undefined);
       const [o, t] = [ruleKeys(our), ruleKeys(their)];
-      expect(t.filter((k) => !o.includes(k)), 'upstream grants, we leave out').to.deep.equal(leftOut);
-      expect(o.filter((k) => !t.includes(k)), 'we grant, upstream does not').to.deep.equal(added);
-      const labels = (r: ClusterRoleManifest | undefined) => Object.entries(r?.metadata?.labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/')).sort();
+      expect(
+        t.filter((k) => !o.includes(k)),
+        'upstream grants, we leave out',
+      ).to.deep.equal(leftOut);
+      expect(
+        o.filter((k) => !t.includes(k)),
+        'we grant, upstream does not',
+      ).to.deep.equal(added);
+      const labels = (r: ClusterRoleManifest | undefined) =>
+        Object.entries(r?.metadata?.labels ?? {})
+          .filter(([k]) => k.startsWith('rbac.authorization.k8s.io/'))
+          .sort();
       expect(labels(our), 'aggregation labels').to.deep.equal(labels(their));
     });
   }
 });
 
-describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenRequests, requiresRepublish) (real kube-apiserver)', function () {
+describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequests, requiresRepublish) (real kube-apiserver)", function () {
   this.timeout(180_000);
   let cluster: KubeCluster;
   let ns: string;
 
   async function createClass(name: string, provider: string, secretObjects: unknown[] = []): Promise<void> {
-    await createSecretProviderClass(cluster, ns, name, { provider, parameters: { objects: '- objectName: a\n' }, secretObjects });
+    await createSecretProviderClass(cluster, ns, name, {
+      provider,
+      parameters: { objects: '- objectName: a\n' },
+      secretObjects,
+    });
   }
 
   /** A token for the pod's service account, bound to the pod, as kubelet mints it for tokenRequests. */
   async function kubeletTokens(pod: string, uid: string): Promise<string> {
-    const t = await cluster.admin.core.createNamespacedServiceAccountToken({ name: 'default', namespace: ns, body: {
-      spec: { audiences: [TEST_AUDIENCE], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid } } } });
-    return JSON.stringify({ [TEST_AUDIENCE]: { token: t.status?.token, expirationTimestamp: t.status?.expirationTimestamp } });
+    const t = await cluster.admin.core.createNamespacedServiceAccountToken({
+      name: 'default',
+      namespace: ns,
+      body: {
+        spec: {
+          audiences: [TEST_AUDIENCE],
+          expirationSeconds: 3600,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid },
+        },
+      },
+    });
+    return JSON.stringify({
+      [TEST_AUDIENCE]: { token: t.status?.token, expirationTimestamp: t.status?.expirationTimestamp },
+    });
   }
 
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'upstream-rbac');
     await ensureCsiDriverLikeUpstreamHelm(cluster);
-    await createClass('up', 'file', [{ secretName: 'up-secret', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] }]);
+    await createClass('up', 'file', [
+      { secretName: 'up-secret', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] },
+    ]);
   });
 
   it('reconciler mode (our default): every refresh fails 403, and the event and log name create serviceaccounts/token and deploy/rbac-rotation.yaml', async () => {
     const identity = await boundIdentity(cluster, 'upstream-reconciler', await upstreamRoles());
-    const stack = await startDriverStack({ kubeconfig: identity.kubeconfig, providerFiles: { a: 'a1' }, driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'] });
+    const stack = await startDriverStack({
+      kubeconfig: identity.kubeconfig,
+      providerFiles: { a: 'a1' },
+      driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'],
+    });
     try {
       const uid = await createPodWithVolumes(cluster, ns, 'reconciled', ['up']);
       await stack.client.publish(stack.request(stack.targetPath('r'), 'up', 'reconciled', ns, uid));
       await untilLogged(stack.driver, /"message":"rotation refresh failed"/, 2);
       await untilPodEvent(cluster, ns, 'reconciled', (e) => e.startsWith('Warning MountRotationFailed:'));
-      const failures = (await podEvents(cluster, ns, 'reconciled')).filter((e) => e.startsWith('Warning MountRotationFailed:'));
+      const failures = (await podEvents(cluster, ns, 'reconciled')).filter((e) =>
+        e.startsWith('Warning MountRotationFailed:'),
+      );
       expect(failures.length).to.be.greaterThan(0);
-      for (const f of failures) expect(f).to.include('HTTP 403').and.include('(the driver\'s RBAC lacks: create serviceaccounts/token; granted by ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)');
-      expect(stack.driver.stderr()).to.include('the driver\'s RBAC lacks: create serviceaccounts/token');
+      for (const f of failures)
+        expect(f)
+          .to.include('HTTP 403')
+          .and.include(
+            "(the driver's RBAC lacks: create serviceaccounts/token; granted by ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)",
+          );
+      expect(stack.driver.stderr()).to.include("the driver's RBAC lacks: create serviceaccounts/token");
     } finally {
       await stack.stop();
       await identity.remove();
@@ -107,7 +203,9 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
 
     /** Writes (non-GET API requests) the driver made so far. */
     async function writes(): Promise<number> {
-      return Object.entries(requestsByMethod(await stack.metrics())).filter(([m]) => m !== 'GET').reduce((n, [, c]) => n + c, 0);
+      return Object.entries(requestsByMethod(await stack.metrics()))
+        .filter(([m]) => m !== 'GET')
+        .reduce((n, [, c]) => n + c, 0);
     }
     async function apiRequests(): Promise<number> {
       return Object.values(requestsByMethod(await stack.metrics())).reduce((n, c) => n + c, 0);
@@ -134,12 +232,25 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
     before(async () => {
       identity = await boundIdentity(cluster, 'upstream-republish', await upstreamRoles());
       await createClass('tok', 'scripted');
-      stack = await startDriverStack({ kubeconfig: identity.kubeconfig, providerFiles: { a: 'a1' },
-        driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-mode=republish', '--rotation-poll-interval=1s'] });
-      scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 't', contents: 'x' }]));
+      stack = await startDriverStack({
+        kubeconfig: identity.kubeconfig,
+        providerFiles: { a: 'a1' },
+        driverArgs: [
+          '--enable-secret-sync',
+          '--enable-secret-rotation',
+          '--rotation-mode=republish',
+          '--rotation-poll-interval=1s',
+        ],
+      });
+      scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+        responseWith([{ path: 't', contents: 'x' }]),
+      );
       uid = await createPodWithVolumes(cluster, ns, 'app', ['up', 'tok']);
       const tokens = await kubeletTokens('app', uid);
-      const withTokens = (r: NodePublishVolumeRequest) => ({ ...r, volume_context: { ...r.volume_context, [TOKENS_KEY]: tokens } });
+      const withTokens = (r: NodePublishVolumeRequest) => ({
+        ...r,
+        volume_context: { ...r.volume_context, [TOKENS_KEY]: tokens },
+      });
       fileRequest = withTokens(stack.request(target(), 'up', 'app', ns, uid));
       tokRequest = withTokens(stack.request(stack.targetPath('tok'), 'tok', 'app', ns, uid));
       await stack.client.publish(fileRequest);
@@ -151,11 +262,16 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
       await identity?.remove();
     });
 
-    it('starts without warnings: requiresRepublish is set, and nothing needs a right upstream\'s roles lack', async () => {
+    it("starts without warnings: requiresRepublish is set, and nothing needs a right upstream's roles lack", async () => {
       expect(stack.driver.stderr()).to.include('rotation on kubelet republish started');
       expect(stack.driver.stderr()).not.to.include('requiresRepublish: false');
       expect(stack.driver.stderr()).not.to.include('HTTP 403');
-      expect(Buffer.from((await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).data?.['a'] ?? '', 'base64').toString()).to.equal('a1');
+      expect(
+        Buffer.from(
+          (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).data?.['a'] ?? '',
+          'base64',
+        ).toString(),
+      ).to.equal('a1');
     });
 
     it('a republish within the interval is a no-op: no provider call, no API request, no file write', async () => {
@@ -168,23 +284,46 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
       const [state, requests] = [await fileState(), await apiRequests()];
       await stack.client.publish(fileRequest);
       expect([await fileState(), await apiRequests()]).to.deep.equal([state, requests]);
-      const published = stack.driver.stderr().split('\n').filter((l) => l.includes('"message":"volume published"'));
+      const published = stack.driver
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"message":"volume published"'));
       expect(published.at(-1)).to.include('"skipped":true');
     });
 
     it('a due republish with nothing changed sends the current versions and writes nothing: no file, no pod status, no Secret, no event', async () => {
-      const [state, apiWrites, events, secretVersion] = [await fileState(), await writes(), await podEvents(cluster, ns, 'app'),
-        (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion];
-      const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-up` }) as { metadata: { resourceVersion: string } };
+      const [state, apiWrites, events, secretVersion] = [
+        await fileState(),
+        await writes(),
+        await podEvents(cluster, ns, 'app'),
+        (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion,
+      ];
+      const status = (await cluster.admin.custom.getNamespacedCustomObject({
+        ...GROUP,
+        namespace: ns,
+        plural: 'secretproviderclasspodstatuses',
+        name: `app-${ns}-up`,
+      })) as { metadata: { resourceVersion: string } };
       await republishUntilDue(fileRequest);
       expect(await fileState()).to.equal(state);
       expect(await writes(), 'API writes').to.equal(apiWrites);
       expect(await podEvents(cluster, ns, 'app')).to.deep.equal(events);
-      expect((await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion).to.equal(secretVersion);
-      expect(((await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-up` })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion).to.equal(status.metadata.resourceVersion);
+      expect(
+        (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion,
+      ).to.equal(secretVersion);
+      expect(
+        (
+          (await cluster.admin.custom.getNamespacedCustomObject({
+            ...GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasspodstatuses',
+            name: `app-${ns}-up`,
+          })) as { metadata: { resourceVersion: string } }
+        ).metadata.resourceVersion,
+      ).to.equal(status.metadata.resourceVersion);
     });
 
-    it('a due republish passes kubelet\'s tokens and the current object versions to the provider (no TokenRequest)', async () => {
+    it("a due republish passes kubelet's tokens and the current object versions to the provider (no TokenRequest)", async () => {
       const before = scripted.requests.length;
       await republishUntilDue(tokRequest);
       const last = scripted.requests.slice(before).at(-1);
@@ -196,11 +335,23 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
       await writeFile(join(stack.providerRoot, 'a'), 'a2');
       await republishUntilDue(fileRequest);
       expect(await readFile(join(target(), 'a'), 'utf8')).to.equal('a2');
-      expect(Buffer.from((await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).data?.['a'] ?? '', 'base64').toString()).to.equal('a2');
-      const status = await cluster.admin.custom.getNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses', name: `app-${ns}-up` }) as { status: { objects: { version: string }[] } };
+      expect(
+        Buffer.from(
+          (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).data?.['a'] ?? '',
+          'base64',
+        ).toString(),
+      ).to.equal('a2');
+      const status = (await cluster.admin.custom.getNamespacedCustomObject({
+        ...GROUP,
+        namespace: ns,
+        plural: 'secretproviderclasspodstatuses',
+        name: `app-${ns}-up`,
+      })) as { status: { objects: { version: string }[] } };
       expect(status.status.objects[0]?.version).to.equal(await readFile(join(target(), '.metadata/a'), 'utf8'));
       const events = await podEvents(cluster, ns, 'app');
-      expect(events.filter((e) => e.startsWith('Normal MountRotationComplete:'))).to.deep.equal(['Normal MountRotationComplete: rotated mounted content for SecretProviderClass up (objects: a)']);
+      expect(events.filter((e) => e.startsWith('Normal MountRotationComplete:'))).to.deep.equal([
+        'Normal MountRotationComplete: rotated mounted content for SecretProviderClass up (objects: a)',
+      ]);
       expect(events.filter((e) => e.startsWith('Normal SecretRotationComplete:'))).to.have.length(1);
       await republishUntilDue(fileRequest);
       expect((await podEvents(cluster, ns, 'app')).filter((e) => e.includes('RotationComplete'))).to.have.length(2);
@@ -217,15 +368,24 @@ describe('upstream v1.6.0\'s RBAC with its Helm values (rotation on, tokenReques
       await writeFile(join(stack.providerRoot, 'a'), 'a2');
     });
 
-    it('every API call it made is one upstream\'s roles grant and our list for these features has (the API server\'s audit log)', async () => {
+    it("every API call it made is one upstream's roles grant and our list for these features has (the API server's audit log)", async () => {
       const calls = await auditedCalls(cluster, identity.user);
       expect(calls.length).to.be.greaterThan(0);
-      expect(calls.filter((c) => c.code === 403), 'refused calls').to.deep.equal([]);
+      expect(
+        calls.filter((c) => c.code === 403),
+        'refused calls',
+      ).to.deep.equal([]);
       const features = featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'republish' });
       const listed = features.flatMap((f) => FEATURE_CALLS[f]);
       expect(calls.filter((c) => !listed.some((r) => covers(r, c)))).to.deep.equal([]);
       // No token requests, no watch of nodePublishSecretRef Secrets: kubelet passes both.
-      expect(calls.filter((c) => c.resource === 'serviceaccounts/token' || (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch')))).to.deep.equal([]);
+      expect(
+        calls.filter(
+          (c) =>
+            c.resource === 'serviceaccounts/token' ||
+            (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch')),
+        ),
+      ).to.deep.equal([]);
     });
   });
 });

@@ -33,7 +33,10 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 function lineNumbers(text: string): number[] {
-  const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { i: number; token: string });
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { i: number; token: string });
   expect(lines.every((l) => l.token === '[REDACTED]')).to.equal(true);
   return lines.map((l) => l.i);
 }
@@ -46,7 +49,11 @@ describe('logger: the lines logged before a signal exit are written', () => {
     const stderr = child.stderr as NodeJS.ReadableStream;
     const chunks: Buffer[] = [];
     // One chunk per turn of the event loop: the child fills the pipe and must wait for us.
-    stderr.on('data', (d: Buffer) => { chunks.push(d); stderr.pause(); setImmediate(() => stderr.resume()); });
+    stderr.on('data', (d: Buffer) => {
+      chunks.push(d);
+      stderr.pause();
+      setImmediate(() => stderr.resume());
+    });
     const [code] = await Promise.all([exited(child), new Promise((resolve) => stderr.once('end', resolve))]);
     expect(code).to.equal(0);
     expect(lineNumbers(Buffer.concat(chunks).toString())).to.deep.equal(ALL);

@@ -12,13 +12,17 @@ async function mountLine(target: string): Promise<string | undefined> {
   return entry ? text.split('\n').find((l) => l.split(' ')[4] === target) : undefined;
 }
 
-for (const [name, impl] of [['the mount(2) addon', loadMountSyscalls()], ['the mount program', mountProgram]] as [string, MountSyscalls][]) {
+for (const [name, impl] of [
+  ['the mount(2) addon', loadMountSyscalls()],
+  ['the mount program', mountProgram],
+] as [string, MountSyscalls][]) {
   describe(`tmpfs mounts through ${name}`, function () {
     let dir: string;
     before(async function () {
       // Mounting needs root with CAP_SYS_ADMIN (CI has it); without it there is nothing to test.
       if (!CAN_MOUNT) this.skip();
-      if (name.includes('addon')) expect(impl.kind, 'the addon must be built (scripts/build-native.mjs)').to.equal('syscall');
+      if (name.includes('addon'))
+        expect(impl.kind, 'the addon must be built (scripts/build-native.mjs)').to.equal('syscall');
       dir = await mkdtemp(join(tmpdir(), 'ssc-mnt-'));
     });
     after(async () => {
@@ -33,7 +37,9 @@ for (const [name, impl] of [['the mount(2) addon', loadMountSyscalls()], ['the m
       await impl.mountTmpfs(target, 'mode=0755');
       const line = await mountLine(target);
       expect(line).to.match(/ - tmpfs tmpfs /);
-      expect(line).to.match(/nosuid/).and.match(/nodev/);
+      expect(line)
+        .to.match(/nosuid/)
+        .and.match(/nodev/);
       await impl.unmount(target);
       expect(await mountLine(target)).to.equal(undefined);
     });
@@ -46,9 +52,16 @@ for (const [name, impl] of [['the mount(2) addon', loadMountSyscalls()], ['the m
       }
       await Promise.all(targets.map((t) => impl.unmount(t)));
       for (const t of targets) expect(await mountLine(t)).to.equal(undefined);
-      const err = await impl.unmount(targets[0]!).then(() => undefined, (e: Error) => e);
+      const err = await impl.unmount(targets[0]!).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err).to.be.instanceOf(Error);
-      if (impl.kind === 'syscall') expect([(err as NodeJS.ErrnoException).code, (err as NodeJS.ErrnoException).syscall]).to.deep.equal(['EINVAL', 'umount2']);
+      if (impl.kind === 'syscall')
+        expect([(err as NodeJS.ErrnoException).code, (err as NodeJS.ErrnoException).syscall]).to.deep.equal([
+          'EINVAL',
+          'umount2',
+        ]);
       else expect((err as Error).message).to.match(/not mounted/);
     });
 

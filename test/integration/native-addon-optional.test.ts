@@ -14,10 +14,16 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const FALLBACK_LOG = /"message":"mounting tmpfs with the mount program: the mount addon is not available"/;
 
 /** Runs a program to its end: exit code and output (never rejects on a non-zero exit). */
-function run(file: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile(file, args, options, (err, stdout, stderr) => {
-    resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-  }));
+function run(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) =>
+    execFile(file, args, options, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    }),
+  );
 }
 
 function onPath(command: string): boolean {
@@ -30,23 +36,42 @@ describe('the mount addon is optional: building without a C toolchain', function
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ssc-native-'));
-    for (const p of ['binding.gyp', 'native', 'scripts/build-native.mjs']) await cp(join(REPO, p), join(dir, p), { recursive: true });
+    for (const p of ['binding.gyp', 'native', 'scripts/build-native.mjs'])
+      await cp(join(REPO, p), join(dir, p), { recursive: true });
   });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('package.json keeps npm from running node-gyp at install (gypfile: false)', async () => {
-    const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { gypfile?: unknown; scripts?: Record<string, string> };
+    const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
+      gypfile?: unknown;
+      scripts?: Record<string, string>;
+    };
     expect(pkg.gypfile).to.equal(false);
     expect(pkg.scripts?.['install'] ?? pkg.scripts?.['preinstall']).to.equal(undefined);
   });
 
   const cases: { name: string; env: (bin: string) => NodeJS.ProcessEnv; message: RegExp; needsMake?: boolean }[] = [
-    { name: 'a PATH without make and cc', env: (bin) => ({ PATH: bin }),
-      message: /^build-native: skipped the optional mount addon \(make and cc not found\); the driver will use the mount program\n$/ },
-    { name: 'CC naming a missing program', env: () => ({ PATH: process.env['PATH'], CC: '/nonexistent/cc' }),
-      message: /^build-native: skipped the optional mount addon \(\/nonexistent\/cc not found\); the driver will use the mount program\n$/ },
-    { name: 'a compiler that fails (CC=false: node-gyp runs and fails)', env: () => ({ PATH: process.env['PATH'], CC: 'false' }), needsMake: true,
-      message: /^build-native: could not build the optional mount addon \(.*make.*\); the driver will use the mount program\n$/ },
+    {
+      name: 'a PATH without make and cc',
+      env: (bin) => ({ PATH: bin }),
+      message:
+        /^build-native: skipped the optional mount addon \(make and cc not found\); the driver will use the mount program\n$/,
+    },
+    {
+      name: 'CC naming a missing program',
+      env: () => ({ PATH: process.env['PATH'], CC: '/nonexistent/cc' }),
+      message:
+        /^build-native: skipped the optional mount addon \(\/nonexistent\/cc not found\); the driver will use the mount program\n$/,
+    },
+    {
+      name: 'a compiler that fails (CC=false: node-gyp runs and fails)',
+      env: () => ({ PATH: process.env['PATH'], CC: 'false' }),
+      needsMake: true,
+      message:
+        /^build-native: could not build the optional mount addon \(.*make.*\); the driver will use the mount program\n$/,
+    },
   ];
   for (const c of cases) {
     it(`exits 0 and says the driver will use the mount program, with ${c.name}`, async function () {
@@ -54,7 +79,10 @@ describe('the mount addon is optional: building without a C toolchain', function
       // The stripped PATH still has python3 (node-gyp's gyp), never make or a compiler.
       const bin = join(dir, 'bin');
       await mkdir(bin);
-      const python = (process.env['PATH'] ?? '').split(delimiter).map((d) => join(d, 'python3')).find((p) => existsSync(p));
+      const python = (process.env['PATH'] ?? '')
+        .split(delimiter)
+        .map((d) => join(d, 'python3'))
+        .find((p) => existsSync(p));
       if (python) await symlink(python, join(bin, 'python3'));
       const r = await run(process.execPath, [join(dir, 'scripts/build-native.mjs')], { cwd: dir, env: c.env(bin) });
       expect(r.code, r.stderr).to.equal(0);
@@ -80,29 +108,58 @@ describe('the mount addon is optional: a driver without it', function () {
     await writeFile(join(work, 'spc', 'app.yaml'), fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]));
     await mkdir(join(work, 'root'));
     await writeFile(join(work, 'root', 'token'), 'tok-1');
-    children.push(await startCli(['provider', 'file', `--endpoint=unix://${join(work, 'providers/file.sock')}`, `--root=${join(work, 'root')}`], /provider started/));
+    children.push(
+      await startCli(
+        ['provider', 'file', `--endpoint=unix://${join(work, 'providers/file.sock')}`, `--root=${join(work, 'root')}`],
+        /provider started/,
+      ),
+    );
   });
   after(async () => {
     for (const c of children.reverse()) await c.stop();
-    if (work) { await unmountAllUnder(work); await rm(work, { recursive: true, force: true }); }
+    if (work) {
+      await unmountAllUnder(work);
+      await rm(work, { recursive: true, force: true });
+    }
     if (root) await rm(root, { recursive: true, force: true });
   });
 
   function startDriver(name: string): Promise<Child> {
-    return startProcess(process.execPath, [...NODE_FLAGS, join(root, 'dist/bin/cli.js'), 'driver', `--endpoint=unix://${join(work, `${name}.sock`)}`, '--nodeid=n',
-      `--provider-volume=${join(work, 'providers')}`, '--additional-provider-volume-paths=', `--spc-dir=${join(work, 'spc')}`, '--metrics-addr='], /driver started/);
+    return startProcess(
+      process.execPath,
+      [
+        ...NODE_FLAGS,
+        join(root, 'dist/bin/cli.js'),
+        'driver',
+        `--endpoint=unix://${join(work, `${name}.sock`)}`,
+        '--nodeid=n',
+        `--provider-volume=${join(work, 'providers')}`,
+        '--additional-provider-volume-paths=',
+        `--spc-dir=${join(work, 'spc')}`,
+        '--metrics-addr=',
+      ],
+      /driver started/,
+    );
   }
 
   it('starts, says once that it mounts with the mount program, and publishes a tmpfs volume', async () => {
     const driver = await startDriver('missing');
     children.push(driver);
     expect(countLogged(driver, FALLBACK_LOG)).to.equal(1);
-    expect(driver.stderr()).to.match(/"reason":"not built \(npm run build builds it when make and a C compiler are installed\)"/);
+    expect(driver.stderr()).to.match(
+      /"reason":"not built \(npm run build builds it when make and a C compiler are installed\)"/,
+    );
     expect(driver.stderr()).to.match(/"message":"driver started".*"mounts":"mount-program"/);
     const client = new CsiClient(join(work, 'missing.sock'));
     const target = join(work, 'vol');
     try {
-      await client.publish(inlinePublishRequest('v1', target, inlineVolumeContext({ name: 'p', namespace: 'default', uid: 'u1', serviceAccountName: 'default' }, 'app')));
+      await client.publish(
+        inlinePublishRequest(
+          'v1',
+          target,
+          inlineVolumeContext({ name: 'p', namespace: 'default', uid: 'u1', serviceAccountName: 'default' }, 'app'),
+        ),
+      );
       expect(await readFile(join(target, 'token'), 'utf8')).to.equal('tok-1');
       expect(await mountsUnder(target)).to.deep.equal([target]);
       await client.unpublish('v1', target);

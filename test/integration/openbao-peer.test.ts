@@ -21,9 +21,15 @@ function signJwt(privateKeyPem: string, claims: Record<string, unknown>): string
 }
 
 /** GET over HTTPS with a CA and optional client certificate: the status code, or the TLS error's message. */
-async function httpsStatus(url: string, tls: { ca?: string; cert?: Buffer; key?: Buffer; servername?: string }): Promise<number | string> {
+async function httpsStatus(
+  url: string,
+  tls: { ca?: string; cert?: Buffer; key?: Buffer; servername?: string },
+): Promise<number | string> {
   return await new Promise((resolve) => {
-    const req = request(url, { ...tls, timeout: 10_000 }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+    const req = request(url, { ...tls, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
     req.on('error', (err) => resolve(err.message));
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
@@ -42,7 +48,9 @@ describe('OpenBao test peer (real bao server -dev)', function () {
     }
     bao = await startOpenBao({ tls: { requireClientCert: true } });
   });
-  after(async () => { await bao?.stop(); });
+  after(async () => {
+    await bao?.stop();
+  });
 
   it('KV v2 at secret/ (dev mode): write, then read the data and its version', async () => {
     await bao.write('secret/data/app/db', { data: { password: 's3cret', port: 5432 } });
@@ -62,24 +70,53 @@ describe('OpenBao test peer (real bao server -dev)', function () {
   });
 
   it('jwt auth with a test RSA key: a JWT for audience "vault" logs in, one for another audience does not', async () => {
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     await bao.enableAuth('jwt', 'jwt');
-    await bao.write('auth/jwt/config', { jwt_validation_pubkeys: [publicKey], bound_issuer: 'https://kubernetes.default.svc' });
+    await bao.write('auth/jwt/config', {
+      jwt_validation_pubkeys: [publicKey],
+      bound_issuer: 'https://kubernetes.default.svc',
+    });
     await bao.putPolicy('app-reader', 'path "secret/data/app/*" { capabilities = ["read"] }');
-    await bao.write('auth/jwt/role/app', { role_type: 'jwt', bound_audiences: ['vault'], user_claim: 'sub', policies: ['app-reader'], token_ttl: '10m' });
+    await bao.write('auth/jwt/role/app', {
+      role_type: 'jwt',
+      bound_audiences: ['vault'],
+      user_claim: 'sub',
+      policies: ['app-reader'],
+      token_ttl: '10m',
+    });
     await bao.write('secret/data/app/config', { data: { mode: 'prod' } });
     const now = Math.floor(Date.now() / 1000);
-    const claims = { iss: 'https://kubernetes.default.svc', sub: 'system:serviceaccount:default:app', iat: now, nbf: now, exp: now + 600 };
+    const claims = {
+      iss: 'https://kubernetes.default.svc',
+      sub: 'system:serviceaccount:default:app',
+      iat: now,
+      nbf: now,
+      exp: now + 600,
+    };
 
-    const login = await bao.request('POST', 'auth/jwt/login', { token: '', body: { role: 'app', jwt: signJwt(privateKey, { ...claims, aud: ['vault'] }) } });
+    const login = await bao.request('POST', 'auth/jwt/login', {
+      token: '',
+      body: { role: 'app', jwt: signJwt(privateKey, { ...claims, aud: ['vault'] }) },
+    });
     const clientToken = login?.auth?.client_token ?? '';
     expect(clientToken).to.match(/^s\./);
     expect(login?.auth?.policies).to.include('app-reader');
     const read = await bao.request('GET', 'secret/data/app/config', { token: clientToken });
     expect(read?.data?.['data']).to.deep.equal({ mode: 'prod' });
 
-    const refused = await bao.request('POST', 'auth/jwt/login', { token: '', body: { role: 'app', jwt: signJwt(privateKey, { ...claims, aud: ['other'] }) } })
-      .then(() => 'logged in', (err: Error) => err.message);
+    const refused = await bao
+      .request('POST', 'auth/jwt/login', {
+        token: '',
+        body: { role: 'app', jwt: signJwt(privateKey, { ...claims, aud: ['other'] }) },
+      })
+      .then(
+        () => 'logged in',
+        (err: Error) => err.message,
+      );
     expect(refused).to.match(/HTTP 400.*audience/);
   });
 
@@ -100,7 +137,9 @@ describe('OpenBao test peer (real bao server -dev)', function () {
     const [cert, key] = [await readFile(tls.clientCertPath), await readFile(tls.clientKeyPath)];
     expect(await httpsStatus(url, { ca: tls.caCertPem, cert, key })).to.equal(200);
     expect(await httpsStatus(url, { ca: tls.caCertPem, cert, key, servername: tls.serverName })).to.equal(200);
-    expect(await httpsStatus(url, { ca: tls.caCertPem, cert, key, servername: 'other.test' })).to.match(/does not match certificate's altnames/);
+    expect(await httpsStatus(url, { ca: tls.caCertPem, cert, key, servername: 'other.test' })).to.match(
+      /does not match certificate's altnames/,
+    );
     expect(await httpsStatus(url, { ca: tls.caCertPem })).to.match(/alert certificate required/);
     expect(await httpsStatus(url, { cert, key })).to.match(/unable to verify/); // the test CA is in no default trust store
   });
@@ -125,33 +164,48 @@ describe('OpenBao test peer (real bao server -dev)', function () {
       }
       pg = await startPostgres();
     });
-    after(async () => { await pg?.stop(); });
+    after(async () => {
+      await pg?.stop();
+    });
 
     it('issues a renewable lease for a real Postgres role, renews it, and revokes it (the role is dropped)', async () => {
       await bao.enableSecretsEngine('database', 'database');
       await bao.write('database/config/pg', {
-        plugin_name: 'postgresql-database-plugin', allowed_roles: ['app'], verify_connection: true,
+        plugin_name: 'postgresql-database-plugin',
+        allowed_roles: ['app'],
+        verify_connection: true,
         connection_url: `postgresql://{{username}}:{{password}}@127.0.0.1:${pg.port}/${pg.database}?sslmode=disable`,
-        username: pg.user, password: pg.password,
+        username: pg.user,
+        password: pg.password,
       });
       await bao.write('database/roles/app', {
-        db_name: 'pg', default_ttl: '1h', max_ttl: '24h',
-        creation_statements: ['CREATE ROLE "{{name}}" WITH LOGIN PASSWORD \'{{password}}\' VALID UNTIL \'{{expiration}}\';'],
+        db_name: 'pg',
+        default_ttl: '1h',
+        max_ttl: '24h',
+        creation_statements: [
+          "CREATE ROLE \"{{name}}\" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';",
+        ],
       });
       const creds = await bao.read('database/creds/app');
       expect(creds?.lease_id).to.match(/^database\/creds\/app\/.+/);
       expect(creds?.renewable).to.equal(true);
       expect(creds?.lease_duration).to.equal(3600);
       const username = String(creds?.data?.['username']);
-      expect(await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`)).to.equal('1\n');
+      expect(
+        await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`),
+      ).to.equal('1\n');
 
-      const renewed = await bao.request('PUT', 'sys/leases/renew', { body: { lease_id: creds?.lease_id, increment: 7200 } });
+      const renewed = await bao.request('PUT', 'sys/leases/renew', {
+        body: { lease_id: creds?.lease_id, increment: 7200 },
+      });
       expect(renewed?.lease_id).to.equal(creds?.lease_id);
       expect(renewed?.renewable).to.equal(true);
       expect(renewed?.lease_duration).to.equal(7200);
 
       await bao.request('PUT', 'sys/leases/revoke', { body: { lease_id: creds?.lease_id } });
-      expect(await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`)).to.equal('0\n');
+      expect(
+        await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`),
+      ).to.equal('0\n');
     });
   });
 });

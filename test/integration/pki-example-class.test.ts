@@ -39,30 +39,58 @@ describe('deploy/examples/pki under the real pki provider', function () {
     expect(command, "the README's CA command").to.be.a('string');
     await run('sh', ['-c', command as string], { cwd: dir });
 
-    provider = await startProviderProcess('pki', [`--min-duration=${stringFlag(pkiProviderArgs(PKI_PROVIDER_DS()), 'min-duration')}`]);
+    provider = await startProviderProcess('pki', [
+      `--min-duration=${stringFlag(pkiProviderArgs(PKI_PROVIDER_DS()), 'min-duration')}`,
+    ]);
     const pod = find('Pod', 'pki-demo').obj;
     const spc = parseSecretProviderClass(find('SecretProviderClass', 'pki-demo').obj);
     const csi = (pod['spec'].volumes as Obj[]).find((v) => v['csi'])?.['csi'] as Obj;
     expect(csi['nodePublishSecretRef'].name).to.equal('pki-demo-ca');
-    const response = await provider.mount({
-      ...spc.parameters,
-      'csi.storage.k8s.io/pod.name': pod['metadata'].name, 'csi.storage.k8s.io/pod.namespace': pod['metadata'].namespace,
-      'csi.storage.k8s.io/serviceAccount.name': pod['spec'].serviceAccountName, 'csi.storage.k8s.io/pod.uid': '5d0c3e1a-8a55-4c55-9b1e-2f1d6a2f7c11',
-    }, { secrets: { 'ca.crt': await readFile(join(dir, 'ca.crt'), 'utf8'), 'ca.key': await readFile(join(dir, 'ca.key'), 'utf8') } });
+    const response = await provider.mount(
+      {
+        ...spc.parameters,
+        'csi.storage.k8s.io/pod.name': pod['metadata'].name,
+        'csi.storage.k8s.io/pod.namespace': pod['metadata'].namespace,
+        'csi.storage.k8s.io/serviceAccount.name': pod['spec'].serviceAccountName,
+        'csi.storage.k8s.io/pod.uid': '5d0c3e1a-8a55-4c55-9b1e-2f1d6a2f7c11',
+      },
+      {
+        secrets: {
+          'ca.crt': await readFile(join(dir, 'ca.crt'), 'utf8'),
+          'ca.key': await readFile(join(dir, 'ca.key'), 'utf8'),
+        },
+      },
+    );
 
     const files = new Map(response.files.map((f) => [f.path, f]));
     expect([...files.keys()].sort()).to.deep.equal(['ca.crt', 'tls.crt', 'tls.key']);
-    for (const name of ['tls.crt', 'tls.key', 'ca.crt']) await writeFile(join(dir, `mounted-${name}`), files.get(name)?.contents ?? '');
+    for (const name of ['tls.crt', 'tls.key', 'ca.crt'])
+      await writeFile(join(dir, `mounted-${name}`), files.get(name)?.contents ?? '');
     // The README's check.
-    await run('openssl', ['verify', '-CAfile', join(dir, 'mounted-ca.crt'), '-untrusted', join(dir, 'mounted-tls.crt'), join(dir, 'mounted-tls.crt')]);
+    await run('openssl', [
+      'verify',
+      '-CAfile',
+      join(dir, 'mounted-ca.crt'),
+      '-untrusted',
+      join(dir, 'mounted-tls.crt'),
+      join(dir, 'mounted-tls.crt'),
+    ]);
     const leaf = new X509Certificate(files.get('tls.crt')?.contents as Buffer);
     expect(leaf.subject).to.equal('CN=pki-demo.default');
-    expect(leaf.subjectAltName).to.include('DNS:pki-demo.default.svc').and.include('URI:spiffe://cluster.local/ns/default/sa/pki-demo');
-    const text = (await run('openssl', ['x509', '-in', join(dir, 'mounted-tls.crt'), '-noout', '-ext', 'extendedKeyUsage'])).stdout;
+    expect(leaf.subjectAltName)
+      .to.include('DNS:pki-demo.default.svc')
+      .and.include('URI:spiffe://cluster.local/ns/default/sa/pki-demo');
+    const text = (
+      await run('openssl', ['x509', '-in', join(dir, 'mounted-tls.crt'), '-noout', '-ext', 'extendedKeyUsage'])
+    ).stdout;
     expect(text).to.include('TLS Web Server Authentication').and.include('TLS Web Client Authentication');
     // secretObjects pair tls.crt with tls.key in the kubernetes.io/tls Secret: they must match.
     const key = createPrivateKey(files.get('tls.key')?.contents as Buffer);
-    expect(createPublicKey(key).export({ type: 'spki', format: 'der' }).equals(leaf.publicKey.export({ type: 'spki', format: 'der' }))).to.equal(true);
+    expect(
+      createPublicKey(key)
+        .export({ type: 'spki', format: 'der' })
+        .equals(leaf.publicKey.export({ type: 'spki', format: 'der' })),
+    ).to.equal(true);
     expect(key.asymmetricKeyType).to.equal('ec');
     expect(files.get('tls.key')?.mode, 'keyFilePermission 0640').to.equal(0o640);
     const hours = (Date.parse(leaf.validTo) - Date.parse(leaf.validFrom)) / 3_600_000;

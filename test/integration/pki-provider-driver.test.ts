@@ -44,7 +44,9 @@ spec:
 `,
 };
 
-interface VersionsJson { readonly objects: readonly { readonly id: string; readonly version: string }[] }
+interface VersionsJson {
+  readonly objects: readonly { readonly id: string; readonly version: string }[];
+}
 
 describe('pki provider behind the real driver (local mode, rotation)', function () {
   this.timeout(180_000);
@@ -55,8 +57,10 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
   let provider: ProviderProcess;
 
   const roundsSince = (since: number) => rotationRoundsSince(stack, since);
-  const readVersions = async (target: string) => (JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson).objects;
-  const versionOf = async (target: string, id: string) => (await readVersions(target)).find((o) => o.id === id)?.version;
+  const readVersions = async (target: string) =>
+    (JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as VersionsJson).objects;
+  const versionOf = async (target: string, id: string) =>
+    (await readVersions(target)).find((o) => o.id === id)?.version;
   const leafOf = async (target: string) => new X509Certificate(await readFile(join(target, 'tls.crt')));
   const publish = (target: string, spc: string, pod: string, secrets: Record<string, string>) =>
     stack.client.publish({ ...stack.request(target, spc, pod, 'shop'), secrets });
@@ -82,9 +86,19 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
   before(async () => {
     stack = await startDriverStack({
       classes: CLASSES,
-      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', '--provider-timeout=10s', '--log-level=info'],
+      driverArgs: [
+        '--enable-secret-rotation',
+        '--rotation-poll-interval=1s',
+        '--provider-timeout=10s',
+        '--log-level=info',
+      ],
     });
-    provider = await startProviderProcess('pki', ['--health-addr=127.0.0.1:0', '--min-duration=1s'], {}, { providersDir: stack.providersDir });
+    provider = await startProviderProcess(
+      'pki',
+      ['--health-addr=127.0.0.1:0', '--min-duration=1s'],
+      {},
+      { providersDir: stack.providersDir },
+    );
   });
   after(async () => {
     await stack?.stop();
@@ -104,7 +118,9 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     expect((await readVersions(target)).map((o) => o.id).sort()).to.deep.equal(['ca.crt', 'tls.crt', 'tls.key']);
     expect(await versionOf(target, 'tls.crt')).to.equal(serial);
     expect(await versionOf(target, 'tls.key')).to.equal(serial);
-    expect(await verifies(await readFile(join(target, 'ca.crt')), await readFile(join(target, 'tls.crt')))).to.equal(true);
+    expect(await verifies(await readFile(join(target, 'ca.crt')), await readFile(join(target, 'tls.crt')))).to.equal(
+      true,
+    );
   });
 
   it('rotation rounds with nothing due keep the files: same serial, same bytes, the provider answered "keep"', async () => {
@@ -123,10 +139,15 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     const first = await leafOf(target);
     const firstKey = await readFile(join(target, 'tls.key'), 'utf8');
     const firstSerial = await versionOf(target, 'tls.crt');
-    const renewedSerial = await whenDriverLogs(stack, 'a renewal', async () => {
-      const v = await versionOf(target, 'tls.crt');
-      return v !== firstSerial ? v : undefined;
-    }, 30_000);
+    const renewedSerial = await whenDriverLogs(
+      stack,
+      'a renewal',
+      async () => {
+        const v = await versionOf(target, 'tls.crt');
+        return v !== firstSerial ? v : undefined;
+      },
+      30_000,
+    );
     const renewed = await leafOf(target);
     expect(renewedSerial).to.equal(renewed.serialNumber.toLowerCase().padStart(40, '0'));
     const issuedAfter = (Date.parse(renewed.validFrom) - Date.parse(first.validFrom)) / 1000;
@@ -151,7 +172,11 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     // with kubelet's republish; skipped as fresh, it is the next rotation round that uses
     // it (in Kubernetes mode the driver reads the Secret itself each round).
     await republishWith(target, caSecret([oldCa, newCa], oldCa));
-    await whenDriverLogs(stack, 'the new CA to join the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === oldCa.certPem + newCa.certPem);
+    await whenDriverLogs(
+      stack,
+      'the new CA to join the bundle',
+      async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === oldCa.certPem + newCa.certPem,
+    );
     expect((await leafOf(target)).issuer).to.equal('CN=old CA');
     const oldLeaf = await readFile(join(target, 'tls.crt'));
 
@@ -169,9 +194,16 @@ describe('pki provider behind the real driver (local mode, rotation)', function 
     expect((await readFile(join(target, 'tls.crt'))).equals(kept)).to.equal(true);
 
     // The old CA expires (still in the Secret's ca.crt): rotation drops it from the bundle.
-    await whenDriverLogs(stack, 'the old CA to leave the bundle', async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === newCa.certPem, 60_000);
+    await whenDriverLogs(
+      stack,
+      'the old CA to leave the bundle',
+      async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === newCa.certPem,
+      60_000,
+    );
     expect((await leafOf(target)).issuer).to.equal('CN=new CA');
-    expect(await verifies(await readFile(join(target, 'ca.crt')), await readFile(join(target, 'tls.crt')))).to.equal(true);
+    expect(await verifies(await readFile(join(target, 'ca.crt')), await readFile(join(target, 'tls.crt')))).to.equal(
+      true,
+    );
     expect((await provider.metrics()).get('pki_mount_decisions_total{decision="bundle-changed"}')).to.be.at.least(1);
   });
 });

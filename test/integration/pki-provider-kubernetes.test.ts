@@ -29,38 +29,94 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
   let uid: string;
 
   async function setCaSecret(data: Record<string, string>): Promise<void> {
-    await cluster.admin.core.replaceNamespacedSecret({ name: 'web-ca', namespace: ns, body: {
-      metadata: { name: 'web-ca', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: data,
-    } });
+    await cluster.admin.core.replaceNamespacedSecret({
+      name: 'web-ca',
+      namespace: ns,
+      body: {
+        metadata: { name: 'web-ca', labels: { 'secrets-store.csi.k8s.io/used': 'true' } },
+        stringData: data,
+      },
+    });
   }
 
   /** Waits, round after round, until `check` holds. */
   async function untilRound(check: () => Promise<boolean>): Promise<void> {
-    while (!(await check())) await logged(stack.driver, /"message":"rotation round done"/, count(stack.driver, /"message":"rotation round done"/) + 1);
+    while (!(await check()))
+      await logged(
+        stack.driver,
+        /"message":"rotation round done"/,
+        count(stack.driver, /"message":"rotation round done"/) + 1,
+      );
   }
 
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'pki');
-    await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] } } as never).catch(() => undefined);
-    await cluster.admin.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses', body: {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name: 'web-cert' },
-      spec: { provider: 'pki', parameters: { commonName: '${POD_NAME}.${POD_NAMESPACE}', dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc', duration: '24h' } },
-    } });
-    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: {
-      metadata: { name: 'web-ca', labels: { 'secrets-store.csi.k8s.io/used': 'true' } }, stringData: caSecret([oldCa], oldCa),
-    } });
-    const pod = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: 'web' },
-      spec: {
-        nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
-        volumes: [{ name: 'tls', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: 'web-cert' }, nodePublishSecretRef: { name: 'web-ca' } } }],
+    await cluster.admin.objects
+      .create({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSIDriver',
+        metadata: { name: 'secrets-store.csi.k8s.io' },
+        spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] },
+      } as never)
+      .catch(() => undefined);
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      plural: 'secretproviderclasses',
+      body: {
+        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+        kind: 'SecretProviderClass',
+        metadata: { name: 'web-cert' },
+        spec: {
+          provider: 'pki',
+          parameters: {
+            commonName: '${POD_NAME}.${POD_NAMESPACE}',
+            dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc',
+            duration: '24h',
+          },
+        },
       },
-    } });
+    });
+    await cluster.admin.core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web-ca', labels: { 'secrets-store.csi.k8s.io/used': 'true' } },
+        stringData: caSecret([oldCa], oldCa),
+      },
+    });
+    const pod = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          nodeName: 'test-node',
+          containers: [{ name: 'c', image: 'busybox' }],
+          volumes: [
+            {
+              name: 'tls',
+              csi: {
+                driver: 'secrets-store.csi.k8s.io',
+                readOnly: true,
+                volumeAttributes: { secretProviderClass: 'web-cert' },
+                nodePublishSecretRef: { name: 'web-ca' },
+              },
+            },
+          ],
+        },
+      },
+    });
     uid = pod.metadata?.uid ?? '';
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', '--log-level=info'] });
-    provider = await startProviderProcess('pki', ['--health-addr=127.0.0.1:0'], {}, { providersDir: stack.providersDir });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s', '--log-level=info'],
+    });
+    provider = await startProviderProcess(
+      'pki',
+      ['--health-addr=127.0.0.1:0'],
+      {},
+      { providersDir: stack.providersDir },
+    );
   });
   after(async () => {
     await stack?.stop();
@@ -70,7 +126,10 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
   it('carries each step of the rotation into the volume; leaves of both CAs verify with the bundle meanwhile', async () => {
     const target = stack.targetPath('web');
     // kubelet's publish carries the Secret's data.
-    await stack.client.publish({ ...stack.request(target, 'web-cert', 'web', ns, uid), secrets: caSecret([oldCa], oldCa) });
+    await stack.client.publish({
+      ...stack.request(target, 'web-cert', 'web', ns, uid),
+      secrets: caSecret([oldCa], oldCa),
+    });
     const leaf = async () => new X509Certificate(await readFile(join(target, 'tls.crt')));
     const bundle = () => readFile(join(target, 'ca.crt'), 'utf8');
     expect((await leaf()).subject).to.equal(`CN=web.${ns}`);
@@ -89,7 +148,9 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
     const dir = await opensslDir();
     try {
       const both = await dir.write('both.crt', await bundle());
-      expect((await opensslVerify(both, await dir.write('new.crt', await readFile(join(target, 'tls.crt'))))).output).to.include(': OK');
+      expect(
+        (await opensslVerify(both, await dir.write('new.crt', await readFile(join(target, 'tls.crt'))))).output,
+      ).to.include(': OK');
       expect((await opensslVerify(both, await dir.write('old.crt', oldLeaf))).output).to.include(': OK');
     } finally {
       await dir.done();

@@ -18,8 +18,16 @@ describe('provider outage (real file provider killed and restarted)', function (
   let provider: Child | undefined;
 
   function startProvider(): Promise<Child> {
-    return startCli(['provider', 'file', `--endpoint=unix://${join(stack.providersDir, 'file.sock')}`, `--root=${stack.providerRoot}`,
-      `--hmac-key-file=${join(stack.work, 'hmac.key')}`], /provider started/);
+    return startCli(
+      [
+        'provider',
+        'file',
+        `--endpoint=unix://${join(stack.providersDir, 'file.sock')}`,
+        `--root=${stack.providerRoot}`,
+        `--hmac-key-file=${join(stack.work, 'hmac.key')}`,
+      ],
+      /provider started/,
+    );
   }
 
   /** SIGKILL, as a crash or an OOM kill: the socket file stays behind, nothing listens on it. */
@@ -33,7 +41,9 @@ describe('provider outage (real file provider killed and restarted)', function (
   }
 
   before(async () => {
-    stack = await startDriverStack({ classes: { 'app.yaml': fileClass('app', [{ objectName: 'pw', sourcePath: 'pw' }]) } });
+    stack = await startDriverStack({
+      classes: { 'app.yaml': fileClass('app', [{ objectName: 'pw', sourcePath: 'pw' }]) },
+    });
     await mkdir(stack.providerRoot, { recursive: true });
     await writeFile(join(stack.providerRoot, 'pw'), 'hunter2');
     provider = await startProvider();
@@ -58,13 +68,18 @@ describe('provider outage (real file provider killed and restarted)', function (
         const started = Date.now();
         const down = await outcome(stack.client.publish(stack.request(target, 'app', `after-${outageS}`)));
         expect(down.code).to.equal('UNAVAILABLE');
-        expect(down.message).to.include(`provider "file" Mount unavailable (socket ${join(stack.providersDir, 'file.sock')})`);
+        expect(down.message).to.include(
+          `provider "file" Mount unavailable (socket ${join(stack.providersDir, 'file.sock')})`,
+        );
         expect(Date.now() - started).to.be.below(5000);
         await realSleep(Math.max(0, Math.min(wait, ends - Date.now())));
       }
       provider = await startProvider();
       // The socket is back: the very next publish must work.
-      expect(await outcome(stack.client.publish(stack.request(target, 'app', `after-${outageS}`)))).to.deep.equal({ code: 'OK', message: '' });
+      expect(await outcome(stack.client.publish(stack.request(target, 'app', `after-${outageS}`)))).to.deep.equal({
+        code: 'OK',
+        message: '',
+      });
       expect(await readFile(join(target, 'pw'), 'utf8')).to.equal('hunter2');
       await stack.client.unpublish(`vol-after-${outageS}`, target);
       await stack.client.unpublish(`vol-before-${outageS}`, before);

@@ -17,7 +17,9 @@ describe('NodePublishVolume with the file provider (real driver and provider pro
       providerFiles: { 'db/password': 'hunter2\n', 'api/token': 'tok-1' },
     });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('mounts a tmpfs (as root) and writes the files with their bytes and modes', async () => {
     const target = stack.targetPath('pod-a');
@@ -33,7 +35,10 @@ describe('NodePublishVolume with the file provider (real driver and provider pro
 
   it('writes .metadata with one file per object and versions.json, without revealing content', async () => {
     const target = stack.targetPath('pod-a');
-    const doc = JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as { objects: { id: string; version: string }[]; writeTime: string };
+    const doc = JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as {
+      objects: { id: string; version: string }[];
+      writeTime: string;
+    };
     expect(doc.objects.map((o) => o.id)).to.deep.equal(['api/token', 'db-password']);
     for (const o of doc.objects) {
       expect(o.version).to.match(/^[0-9a-f]{64}$/);
@@ -59,13 +64,23 @@ describe('NodePublishVolume with the file provider (real driver and provider pro
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse\n');
     expect(await readFile(join(target, '.metadata/db-password'), 'utf8')).not.to.equal(oldVersion);
     expect(await readlink(join(target, '..data'))).not.to.equal(oldData);
-    expect(await lstat(join(target, oldData)).then(() => 'kept', () => 'removed')).to.equal('removed');
+    expect(
+      await lstat(join(target, oldData)).then(
+        () => 'kept',
+        () => 'removed',
+      ),
+    ).to.equal('removed');
   });
 
   it('unpublishes: unmounts, removes the directory, and is idempotent', async () => {
     const target = stack.targetPath('pod-a');
     await stack.client.unpublish('vol-pod-a', target);
-    expect(await lstat(target).then(() => 'exists', () => 'gone')).to.equal('gone');
+    expect(
+      await lstat(target).then(
+        () => 'exists',
+        () => 'gone',
+      ),
+    ).to.equal('gone');
     expect(await mountsUnder(target)).to.deep.equal([]);
     await stack.client.unpublish('vol-pod-a', target);
     await stack.client.unpublish('vol-never', stack.targetPath('never-published'));

@@ -14,7 +14,11 @@ const TOKEN_VALUE = 'eyJ-service-account-token';
 /** A publish request that carries a nodePublishSecretRef and service-account tokens, as kubelet sends them. */
 function withCredentials(request: NodePublishVolumeRequest): NodePublishVolumeRequest {
   const tokens = JSON.stringify({ vault: { token: TOKEN_VALUE, expirationTimestamp: '2030-01-01T00:00:00Z' } });
-  return { ...request, secrets: { password: SECRET_VALUE }, volume_context: { ...request.volume_context, 'csi.storage.k8s.io/serviceAccount.tokens': tokens } };
+  return {
+    ...request,
+    secrets: { password: SECRET_VALUE },
+    volume_context: { ...request.volume_context, 'csi.storage.k8s.io/serviceAccount.tokens': tokens },
+  };
 }
 
 /** Kills the stack's driver with SIGKILL (no shutdown code runs) and waits for it to be gone. */
@@ -39,7 +43,7 @@ for (const mountMode of (CAN_MOUNT ? ['tmpfs', 'dir'] : ['dir']) as ('tmpfs' | '
       await (restarted ?? stack)?.stop();
     });
 
-    it('records each volume without a secret, 0600 and owned by the driver\'s user', async () => {
+    it("records each volume without a secret, 0600 and owned by the driver's user", async () => {
       const plain = stack.targetPath('plain');
       const credentialed = stack.targetPath('cred');
       await stack.client.publish(stack.request(plain, 'app', 'plain'));
@@ -54,10 +58,26 @@ for (const mountMode of (CAN_MOUNT ? ['tmpfs', 'dir'] : ['dir']) as ('tmpfs' | '
       expect(record).not.to.contain(TOKEN_VALUE);
       expect(record).not.to.contain('serviceAccount.tokens');
       expect(record).not.to.contain('password');
-      expect(JSON.parse(record)).to.include({ spcName: 'app', volumeId: 'vol-cred', targetPath: credentialed, withheld: true });
-      expect(JSON.parse(record).pod).to.deep.equal({ name: 'cred', namespace: 'default', uid: 'uid-cred', serviceAccountName: 'default' });
+      expect(JSON.parse(record)).to.include({
+        spcName: 'app',
+        volumeId: 'vol-cred',
+        targetPath: credentialed,
+        withheld: true,
+      });
+      expect(JSON.parse(record).pod).to.deep.equal({
+        name: 'cred',
+        namespace: 'default',
+        uid: 'uid-cred',
+        serviceAccountName: 'default',
+      });
       // The pod sees its files and the record, nothing else new.
-      expect((await readdir(plain)).filter((n) => !n.startsWith('..2'))).to.have.members(['..data', '.metadata', 'token', 'other', RECORD]);
+      expect((await readdir(plain)).filter((n) => !n.startsWith('..2'))).to.have.members([
+        '..data',
+        '.metadata',
+        'token',
+        'other',
+        RECORD,
+      ]);
     });
 
     it('after SIGKILL and a restart, rotates a volume published before, without a republish and without rewriting unchanged files', async () => {
@@ -67,7 +87,9 @@ for (const mountMode of (CAN_MOUNT ? ['tmpfs', 'dir'] : ['dir']) as ('tmpfs' | '
       await killDriver(stack);
       restarted = await startDriverStack({ reuse: stack, classes, driverArgs, mountMode });
       await logged(restarted.driver, /"message":"rotation round done"/);
-      expect(restarted.driver.stderr()).to.match(/"message":"resuming rotation of a volume published before the restart"/);
+      expect(restarted.driver.stderr()).to.match(
+        /"message":"resuming rotation of a volume published before the restart"/,
+      );
       expect(await readlink(join(plain, '..data')), 'an unchanged round rewrote the volume').to.equal(dataBefore);
 
       await writeFile(join(stack.providerRoot, 'token'), 'v2');
@@ -82,7 +104,12 @@ for (const mountMode of (CAN_MOUNT ? ['tmpfs', 'dir'] : ['dir']) as ('tmpfs' | '
 
       await restarted.client.unpublish('vol-plain', plain);
       await restarted.client.unpublish('vol-cred', credentialed);
-      expect(await stat(plain).then(() => 'kept', () => 'gone')).to.equal('gone');
+      expect(
+        await stat(plain).then(
+          () => 'kept',
+          () => 'gone',
+        ),
+      ).to.equal('gone');
     });
   });
 }

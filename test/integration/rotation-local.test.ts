@@ -12,11 +12,16 @@ describe('rotation reconciler in local mode (real driver, file provider)', funct
 
   before(async () => {
     stack = await startDriverStack({
-      classes: { 'app.yaml': fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]), 'flaky.yaml': fileClass('flaky', [{ objectName: 'x' }], 'scripted') },
+      classes: {
+        'app.yaml': fileClass('app', [{ objectName: 'token', sourcePath: 'token' }]),
+        'flaky.yaml': fileClass('flaky', [{ objectName: 'x' }], 'scripted'),
+      },
       providerFiles: { token: 'v1' },
       driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
     });
-    scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () => responseWith([{ path: 'x', contents: 'good' }]));
+    scripted = await startScriptedProvider(stack.providersDir, 'scripted', async () =>
+      responseWith([{ path: 'x', contents: 'good' }]),
+    );
   });
   after(async () => {
     await scripted?.stop();
@@ -39,17 +44,29 @@ describe('rotation reconciler in local mode (real driver, file provider)', funct
     const rounds = (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length;
     await logged(stack.driver, /"message":"rotation round done"/, rounds + 2);
     expect(await readlink(join(target, '..data'))).to.equal(data);
-    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="file",os_type="linux",rotated="false"\} [1-9]\d*$/m);
-    expect(await stack.metrics()).to.match(/^rotation_reconcile_total\{provider="file",os_type="linux",rotated="true"\} 1$/m);
+    expect(await stack.metrics()).to.match(
+      /^rotation_reconcile_total\{provider="file",os_type="linux",rotated="false"\} [1-9]\d*$/m,
+    );
+    expect(await stack.metrics()).to.match(
+      /^rotation_reconcile_total\{provider="file",os_type="linux",rotated="true"\} 1$/m,
+    );
   });
 
   it('keeps the old content when a refresh fails, and counts the error', async () => {
     const target = stack.targetPath('flaky');
     await stack.client.publish(stack.request(target, 'flaky', 'flaky'));
-    scripted.script = async () => ({ ...responseWith([{ path: 'x', contents: 'bad' }]), error: { code: 'VaultSealed' } });
-    const failedMetric = /^rotation_reconcile_error_total\{provider="scripted",os_type="linux",error_type="VaultSealed",rotated="false"\} [1-9]\d*$/m;
+    scripted.script = async () => ({
+      ...responseWith([{ path: 'x', contents: 'bad' }]),
+      error: { code: 'VaultSealed' },
+    });
+    const failedMetric =
+      /^rotation_reconcile_error_total\{provider="scripted",os_type="linux",error_type="VaultSealed",rotated="false"\} [1-9]\d*$/m;
     while (!failedMetric.test(await stack.metrics())) {
-      await logged(stack.driver, /"message":"rotation round done"/, (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length + 1);
+      await logged(
+        stack.driver,
+        /"message":"rotation round done"/,
+        (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length + 1,
+      );
     }
     expect(await readFile(join(target, 'x'), 'utf8')).to.equal('good');
     scripted.script = async () => responseWith([{ path: 'x', contents: 'good' }]);
@@ -63,7 +80,12 @@ describe('rotation reconciler in local mode (real driver, file provider)', funct
     await stack.client.unpublish('vol-rot', target);
     const rounds = (stack.driver.stderr().match(/"message":"rotation round done"/g) ?? []).length;
     await logged(stack.driver, /"message":"rotation round done"/, rounds + 2);
-    expect(await readFile(join(target, 'token')).then(() => 'mounted again', () => 'gone')).to.equal('gone');
+    expect(
+      await readFile(join(target, 'token')).then(
+        () => 'mounted again',
+        () => 'gone',
+      ),
+    ).to.equal('gone');
     await stack.client.unpublish('vol-keeper', keeper);
   });
 });
@@ -77,7 +99,9 @@ describe('kubelet republish with rotation on (requiresRepublish compatibility)',
       driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1h'],
     });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('is a cheap no-op inside the interval: the provider is not asked again', async () => {
     const target = stack.targetPath('rep');
@@ -106,9 +130,15 @@ spec:
       - objectName: keep
       - objectName: drop
 `;
-    stack = await startDriverStack({ classes: { 'omit.yaml': cls }, providerFiles: { keep: 'k', drop: 'd' }, driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'] });
+    stack = await startDriverStack({
+      classes: { 'omit.yaml': cls },
+      providerFiles: { keep: 'k', drop: 'd' },
+      driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
+    });
   });
-  after(async () => { await stack?.stop(); });
+  after(async () => {
+    await stack?.stop();
+  });
 
   it('removes the file and its .metadata when the source is deleted, keeping the rest', async () => {
     const target = stack.targetPath('omit');
@@ -116,8 +146,18 @@ spec:
     expect(await readFile(join(target, 'drop'), 'utf8')).to.equal('d');
     await rm(join(stack.providerRoot, 'drop'));
     await logged(stack.driver, /"message":"volume rotated"/);
-    expect(await readFile(join(target, 'drop')).then(() => 'kept', () => 'removed')).to.equal('removed');
-    expect(await readFile(join(target, '.metadata/drop')).then(() => 'kept', () => 'removed')).to.equal('removed');
+    expect(
+      await readFile(join(target, 'drop')).then(
+        () => 'kept',
+        () => 'removed',
+      ),
+    ).to.equal('removed');
+    expect(
+      await readFile(join(target, '.metadata/drop')).then(
+        () => 'kept',
+        () => 'removed',
+      ),
+    ).to.equal('removed');
     expect(await readFile(join(target, 'keep'), 'utf8')).to.equal('k');
     await stack.client.unpublish('vol-omit', target);
   });

@@ -20,12 +20,18 @@ const cache = createRequire(import.meta.url)('node:module')._cache;
 const names = new Set(Object.keys(cache).map((f) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(f)?.[1]).filter(Boolean));
 process.stdout.write(JSON.stringify([...names].sort()));
 `;
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  ) as string[];
 }
 
 describe('packages loaded at startup (memory)', () => {
   it('the driver, in local and Kubernetes mode, loads no yaml', () => {
-    const loaded = packagesLoadedBy(['driver/main.js', 'driver/kubernetes-mode/kubernetes-mode.js', 'driver/rotation/rotation-mode.js']);
+    const loaded = packagesLoadedBy([
+      'driver/main.js',
+      'driver/kubernetes-mode/kubernetes-mode.js',
+      'driver/rotation/rotation-mode.js',
+    ]);
     expect(loaded).not.to.include('yaml');
     // The check itself sees a package once it is loaded.
     expect(packagesLoadedBy(['driver/main.js', 'lib/lazy-yaml.js'], 'yamlModule')).to.include('yaml');
@@ -38,7 +44,9 @@ function builtinsLoadedBy(modules: readonly string[]): string[] {
 for (const m of ${JSON.stringify(modules.map((m) => pathToFileURL(`${DIST}${m}`).href))}) await import(m);
 process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length))));
 `;
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+  ) as string[];
 }
 
 describe('Node modules loaded at startup (memory)', () => {
@@ -48,7 +56,14 @@ describe('Node modules loaded at startup (memory)', () => {
   const UNUSED = /^(undici|internal\/deps\/undici\/undici|worker_threads)$/;
 
   it('the driver (local and Kubernetes mode, metrics server) and a provider load no undici or worker_threads', () => {
-    const loaded = builtinsLoadedBy(['driver/main.js', 'driver/kubernetes-mode/kubernetes-mode.js', 'driver/rotation/rotation-mode.js', 'lib/http-server.js', 'providers/framework/run-provider.js', 'providers/file/main.js']);
+    const loaded = builtinsLoadedBy([
+      'driver/main.js',
+      'driver/kubernetes-mode/kubernetes-mode.js',
+      'driver/rotation/rotation-mode.js',
+      'lib/http-server.js',
+      'providers/framework/run-provider.js',
+      'providers/file/main.js',
+    ]);
     expect(loaded.filter((m) => UNUSED.test(m))).to.deep.equal([]);
     expect(loaded).to.include('http');
   });
@@ -56,7 +71,9 @@ describe('Node modules loaded at startup (memory)', () => {
   it('the check sees them when an ESM import of node:http loads them (Node 22+)', function () {
     if (Number(process.versions.node.split('.')[0]) < 22) this.skip();
     const script = `import { request } from 'node:http'; void request; process.stdout.write(JSON.stringify(process.moduleLoadList));`;
-    const loaded = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+    ) as string[];
     expect(loaded.some((m) => /undici|worker_threads/.test(m))).to.equal(true);
   });
 });

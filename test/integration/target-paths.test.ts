@@ -12,13 +12,18 @@ async function mountCount(path: string): Promise<number> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, () => false);
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A gate a scripted Mount waits on, opened by the test. */
 function gate(): { opened: Promise<void>; open: () => void } {
   let open = () => {};
-  const opened = new Promise<void>((resolve) => { open = resolve; });
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   return { opened, open };
 }
 
@@ -29,10 +34,15 @@ describe('target paths: spellings and nesting (real driver, tmpfs)', function ()
   before(async function () {
     if (!CAN_MOUNT) this.skip();
     stack = await startDriverStack({
-      classes: { 'app.yaml': fileClass('app', [{ objectName: 'password' }]), 'held.yaml': fileClass('held', [{ objectName: 'x' }], 'held') },
+      classes: {
+        'app.yaml': fileClass('app', [{ objectName: 'password' }]),
+        'held.yaml': fileClass('held', [{ objectName: 'x' }], 'held'),
+      },
       providerFiles: { password: 'hunter2' },
     });
-    held = await startScriptedProvider(stack.providersDir, 'held', async () => responseWith([{ path: 'x', contents: 'held' }]));
+    held = await startScriptedProvider(stack.providersDir, 'held', async () =>
+      responseWith([{ path: 'x', contents: 'held' }]),
+    );
   });
   after(async () => {
     await held?.stop();
@@ -47,9 +57,20 @@ describe('target paths: spellings and nesting (real driver, tmpfs)', function ()
     const release = gate();
     let accounted = 0;
     const allIn = gate();
-    const account = () => { if (++accounted >= spellings.length) allIn.open(); };
-    held.script = async () => { account(); await release.opened; return responseWith([{ path: 'x', contents: 'held' }]); };
-    const calls = spellings.map((s) => outcome(stack.client.publish(stack.request(s, 'held', 'spell'))).then((o) => { if (o.code !== 'OK') account(); return o; }));
+    const account = () => {
+      if (++accounted >= spellings.length) allIn.open();
+    };
+    held.script = async () => {
+      account();
+      await release.opened;
+      return responseWith([{ path: 'x', contents: 'held' }]);
+    };
+    const calls = spellings.map((s) =>
+      outcome(stack.client.publish(stack.request(s, 'held', 'spell'))).then((o) => {
+        if (o.code !== 'OK') account();
+        return o;
+      }),
+    );
     await allIn.opened;
     release.open();
     const results = await Promise.all(calls);
@@ -100,7 +121,11 @@ describe('target paths: spellings and nesting (real driver, tmpfs)', function ()
       const outer = stack.targetPath('slow');
       const release = gate();
       const reached = gate();
-      held.script = async () => { reached.open(); await release.opened; return responseWith([{ path: 'x', contents: 'held' }]); };
+      held.script = async () => {
+        reached.open();
+        await release.opened;
+        return responseWith([{ path: 'x', contents: 'held' }]);
+      };
       const first = outcome(stack.client.publish(stack.request(outer, 'held', 'slow')));
       await reached.opened;
       const o = await outcome(stack.client.publish(stack.request(join(outer, 'inner'), 'app', 'inner')));

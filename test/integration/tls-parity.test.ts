@@ -41,10 +41,17 @@ function pkcs12(dir: string, out: string, args: string[], legacy = true): string
 }
 
 function makeVectors(dir: string): Vector[] {
-  const w = (name: string, text: string) => { writeFileSync(join(dir, name), text); return name; };
+  const w = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return name;
+  };
   const r = (name: string) => readFileSync(join(dir, name), 'latin1');
-  const genpkey = (out: string, ...opts: string[]) => { openssl(dir, ['genpkey', '-out', out, ...opts]); return r(out); };
-  const cert = (key: string, cn: string) => openssl(dir, ['req', '-x509', '-new', '-key', key, '-subj', `/CN=${cn}`, '-days', '2']).toString('latin1');
+  const genpkey = (out: string, ...opts: string[]) => {
+    openssl(dir, ['genpkey', '-out', out, ...opts]);
+    return r(out);
+  };
+  const cert = (key: string, cn: string) =>
+    openssl(dir, ['req', '-x509', '-new', '-key', key, '-subj', `/CN=${cn}`, '-days', '2']).toString('latin1');
 
   const rsa = genpkey('rsa.pem', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048');
   const rsaPkcs1 = openssl(dir, ['rsa', '-traditional', '-in', 'rsa.pem']).toString('latin1');
@@ -56,12 +63,28 @@ function makeVectors(dir: string): Vector[] {
   const compressed = openssl(dir, ['ec', '-in', 'p256.pem', '-conv_form', 'compressed']).toString('latin1');
   const noPublic = openssl(dir, ['ec', '-in', 'p256.pem', '-no_public']).toString('latin1');
   const rsa512 = genpkey('rsa512.pem', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:512');
-  const rsa3 = genpkey('rsa3.pem', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:1024', '-pkeyopt', 'rsa_keygen_primes:3');
+  const rsa3 = genpkey(
+    'rsa3.pem',
+    '-algorithm',
+    'RSA',
+    '-pkeyopt',
+    'rsa_keygen_bits:1024',
+    '-pkeyopt',
+    'rsa_keygen_primes:3',
+  );
   const ed25519 = genpkey('ed25519.pem', '-algorithm', 'ED25519');
   const k1 = genpkey('k1.pem', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:secp256k1');
   const pss = genpkey('pss.pem', '-algorithm', 'RSA-PSS', '-pkeyopt', 'rsa_keygen_bits:1024');
   const encPkcs8 = openssl(dir, ['pkey', '-in', 'rsa.pem', '-aes256', '-passout', 'pass:pw']).toString('latin1');
-  const encTraditional = openssl(dir, ['rsa', '-in', 'rsa.pem', '-traditional', '-aes128', '-passout', 'pass:pw']).toString('latin1');
+  const encTraditional = openssl(dir, [
+    'rsa',
+    '-in',
+    'rsa.pem',
+    '-traditional',
+    '-aes128',
+    '-passout',
+    'pass:pw',
+  ]).toString('latin1');
 
   const leaf = cert('rsa.pem', 'leaf');
   const inter = cert('p256.pem', 'intermediate');
@@ -71,14 +94,48 @@ function makeVectors(dir: string): Vector[] {
   const ecLeaf = cert('p256.pem', 'ec-leaf');
   w('ec-leaf.pem', ecLeaf);
   w('ed-leaf.pem', cert('ed25519.pem', 'ed'));
-  const rewrap = (pemText: string, width: number) => pemText.replace(/\n([A-Za-z0-9+/=\n]+)\n-----END/g, (_m, body: string) => `\n${body.replace(/\n/g, '').match(new RegExp(`.{1,${width}}`, 'g'))?.join('\n')}\n-----END`);
-  const withHeaders = leaf.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nZeta: last\nProc-Type: 4,TEST\nAlpha:  first \n\n');
+  const rewrap = (pemText: string, width: number) =>
+    pemText.replace(
+      /\n([A-Za-z0-9+/=\n]+)\n-----END/g,
+      (_m, body: string) =>
+        `\n${body
+          .replace(/\n/g, '')
+          .match(new RegExp(`.{1,${width}}`, 'g'))
+          ?.join('\n')}\n-----END`,
+    );
+  const withHeaders = leaf.replace(
+    '-----BEGIN CERTIFICATE-----\n',
+    '-----BEGIN CERTIFICATE-----\nZeta: last\nProc-Type: 4,TEST\nAlpha:  first \n\n',
+  );
   const badBase64 = inter.replace(/\n(.{10})/, '\n!$1');
-  const nodes = (pfx: string) => openssl(dir, ['pkcs12', '-in', pfx, '-nodes', '-passin', 'pass:', ...(pfx.includes('legacy') ? ['-legacy'] : [])]).toString('latin1');
+  const nodes = (pfx: string) =>
+    openssl(dir, [
+      'pkcs12',
+      '-in',
+      pfx,
+      '-nodes',
+      '-passin',
+      'pass:',
+      ...(pfx.includes('legacy') ? ['-legacy'] : []),
+    ]).toString('latin1');
 
-  const v = (name: string, text: string, crt: Expectation, key: Expectation): Vector => ({ name, file: w(`${name}.obj`, text), crt, key });
+  const v = (name: string, text: string, crt: Expectation, key: Expectation): Vector => ({
+    name,
+    file: w(`${name}.obj`, text),
+    crt,
+    key,
+  });
   const f = (name: string, file: string, crt: Expectation, key: Expectation): Vector => ({ name, file, crt, key });
-  const legacyRsa = pkcs12(dir, 'legacy-rsa.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-certfile', 'chain.pem', '-name', 'my cert']);
+  const legacyRsa = pkcs12(dir, 'legacy-rsa.pfx', [
+    '-inkey',
+    'rsa.pem',
+    '-in',
+    'leaf.pem',
+    '-certfile',
+    'chain.pem',
+    '-name',
+    'my cert',
+  ]);
   return [
     v('RSA PKCS#8 key first, then a chain', rsa + leaf + inter + root, 'same', 'same'),
     v('leaf, RSA PKCS#1 key, chain', leaf + rsaPkcs1 + inter + root, 'same', 'same'),
@@ -104,17 +161,102 @@ function makeVectors(dir: string): Vector[] {
     v('RSA-PSS', leaf + pss, 'same', 'upstream-writes-empty-key'),
     v('an encrypted PKCS#8 key', leaf + encPkcs8, 'same', 'upstream-writes-empty-key'),
     v('an encrypted traditional key', leaf + encTraditional, 'same', 'upstream-writes-empty-key'),
-    v('a key followed by an EC PARAMETERS block', leaf + rsa + p384Sec1.slice(0, p384Sec1.indexOf('-----BEGIN EC PRIVATE KEY')), 'same', 'upstream-writes-empty-key'),
+    v(
+      'a key followed by an EC PARAMETERS block',
+      leaf + rsa + p384Sec1.slice(0, p384Sec1.indexOf('-----BEGIN EC PRIVATE KEY')),
+      'same',
+      'upstream-writes-empty-key',
+    ),
     v('neither PEM nor PKCS#12', 'just text\n', 'refused', 'refused'),
     f('PKCS#12 -legacy, RSA, chain, friendlyName', legacyRsa, 'same', 'same'),
-    f('PKCS#12 -legacy, EC', pkcs12(dir, 'legacy-ec.pfx', ['-inkey', 'p256.pem', '-in', 'ec-leaf.pem']), 'same', 'same'),
-    f('PKCS#12 3DES for both bags, SHA-1 MAC', pkcs12(dir, '3des.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-certpbe', 'PBE-SHA1-3DES', '-keypbe', 'PBE-SHA1-3DES', '-macalg', 'sha1'], false), 'same', 'same'),
-    f('PKCS#12 RC2-40 for both bags', pkcs12(dir, 'rc2.pfx', ['-inkey', 'p256.pem', '-in', 'ec-leaf.pem', '-keypbe', 'PBE-SHA1-RC2-40', '-certpbe', 'PBE-SHA1-RC2-40']), 'same', 'same'),
-    f('PKCS#12 OpenSSL 3 default (PBES2, SHA-256 MAC)', pkcs12(dir, 'modern.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem'], false), 'refused', 'refused'),
-    f('PKCS#12 with an unencrypted key bag', pkcs12(dir, 'nokeypbe.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-keypbe', 'NONE', '-certpbe', 'NONE']), 'refused', 'refused'),
-    f('PKCS#12 without a MAC', pkcs12(dir, 'nomac.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-nomac']), 'refused', 'refused'),
-    f('PKCS#12 with an Ed25519 key', pkcs12(dir, 'ed.pfx', ['-inkey', 'ed25519.pem', '-in', 'ed-leaf.pem']), 'refused', 'refused'),
-    f('PKCS#12 with a password', (() => { openssl(dir, ['pkcs12', '-export', '-legacy', '-passout', 'pass:secret', '-inkey', 'rsa.pem', '-in', 'leaf.pem', '-out', 'pw.pfx']); return 'pw.pfx'; })(), 'refused', 'refused'),
+    f(
+      'PKCS#12 -legacy, EC',
+      pkcs12(dir, 'legacy-ec.pfx', ['-inkey', 'p256.pem', '-in', 'ec-leaf.pem']),
+      'same',
+      'same',
+    ),
+    f(
+      'PKCS#12 3DES for both bags, SHA-1 MAC',
+      pkcs12(
+        dir,
+        '3des.pfx',
+        [
+          '-inkey',
+          'rsa.pem',
+          '-in',
+          'leaf.pem',
+          '-certpbe',
+          'PBE-SHA1-3DES',
+          '-keypbe',
+          'PBE-SHA1-3DES',
+          '-macalg',
+          'sha1',
+        ],
+        false,
+      ),
+      'same',
+      'same',
+    ),
+    f(
+      'PKCS#12 RC2-40 for both bags',
+      pkcs12(dir, 'rc2.pfx', [
+        '-inkey',
+        'p256.pem',
+        '-in',
+        'ec-leaf.pem',
+        '-keypbe',
+        'PBE-SHA1-RC2-40',
+        '-certpbe',
+        'PBE-SHA1-RC2-40',
+      ]),
+      'same',
+      'same',
+    ),
+    f(
+      'PKCS#12 OpenSSL 3 default (PBES2, SHA-256 MAC)',
+      pkcs12(dir, 'modern.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem'], false),
+      'refused',
+      'refused',
+    ),
+    f(
+      'PKCS#12 with an unencrypted key bag',
+      pkcs12(dir, 'nokeypbe.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-keypbe', 'NONE', '-certpbe', 'NONE']),
+      'refused',
+      'refused',
+    ),
+    f(
+      'PKCS#12 without a MAC',
+      pkcs12(dir, 'nomac.pfx', ['-inkey', 'rsa.pem', '-in', 'leaf.pem', '-nomac']),
+      'refused',
+      'refused',
+    ),
+    f(
+      'PKCS#12 with an Ed25519 key',
+      pkcs12(dir, 'ed.pfx', ['-inkey', 'ed25519.pem', '-in', 'ed-leaf.pem']),
+      'refused',
+      'refused',
+    ),
+    f(
+      'PKCS#12 with a password',
+      (() => {
+        openssl(dir, [
+          'pkcs12',
+          '-export',
+          '-legacy',
+          '-passout',
+          'pass:secret',
+          '-inkey',
+          'rsa.pem',
+          '-in',
+          'leaf.pem',
+          '-out',
+          'pw.pfx',
+        ]);
+        return 'pw.pfx';
+      })(),
+      'refused',
+      'refused',
+    ),
   ];
 }
 
@@ -122,16 +264,36 @@ type Outcome = { ok: true; bytes: Buffer } | { ok: false; message: string };
 
 function upstream(facts: string, dir: string, file: string, key: string): Outcome {
   const request = { type: TLS_SECRET_TYPE, data: [{ objectName: 'obj', key }], files: { obj: join(dir, file) } };
-  const reply = JSON.parse(execFileSync(facts, ['secret-data'], { input: JSON.stringify(request) }).toString()) as { data?: Record<string, string>; error?: string };
-  return reply.error === undefined ? { ok: true, bytes: Buffer.from(reply.data?.[key] ?? '', 'base64') } : { ok: false, message: reply.error };
+  const reply = JSON.parse(execFileSync(facts, ['secret-data'], { input: JSON.stringify(request) }).toString()) as {
+    data?: Record<string, string>;
+    error?: string;
+  };
+  return reply.error === undefined
+    ? { ok: true, bytes: Buffer.from(reply.data?.[key] ?? '', 'base64') }
+    : { ok: false, message: reply.error };
 }
 
 function ours(dir: string, file: string, key: 'tls.crt' | 'tls.key'): Outcome {
   // Both keys are required by our buildSecretData; the other one reads a known-good object.
   const other = key === 'tls.crt' ? 'tls.key' : 'tls.crt';
-  const object = { secretName: 'web-tls', type: TLS_SECRET_TYPE, labels: {}, annotations: {}, data: [{ objectName: 'obj', key }, { objectName: 'good', key: other }] };
+  const object = {
+    secretName: 'web-tls',
+    type: TLS_SECRET_TYPE,
+    labels: {},
+    annotations: {},
+    data: [
+      { objectName: 'obj', key },
+      { objectName: 'good', key: other },
+    ],
+  };
   try {
-    const data = buildSecretData(object, new Map([['obj', readFileSync(join(dir, file))], ['good', readFileSync(join(dir, 'good.obj'))]]));
+    const data = buildSecretData(
+      object,
+      new Map([
+        ['obj', readFileSync(join(dir, file))],
+        ['good', readFileSync(join(dir, 'good.obj'))],
+      ]),
+    );
     return { ok: true, bytes: data.get(key) as Buffer };
   } catch (err) {
     if (!(err instanceof SscError)) throw err;
@@ -149,9 +311,14 @@ describe('kubernetes.io/tls Secret data equals upstream v1.6.0 (openssl vectors,
     facts = requirePeer('UPSTREAM_DRIVER_FACTS');
     dir = mkdtempSync(join(tmpdir(), 'ssc-tls-parity-'));
     vectors = makeVectors(dir);
-    writeFileSync(join(dir, 'good.obj'), readFileSync(join(dir, 'rsa.pem'), 'latin1') + readFileSync(join(dir, 'leaf.pem'), 'latin1'));
+    writeFileSync(
+      join(dir, 'good.obj'),
+      readFileSync(join(dir, 'rsa.pem'), 'latin1') + readFileSync(join(dir, 'leaf.pem'), 'latin1'),
+    );
   });
-  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('converts every vector as upstream does, or refuses where upstream fails or writes an empty key', () => {
     const problems: string[] = [];
@@ -162,21 +329,40 @@ describe('kubernetes.io/tls Secret data equals upstream v1.6.0 (openssl vectors,
         const mine = ours(dir, vector.file, key);
         const label = `${vector.name} / ${key}`;
         if (expected === 'same') {
-          if (!theirs.ok || !mine.ok) problems.push(`${label}: expected both to convert; upstream ${theirs.ok ? 'did' : `failed (${theirs.message})`}, ours ${mine.ok ? 'did' : `failed (${mine.message})`}`);
-          else if (!theirs.bytes.equals(mine.bytes)) problems.push(`${label}: bytes differ\n--- upstream\n${theirs.bytes.toString('latin1')}--- ours\n${mine.bytes.toString('latin1')}`);
+          if (!theirs.ok || !mine.ok)
+            problems.push(
+              `${label}: expected both to convert; upstream ${theirs.ok ? 'did' : `failed (${theirs.message})`}, ours ${mine.ok ? 'did' : `failed (${mine.message})`}`,
+            );
+          else if (!theirs.bytes.equals(mine.bytes))
+            problems.push(
+              `${label}: bytes differ\n--- upstream\n${theirs.bytes.toString('latin1')}--- ours\n${mine.bytes.toString('latin1')}`,
+            );
         } else {
-          const upstreamAsExpected = expected === 'refused' ? !theirs.ok : theirs.ok && theirs.bytes.toString() === EMPTY_KEY_BLOCK;
-          if (!upstreamAsExpected) problems.push(`${label}: upstream did not ${expected === 'refused' ? 'fail' : 'write an empty key block'} (${theirs.ok ? theirs.bytes.toString('latin1').slice(0, 60) : theirs.message})`);
+          const upstreamAsExpected =
+            expected === 'refused' ? !theirs.ok : theirs.ok && theirs.bytes.toString() === EMPTY_KEY_BLOCK;
+          if (!upstreamAsExpected)
+            problems.push(
+              `${label}: upstream did not ${expected === 'refused' ? 'fail' : 'write an empty key block'} (${theirs.ok ? theirs.bytes.toString('latin1').slice(0, 60) : theirs.message})`,
+            );
           if (mine.ok) problems.push(`${label}: ours converted it, expected a refusal`);
-          else if (!/^secretObjects web-tls: object "obj" for tls\.(crt|key): /.test(mine.message) || /MII|[A-Za-z0-9+/]{40}/.test(mine.message)) problems.push(`${label}: refusal must name the Secret and object, never contents: ${mine.message}`);
+          else if (
+            !/^secretObjects web-tls: object "obj" for tls\.(crt|key): /.test(mine.message) ||
+            /MII|[A-Za-z0-9+/]{40}/.test(mine.message)
+          )
+            problems.push(`${label}: refusal must name the Secret and object, never contents: ${mine.message}`);
         }
       }
     }
     expect(problems, problems.join('\n\n')).to.deep.equal([]);
   });
 
-  it('writes keys as openssl\'s own traditional conversions do', () => {
-    const key = (text: string) => ours(dir, (writeFileSync(join(dir, 'k.obj'), text + readFileSync(join(dir, 'leaf.pem'), 'latin1')), 'k.obj'), 'tls.key');
+  it("writes keys as openssl's own traditional conversions do", () => {
+    const key = (text: string) =>
+      ours(
+        dir,
+        (writeFileSync(join(dir, 'k.obj'), text + readFileSync(join(dir, 'leaf.pem'), 'latin1')), 'k.obj'),
+        'tls.key',
+      );
     const rsa = key(readFileSync(join(dir, 'rsa.pem'), 'latin1'));
     const ec = key(readFileSync(join(dir, 'p256.pem'), 'latin1'));
     expect(rsa.ok && rsa.bytes.toString()).to.equal(openssl(dir, ['rsa', '-traditional', '-in', 'rsa.pem']).toString());

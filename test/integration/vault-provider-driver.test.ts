@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
 import { postgresUnavailable, startPostgres, type Postgres } from '../support/postgres.js';
-import { enableJwtAuth, startVaultProvider, type JwtAuth, type VaultProviderProcess } from '../support/vault-provider.js';
+import {
+  enableJwtAuth,
+  startVaultProvider,
+  type JwtAuth,
+  type VaultProviderProcess,
+} from '../support/vault-provider.js';
 
 // The vault provider behind our real driver (local mode: classes from --spc-dir), with
 // the SecretProviderClasses HashiCorp documents for its vault-csi-provider, rewritten
@@ -69,7 +74,7 @@ spec:
         secretKey: "password"
 `;
 
-describe('vault provider behind the real driver (local mode) with HashiCorp\'s documented classes', function () {
+describe("vault provider behind the real driver (local mode) with HashiCorp's documented classes", function () {
   this.timeout(180_000);
   let bao: OpenBao;
   let jwt: JwtAuth;
@@ -79,7 +84,13 @@ describe('vault provider behind the real driver (local mode) with HashiCorp\'s d
   /** kubelet's NodePublishVolume for `pod` of class `spc`, with the pod's token for audience vault in the volume context. */
   function publishRequest(target: string, spc: string, pod: string) {
     const request = stack.request(target, spc, pod);
-    return { ...request, volume_context: { ...request.volume_context, 'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token('default/default')) } };
+    return {
+      ...request,
+      volume_context: {
+        ...request.volume_context,
+        'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token('default/default')),
+      },
+    };
   }
 
   before(async function () {
@@ -89,14 +100,23 @@ describe('vault provider behind the real driver (local mode) with HashiCorp\'s d
       this.skip();
     }
     bao = await startOpenBao();
-    await bao.putPolicy('kv', 'path "secret/data/kv1" { capabilities = ["read"] }\npath "secret/data/kv2" { capabilities = ["read"] }');
+    await bao.putPolicy(
+      'kv',
+      'path "secret/data/kv1" { capabilities = ["read"] }\npath "secret/data/kv2" { capabilities = ["read"] }',
+    );
     await bao.putPolicy('db-pass', 'path "secret/data/db-pass" { capabilities = ["read"] }');
     await bao.putPolicy('db-creds', 'path "database/creds/db-app" { capabilities = ["read"] }');
     jwt = await enableJwtAuth(bao, 'kubernetes', { 'kv-role': ['kv'], database: ['db-pass'], app: ['db-creds'] });
     await bao.write('secret/data/kv1', { data: { bar1: 'hello-1' } });
     await bao.write('secret/data/kv2', { data: { bar2: 'hello-2' } });
     await bao.write('secret/data/db-pass', { data: { password: 'db-secret-pass' } });
-    stack = await startDriverStack({ classes: { 'vault-kv.yaml': README_HELLO_WORLD, 'vault-database.yaml': tutorialClass(bao.address), 'vault-db-creds.yaml': DB_CREDS_EXAMPLE } });
+    stack = await startDriverStack({
+      classes: {
+        'vault-kv.yaml': README_HELLO_WORLD,
+        'vault-database.yaml': tutorialClass(bao.address),
+        'vault-db-creds.yaml': DB_CREDS_EXAMPLE,
+      },
+    });
     provider = await startVaultProvider([`--vault-addr=${bao.address}`], {}, { providersDir: stack.providersDir });
   });
   after(async () => {
@@ -112,19 +132,21 @@ describe('vault provider behind the real driver (local mode) with HashiCorp\'s d
     expect(await readFile(join(target, 'secret-2'), 'utf8')).to.equal('hello-2');
     expect((await stat(join(target, 'secret-1'))).mode & 0o777).to.equal(0o624);
     expect((await stat(join(target, 'secret-2'))).mode & 0o777).to.equal(0o644);
-    const versions = JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as { objects: { id: string; version: string }[] };
+    const versions = JSON.parse(await readFile(join(target, '.metadata/versions.json'), 'utf8')) as {
+      objects: { id: string; version: string }[];
+    };
     expect(versions.objects.map((o) => o.id)).to.deep.equal(['secret-1', 'secret-2']);
     await stack.client.unpublish('vol-hello', target);
   });
 
-  it('the tutorial\'s vault-database class: db-password lands', async () => {
+  it("the tutorial's vault-database class: db-password lands", async () => {
     const target = stack.targetPath('tutorial');
     await stack.client.publish(publishRequest(target, 'vault-database', 'tutorial'));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('db-secret-pass');
     await stack.client.unpublish('vol-tutorial', target);
   });
 
-  describe('the examples page\'s dynamic database credentials (OpenBao database engine, real Postgres)', () => {
+  describe("the examples page's dynamic database credentials (OpenBao database engine, real Postgres)", () => {
     let pg: Postgres;
     before(async function () {
       const missing = postgresUnavailable();
@@ -135,13 +157,25 @@ describe('vault provider behind the real driver (local mode) with HashiCorp\'s d
       pg = await startPostgres();
       await bao.enableSecretsEngine('database', 'database');
       await bao.write('database/config/pg', {
-        plugin_name: 'postgresql-database-plugin', allowed_roles: ['db-app'], verify_connection: true,
-        connection_url: `postgresql://{{username}}:{{password}}@127.0.0.1:${pg.port}/${pg.database}?sslmode=disable`, username: pg.user, password: pg.password,
+        plugin_name: 'postgresql-database-plugin',
+        allowed_roles: ['db-app'],
+        verify_connection: true,
+        connection_url: `postgresql://{{username}}:{{password}}@127.0.0.1:${pg.port}/${pg.database}?sslmode=disable`,
+        username: pg.user,
+        password: pg.password,
       });
-      await bao.write('database/roles/db-app', { db_name: 'pg', default_ttl: '1h', max_ttl: '24h',
-        creation_statements: ['CREATE ROLE "{{name}}" WITH LOGIN PASSWORD \'{{password}}\' VALID UNTIL \'{{expiration}}\';'] });
+      await bao.write('database/roles/db-app', {
+        db_name: 'pg',
+        default_ttl: '1h',
+        max_ttl: '24h',
+        creation_statements: [
+          "CREATE ROLE \"{{name}}\" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';",
+        ],
+      });
     });
-    after(async () => { await pg?.stop(); });
+    after(async () => {
+      await pg?.stop();
+    });
 
     it('vault-db-creds: dbUsername and dbPassword land, a role Postgres knows', async () => {
       const target = stack.targetPath('db');
@@ -149,7 +183,9 @@ describe('vault provider behind the real driver (local mode) with HashiCorp\'s d
       const username = await readFile(join(target, 'dbUsername'), 'utf8');
       expect(username).to.match(/^v-/);
       expect((await readFile(join(target, 'dbPassword'), 'utf8')).length).to.be.greaterThan(8);
-      expect(await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`)).to.equal('1\n');
+      expect(
+        await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`),
+      ).to.equal('1\n');
       await stack.client.unpublish('vol-db', target);
     });
   });

@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
-import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type VaultProviderProcess } from '../support/vault-provider.js';
+import {
+  enableJwtAuth,
+  podAttributes,
+  startVaultProvider,
+  type JwtAuth,
+  type VaultProviderProcess,
+} from '../support/vault-provider.js';
 
 // The vault provider's HTTP edges against a real OpenBao and small local servers in front
 // of it (port 0): redirects never carry a Vault token or a login's JWT to another origin,
@@ -28,8 +34,11 @@ interface LocalServer {
 async function localServer(): Promise<LocalServer> {
   const sockets = new Set<Socket>();
   const self: LocalServer = {
-    origin: '', seen: [],
-    handle: (_req, res) => { res.writeHead(500).end(); },
+    origin: '',
+    seen: [],
+    handle: (_req, res) => {
+      res.writeHead(500).end();
+    },
     close: () => {
       for (const s of sockets) s.destroy();
       return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -41,11 +50,19 @@ async function localServer(): Promise<LocalServer> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const token = req.headers['x-vault-token'];
-      self.seen.push({ method: req.method ?? '', url: req.url ?? '', token: typeof token === 'string' ? token : undefined, body: body.toString('utf8') });
+      self.seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        token: typeof token === 'string' ? token : undefined,
+        body: body.toString('utf8'),
+      });
       self.handle(req, res, body);
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   Object.assign(self, { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` });
   return self;
@@ -71,10 +88,17 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
   let front: LocalServer;
   let foreign: LocalServer;
 
-  function attrs(vaultAddress: string, objects = '- {objectName: p, secretPath: secret/app/db, secretKey: password}\n'): Record<string, string> {
+  function attrs(
+    vaultAddress: string,
+    objects = '- {objectName: p, secretPath: secret/app/db, secretKey: password}\n',
+  ): Record<string, string> {
     return {
-      roleName: 'app', vaultAddress, vaultAuthMountPath: jwt.mount, objects,
-      ...podAttributes(), 'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()),
+      roleName: 'app',
+      vaultAddress,
+      vaultAuthMountPath: jwt.mount,
+      objects,
+      ...podAttributes(),
+      'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()),
     };
   }
   const isLogin = (req: IncomingMessage) => req.url === '/v1/auth/jwt/login';
@@ -93,7 +117,9 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
     front = await localServer();
     // Another origin: records what reaches it and refuses everything.
     foreign = await localServer();
-    foreign.handle = (_req, res) => { res.writeHead(403, { 'content-type': 'application/json' }).end('{"errors":["permission denied"]}'); };
+    foreign.handle = (_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"errors":["permission denied"]}');
+    };
   });
   beforeEach(() => {
     front.seen.length = 0;
@@ -107,13 +133,17 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
   });
 
   describe('redirects', () => {
-    it('a login redirected (307) to another origin: not followed, the JWT never leaves; UNAVAILABLE naming the Location\'s origin', async () => {
-      front.handle = (req, res) => { res.writeHead(307, { location: `${foreign.origin}${req.url}` }).end(); };
+    it("a login redirected (307) to another origin: not followed, the JWT never leaves; UNAVAILABLE naming the Location's origin", async () => {
+      front.handle = (req, res) => {
+        res.writeHead(307, { location: `${foreign.origin}${req.url}` }).end();
+      };
       const failure = await provider.mountError(attrs(front.origin));
       expect(foreign.seen, 'requests that reached the other origin').to.deep.equal([]);
       expect(failure.code).to.equal('UNAVAILABLE');
-      expect(failure.details).to.equal(`vault provider: Vault at ${front.origin} redirected login "auth/jwt/login" (HTTP 307) to another origin, ${foreign.origin}: `
-        + 'not followed, as the Vault token or the login\'s service-account token would go there; set vaultAddress to the node that answers (the active one, or an address that reaches it)');
+      expect(failure.details).to.equal(
+        `vault provider: Vault at ${front.origin} redirected login "auth/jwt/login" (HTTP 307) to another origin, ${foreign.origin}: ` +
+          "not followed, as the Vault token or the login's service-account token would go there; set vaultAddress to the node that answers (the active one, or an address that reaches it)",
+      );
       expect(front.seen.map((s) => s.method)).to.deep.equal(['POST']);
     });
 
@@ -125,12 +155,14 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
       const failure = await provider.mountError(attrs(front.origin));
       expect(foreign.seen, 'requests that reached the other origin').to.deep.equal([]);
       expect(failure.code).to.equal('UNAVAILABLE');
-      expect(failure.details).to.include(`redirected mount-lookup "sys/internal/ui/mounts/secret/app/db" (HTTP 307) to another origin, ${foreign.origin}`);
+      expect(failure.details).to.include(
+        `redirected mount-lookup "sys/internal/ui/mounts/secret/app/db" (HTTP 307) to another origin, ${foreign.origin}`,
+      );
       // The token was issued and sent to the address the class named, and only there.
       expect(front.seen.filter((s) => s.token !== undefined)).to.have.length.greaterThan(0);
     });
 
-    it('a redirect to the same origin is followed once, token included, as Vault\'s own client does; a second one is refused', async () => {
+    it("a redirect to the same origin is followed once, token included, as Vault's own client does; a second one is refused", async () => {
       front.handle = (req, res, body) => {
         const url = req.url ?? '';
         if (isLogin(req)) forward(bao.address, req, res, body);
@@ -141,10 +173,16 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
       };
       const ok = await provider.mount(attrs(front.origin));
       expect(ok.files.map((f) => f.contents.toString())).to.deep.equal(['s3cret']);
-      expect(front.seen.filter((s) => s.url.startsWith('/moved/v1/secret/data/app/db')).map((s) => s.token !== undefined)).to.deep.equal([true]);
-      const twice = await provider.mountError(attrs(front.origin, '- {objectName: p, secretPath: secret/data/again/x}\n'));
+      expect(
+        front.seen.filter((s) => s.url.startsWith('/moved/v1/secret/data/app/db')).map((s) => s.token !== undefined),
+      ).to.deep.equal([true]);
+      const twice = await provider.mountError(
+        attrs(front.origin, '- {objectName: p, secretPath: secret/data/again/x}\n'),
+      );
       expect(twice.code).to.equal('UNAVAILABLE');
-      expect(twice.details).to.include(`redirected read "secret/data/again/x" (HTTP 302) a second time, to ${front.origin}: only one redirect is followed`);
+      expect(twice.details).to.include(
+        `redirected read "secret/data/again/x" (HTTP 302) a second time, to ${front.origin}: only one redirect is followed`,
+      );
     });
   });
 
@@ -152,11 +190,17 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
     it('an answer over the default 4 MiB (a real secret): RESOURCE_EXHAUSTED naming the path and the limit; one under it is read', async () => {
       await bao.write('secret/data/app/big', { data: { small: 'ok', filler: 'x'.repeat(5 * 1024 * 1024) } });
       await bao.write('secret/data/app/fits', { data: { small: 'ok', filler: 'x'.repeat(3 * 1024 * 1024) } });
-      const fits = await provider.mount(attrs(bao.address, '- {objectName: s, secretPath: secret/app/fits, secretKey: small}\n'));
+      const fits = await provider.mount(
+        attrs(bao.address, '- {objectName: s, secretPath: secret/app/fits, secretKey: small}\n'),
+      );
       expect(fits.files.map((f) => f.contents.toString())).to.deep.equal(['ok']);
-      const failure = await provider.mountError(attrs(bao.address, '- {objectName: s, secretPath: secret/app/big, secretKey: small}\n'));
+      const failure = await provider.mountError(
+        attrs(bao.address, '- {objectName: s, secretPath: secret/app/big, secretKey: small}\n'),
+      );
       expect(failure.code).to.equal('RESOURCE_EXHAUSTED');
-      expect(failure.details).to.equal(`vault provider: object "s" (secretPath "secret/app/big"): Vault at ${bao.address} answered read "secret/data/app/big" with more than 4194304 bytes (--vault-max-response-bytes)`);
+      expect(failure.details).to.equal(
+        `vault provider: object "s" (secretPath "secret/app/big"): Vault at ${bao.address} answered read "secret/data/app/big" with more than 4194304 bytes (--vault-max-response-bytes)`,
+      );
     });
   });
 
@@ -188,21 +232,27 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
         res.write('{"data":{"data":{"filler":"');
         pump();
       };
-      const failure = await limited.mountError(attrs(front.origin, '- {objectName: s, secretPath: secret/app/stream}\n'));
+      const failure = await limited.mountError(
+        attrs(front.origin, '- {objectName: s, secretPath: secret/app/stream}\n'),
+      );
       expect(failure.code).to.equal('RESOURCE_EXHAUSTED');
-      expect(failure.details).to.include('answered read "secret/data/app/stream" with more than 1048576 bytes (--vault-max-response-bytes)');
+      expect(failure.details).to.include(
+        'answered read "secret/data/app/stream" with more than 1048576 bytes (--vault-max-response-bytes)',
+      );
       expect(await dropped, 'the provider closed the connection before the answer ended').to.equal(true);
     });
 
     // Each on a server of its own: a new address is a new identity, so the first call is a login.
-    it('a hung Vault fails after the 1s request timeout, long before the Mount\'s deadline', async () => {
+    it("a hung Vault fails after the 1s request timeout, long before the Mount's deadline", async () => {
       const hung = await localServer();
       hung.handle = () => undefined; // never answers
       try {
         const started = Date.now();
         const failure = await limited.mountError(attrs(hung.origin), { deadlineMs: 20_000 });
         expect(failure.code).to.equal('DEADLINE_EXCEEDED');
-        expect(failure.details).to.equal(`vault provider: Vault at ${hung.origin} did not answer login "auth/jwt/login" within 1000 ms`);
+        expect(failure.details).to.equal(
+          `vault provider: Vault at ${hung.origin} did not answer login "auth/jwt/login" within 1000 ms`,
+        );
         expect(Date.now() - started).to.be.below(5_000);
       } finally {
         await hung.close();
@@ -214,7 +264,9 @@ describe('vault provider HTTP: redirects, answer size, request timeout (real Ope
       const timers = new Set<NodeJS.Timeout>();
       trickle.handle = (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        const timer = setInterval(() => { if (!res.destroyed) res.write(' '); }, 100);
+        const timer = setInterval(() => {
+          if (!res.destroyed) res.write(' ');
+        }, 100);
         timers.add(timer);
         res.on('close', () => clearInterval(timer));
       };

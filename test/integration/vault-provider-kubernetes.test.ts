@@ -22,44 +22,89 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
 
   /** A Pod of ServiceAccount `sa` (never scheduled) and a token bound to it for `audience`. */
   async function podToken(sa: string, pod: string, audience = 'vault'): Promise<{ token: string; uid: string }> {
-    const created = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: {
-      metadata: { name: pod }, spec: { serviceAccountName: sa, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'example.invalid/never-pulled' }] },
-    } });
+    const created = await cluster.admin.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: pod },
+        spec: {
+          serviceAccountName: sa,
+          automountServiceAccountToken: false,
+          containers: [{ name: 'c', image: 'example.invalid/never-pulled' }],
+        },
+      },
+    });
     const uid = created.metadata?.uid ?? '';
-    const request = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace: ns, name: sa, body: {
-      spec: { audiences: [audience], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid } },
-    } });
+    const request = await cluster.admin.core.createNamespacedServiceAccountToken({
+      namespace: ns,
+      name: sa,
+      body: {
+        spec: {
+          audiences: [audience],
+          expirationSeconds: 3600,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid },
+        },
+      },
+    });
     return { token: request.status?.token ?? '', uid };
   }
 
-  function attrs(sa: string, pod: string, token: string, objects = '- {objectName: p, secretPath: secret/k8s/db, secretKey: password}\n'): Record<string, string> {
+  function attrs(
+    sa: string,
+    pod: string,
+    token: string,
+    objects = '- {objectName: p, secretPath: secret/k8s/db, secretKey: password}\n',
+  ): Record<string, string> {
     return {
-      roleName: 'web', vaultAddress: bao.address, objects, // vaultAuthMountPath: the default, kubernetes
+      roleName: 'web',
+      vaultAddress: bao.address,
+      objects, // vaultAuthMountPath: the default, kubernetes
       ...podAttributes(pod, `${ns}/${sa}`),
-      'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ vault: { token, expirationTimestamp: new Date(Date.now() + 3600_000).toISOString() } }),
+      'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({
+        vault: { token, expirationTimestamp: new Date(Date.now() + 3600_000).toISOString() },
+      }),
     };
   }
 
   before(async function () {
-    const unavailable = openBaoUnavailable() ?? (peerBinary('KUBE_APISERVER') ? undefined : 'the kube-apiserver peer is not installed');
+    const unavailable =
+      openBaoUnavailable() ?? (peerBinary('KUBE_APISERVER') ? undefined : 'the kube-apiserver peer is not installed');
     if (unavailable) {
       process.stderr.write(`    skipping the vault Kubernetes auth tests: ${unavailable}\n`);
       this.skip();
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'vault-auth');
-    for (const name of ['reviewer', 'web', 'leaver', 'aud', 'other']) await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+    for (const name of ['reviewer', 'web', 'leaver', 'aud', 'other'])
+      await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
     const rbac = cluster.admin.config.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: `${ns}-token-reviewer` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-      subjects: [{ kind: 'ServiceAccount', name: 'reviewer', namespace: ns }] } });
-    const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace: ns, name: 'reviewer', body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `${ns}-token-reviewer` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+        subjects: [{ kind: 'ServiceAccount', name: 'reviewer', namespace: ns }],
+      },
+    });
+    const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({
+      namespace: ns,
+      name: 'reviewer',
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
 
     bao = await startOpenBao();
     await bao.enableAuth('kubernetes', 'kubernetes');
-    await bao.write('auth/kubernetes/config', { kubernetes_host: cluster.url, kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'), token_reviewer_jwt: reviewer.status?.token });
+    await bao.write('auth/kubernetes/config', {
+      kubernetes_host: cluster.url,
+      kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'),
+      token_reviewer_jwt: reviewer.status?.token,
+    });
     await bao.putPolicy('web', 'path "secret/data/k8s/*" { capabilities = ["read"] }');
-    await bao.write('auth/kubernetes/role/web', { bound_service_account_names: ['web', 'leaver', 'aud'], bound_service_account_namespaces: [ns], audience: 'vault', policies: ['web'], ttl: '10m' });
+    await bao.write('auth/kubernetes/role/web', {
+      bound_service_account_names: ['web', 'leaver', 'aud'],
+      bound_service_account_namespaces: [ns],
+      audience: 'vault',
+      policies: ['web'],
+      ttl: '10m',
+    });
     await bao.write('secret/data/k8s/db', { data: { password: 'k8s-s3cret' } });
     provider = await startVaultProvider();
   });
@@ -67,7 +112,10 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     await provider?.stop();
     await bao?.stop();
     if (cluster && ns) {
-      await cluster.admin.config.makeApiClient(RbacAuthorizationV1Api).deleteClusterRoleBinding({ name: `${ns}-token-reviewer` }).catch(() => undefined);
+      await cluster.admin.config
+        .makeApiClient(RbacAuthorizationV1Api)
+        .deleteClusterRoleBinding({ name: `${ns}-token-reviewer` })
+        .catch(() => undefined);
       await cluster.admin.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }
   });
@@ -82,10 +130,12 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     const { token } = await podToken('other', 'other-0');
     const failure = await provider.mountError(attrs('other', 'other-0', token));
     expect(failure.code).to.equal('PERMISSION_DENIED');
-    expect(failure.details).to.include('refused the login at "auth/kubernetes/login" as role "web"').and.include('service account name not authorized');
+    expect(failure.details)
+      .to.include('refused the login at "auth/kubernetes/login" as role "web"')
+      .and.include('service account name not authorized');
   });
 
-  it('a token for another audience: refused by the role\'s audience', async () => {
+  it("a token for another audience: refused by the role's audience", async () => {
     const { token } = await podToken('aud', 'aud-0', 'not-vault');
     // Passed under "vault" on purpose: Vault itself must refuse it.
     const failure = await provider.mountError(attrs('aud', 'aud-0', token));
@@ -93,7 +143,7 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     expect(failure.details).to.include('as role "web"').and.include('invalid audience (aud) claim');
   });
 
-  it('a deleted pod\'s bound token is refused (the kube-apiserver no longer accepts it)', async () => {
+  it("a deleted pod's bound token is refused (the kube-apiserver no longer accepts it)", async () => {
     const { token } = await podToken('leaver', 'leaver-0');
     // The token was good while the pod existed (asked of OpenBao directly, so the provider caches no login for it).
     const before = await bao.request('POST', 'auth/kubernetes/login', { token: '', body: { role: 'web', jwt: token } });
@@ -101,8 +151,13 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     await cluster.admin.core.deleteNamespacedPod({ namespace: ns, name: 'leaver-0', gracePeriodSeconds: 0 });
     // kube-apiserver caches a successful token authentication for a few seconds: wait until it refuses the token.
     const authn = cluster.admin.config.makeApiClient(AuthenticationV1Api);
-    await until('the deleted pod\'s token is refused by TokenReview', async () =>
-      (await authn.createTokenReview({ body: { spec: { token, audiences: ['vault'] } } })).status?.authenticated !== true, 30_000);
+    await until(
+      "the deleted pod's token is refused by TokenReview",
+      async () =>
+        (await authn.createTokenReview({ body: { spec: { token, audiences: ['vault'] } } })).status?.authenticated !==
+        true,
+      30_000,
+    );
     const failure = await provider.mountError(attrs('leaver', 'leaver-0', token));
     expect(failure.code).to.equal('PERMISSION_DENIED');
     expect(failure.details).to.include('refused the login at "auth/kubernetes/login" as role "web"');

@@ -4,7 +4,13 @@ import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openb
 import { postgresUnavailable, startPostgres, type Postgres } from '../support/postgres.js';
 import { until } from '../support/until.js';
 import { trafficOf, VaultAudit } from '../support/vault-audit.js';
-import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type VaultProviderProcess } from '../support/vault-provider.js';
+import {
+  enableJwtAuth,
+  podAttributes,
+  startVaultProvider,
+  type JwtAuth,
+  type VaultProviderProcess,
+} from '../support/vault-provider.js';
 
 // Dynamic secrets (issue 12 item 6) with the real provider process against a real
 // OpenBao: database credentials from the database engine on a real Postgres (renewable
@@ -35,10 +41,21 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
   let provider: VaultProviderProcess;
 
   function attrs(objects: string): Record<string, string> {
-    return { roleName: 'app', vaultAddress: bao.address, vaultAuthMountPath: jwt.mount, objects, ...podAttributes(), 'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()) };
+    return {
+      roleName: 'app',
+      vaultAddress: bao.address,
+      vaultAuthMountPath: jwt.mount,
+      objects,
+      ...podAttributes(),
+      'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()),
+    };
   }
 
-  async function mountOf(objects: string, current: Record<string, string> = {}, on: VaultProviderProcess = provider): Promise<Mounted> {
+  async function mountOf(
+    objects: string,
+    current: Record<string, string> = {},
+    on: VaultProviderProcess = provider,
+  ): Promise<Mounted> {
     const res = await on.mount(attrs(objects), { current });
     return {
       files: Object.fromEntries(res.files.map((f) => [f.path, f.contents.toString('utf8')])),
@@ -54,7 +71,10 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
 
   async function lookup(leaseId: string): Promise<{ expireTime: number; lastRenewal: string | null }> {
     const res = await bao.request('PUT', 'sys/leases/lookup', { body: { lease_id: leaseId } });
-    return { expireTime: Date.parse(res?.data?.['expire_time'] as string), lastRenewal: (res?.data?.['last_renewal'] as string | null) ?? null };
+    return {
+      expireTime: Date.parse(res?.data?.['expire_time'] as string),
+      lastRenewal: (res?.data?.['last_renewal'] as string | null) ?? null,
+    };
   }
 
   before(async function () {
@@ -68,16 +88,34 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
     pg = await startPostgres();
     await bao.enableSecretsEngine('database', 'database');
     await bao.write('database/config/pg', {
-      plugin_name: 'postgresql-database-plugin', allowed_roles: ['short'], verify_connection: true,
-      connection_url: `postgresql://{{username}}:{{password}}@127.0.0.1:${pg.port}/${pg.database}?sslmode=disable`, username: pg.user, password: pg.password,
+      plugin_name: 'postgresql-database-plugin',
+      allowed_roles: ['short'],
+      verify_connection: true,
+      connection_url: `postgresql://{{username}}:{{password}}@127.0.0.1:${pg.port}/${pg.database}?sslmode=disable`,
+      username: pg.user,
+      password: pg.password,
     });
-    await bao.write('database/roles/short', { db_name: 'pg', default_ttl: `${DB_TTL_S}s`, max_ttl: `${DB_MAX_TTL_S}s`,
-      creation_statements: ['CREATE ROLE "{{name}}" WITH LOGIN PASSWORD \'{{password}}\' VALID UNTIL \'{{expiration}}\';'] });
+    await bao.write('database/roles/short', {
+      db_name: 'pg',
+      default_ttl: `${DB_TTL_S}s`,
+      max_ttl: `${DB_MAX_TTL_S}s`,
+      creation_statements: [
+        "CREATE ROLE \"{{name}}\" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}';",
+      ],
+    });
     await bao.enableSecretsEngine('pki', 'pki');
     await bao.write('pki/root/generate/internal', { common_name: 'test root', ttl: '24h' });
-    await bao.write('pki/roles/leased', { allowed_domains: ['example.test'], allow_subdomains: true, max_ttl: '1h', generate_lease: true });
+    await bao.write('pki/roles/leased', {
+      allowed_domains: ['example.test'],
+      allow_subdomains: true,
+      max_ttl: '1h',
+      generate_lease: true,
+    });
     // No grant on sys/leases/renew here: the default policy, which jwt logins get, allows it.
-    await bao.putPolicy('app', 'path "database/creds/short" { capabilities = ["read"] }\npath "pki/issue/leased" { capabilities = ["update"] }');
+    await bao.putPolicy(
+      'app',
+      'path "database/creds/short" { capabilities = ["read"] }\npath "pki/issue/leased" { capabilities = ["update"] }',
+    );
     jwt = await enableJwtAuth(bao, 'jwt', { app: ['app'] });
     provider = await startVaultProvider(['--health-addr=127.0.0.1:0']);
   });
@@ -88,13 +126,16 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
   });
 
   it('database credentials (renewable): one issue for both files, reused, renewed in the last third, issued anew near the max TTL, and by a restarted provider', async () => {
-    const objects = '- {objectName: username, secretPath: database/creds/short, secretKey: username}\n- {objectName: password, secretPath: database/creds/short, secretKey: password}\n';
+    const objects =
+      '- {objectName: username, secretPath: database/creds/short, secretKey: username}\n- {objectName: password, secretPath: database/creds/short, secretKey: password}\n';
     const start = await audit.mark();
     const first = await mountOf(objects);
     const issuedBy = Date.now();
     const username = first.files['username'] as string;
     expect(username).to.match(/^v-/);
-    expect(await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`)).to.equal('1\n');
+    expect(await pg.query(`SELECT count(*) FROM pg_roles WHERE rolname = '${username.replace(/'/g, "''")}'`)).to.equal(
+      '1\n',
+    );
     const [lease] = await leases('database/creds/short');
     expect(await leases('database/creds/short')).to.have.length(1);
     // Both objects came from one response: one issue.
@@ -109,7 +150,11 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
     // In the last third: renewed, same files and versions, the lease's end moved in Vault.
     const issued = await lookup(lease as string);
     expect(issued.lastRenewal).to.equal(null);
-    await until('two thirds of the lease\'s TTL', async () => Date.now() >= issuedBy + (DB_TTL_S * 2000) / 3 + 200, 30_000);
+    await until(
+      "two thirds of the lease's TTL",
+      async () => Date.now() >= issuedBy + (DB_TTL_S * 2000) / 3 + 200,
+      30_000,
+    );
     const beforeRenew = await audit.mark();
     expect(await mountOf(objects, first.versions)).to.deep.equal(first);
     const renewTraffic = trafficOf(await audit.since(beforeRenew), jwt.mount);
@@ -123,12 +168,16 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
     // more than a third of the TTL (the max TTL), then new ones while the old still work.
     const beforeReissue = await audit.mark();
     const polls: Mounted[] = [];
-    const { value: reissued } = await until('new credentials near the max TTL', async () => {
-      const m = await mountOf(objects, first.versions);
-      if (m.files['username'] !== username) return m;
-      polls.push(m);
-      return undefined;
-    }, 30_000);
+    const { value: reissued } = await until(
+      'new credentials near the max TTL',
+      async () => {
+        const m = await mountOf(objects, first.versions);
+        if (m.files['username'] !== username) return m;
+        polls.push(m);
+        return undefined;
+      },
+      30_000,
+    );
     for (const m of polls) expect(m, 'the same files until then').to.deep.equal(first);
     expect(reissued.files['username']).to.match(/^v-/);
     expect(reissued.versions['username']).to.not.equal(first.versions['username']);
@@ -163,14 +212,17 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
 
   it('PKI with generate_lease (not renewable): certificate and key from one issue, reused, issued anew in the last third', async () => {
     const args = `{common_name: web.example.test, ttl: ${PKI_TTL_S}s}`;
-    const objects = `- {objectName: tls.crt, secretPath: pki/issue/leased, method: PUT, secretKey: certificate, secretArgs: ${args}}\n`
-      + `- {objectName: tls.key, secretPath: pki/issue/leased, method: PUT, secretKey: private_key, secretArgs: ${args}}\n`;
+    const objects =
+      `- {objectName: tls.crt, secretPath: pki/issue/leased, method: PUT, secretKey: certificate, secretArgs: ${args}}\n` +
+      `- {objectName: tls.key, secretPath: pki/issue/leased, method: PUT, secretKey: private_key, secretArgs: ${args}}\n`;
     const start = await audit.mark();
     const first = await mountOf(objects);
     const issuedBy = Date.now();
     const cert = new X509Certificate(first.files['tls.crt'] as string);
     // One issue: the key is the certificate's.
-    expect(createPublicKey(first.files['tls.key'] as string).export({ format: 'jwk' })).to.deep.equal(cert.publicKey.export({ format: 'jwk' }));
+    expect(createPublicKey(first.files['tls.key'] as string).export({ format: 'jwk' })).to.deep.equal(
+      cert.publicKey.export({ format: 'jwk' }),
+    );
     expect(trafficOf(await audit.since(start), jwt.mount).reads.get('update pki/issue/leased')).to.equal(1);
     expect(await leases('pki/issue/leased')).to.have.length(1);
 
@@ -178,7 +230,11 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
     expect(await mountOf(objects, first.versions)).to.deep.equal(first);
     expect(await audit.since(beforeReuse)).to.deep.equal([]);
 
-    await until('two thirds of the certificate\'s lease', async () => Date.now() >= issuedBy + (PKI_TTL_S * 2000) / 3 + 200, 30_000);
+    await until(
+      "two thirds of the certificate's lease",
+      async () => Date.now() >= issuedBy + (PKI_TTL_S * 2000) / 3 + 200,
+      30_000,
+    );
     const beforeReissue = await audit.mark();
     const next = await mountOf(objects, first.versions);
     expect(new X509Certificate(next.files['tls.crt'] as string).serialNumber).to.not.equal(cert.serialNumber);
@@ -189,8 +245,12 @@ describe('vault provider dynamic secrets: leases reused, renewed, issued anew (r
 
   it('PKI without generate_lease: no lease, so every Mount issues anew', async () => {
     await bao.write('pki/roles/plain', { allowed_domains: ['example.test'], allow_subdomains: true, max_ttl: '1h' });
-    await bao.putPolicy('app', 'path "database/creds/short" { capabilities = ["read"] }\npath "pki/issue/leased" { capabilities = ["update"] }\npath "pki/issue/plain" { capabilities = ["update"] }');
-    const objects = '- {objectName: tls.crt, secretPath: pki/issue/plain, method: PUT, secretKey: certificate, secretArgs: {common_name: web.example.test}}\n';
+    await bao.putPolicy(
+      'app',
+      'path "database/creds/short" { capabilities = ["read"] }\npath "pki/issue/leased" { capabilities = ["update"] }\npath "pki/issue/plain" { capabilities = ["update"] }',
+    );
+    const objects =
+      '- {objectName: tls.crt, secretPath: pki/issue/plain, method: PUT, secretKey: certificate, secretArgs: {common_name: web.example.test}}\n';
     const first = await mountOf(objects);
     const second = await mountOf(objects, first.versions);
     expect(second.files['tls.crt']).to.not.equal(first.files['tls.crt']);

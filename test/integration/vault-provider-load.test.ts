@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
 import { trafficOf, VaultAudit, type AuditedRequest } from '../support/vault-audit.js';
-import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type VaultProviderProcess } from '../support/vault-provider.js';
+import {
+  enableJwtAuth,
+  podAttributes,
+  startVaultProvider,
+  type JwtAuth,
+  type VaultProviderProcess,
+} from '../support/vault-provider.js';
 
 // Vault load (issue 12 item 7) with the real provider process against a real OpenBao:
 // many pods of one workload (one service account, one class) mounting in the same round
@@ -24,14 +30,22 @@ describe('vault provider load: logins and reads shared by the pods of one identi
 
   function attrs(pod: string, serviceAccount: string, objects = OBJECTS): Record<string, string> {
     return {
-      roleName: 'app', vaultAddress: bao.address, vaultAuthMountPath: jwt.mount, objects,
-      ...podAttributes(pod, serviceAccount), 'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token(serviceAccount)),
+      roleName: 'app',
+      vaultAddress: bao.address,
+      vaultAuthMountPath: jwt.mount,
+      objects,
+      ...podAttributes(pod, serviceAccount),
+      'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token(serviceAccount)),
     };
   }
 
   /** Mounts `count` pods of `serviceAccount` at once; resolves with each one's files as text. */
   async function round(count: number, serviceAccount: string, on = provider): Promise<string[][]> {
-    const results = await Promise.all(Array.from({ length: count }, (_, i) => on.mount(attrs(`${serviceAccount.replace('/', '-')}-${i}`, serviceAccount))));
+    const results = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        on.mount(attrs(`${serviceAccount.replace('/', '-')}-${i}`, serviceAccount)),
+      ),
+    );
     return results.map((r) => r.files.map((f) => f.contents.toString('utf8')));
   }
 
@@ -61,7 +75,10 @@ describe('vault provider load: logins and reads shared by the pods of one identi
     for (const f of files) expect(f).to.deep.equal(['app', 's3cret', 't0ken']);
     const traffic = trafficOf(await audit.since(start), jwt.mount);
     expect(traffic.logins).to.equal(1);
-    expect(Object.fromEntries(traffic.reads)).to.deep.equal({ 'read secret/data/app/db': 1, 'read secret/data/app/api': 1 });
+    expect(Object.fromEntries(traffic.reads)).to.deep.equal({
+      'read secret/data/app/db': 1,
+      'read secret/data/app/api': 1,
+    });
     // The KV version lookup is per identity and mount, and both reads may ask at once.
     expect(traffic.mountLookups).to.be.within(1, 2);
 
@@ -73,24 +90,40 @@ describe('vault provider load: logins and reads shared by the pods of one identi
     expect(metrics.get('vault_login_total{result="success"}')).to.equal(1);
     expect(metrics.get('vault_read_cache_total{result="miss"}')).to.equal(2);
     // Every other read of the 2 × 2 × PODS was answered from a read in flight or the window.
-    expect((metrics.get('vault_read_cache_total{result="coalesced"}') ?? 0) + (metrics.get('vault_read_cache_total{result="hit"}') ?? 0)).to.equal(4 * PODS - 2);
+    expect(
+      (metrics.get('vault_read_cache_total{result="coalesced"}') ?? 0) +
+        (metrics.get('vault_read_cache_total{result="hit"}') ?? 0),
+    ).to.equal(4 * PODS - 2);
   });
 
-  it('two service accounts at once: a login and reads each, every read with its own identity\'s token', async () => {
+  it("two service accounts at once: a login and reads each, every read with its own identity's token", async () => {
     const start = await audit.mark();
     await Promise.all([round(PODS / 2, 'default/alice'), round(PODS / 2, 'default/bob')]);
     const requests = await audit.since(start);
     const traffic = trafficOf(requests, jwt.mount);
     expect(traffic.logins).to.equal(2);
-    expect(Object.fromEntries(traffic.reads)).to.deep.equal({ 'read secret/data/app/db': 2, 'read secret/data/app/api': 2 });
+    expect(Object.fromEntries(traffic.reads)).to.deep.equal({
+      'read secret/data/app/db': 2,
+      'read secret/data/app/api': 2,
+    });
     const reads = requests.filter((r) => r.path.startsWith('secret/data/'));
-    const tokensOf = (who: string) => new Set(reads.filter((r: AuditedRequest) => r.displayName === `jwt-system:serviceaccount:default:${who}`).map((r) => r.clientToken));
+    const tokensOf = (who: string) =>
+      new Set(
+        reads
+          .filter((r: AuditedRequest) => r.displayName === `jwt-system:serviceaccount:default:${who}`)
+          .map((r) => r.clientToken),
+      );
     const alice = tokensOf('alice');
     const bob = tokensOf('bob');
     expect([alice.size, bob.size]).to.deep.equal([1, 1]);
     expect([...alice][0]).to.not.equal([...bob][0]);
     for (const who of ['alice', 'bob']) {
-      expect(reads.filter((r) => r.displayName.endsWith(`:${who}`)).map((r) => r.path).sort()).to.deep.equal(['secret/data/app/api', 'secret/data/app/db']);
+      expect(
+        reads
+          .filter((r) => r.displayName.endsWith(`:${who}`))
+          .map((r) => r.path)
+          .sort(),
+      ).to.deep.equal(['secret/data/app/api', 'secret/data/app/db']);
     }
   });
 
@@ -115,7 +148,10 @@ describe('vault provider load: logins and reads shared by the pods of one identi
       expect(first.reads.get('read secret/data/app/db')).to.be.within(1, 10);
       const next = await audit.mark();
       await round(1, 'default/app', uncached);
-      expect(Object.fromEntries(trafficOf(await audit.since(next), jwt.mount).reads)).to.deep.equal({ 'read secret/data/app/db': 1, 'read secret/data/app/api': 1 });
+      expect(Object.fromEntries(trafficOf(await audit.since(next), jwt.mount).reads)).to.deep.equal({
+        'read secret/data/app/db': 1,
+        'read secret/data/app/api': 1,
+      });
     } finally {
       await uncached.stop();
     }

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVaultHttp, VaultCallError } from '../../providers/vault/vault-http.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao, type OpenBaoTls } from '../support/openbao.js';
-import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type VaultProviderProcess } from '../support/vault-provider.js';
+import {
+  enableJwtAuth,
+  podAttributes,
+  startVaultProvider,
+  type JwtAuth,
+  type VaultProviderProcess,
+} from '../support/vault-provider.js';
 
 // TLS and mTLS settings of the vault provider against OpenBao's TLS listener (a test CA
 // that no default trust store holds), and node-vault's environment fallbacks: a provider
@@ -15,7 +21,14 @@ import { enableJwtAuth, podAttributes, startVaultProvider, type JwtAuth, type Va
 // is a documented default namespace, resolved by settings.ts, never by node-vault).
 
 const LIMITS = { maxResponseBytes: 4 * 1024 * 1024 };
-const NO_TLS = { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false };
+const NO_TLS = {
+  caCertPath: undefined,
+  caDirectory: undefined,
+  serverName: undefined,
+  clientCertPath: undefined,
+  clientKeyPath: undefined,
+  skipVerify: false,
+};
 
 describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', function () {
   this.timeout(120_000);
@@ -29,9 +42,13 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
 
   function attrs(extra: Record<string, string>, role = 'app'): Record<string, string> {
     return {
-      roleName: role, vaultAddress: tls.address, vaultAuthMountPath: jwt.mount,
+      roleName: role,
+      vaultAddress: tls.address,
+      vaultAuthMountPath: jwt.mount,
       objects: '- {objectName: p, secretPath: secret/app/db, secretKey: password}\n',
-      ...podAttributes(), 'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()), ...extra,
+      ...podAttributes(),
+      'csi.storage.k8s.io/serviceAccount.tokens': jwt.tokensAttribute(jwt.token()),
+      ...extra,
     };
   }
   const client = () => ({ vaultTLSClientCertPath: tls.clientCertPath, vaultTLSClientKeyPath: tls.clientKeyPath });
@@ -56,7 +73,10 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     });
     await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
     provider = await startVaultProvider([], {
-      VAULT_SKIP_VERIFY: 'false', VAULT_TOKEN: bao.rootToken, VAULT_PREFIX: '/prefixed', VAULT_ADDR: bao.address,
+      VAULT_SKIP_VERIFY: 'false',
+      VAULT_TOKEN: bao.rootToken,
+      VAULT_PREFIX: '/prefixed',
+      VAULT_ADDR: bao.address,
     });
   });
   after(async () => {
@@ -67,10 +87,12 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     await bao?.stop();
   });
 
-  it('VAULT_SKIP_VERIFY=false in the environment: the provider still verifies Vault\'s certificate', async () => {
+  it("VAULT_SKIP_VERIFY=false in the environment: the provider still verifies Vault's certificate", async () => {
     const failure = await provider.mountError(attrs(client()));
     expect(failure.code).to.equal('UNAVAILABLE');
-    expect(failure.details).to.match(/TLS with Vault at https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\)/);
+    expect(failure.details).to.match(
+      /TLS with Vault at https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\)/,
+    );
   });
 
   it('VAULT_TOKEN and VAULT_PREFIX in the environment are never sent', async () => {
@@ -86,31 +108,66 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
   });
 
   it('in process too: a client built while VAULT_* are set verifies TLS and sends no token, namespace or prefix of theirs', async () => {
-    Object.assign(process.env, { VAULT_SKIP_VERIFY: 'false', VAULT_TOKEN: bao.rootToken, VAULT_ADDR: bao.address, VAULT_NAMESPACE: 'nowhere', VAULT_PREFIX: '/prefixed' });
+    Object.assign(process.env, {
+      VAULT_SKIP_VERIFY: 'false',
+      VAULT_TOKEN: bao.rootToken,
+      VAULT_ADDR: bao.address,
+      VAULT_NAMESPACE: 'nowhere',
+      VAULT_PREFIX: '/prefixed',
+    });
     seen.length = 0;
-    const plain = await createVaultHttp(`http://127.0.0.1:${(recorder.address() as { port: number }).port}`, undefined, NO_TLS, LIMITS);
+    const plain = await createVaultHttp(
+      `http://127.0.0.1:${(recorder.address() as { port: number }).port}`,
+      undefined,
+      NO_TLS,
+      LIMITS,
+    );
     await plain.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).catch(() => undefined);
     expect(seen.map((r) => r.url)).to.deep.equal(['/v1/sys/mounts']);
     expect(seen[0]?.headers).to.not.have.property('x-vault-token');
     expect(seen[0]?.headers).to.not.have.property('x-vault-namespace');
-    const http = await createVaultHttp(tls.address, undefined, { ...NO_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath }, LIMITS);
-    const failure = await http.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(() => undefined, (e: unknown) => e);
+    const http = await createVaultHttp(
+      tls.address,
+      undefined,
+      { ...NO_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath },
+      LIMITS,
+    );
+    const failure = await http.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(failure).to.be.instanceOf(VaultCallError);
     expect((failure as VaultCallError).failure.type).to.equal('tls');
-    const trusted = await createVaultHttp(tls.address, undefined, { ...NO_TLS, caCertPath: tls.caCertPath, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath }, LIMITS);
-    const denied = await trusted.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(() => undefined, (e: unknown) => e);
+    const trusted = await createVaultHttp(
+      tls.address,
+      undefined,
+      { ...NO_TLS, caCertPath: tls.caCertPath, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath },
+      LIMITS,
+    );
+    const denied = await trusted.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((denied as VaultCallError).failure).to.include({ type: 'status', status: 403 });
   });
 
   it('HTTP_PROXY is honoured by the HTTP client (documented); NO_PROXY is the way out', async () => {
     const proxyAddress = `http://127.0.0.1:${(recorder.address() as { port: number }).port}`;
-    for (const [env, proxied] of [[{ HTTP_PROXY: proxyAddress }, true], [{ HTTP_PROXY: proxyAddress, NO_PROXY: '127.0.0.1' }, false]] as const) {
+    for (const [env, proxied] of [
+      [{ HTTP_PROXY: proxyAddress }, true],
+      [{ HTTP_PROXY: proxyAddress, NO_PROXY: '127.0.0.1' }, false],
+    ] as const) {
       const proxiedProvider = await startVaultProvider([], env);
       try {
         seen.length = 0;
-        const result = await proxiedProvider.mount(attrs({ vaultAddress: bao.address })).then(() => 'read', () => 'failed');
+        const result = await proxiedProvider.mount(attrs({ vaultAddress: bao.address })).then(
+          () => 'read',
+          () => 'failed',
+        );
         // Through the "proxy" (the recorder, which refuses everything) the Mount fails and the recorder saw the absolute URL.
-        expect([result, seen.map((r) => r.url)]).to.deep.equal(proxied ? ['failed', [`${bao.address}/v1/auth/jwt/login`]] : ['read', []]);
+        expect([result, seen.map((r) => r.url)]).to.deep.equal(
+          proxied ? ['failed', [`${bao.address}/v1/auth/jwt/login`]] : ['read', []],
+        );
       } finally {
         await proxiedProvider.stop();
       }
@@ -140,7 +197,7 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     }
   });
 
-  it('a rotated CA file takes effect at the next Mount: a TLS failure drops the identity\'s client', async () => {
+  it("a rotated CA file takes effect at the next Mount: a TLS failure drops the identity's client", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ssc-ca-rotate-'));
     try {
       const caFile = join(dir, 'ca.pem');
@@ -158,9 +215,13 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
   });
 
   it('vaultTLSServerName: the certificate is checked against that name', async () => {
-    const ok = await provider.mount(attrs({ ...client(), vaultCACertPath: tls.caCertPath, vaultTLSServerName: tls.serverName }));
+    const ok = await provider.mount(
+      attrs({ ...client(), vaultCACertPath: tls.caCertPath, vaultTLSServerName: tls.serverName }),
+    );
     expect(ok.files[0]?.contents.toString()).to.equal('s3cret');
-    const failure = await provider.mountError(attrs({ ...client(), vaultCACertPath: tls.caCertPath, vaultTLSServerName: 'other.test' }));
+    const failure = await provider.mountError(
+      attrs({ ...client(), vaultCACertPath: tls.caCertPath, vaultTLSServerName: 'other.test' }),
+    );
     expect(failure.code).to.equal('UNAVAILABLE');
     expect(failure.details).to.include('ERR_TLS_CERT_ALTNAME_INVALID').and.include('other.test');
   });
@@ -173,6 +234,8 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
   it('an unreadable CA file: FAILED_PRECONDITION naming the file and where it is set', async () => {
     const failure = await provider.mountError(attrs({ ...client(), vaultCACertPath: '/nonexistent/ca.pem' }));
     expect(failure.code).to.equal('FAILED_PRECONDITION');
-    expect(failure.details).to.include('cannot read the CA certificate (vaultCACertPath, --vault-tls-ca-cert or VAULT_CACERT) /nonexistent/ca.pem (ENOENT)');
+    expect(failure.details).to.include(
+      'cannot read the CA certificate (vaultCACertPath, --vault-tls-ca-cert or VAULT_CACERT) /nonexistent/ca.pem (ENOENT)',
+    );
   });
 });

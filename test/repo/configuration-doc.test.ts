@@ -9,7 +9,9 @@ import { DRIVER_FLAGS } from '../../driver/config.js';
 describe('docs/configuration.md', () => {
   const doc = readFileSync(fileURLToPath(new URL('../../../docs/configuration.md', import.meta.url)), 'utf8');
   it('names every flag of DRIVER_FLAGS', () => {
-    const missing = Object.keys(DRIVER_FLAGS).filter((name) => !doc.includes(`\`--${name}\``) && !doc.includes(`\`-${name}\``));
+    const missing = Object.keys(DRIVER_FLAGS).filter(
+      (name) => !doc.includes(`\`--${name}\``) && !doc.includes(`\`-${name}\``),
+    );
     expect(missing).to.deep.equal([]);
   });
 });

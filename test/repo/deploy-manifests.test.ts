@@ -10,7 +10,23 @@ import { fileProviderDefinition } from '../../providers/file/main.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
 import { parse } from 'yaml';
 import { parseVaultParameters } from '../../providers/vault/parameters.js';
-import { container, CSI_DRIVER_NAME, csiDriverTextForVault, DEPLOY, DRIVER_DS, expandArgs, FILES, find, hostPathOf, MANIFESTS, OPT_IN, parseFile, PROVIDER_DS, VAULT_PROVIDER_DS, type Obj } from '../support/deploy-manifests.js';
+import {
+  container,
+  CSI_DRIVER_NAME,
+  csiDriverTextForVault,
+  DEPLOY,
+  DRIVER_DS,
+  expandArgs,
+  FILES,
+  find,
+  hostPathOf,
+  MANIFESTS,
+  OPT_IN,
+  parseFile,
+  PROVIDER_DS,
+  VAULT_PROVIDER_DS,
+  type Obj,
+} from '../support/deploy-manifests.js';
 import { checkVaultProviderDaemonSet, VAULT_PROVIDER_NAME } from '../support/vault-provider-daemonset.js';
 
 // Static checks of deploy/ (no cluster here): the facts a broken manifest would get wrong,
@@ -30,8 +46,9 @@ describe('deploy manifests', () => {
     const kustomization = parseFile(join(DEPLOY, 'kustomization.yaml'))[0] as Obj;
     const resources = kustomization['resources'] as string[];
     for (const r of resources) expect(existsSync(join(DEPLOY, r)), `deploy/${r}`).to.equal(true);
-    const expected = FILES.map((f) => relative(DEPLOY, f))
-      .filter((f) => f !== 'kustomization.yaml' && !f.startsWith('examples/') && !OPT_IN.includes(f));
+    const expected = FILES.map((f) => relative(DEPLOY, f)).filter(
+      (f) => f !== 'kustomization.yaml' && !f.startsWith('examples/') && !OPT_IN.includes(f),
+    );
     expect([...resources].sort()).to.deep.equal(expected.sort());
     expect(resources.some((r) => r.startsWith('examples/'))).to.equal(false);
   });
@@ -73,7 +90,9 @@ describe('deploy manifests', () => {
       expect(mount?.['mountPropagation']).to.equal('Bidirectional');
       expect(hostPathOf(ds, c, '/var/lib/kubelet/pods')).to.equal('/var/lib/kubelet/pods');
       // Bidirectional only where it is needed.
-      const others = (c['volumeMounts'] as Obj[]).filter((m) => m !== mount && m['mountPropagation'] === 'Bidirectional');
+      const others = (c['volumeMounts'] as Obj[]).filter(
+        (m) => m !== mount && m['mountPropagation'] === 'Bidirectional',
+      );
       expect(others).to.deep.equal([]);
     });
 
@@ -108,11 +127,15 @@ describe('deploy manifests', () => {
       const hostSocket = hostPathOf(ds, driver, socket);
       const registrar = container(ds, 'node-driver-registrar');
       expect(registrar['args']).to.include(`--kubelet-registration-path=${hostSocket}`);
-      const csiAddress = (registrar['args'] as string[]).find((a) => a.startsWith('--csi-address='))?.split('=')[1] as string;
+      const csiAddress = (registrar['args'] as string[])
+        .find((a) => a.startsWith('--csi-address='))
+        ?.split('=')[1] as string;
       expect(hostPathOf(ds, registrar, csiAddress)).to.equal(hostSocket);
       expect(hostPathOf(ds, registrar, '/registration')).to.equal('/var/lib/kubelet/plugins_registry');
       const probe = container(ds, 'liveness-probe');
-      const probeAddress = (probe['args'] as string[]).find((a) => a.startsWith('--csi-address='))?.split('=')[1] as string;
+      const probeAddress = (probe['args'] as string[])
+        .find((a) => a.startsWith('--csi-address='))
+        ?.split('=')[1] as string;
       expect(hostPathOf(ds, probe, probeAddress)).to.equal(hostSocket);
     });
 
@@ -120,7 +143,10 @@ describe('deploy manifests', () => {
       const ds = DRIVER_DS();
       const c = container(ds, 'secrets-store');
       const config = parseDriverConfig(expandArgs(c, { KUBE_NODE_NAME: 'n' }), {});
-      expect(config.providerDirs).to.deep.equal(['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers']);
+      expect(config.providerDirs).to.deep.equal([
+        '/etc/kubernetes/secrets-store-csi-providers',
+        '/var/run/secrets-store-csi-providers',
+      ]);
       for (const dir of config.providerDirs) expect(hostPathOf(ds, c, dir)).to.equal(dir);
     });
 
@@ -132,7 +158,11 @@ describe('deploy manifests', () => {
       expect(c['readinessProbe']?.httpGet?.path).to.equal('/healthz');
       expect(ports.get(c['livenessProbe'].httpGet.port)).to.equal(9808);
       expect(container(ds, 'liveness-probe')['args']).to.include('--http-endpoint=0.0.0.0:9808');
-      const metricsPort = Number(parseDriverConfig(expandArgs(c, { KUBE_NODE_NAME: 'n' }), {}).metricsAddr.split(':').pop());
+      const metricsPort = Number(
+        parseDriverConfig(expandArgs(c, { KUBE_NODE_NAME: 'n' }), {})
+          .metricsAddr.split(':')
+          .pop(),
+      );
       expect(ports.get(c['readinessProbe'].httpGet.port)).to.equal(metricsPort);
     });
   });
@@ -161,7 +191,10 @@ describe('deploy manifests', () => {
 
       const driverDs = DRIVER_DS();
       const driver = container(driverDs, 'secrets-store');
-      const providerVolume = stringFlag(parseFlags(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), DRIVER_FLAGS), 'provider-volume');
+      const providerVolume = stringFlag(
+        parseFlags(expandArgs(driver, { KUBE_NODE_NAME: 'n' }), DRIVER_FLAGS),
+        'provider-volume',
+      );
       expect(hostPathOf(driverDs, driver, providerVolume)).to.equal(hostSocketDir);
     });
 
@@ -215,12 +248,15 @@ describe('deploy manifests', () => {
 
   describe('vault provider DaemonSet (opt-in)', () => {
     it('is listed commented in kustomization.yaml, next to the commented tokenRequests it needs', () => {
-      expect(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')).to.match(/^ {2}# - provider-vault-daemonset\.yaml$/m);
+      expect(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')).to.match(
+        /^ {2}# - provider-vault-daemonset\.yaml$/m,
+      );
     });
 
     it('passes flags the vault provider accepts, serves vault.sock where the driver looks, reads the HMAC key from the Secret vault-provider-hmac-key', () => {
       checkVaultProviderDaemonSet(VAULT_PROVIDER_DS(), DRIVER_DS(), {
-        vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes',
+        vaultAddress: 'https://vault.vault.svc:8200',
+        authMount: 'kubernetes',
         hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' },
       });
     });
@@ -233,7 +269,10 @@ describe('deploy manifests', () => {
 
     it("csidriver.yaml's commented tokenRequests, uncommented, request the audience vault classes log in with", () => {
       const spec = (parse(csiDriverTextForVault()) as Obj)['spec'] as Obj;
-      const defaultAudience = parseVaultParameters({ roleName: 'r', objects: '- {objectName: a, secretPath: secret/a}' }).audience;
+      const defaultAudience = parseVaultParameters({
+        roleName: 'r',
+        objects: '- {objectName: a, secretPath: secret/a}',
+      }).audience;
       expect(spec['tokenRequests']).to.deep.equal([{ audience: defaultAudience, expirationSeconds: 600 }]);
       expect(spec['serviceAccountTokenInSecrets']).to.equal(true);
       // The rest of the object is deploy/'s.
@@ -257,9 +296,13 @@ describe('deploy manifests', () => {
         expect(spc.provider).to.equal(VAULT_PROVIDER_NAME);
         const params = parseVaultParameters(spc.parameters);
         expect(params.roleName).to.equal('vault-demo');
-        expect(params.objects.some((o) => o.secretKey !== undefined), 'a secretKey pick').to.equal(true);
+        expect(
+          params.objects.some((o) => o.secretKey !== undefined),
+          'a secretKey pick',
+        ).to.equal(true);
         expect(spc.secretObjects.length).to.be.greaterThan(0);
-        for (const so of spc.secretObjects) for (const d of so.data) expect(params.objects.map((o) => o.objectName)).to.include(d.objectName);
+        for (const so of spc.secretObjects)
+          for (const d of so.data) expect(params.objects.map((o) => o.objectName)).to.include(d.objectName);
       });
     }
 
@@ -271,7 +314,9 @@ describe('deploy manifests', () => {
       const readme = readFileSync(join(DEPLOY, 'examples/vault/README.md'), 'utf8');
       expect(readme).to.include(`bound_service_account_names=${account['metadata'].name}`);
       expect(readme).to.include(`bound_service_account_namespaces=${account['metadata'].namespace}`);
-      expect(readme).to.include(`"bound_subject": "system:serviceaccount:${account['metadata'].namespace}:${account['metadata'].name}"`);
+      expect(readme).to.include(
+        `"bound_subject": "system:serviceaccount:${account['metadata'].namespace}:${account['metadata'].name}"`,
+      );
       const volume = (pod['spec'].volumes as Obj[]).find((v) => v['csi']);
       expect(volume?.['csi']).to.deep.include({ driver: CSI_DRIVER_NAME, readOnly: true });
       expect(volume?.['csi'].volumeAttributes).to.deep.equal({ secretProviderClass: 'vault-demo' });

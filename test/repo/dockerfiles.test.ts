@@ -7,7 +7,11 @@ import { REPO } from '../support/deploy-manifests.js';
 // Static checks of the Dockerfiles: no Docker engine here, so these assert the facts a
 // broken image would get wrong.
 
-interface Instruction { stage: string; op: string; args: string }
+interface Instruction {
+  stage: string;
+  op: string;
+  args: string;
+}
 
 /** Instructions with their stage name (continuation lines joined, comments dropped). */
 function parseDockerfile(path: string): Instruction[] {
@@ -48,18 +52,35 @@ function dockerIgnored(path: string, patterns: readonly string[]): boolean {
   for (const raw of patterns) {
     const negate = raw.startsWith('!');
     const pattern = (negate ? raw.slice(1) : raw).replace(/^\//, '').replace(/\/$/, '');
-    const re = new RegExp(`^${pattern.split('/').map((seg) => (seg === '**' ? '.*' : seg.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))).join('/').replace(/\.\*\//g, '(?:.*/)?')}$`);
+    const re = new RegExp(
+      `^${pattern
+        .split('/')
+        .map((seg) =>
+          seg === '**'
+            ? '.*'
+            : seg
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]'),
+        )
+        .join('/')
+        .replace(/\.\*\//g, '(?:.*/)?')}$`,
+    );
     if (candidates.some((c) => re.test(c))) ignored = !negate;
   }
   return ignored;
 }
 
-const DOCKERIGNORE = readFileSync(join(REPO, '.dockerignore'), 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+const DOCKERIGNORE = readFileSync(join(REPO, '.dockerignore'), 'utf8')
+  .split(/\r?\n/)
+  .map((l) => l.trim())
+  .filter((l) => l !== '' && !l.startsWith('#'));
 /** Produced inside the builder by `npm ci` / `npm run build`, never in the build context. */
 const BUILT = ['dist', 'build', 'node_modules'];
 
 /** The Node.js version .ci/install-node pins for CI: the images must use the same. */
-const CI_NODE_VERSION = /^NODE_VERSION=(\S+)$/m.exec(readFileSync(join(REPO, '.ci/install-node'), 'utf8'))?.[1] ?? 'missing';
+const CI_NODE_VERSION =
+  /^NODE_VERSION=(\S+)$/m.exec(readFileSync(join(REPO, '.ci/install-node'), 'utf8'))?.[1] ?? 'missing';
 
 describe('deploy Dockerfiles (static: no Docker engine here)', () => {
   it('CI and the images pin an exact Node.js 24 LTS version (Node 20 is past end of life)', () => {
@@ -67,11 +88,16 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
   });
 
   it('.dockerignore keeps local builds and dependencies out of the context', () => {
-    for (const p of ['node_modules', 'dist', 'build', '.git', 'driver/node_modules']) expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(true);
-    for (const p of ['package.json', 'driver/config.ts', 'proto/csi/csi.proto']) expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(false);
+    for (const p of ['node_modules', 'dist', 'build', '.git', 'driver/node_modules'])
+      expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(true);
+    for (const p of ['package.json', 'driver/config.ts', 'proto/csi/csi.proto'])
+      expect(dockerIgnored(p, DOCKERIGNORE), p).to.equal(false);
   });
 
-  for (const [file, command, user] of [['Dockerfile.driver', 'driver', undefined], ['Dockerfile.provider', 'provider', '65532:65532']] as const) {
+  for (const [file, command, user] of [
+    ['Dockerfile.driver', 'driver', undefined],
+    ['Dockerfile.provider', 'provider', '65532:65532'],
+  ] as const) {
     describe(file, () => {
       const instructions = parseDockerfile(join(REPO, file));
 
@@ -105,14 +131,28 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
       });
 
       it('builds with the sources tsc and node-gyp read', () => {
-        const copied = instructions.filter((i) => i.stage === 'builder' && i.op === 'COPY')
+        const copied = instructions
+          .filter((i) => i.stage === 'builder' && i.op === 'COPY')
           .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
         const tsconfig = JSON.parse(readFileSync(join(REPO, 'tsconfig.json'), 'utf8')) as { include: string[] };
-        const roots = [...new Set(tsconfig.include.map((p) => p.split('/')[0] as string))].filter((r) => r !== 'test' && r !== 'bench');
-        for (const r of [...roots, 'package.json', 'package-lock.json', 'tsconfig.json', 'binding.gyp', 'scripts/build-native.mjs', 'native']) {
+        const roots = [...new Set(tsconfig.include.map((p) => p.split('/')[0] as string))].filter(
+          (r) => r !== 'test' && r !== 'bench',
+        );
+        for (const r of [
+          ...roots,
+          'package.json',
+          'package-lock.json',
+          'tsconfig.json',
+          'binding.gyp',
+          'scripts/build-native.mjs',
+          'native',
+        ]) {
           expect(copied, `${file}: the builder copies ${r}`).to.include(r);
         }
-        const runs = instructions.filter((i) => i.stage === 'builder' && i.op === 'RUN').map((i) => i.args).join(' && ');
+        const runs = instructions
+          .filter((i) => i.stage === 'builder' && i.op === 'RUN')
+          .map((i) => i.args)
+          .join(' && ');
         expect(runs).to.match(/npm ci\b/);
         expect(runs).to.match(/npm run build\b/);
         expect(runs).to.match(/npm prune --omit=dev\b/);
@@ -122,29 +162,47 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
         const froms = instructions.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0]);
         expect(froms).to.deep.equal([`node:${CI_NODE_VERSION}-bookworm`, `node:${CI_NODE_VERSION}-bookworm-slim`]);
         const entrypoint = instructions.filter((i) => i.op === 'ENTRYPOINT').pop();
-        expect(JSON.parse(entrypoint?.args ?? 'null')).to.deep.equal(['node', ...NODE_FLAGS, '/app/dist/bin/cli.js', command]);
+        expect(JSON.parse(entrypoint?.args ?? 'null')).to.deep.equal([
+          'node',
+          ...NODE_FLAGS,
+          '/app/dist/bin/cli.js',
+          command,
+        ]);
         expect(existsSync(join(REPO, 'bin/cli.ts'))).to.equal(true);
         const lastUser = instructions.filter((i) => i.op === 'USER' && i.stage !== 'builder').pop()?.args;
-        if (user === undefined) expect(lastUser === undefined || /^(0|root)(:0|:root)?$/.test(lastUser), 'the driver runs as root').to.equal(true);
+        if (user === undefined)
+          expect(lastUser === undefined || /^(0|root)(:0|:root)?$/.test(lastUser), 'the driver runs as root').to.equal(
+            true,
+          );
         else expect(lastUser).to.equal(user);
       });
     });
   }
 
   it("the provider image keeps the vault provider's node-vault: a production dependency, only dev ones pruned", () => {
-    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     expect(pkg.dependencies, 'package.json dependencies').to.have.property('node-vault');
     expect(pkg.devDependencies ?? {}).to.not.have.property('node-vault');
     const instructions = parseDockerfile(join(REPO, 'Dockerfile.provider'));
-    const prune = instructions.filter((i) => i.stage === 'builder' && i.op === 'RUN' && /npm prune/.test(i.args)).map((i) => i.args);
+    const prune = instructions
+      .filter((i) => i.stage === 'builder' && i.op === 'RUN' && /npm prune/.test(i.args))
+      .map((i) => i.args);
     expect(prune).to.deep.equal(['npm prune --omit=dev']);
-    const runtime = instructions.filter((i) => i.stage !== 'builder' && i.op === 'COPY').flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
+    const runtime = instructions
+      .filter((i) => i.stage !== 'builder' && i.op === 'COPY')
+      .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
     expect(runtime).to.include('/app/node_modules');
     expect(readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8')).to.match(/^#.*`vault`/m);
   });
 
   it("the provider image keeps the azure provider's Azure SDK and everything it loads: production dependencies, none dev-only, none native", () => {
-    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
     const sdk = ['@azure/identity', '@azure/keyvault-secrets', '@azure/keyvault-keys', '@azure/keyvault-certificates'];
     for (const name of sdk) {
       expect(pkg.dependencies, 'package.json dependencies').to.have.property(name);
@@ -152,7 +210,9 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
     }
     // What npm prune --omit=dev keeps: the lock's packages without "dev": the SDK's own
     // dependencies too (an SDK package marked dev would be pruned from the image).
-    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; hasInstallScript?: boolean; dependencies?: Record<string, string> }> };
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean; hasInstallScript?: boolean; dependencies?: Record<string, string> }>;
+    };
     const kept = (name: string) => lock.packages[`node_modules/${name}`];
     const seen = new Set<string>();
     const walk = (name: string): void => {
@@ -161,7 +221,10 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
       const entry = kept(name);
       expect(entry, `${name} is in package-lock.json`).to.not.equal(undefined);
       expect(entry?.dev, `${name} is not dev-only`).to.not.equal(true);
-      expect(entry?.hasInstallScript, `${name} builds nothing at install (the runtime image has no toolchain)`).to.not.equal(true);
+      expect(
+        entry?.hasInstallScript,
+        `${name} builds nothing at install (the runtime image has no toolchain)`,
+      ).to.not.equal(true);
       for (const dep of Object.keys(entry?.dependencies ?? {})) if (dep.startsWith('@azure')) walk(dep);
     };
     for (const name of sdk) walk(name);
@@ -176,16 +239,22 @@ describe('deploy Dockerfiles (static: no Docker engine here)', () => {
     // The runtime stage removes only npm, npx, corepack and yarn: nothing a helper calls.
     for (const run of runtime.filter((i) => i.op === 'RUN')) {
       const removed = run.args.split(/\s+/).filter((w) => w.startsWith('/'));
-      for (const path of removed) expect(path, `RUN ${run.args}`).to.match(/^\/usr\/local\/(lib\/node_modules\/(npm|corepack)|bin\/(npm|npx|corepack))$|^\/opt\/yarn-\*$/);
+      for (const path of removed)
+        expect(path, `RUN ${run.args}`).to.match(
+          /^\/usr\/local\/(lib\/node_modules\/(npm|corepack)|bin\/(npm|npx|corepack))$|^\/opt\/yarn-\*$/,
+        );
     }
     const text = readFileSync(join(REPO, 'Dockerfile.provider'), 'utf8');
-    for (const name of ['file', 'vault', 'azure', 'exec', 'pki']) expect(text).to.match(new RegExp(`^#.*\`${name}\``, 'm'));
+    for (const name of ['file', 'vault', 'azure', 'exec', 'pki'])
+      expect(text).to.match(new RegExp(`^#.*\`${name}\``, 'm'));
   });
 
   it('the driver image carries the .proto files and the mount addon where the code loads them', () => {
-    const runtime = parseDockerfile(join(REPO, 'Dockerfile.driver')).filter((i) => i.stage !== 'builder' && i.op === 'COPY')
+    const runtime = parseDockerfile(join(REPO, 'Dockerfile.driver'))
+      .filter((i) => i.stage !== 'builder' && i.op === 'COPY')
       .flatMap((i) => copySources(i.args).sources.map((s) => s.replace(/\/$/, '')));
-    for (const p of ['/app/dist', '/app/node_modules', '/app/package.json', '/app/proto/csi', '/app/proto/provider']) expect(runtime).to.include(p);
+    for (const p of ['/app/dist', '/app/node_modules', '/app/package.json', '/app/proto/csi', '/app/proto/provider'])
+      expect(runtime).to.include(p);
     expect(runtime.some((s) => s.startsWith('/app/build/Release'))).to.equal(true);
   });
 });

@@ -16,7 +16,9 @@ describe('Helm chart files', () => {
     const names = readdirSync(DEPLOY_CRDS).sort();
     expect(readdirSync(CHART_CRDS).sort()).to.deep.equal(names);
     for (const name of names) {
-      expect(readFileSync(join(CHART_CRDS, name), 'utf8'), name).to.equal(readFileSync(join(DEPLOY_CRDS, name), 'utf8'));
+      expect(readFileSync(join(CHART_CRDS, name), 'utf8'), name).to.equal(
+        readFileSync(join(DEPLOY_CRDS, name), 'utf8'),
+      );
     }
   });
 

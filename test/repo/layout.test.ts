@@ -25,7 +25,11 @@ function tsFiles(dir: string): string[] {
  * Node → the nodes it imports, with one example import per edge; a node is a file
  * (`byFolder` false) or a folder.
  */
-function importEdges(files: readonly string[], read: (file: string) => string, byFolder: boolean): Map<string, Map<string, string>> {
+function importEdges(
+  files: readonly string[],
+  read: (file: string) => string,
+  byFolder: boolean,
+): Map<string, Map<string, string>> {
   const edges = new Map<string, Map<string, string>>();
   for (const file of files) {
     const from = byFolder ? dirname(file) : file;
@@ -71,10 +75,15 @@ describe('layout', () => {
       'c/z.ts': "export const z = await import('../a/x.js');",
     };
     expect(cyclesOf(importEdges(files, (f) => text[f] ?? '', true))).to.deep.equal([['a', 'b', 'c', 'a']]);
-    expect(cyclesOf(importEdges(files, (f) => text[f] ?? '', false))).to.deep.equal([['a/x.ts', 'b/y.ts', 'c/z.ts', 'a/x.ts']]);
+    expect(cyclesOf(importEdges(files, (f) => text[f] ?? '', false))).to.deep.equal([
+      ['a/x.ts', 'b/y.ts', 'c/z.ts', 'a/x.ts'],
+    ]);
   });
 
-  for (const [what, byFolder] of [['folders', true], ['files, type-only imports included', false]] as const) {
+  for (const [what, byFolder] of [
+    ['folders', true],
+    ['files, type-only imports included', false],
+  ] as const) {
     it(`no import cycle between ${what} of the shipped code`, () => {
       const files = SOURCE_ROOTS.flatMap(tsFiles);
       const edges = importEdges(files, (f) => readFileSync(join(REPO, f), 'utf8'), byFolder);
@@ -90,7 +99,9 @@ describe('layout', () => {
 
   it('proto/ holds only .proto files and the types generated from them', () => {
     const stray = tsFiles('proto').filter((f) => !f.startsWith('proto/gen/'));
-    const protos = readdirSync(join(REPO, 'proto'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.proto'));
+    const protos = readdirSync(join(REPO, 'proto'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.proto'),
+    );
     expect(stray).to.deep.equal([]);
     expect(protos).to.include.members(['csi/csi.proto', 'provider/service.proto']);
   });

@@ -33,11 +33,13 @@ const DRIVER_ONLY: readonly string[] = ['lib/grpc/in-flight.ts'];
 const OPAQUE_ALLOWED = ['lib/errors.ts: new SscError(kindOfGrpcCode(err.code), err.details)'];
 
 function sources(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name === 'gen' ? [] : sources(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return name === 'gen' ? [] : sources(path);
+      return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+    });
 }
 
 function propertyName(p: ts.ObjectLiteralElementLike): string | undefined {
@@ -62,21 +64,30 @@ function reasonsOf(path: string, into: Set<string>, opaque: string[]): void {
   };
   collectFns(sf);
   const excluded = new Set(NOT_METRICS[file] ?? []);
-  const add = (reason: string) => { if (!excluded.has(reason)) into.add(reason); };
+  const add = (reason: string) => {
+    if (!excluded.has(reason)) into.add(reason);
+  };
   // In a `…Reason` function's return value, only CamelCase literals are reasons.
   const literalsIn = (node: ts.Node): void => {
     if (ts.isStringLiteral(node) && /^[A-Z][A-Za-z0-9]*$/.test(node.text)) add(node.text);
     ts.forEachChild(node, literalsIn);
   };
   const visit = (node: ts.Node, inReasonFn: boolean): void => {
-    if (ts.isPropertyAssignment(node) && ['reason', 'errorType'].includes(propertyName(node) ?? '') && ts.isStringLiteral(node.initializer)) add(node.initializer.text);
+    if (
+      ts.isPropertyAssignment(node) &&
+      ['reason', 'errorType'].includes(propertyName(node) ?? '') &&
+      ts.isStringLiteral(node.initializer)
+    )
+      add(node.initializer.text);
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && reasonParam.has(node.expression.text)) {
       const arg = node.arguments[reasonParam.get(node.expression.text) as number];
       if (arg && ts.isStringLiteral(arg)) add(arg.text);
     }
     if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'SscError') {
       const [kind, , options] = node.arguments ?? [];
-      const hasReason = options !== undefined && (!ts.isObjectLiteralExpression(options) || options.properties.some((p) => propertyName(p) === 'reason'));
+      const hasReason =
+        options !== undefined &&
+        (!ts.isObjectLiteralExpression(options) || options.properties.some((p) => propertyName(p) === 'reason'));
       if (!hasReason) {
         if (kind && ts.isStringLiteral(kind)) add(new SscError(kind.text as ErrorKind, '').reason);
         else opaque.push(`${file}: ${node.getText(sf)}`);
@@ -94,7 +105,11 @@ function documented(doc: string, start: string): Set<string> {
   const from = doc.indexOf(start);
   expect(from, `docs/metrics.md has "${start}"`).to.be.greaterThan(-1);
   const section = doc.slice(from).split(/\n## /)[0] ?? '';
-  return new Set([...section.matchAll(/^\| `([A-Za-z0-9_]+)` \|/gm)].map((m) => m[1] as string).filter((cell) => cell !== 'error_type'));
+  return new Set(
+    [...section.matchAll(/^\| `([A-Za-z0-9_]+)` \|/gm)]
+      .map((m) => m[1] as string)
+      .filter((cell) => cell !== 'error_type'),
+  );
 }
 
 describe('docs/metrics.md lists every error_type the code emits', () => {
@@ -117,7 +132,9 @@ describe('docs/metrics.md lists every error_type the code emits', () => {
       expect(opaque, 'errors whose reason cannot be read from the source').to.deep.equal(OPAQUE_ALLOWED);
       const listed = documented(doc, heading);
       expect([...emitted].filter((r) => !listed.has(r)).sort(), 'emitted but not in docs/metrics.md').to.deep.equal([]);
-      expect([...listed].filter((r) => !emitted.has(r)).sort(), 'in docs/metrics.md but never emitted').to.deep.equal([]);
+      expect([...listed].filter((r) => !emitted.has(r)).sort(), 'in docs/metrics.md but never emitted').to.deep.equal(
+        [],
+      );
     });
   }
 });
@@ -156,11 +173,18 @@ async function served(): Promise<Map<string, ShownMetric>> {
 describe('docs/metrics.md describes every metric the processes serve', () => {
   const rows = metricRows(readFileSync(join(REPO, 'docs/metrics.md'), 'utf8'));
   let metrics: Map<string, ShownMetric>;
-  before(async () => { metrics = await served(); });
+  before(async () => {
+    metrics = await served();
+  });
 
   it('each metric served has a row with its type, its labels and its buckets', () => {
-    expect([...metrics.keys()], 'metrics served').to.include.members(
-      ['node_publish_total', 'provider_mount_total', 'vault_read_cache_total', 'process_cpu_seconds_total', 'nodejs_gc_duration_seconds']);
+    expect([...metrics.keys()], 'metrics served').to.include.members([
+      'node_publish_total',
+      'provider_mount_total',
+      'vault_read_cache_total',
+      'process_cpu_seconds_total',
+      'nodejs_gc_duration_seconds',
+    ]);
     for (const [name, shown] of metrics) {
       const row = rows.find((r) => r.names.includes(name));
       expect(row, `a row for ${name}`).to.not.equal(undefined);

@@ -21,19 +21,25 @@ function jsFiles(dir: string): string[] {
 
 /** Bare package names a compiled file imports (static and dynamic). */
 function importedPackages(source: string): string[] {
-  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)].map((m) => m[1] ?? '');
-  return specifiers.filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
-    .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0] ?? s));
+  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)].map(
+    (m) => m[1] ?? '',
+  );
+  return specifiers
+    .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : (s.split('/')[0] ?? s)));
 }
 
 describe('shipped code imports only shipped dependencies', () => {
   it('driver, providers, lib, proto and bin import only package.json dependencies and Node built-ins', () => {
-    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     const allowed = new Set([...Object.keys(pkg.dependencies), ...builtinModules]);
     const offending: string[] = [];
     for (const dir of ['driver', 'providers', 'lib', 'proto', 'bin']) {
       for (const file of jsFiles(join(DIST, dir))) {
-        for (const name of importedPackages(readFileSync(file, 'utf8'))) if (!allowed.has(name)) offending.push(`${file.slice(DIST.length)}: ${name}`);
+        for (const name of importedPackages(readFileSync(file, 'utf8')))
+          if (!allowed.has(name)) offending.push(`${file.slice(DIST.length)}: ${name}`);
       }
     }
     expect(offending).to.deep.equal([]);

@@ -29,23 +29,40 @@ export interface AzureClassShape {
 }
 
 /** An unsigned JWT for `default/azure-demo` (the parser reads only its `sub`). */
-const TOKEN = ['{"alg":"none"}', '{"sub":"system:serviceaccount:default:azure-demo"}', 'x'].map((p) => Buffer.from(p).toString('base64url')).join('.');
+const TOKEN = ['{"alg":"none"}', '{"sub":"system:serviceaccount:default:azure-demo"}', 'x']
+  .map((p) => Buffer.from(p).toString('base64url'))
+  .join('.');
 
 /** What kubelet and the driver add to a Mount for a pod of `default/azure-demo`. */
 const MOUNT_ATTRIBUTES = {
-  'csi.storage.k8s.io/pod.name': 'demo-0', 'csi.storage.k8s.io/pod.namespace': 'default',
+  'csi.storage.k8s.io/pod.name': 'demo-0',
+  'csi.storage.k8s.io/pod.namespace': 'default',
   'csi.storage.k8s.io/serviceAccount.name': 'azure-demo',
-  'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ 'api://AzureADTokenExchange': { token: TOKEN, expirationTimestamp: '2030-01-01T00:00:00Z' } }),
+  'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({
+    'api://AzureADTokenExchange': { token: TOKEN, expirationTimestamp: '2030-01-01T00:00:00Z' },
+  }),
 };
 
 /** The class's identity and objects as the provider reads them; throws the provider's error where it would refuse. */
 export function azureClassShape(parameters: Readonly<Record<string, string>>): AzureClassShape {
-  const spSecret: Record<string, string> = parameters['useVMManagedIdentity'] === 'true' || parameters['clientID'] !== undefined ? {} : { clientid: 'placeholder', clientsecret: 'placeholder' };
+  const spSecret: Record<string, string> =
+    parameters['useVMManagedIdentity'] === 'true' || parameters['clientID'] !== undefined
+      ? {}
+      : { clientid: 'placeholder', clientsecret: 'placeholder' };
   const config = parseAzureMount({ ...parameters, ...MOUNT_ATTRIBUTES }, spSecret, { cloudName: 'AzurePublicCloud' });
   if (config.warnings.length > 0) throw new Error(`the provider warns: ${config.warnings.join('; ')}`);
   const objects = config.objects.map((o) => ({
-    objectName: o.objectName, objectType: o.objectType, fileName: o.fileName, objectFormat: o.objectFormat, objectEncoding: o.objectEncoding, history: o.objectVersionHistory,
+    objectName: o.objectName,
+    objectType: o.objectType,
+    fileName: o.fileName,
+    objectFormat: o.objectFormat,
+    objectEncoding: o.objectEncoding,
+    history: o.objectVersionHistory,
   }));
-  const files = config.objects.flatMap((o) => (hasVersionHistory(o) ? Array.from({ length: o.objectVersionHistory }, (_, i) => historyFileName(o, i)) : [o.fileName]));
+  const files = config.objects.flatMap((o) =>
+    hasVersionHistory(o)
+      ? Array.from({ length: o.objectVersionHistory }, (_, i) => historyFileName(o, i))
+      : [o.fileName],
+  );
   return { auth: config.auth.kind, clientID: parameters['clientID'], objects, files };
 }

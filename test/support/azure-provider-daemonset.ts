@@ -8,7 +8,12 @@ import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged } from '
 import { container, type Obj } from './deploy-manifests.js';
 import { parseFlags, type ParsedFlags } from '../../lib/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
-import { azureHealthAddress, azureProviderFlags, azureSettings, type AzureSettings } from '../../providers/azure/settings.js';
+import {
+  azureHealthAddress,
+  azureProviderFlags,
+  azureSettings,
+  type AzureSettings,
+} from '../../providers/azure/settings.js';
 
 /** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
 export const AZURE_PROVIDER_NAME = 'azure';
@@ -42,7 +47,9 @@ export function azureProviderArgs(ds: Obj): { flags: ParsedFlags; settings: Azur
 export function checkAzureProviderDaemonSet(ds: Obj, driverDs: Obj, want: AzureDaemonSetExpectation): void {
   const { flags, settings, healthAddress } = azureProviderArgs(ds);
   expect(settings.constructPemChain, '--construct-pem-chain').to.equal(want.constructPemChain);
-  expect(settings.writeCertAndKeyInSeparateFiles, '--write-cert-and-key-in-separate-files').to.equal(want.writeCertAndKeyInSeparateFiles);
+  expect(settings.writeCertAndKeyInSeparateFiles, '--write-cert-and-key-in-separate-files').to.equal(
+    want.writeCertAndKeyInSeparateFiles,
+  );
   expect(settings.cloudName, '--cloud-name').to.equal(want.cloudName);
   expect(settings.connectTo).to.deep.equal([]);
   expect(healthAddress, 'health address').to.equal(`:${want.healthPort}`);

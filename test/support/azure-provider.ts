@@ -13,10 +13,21 @@ import { ServiceAccountTokenIssuer, tokensAttribute } from './service-account-to
 export const AZURE_AUDIENCE = 'api://AzureADTokenExchange';
 
 /** Starts the azure provider against `standIn` (its vaults must exist: connect-to names them). */
-export function startAzureProvider(standIn: AzureStandIn, args: readonly string[] = [], options: { providersDir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ProviderProcess> {
-  return startProviderProcess('azure', [`--test-only-connect-to=${standIn.connectTo}`, ...args], {
-    NODE_EXTRA_CA_CERTS: standIn.caPath, AZURE_POD_IDENTITY_AUTHORITY_HOST: standIn.imdsUrl, ...options.env,
-  }, options.providersDir === undefined ? {} : { providersDir: options.providersDir });
+export function startAzureProvider(
+  standIn: AzureStandIn,
+  args: readonly string[] = [],
+  options: { providersDir?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<ProviderProcess> {
+  return startProviderProcess(
+    'azure',
+    [`--test-only-connect-to=${standIn.connectTo}`, ...args],
+    {
+      NODE_EXTRA_CA_CERTS: standIn.caPath,
+      AZURE_POD_IDENTITY_AUTHORITY_HOST: standIn.imdsUrl,
+      ...options.env,
+    },
+    options.providersDir === undefined ? {} : { providersDir: options.providersDir },
+  );
 }
 
 /** A workload identity: a test issuer federated with app `clientId` for service account `namespace/name`. */
@@ -28,14 +39,28 @@ export interface WorkloadIdentity {
 }
 
 /** Federates `clientId` with a fresh issuer for `serviceAccount` (`ns/name`) on the stand-in. */
-export function workloadIdentity(standIn: AzureStandIn, clientId: string, serviceAccount: string): WorkloadIdentity & { principal: ReturnType<AzureStandIn['federate']> } {
+export function workloadIdentity(
+  standIn: AzureStandIn,
+  clientId: string,
+  serviceAccount: string,
+): WorkloadIdentity & { principal: ReturnType<AzureStandIn['federate']> } {
   const issuer = new ServiceAccountTokenIssuer('https://oidc.cluster.test/issuer');
   const [ns, name] = serviceAccount.split('/') as [string, string];
-  const principal = standIn.federate(clientId, issuer.issuer, [issuer.publicKey], `system:serviceaccount:${ns}:${name}`);
+  const principal = standIn.federate(
+    clientId,
+    issuer.issuer,
+    [issuer.publicKey],
+    `system:serviceaccount:${ns}:${name}`,
+  );
   return {
-    clientId, issuer, principal,
+    clientId,
+    issuer,
+    principal,
     attributes(pod = 'web-0', sa = serviceAccount) {
-      return { ...podAttributes(pod, sa), 'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(issuer.token(sa, AZURE_AUDIENCE), AZURE_AUDIENCE) };
+      return {
+        ...podAttributes(pod, sa),
+        'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(issuer.token(sa, AZURE_AUDIENCE), AZURE_AUDIENCE),
+      };
     },
   };
 }
@@ -44,13 +69,18 @@ export function workloadIdentity(standIn: AzureStandIn, clientId: string, servic
 export function podAttributes(name: string, serviceAccount: string): Record<string, string> {
   const [ns, sa] = serviceAccount.split('/') as [string, string];
   return {
-    'csi.storage.k8s.io/pod.name': name, 'csi.storage.k8s.io/pod.namespace': ns,
-    'csi.storage.k8s.io/pod.uid': `uid-${name}`, 'csi.storage.k8s.io/serviceAccount.name': sa,
+    'csi.storage.k8s.io/pod.name': name,
+    'csi.storage.k8s.io/pod.namespace': ns,
+    'csi.storage.k8s.io/pod.uid': `uid-${name}`,
+    'csi.storage.k8s.io/serviceAccount.name': sa,
   };
 }
 
 /** Azure's `objects` parameter for these object YAML mappings (upstream's array of YAML strings). */
 export function objectsParameter(objects: readonly Record<string, string | number>[]): string {
-  const entry = (o: Record<string, string | number>) => `    - |\n${Object.entries(o).map(([k, v]) => `      ${k}: ${typeof v === 'number' ? v : JSON.stringify(v)}`).join('\n')}`;
+  const entry = (o: Record<string, string | number>) =>
+    `    - |\n${Object.entries(o)
+      .map(([k, v]) => `      ${k}: ${typeof v === 'number' ? v : JSON.stringify(v)}`)
+      .join('\n')}`;
   return `array:\n${objects.map(entry).join('\n')}\n`;
 }

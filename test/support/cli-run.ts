@@ -17,12 +17,19 @@ export interface CliRun {
  * Starts our CLI (with the images' NODE_FLAGS) as a child; `options` go to spawn (uid,
  * detached, cwd, env); `node` and `cli` replace this node binary and dist/bin/cli.js.
  */
-export function spawnCli(args: readonly string[], options: SpawnOptions & { node?: string; cli?: string } = {}): CliRun {
+export function spawnCli(
+  args: readonly string[],
+  options: SpawnOptions & { node?: string; cli?: string } = {},
+): CliRun {
   const { node = process.execPath, cli = CLI_PATH, ...spawnOptions } = options;
   const child = spawn(node, [...NODE_FLAGS, cli, ...args], { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
   const text = { stdout: '', stderr: '' };
-  child.stdout?.on('data', (d: Buffer) => { text.stdout += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { text.stderr += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    text.stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    text.stderr += d.toString();
+  });
   const exited = new Promise<number | string>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => resolve(code ?? signal ?? -1));
@@ -35,7 +42,7 @@ export function spawnCli(args: readonly string[], options: SpawnOptions & { node
     async until(stream, pattern) {
       while (!pattern.test(text[stream])) {
         const more = new Promise<boolean>((resolve) => child[stream]?.once('data', () => resolve(true)));
-        if (!await Promise.race([more, exited.then(() => false)]) && !pattern.test(text[stream])) {
+        if (!(await Promise.race([more, exited.then(() => false)])) && !pattern.test(text[stream])) {
           throw new Error(`exited before ${stream} matched ${pattern}:\n${text.stdout}\n${text.stderr}`);
         }
       }
@@ -44,7 +51,10 @@ export function spawnCli(args: readonly string[], options: SpawnOptions & { node
 }
 
 /** Runs our CLI to the end: exit code (or signal name), stdout and stderr. */
-export async function runCli(args: readonly string[], options: SpawnOptions = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
+export async function runCli(
+  args: readonly string[],
+  options: SpawnOptions = {},
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
   const run = spawnCli(args, options);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };

@@ -26,8 +26,11 @@ export interface ControllerManager {
  * service-account token and root-CA publisher controllers (for pods run by a real kubelet)
  * get the cluster's service-account signing key and CA from its pki dir.
  */
-export type TestController = 'garbage-collector-controller' | 'clusterrole-aggregation-controller'
-  | 'serviceaccount-token-controller' | 'root-ca-certificate-publisher-controller';
+export type TestController =
+  | 'garbage-collector-controller'
+  | 'clusterrole-aggregation-controller'
+  | 'serviceaccount-token-controller'
+  | 'root-ca-certificate-publisher-controller';
 
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -42,32 +45,47 @@ function exited(child: ChildProcess): Promise<void> {
  * runs; use untilGarbageCollectorWorks (or wait for the effect under test) before
  * relying on a controller.
  */
-export async function startControllerManager(cluster: KubeCluster, controllers: readonly TestController[]): Promise<ControllerManager> {
+export async function startControllerManager(
+  cluster: KubeCluster,
+  controllers: readonly TestController[],
+): Promise<ControllerManager> {
   const binary = requirePeer('KUBE_CONTROLLER_MANAGER');
   const logFile = join(cluster.dir, `kube-controller-manager-${randomBytes(3).toString('hex')}.log`);
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(binary, [
-      `--kubeconfig=${join(cluster.dir, 'kubeconfig')}`,
-      `--controllers=${controllers.join(',')}`,
-      '--leader-elect=false',
-      '--secure-port=0',
-      // Discovery of the CRDs the tests create is re-read this often by the garbage collector.
-      '--concurrent-gc-syncs=5',
-      ...(controllers.includes('serviceaccount-token-controller') ? [`--service-account-private-key-file=${join(cluster.dir, 'pki', 'sa.key')}`] : []),
-      ...(controllers.includes('root-ca-certificate-publisher-controller') || controllers.includes('serviceaccount-token-controller') ? [`--root-ca-file=${cluster.caFile}`] : []),
-    ], { stdio: ['ignore', fd, fd] });
+    child = spawn(
+      binary,
+      [
+        `--kubeconfig=${join(cluster.dir, 'kubeconfig')}`,
+        `--controllers=${controllers.join(',')}`,
+        '--leader-elect=false',
+        '--secure-port=0',
+        // Discovery of the CRDs the tests create is re-read this often by the garbage collector.
+        '--concurrent-gc-syncs=5',
+        ...(controllers.includes('serviceaccount-token-controller')
+          ? [`--service-account-private-key-file=${join(cluster.dir, 'pki', 'sa.key')}`]
+          : []),
+        ...(controllers.includes('root-ca-certificate-publisher-controller') ||
+        controllers.includes('serviceaccount-token-controller')
+          ? [`--root-ca-file=${cluster.caFile}`]
+          : []),
+      ],
+      { stdio: ['ignore', fd, fd] },
+    );
   } finally {
     closeSync(fd);
   }
-  const killOnExit = () => { child.kill('SIGKILL'); };
+  const killOnExit = () => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', killOnExit);
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', () => resolve());
     child.once('error', reject);
   });
-  const logTail = async (lines = 30) => (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-lines).join('\n');
+  const logTail = async (lines = 30) =>
+    (await readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-lines).join('\n');
   return {
     logFile,
     logTail,
@@ -88,22 +106,43 @@ export async function startControllerManager(cluster: KubeCluster, controllers: 
  * needs a moment after start to build its graph from discovery; this awaits that
  * (polling the API, bounded by `timeoutMs`) instead of sleeping.
  */
-export async function untilGarbageCollectorWorks(cluster: KubeCluster, namespace: string, manager: ControllerManager, timeoutMs = 60_000): Promise<void> {
+export async function untilGarbageCollectorWorks(
+  cluster: KubeCluster,
+  namespace: string,
+  manager: ControllerManager,
+  timeoutMs = 60_000,
+): Promise<void> {
   const core = cluster.admin.core;
   const suffix = randomBytes(3).toString('hex');
-  const owner = await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `gc-probe-owner-${suffix}` } } });
+  const owner = await core.createNamespacedConfigMap({
+    namespace,
+    body: { metadata: { name: `gc-probe-owner-${suffix}` } },
+  });
   await core.createNamespacedConfigMap({
     namespace,
-    body: { metadata: { name: `gc-probe-dependent-${suffix}`, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' }] } },
+    body: {
+      metadata: {
+        name: `gc-probe-dependent-${suffix}`,
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '' },
+        ],
+      },
+    },
   });
   await core.deleteNamespacedConfigMap({ namespace, name: `gc-probe-owner-${suffix}` });
-  const collected = async () => core.readNamespacedConfigMap({ namespace, name: `gc-probe-dependent-${suffix}` }).then(() => false, (err: unknown) => {
-    if (statusOf(err) === 404) return true;
-    throw err;
-  });
+  const collected = async () =>
+    core.readNamespacedConfigMap({ namespace, name: `gc-probe-dependent-${suffix}` }).then(
+      () => false,
+      (err: unknown) => {
+        if (statusOf(err) === 404) return true;
+        throw err;
+      },
+    );
   try {
     await until('the garbage collector to collect a probe dependent', collected, timeoutMs);
   } catch (err) {
-    throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, { cause: err });
+    throw new Error(`${(err as Error).message}; kube-controller-manager log:\n${await manager.logTail()}`, {
+      cause: err,
+    });
   }
 }

@@ -17,13 +17,18 @@ export function generation(n: number): { payload: Payload; volatile: Payload } {
   for (let i = n >= 2 ? 1 : 0; i <= n + 1; i++) files.set(`f${i}`, { mode: 0o644, contents: Buffer.from(`gen ${n}`) });
   files.set('dir/x', { mode: 0o600, contents: Buffer.from(`gen ${n}`) });
   const versions = [...files.keys()].map((id) => ({ id, version: `v${n}` }));
-  return { payload: new Map([...files, ...metadataFiles(versions)]), volatile: versionsFile(versions, new Date(Date.UTC(2026, 10, 23, 0, 0, n))) };
+  return {
+    payload: new Map([...files, ...metadataFiles(versions)]),
+    volatile: versionsFile(versions, new Date(Date.UTC(2026, 10, 23, 0, 0, n))),
+  };
 }
 
 async function main(): Promise<void> {
   const [target, gen, crashAt] = process.argv.slice(2) as [string, string, string];
   const writer = new AtomicWriter({
-    onStep: (step: WriteStep) => { if (step === crashAt) process.kill(process.pid, 'SIGKILL'); },
+    onStep: (step: WriteStep) => {
+      if (step === crashAt) process.kill(process.pid, 'SIGKILL');
+    },
   });
   const { payload, volatile } = generation(Number(gen));
   await writer.write(target, payload, volatile, new Date(Date.UTC(2026, 10, 23, 0, 0, Number(gen))));

@@ -19,29 +19,38 @@ export const DEPLOY = join(REPO, 'deploy');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Obj = Record<string, any>;
 /** One object of deploy/ with its file (relative to deploy/). */
-export interface Manifest { file: string; obj: Obj }
+export interface Manifest {
+  file: string;
+  obj: Obj;
+}
 
 /** The YAML files below `dir`, sorted. */
 export function yamlFiles(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return yamlFiles(path);
-    return /\.ya?ml$/.test(name) ? [path] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return yamlFiles(path);
+      return /\.ya?ml$/.test(name) ? [path] : [];
+    });
 }
 
 /** The objects of a YAML file (every document). */
 export function parseFile(path: string): Obj[] {
-  return parseAllDocuments(readFileSync(path, 'utf8')).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${relative(REPO, path)}: ${doc.errors[0]?.message}`);
-    return doc.toJS() as Obj;
-  }).filter((o) => o !== null && typeof o === 'object');
+  return parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${relative(REPO, path)}: ${doc.errors[0]?.message}`);
+      return doc.toJS() as Obj;
+    })
+    .filter((o) => o !== null && typeof o === 'object');
 }
 
 /** Every YAML file of deploy/. */
 export const FILES = yamlFiles(DEPLOY);
 /** Every object of deploy/. */
-export const MANIFESTS: Manifest[] = FILES.flatMap((path) => parseFile(path).map((obj) => ({ file: relative(DEPLOY, path), obj })));
+export const MANIFESTS: Manifest[] = FILES.flatMap((path) =>
+  parseFile(path).map((obj) => ({ file: relative(DEPLOY, path), obj })),
+);
 
 /** The one object of deploy/ of that kind and name (fails the test otherwise). */
 export function find(kind: string, name: string): Manifest {
@@ -62,21 +71,34 @@ export function container(ds: Obj, name: string, init = false): Obj {
 export function expandArgs(c: Obj, extraEnv: Record<string, string>): string[] {
   const env: Record<string, string> = { ...extraEnv };
   for (const e of (c['env'] ?? []) as Obj[]) if (typeof e['value'] === 'string') env[e['name']] = e['value'];
-  return (c['args'] as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+  return (c['args'] as string[]).map((a) =>
+    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m),
+  );
 }
 
 /** Where a container path comes from: its volume, and the path inside that volume. */
-export interface VolumeFile { readonly volume: Obj; readonly mount: Obj; readonly inside: string }
+export interface VolumeFile {
+  readonly volume: Obj;
+  readonly mount: Obj;
+  readonly inside: string;
+}
 
 /** The volume (any kind) behind a container path, through the longest volumeMount holding it. */
 export function volumeFileOf(ds: Obj, container: Obj, containerPath: string): VolumeFile {
   const mount = ((container['volumeMounts'] ?? []) as Obj[])
-    .filter((m) => containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`))
+    .filter(
+      (m) =>
+        containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`),
+    )
     .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
   expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
   const volume = ((ds['spec'].template.spec.volumes ?? []) as Obj[]).find((v) => v['name'] === mount?.['name']);
   expect(volume, `volume ${mount?.['name']}`).to.not.equal(undefined);
-  return { volume: volume as Obj, mount: mount as Obj, inside: posix.relative(String(mount?.['mountPath']), containerPath) };
+  return {
+    volume: volume as Obj,
+    mount: mount as Obj,
+    inside: posix.relative(String(mount?.['mountPath']), containerPath),
+  };
 }
 
 /** The host path behind a container path: the volumeMount that holds it and its hostPath volume. */
@@ -93,7 +115,8 @@ export function grants(role: Obj): string[] {
     for (const group of rule['apiGroups'] as string[]) {
       for (const resource of rule['resources'] as string[]) {
         for (const verb of rule['verbs'] as string[]) {
-          for (const name of (rule['resourceNames'] as string[] | undefined) ?? [undefined]) out.add(rightKey({ verb, group, resource, ...(name !== undefined ? { name } : {}) }));
+          for (const name of (rule['resourceNames'] as string[] | undefined) ?? [undefined])
+            out.add(rightKey({ verb, group, resource, ...(name !== undefined ? { name } : {}) }));
         }
       }
     }
@@ -109,7 +132,13 @@ export function rightKey(r: ApiRight): string {
 /** Our CSIDriver's name. */
 export const CSI_DRIVER_NAME = 'secrets-store.csi.k8s.io';
 /** Manifests the default kustomization leaves out on purpose (listed there, commented). */
-export const OPT_IN = ['rbac-workload-restart.yaml', 'provider-vault-daemonset.yaml', 'provider-azure-daemonset.yaml', 'provider-exec-daemonset.yaml', 'provider-pki-daemonset.yaml'];
+export const OPT_IN = [
+  'rbac-workload-restart.yaml',
+  'provider-vault-daemonset.yaml',
+  'provider-azure-daemonset.yaml',
+  'provider-exec-daemonset.yaml',
+  'provider-pki-daemonset.yaml',
+];
 /** The driver's ServiceAccount. */
 export const SA = { kind: 'ServiceAccount', name: 'secrets-store-csi-driver', namespace: 'kube-system' };
 /** The driver DaemonSet of deploy/. */
@@ -137,7 +166,8 @@ export function csiDriverTextForVault(): string {
   let end = start + 1;
   while (end < lines.length && /^ {2}# {3}/.test(lines[end] as string)) end++;
   const inSecrets = lines.findIndex((l) => l === '  # serviceAccountTokenInSecrets: true');
-  if (inSecrets < 0) throw new Error('deploy/csidriver.yaml has no commented "  # serviceAccountTokenInSecrets: true" line');
+  if (inSecrets < 0)
+    throw new Error('deploy/csidriver.yaml has no commented "  # serviceAccountTokenInSecrets: true" line');
   return lines.map((l, i) => ((i >= start && i < end) || i === inSecrets ? l.replace(/^ {2}# /, '  ') : l)).join('\n');
 }
 
@@ -149,7 +179,11 @@ export function csiDriverTextForVault(): string {
  */
 export function csiDriverTextForAzure(): string {
   const lines = readFileSync(join(DEPLOY, 'csidriver.yaml'), 'utf8').split('\n');
-  const wanted = ['  # tokenRequests:', '  #   - audience: api://AzureADTokenExchange', '  # serviceAccountTokenInSecrets: true'];
+  const wanted = [
+    '  # tokenRequests:',
+    '  #   - audience: api://AzureADTokenExchange',
+    '  # serviceAccountTokenInSecrets: true',
+  ];
   const at = wanted.map((w) => {
     const i = lines.indexOf(w);
     if (i < 0) throw new Error(`deploy/csidriver.yaml has no commented "${w}" line`);

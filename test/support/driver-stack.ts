@@ -56,7 +56,7 @@ async function writeTree(root: string, files: Readonly<Record<string, string>>):
 
 /** Starts the real driver process (and the file provider when asked) on sockets in a temp dir. */
 export async function startDriverStack(options: StackOptions = {}): Promise<DriverStack> {
-  const work = options.reuse?.work ?? options.work ?? await mkdtemp(join(tmpdir(), 'ssc-it-'));
+  const work = options.reuse?.work ?? options.work ?? (await mkdtemp(join(tmpdir(), 'ssc-it-')));
   const providersDir = join(work, 'providers');
   const spcDir = join(work, 'spc');
   const providerRoot = join(work, 'provider-root');
@@ -68,27 +68,65 @@ export async function startDriverStack(options: StackOptions = {}): Promise<Driv
   try {
     if (options.providerFiles && !options.reuse) {
       await writeTree(providerRoot, options.providerFiles);
-      children.push(provider = await startCli(['provider', 'file', `--endpoint=unix://${join(providersDir, 'file.sock')}`, `--root=${providerRoot}`, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/));
+      children.push(
+        (provider = await startCli(
+          [
+            'provider',
+            'file',
+            `--endpoint=unix://${join(providersDir, 'file.sock')}`,
+            `--root=${providerRoot}`,
+            `--hmac-key-file=${join(work, 'hmac.key')}`,
+          ],
+          /provider started/,
+        )),
+      );
     }
     const socketPath = join(work, 'csi.sock');
     const mountMode = options.mountMode ?? (CAN_MOUNT ? 'tmpfs' : 'dir');
-    const driver = await startCli(['driver', `--endpoint=unix://${socketPath}`, '--nodeid=test-node', `--provider-volume=${providersDir}`,
-      '--additional-provider-volume-paths=', options.kubeconfig ? `--kubeconfig=${options.kubeconfig}` : `--spc-dir=${spcDir}`,
-      `--mount-mode=${mountMode}`, '--metrics-addr=127.0.0.1:0', '--log-level=debug',
-      ...(options.driverArgs ?? [])], /driver started/, options.driverEnv ? { env: { ...process.env, ...options.driverEnv } } : {});
+    const driver = await startCli(
+      [
+        'driver',
+        `--endpoint=unix://${socketPath}`,
+        '--nodeid=test-node',
+        `--provider-volume=${providersDir}`,
+        '--additional-provider-volume-paths=',
+        options.kubeconfig ? `--kubeconfig=${options.kubeconfig}` : `--spc-dir=${spcDir}`,
+        `--mount-mode=${mountMode}`,
+        '--metrics-addr=127.0.0.1:0',
+        '--log-level=debug',
+        ...(options.driverArgs ?? []),
+      ],
+      /driver started/,
+      options.driverEnv ? { env: { ...process.env, ...options.driverEnv } } : {},
+    );
     children.push(driver);
     const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
     const client = new CsiClient(socketPath);
     return {
-      work, providersDir, spcDir, providerRoot, socketPath, client, driver, provider, metricsPort,
+      work,
+      providersDir,
+      spcDir,
+      providerRoot,
+      socketPath,
+      client,
+      driver,
+      provider,
+      metricsPort,
       targetPath: (name) => join(work, 'pods', name, 'volumes', 'secrets-store'),
-      request: (targetPath, spc, pod = 'test-pod', namespace = 'default', uid = `uid-${pod}`) => inlinePublishRequest(`vol-${pod}`, targetPath,
-        inlineVolumeContext({ name: pod, namespace, uid, serviceAccountName: 'default' }, spc)),
+      request: (targetPath, spc, pod = 'test-pod', namespace = 'default', uid = `uid-${pod}`) =>
+        inlinePublishRequest(
+          `vol-${pod}`,
+          targetPath,
+          inlineVolumeContext({ name: pod, namespace, uid, serviceAccountName: 'default' }, spc),
+        ),
       metrics: async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
       async stop() {
         client.close();
         for (const c of children.reverse()) await c.stop();
-        if (options.reuse) { await options.reuse.stop(); return; }
+        if (options.reuse) {
+          await options.reuse.stop();
+          return;
+        }
         await unmountAllUnder(work);
         await rm(work, { recursive: true, force: true });
       },
@@ -121,8 +159,17 @@ export async function unmountAllUnder(dir: string): Promise<void> {
 }
 
 /** A file-provider SecretProviderClass YAML document. */
-export function fileClass(name: string, objects: readonly { objectName: string; sourcePath?: string; mode?: string }[], provider = 'file'): string {
-  const lines = objects.map((o) => `      - objectName: ${JSON.stringify(o.objectName)}\n${o.sourcePath ? `        sourcePath: ${JSON.stringify(o.sourcePath)}\n` : ''}${o.mode ? `        mode: "${o.mode}"\n` : ''}`).join('');
+export function fileClass(
+  name: string,
+  objects: readonly { objectName: string; sourcePath?: string; mode?: string }[],
+  provider = 'file',
+): string {
+  const lines = objects
+    .map(
+      (o) =>
+        `      - objectName: ${JSON.stringify(o.objectName)}\n${o.sourcePath ? `        sourcePath: ${JSON.stringify(o.sourcePath)}\n` : ''}${o.mode ? `        mode: "${o.mode}"\n` : ''}`,
+    )
+    .join('');
   return `apiVersion: secrets-store.csi.x-k8s.io/v1
 kind: SecretProviderClass
 metadata:
@@ -137,14 +184,17 @@ ${lines}`;
 
 /** The driver's JSON log lines logged at or after `since` (epoch ms), from its stderr tail. */
 export function driverLogSince(stack: DriverStack, since: number): Record<string, unknown>[] {
-  return stack.driver.stderr().split('\n').flatMap((line) => {
-    try {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      return Date.parse(String(entry['timestamp'])) >= since ? [entry] : [];
-    } catch {
-      return []; // the tail's first, cut line
-    }
-  });
+  return stack.driver
+    .stderr()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        return Date.parse(String(entry['timestamp'])) >= since ? [entry] : [];
+      } catch {
+        return []; // the tail's first, cut line
+      }
+    });
 }
 
 /** Rotation rounds the driver finished since `since` (epoch ms). */
@@ -156,7 +206,12 @@ export function rotationRoundsSince(stack: DriverStack, since: number): number {
  * Resolves with `check`'s first truthy value, checking again each time the driver logs
  * (with rotation on it logs every round): an event to wait on, not a sleep.
  */
-export async function whenDriverLogs<T>(stack: DriverStack, what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
+export async function whenDriverLogs<T>(
+  stack: DriverStack,
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 45_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -166,7 +221,11 @@ export async function whenDriverLogs<T>(stack: DriverStack, what: string, check:
     if (!stderr) throw new Error('the driver has no stderr');
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
-      function done() { clearTimeout(timer); stderr?.off('data', done); resolve(); }
+      function done() {
+        clearTimeout(timer);
+        stderr?.off('data', done);
+        resolve();
+      }
       stderr.once('data', done);
     });
   }

@@ -34,7 +34,8 @@ export async function busyboxStaticVersion(): Promise<string | undefined> {
  */
 export async function busyboxImageTar(): Promise<string> {
   const version = await busyboxStaticVersion();
-  if (!version || !existsSync(BUSYBOX)) throw new Error('busybox-static is not installed (apt-get install busybox-static)');
+  if (!version || !existsSync(BUSYBOX))
+    throw new Error('busybox-static is not installed (apt-get install busybox-static)');
   const dir = join(peersCacheDir(), `e2e-busybox-image-${version.replace(/[^A-Za-z0-9.+-]/g, '_')}`);
   const tar = join(dir, 'image.tar');
   if (existsSync(tar)) return tar;
@@ -50,11 +51,21 @@ export async function busyboxImageTar(): Promise<string> {
     await mkdir(bin, { recursive: true });
     await copyFile(BUSYBOX, join(bin, 'busybox'));
     const { stdout } = await run(BUSYBOX, ['--list']);
-    for (const applet of stdout.split('\n').map((s) => s.trim()).filter((s) => s && s !== 'busybox')) {
+    for (const applet of stdout
+      .split('\n')
+      .map((s) => s.trim())
+      .filter((s) => s && s !== 'busybox')) {
       await symlink('busybox', join(bin, applet));
     }
     await run('umoci', ['repack', '--image', `${layout}:latest`, bundle]);
-    await run('umoci', ['config', '--image', `${layout}:latest`, '--config.env=PATH=/bin', '--config.cmd=/bin/sleep', '--config.cmd=2147483647']);
+    await run('umoci', [
+      'config',
+      '--image',
+      `${layout}:latest`,
+      '--config.env=PATH=/bin',
+      '--config.cmd=/bin/sleep',
+      '--config.cmd=2147483647',
+    ]);
     await run('umoci', ['gc', '--layout', layout]);
     await run('tar', ['-C', layout, '-cf', join(work, 'image.tar'), ...(await readdir(layout))]);
     await rename(join(work, 'image.tar'), tar);
@@ -66,6 +77,15 @@ export async function busyboxImageTar(): Promise<string> {
 
 /** Imports the image into containerd's `k8s.io` namespace (the one its CRI plugin serves). */
 export async function importImage(containerdSocket: string, tar: string): Promise<void> {
-  await run('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', 'images', 'import',
-    '--base-name', E2E_IMAGE.replace(/:latest$/, ''), tar]);
+  await run('ctr', [
+    '--address',
+    containerdSocket,
+    '--namespace',
+    'k8s.io',
+    'images',
+    'import',
+    '--base-name',
+    E2E_IMAGE.replace(/:latest$/, ''),
+    tar,
+  ]);
 }

@@ -15,8 +15,22 @@ import { fileURLToPath } from 'node:url';
 import { startControllerManager, type ControllerManager } from './controller-manager.js';
 import { startDriverStack, type DriverStack } from './driver-stack.js';
 import { busyboxImageTar, busyboxStaticVersion, importImage } from './e2e-image.js';
-import { servePluginRegistration, REGISTERED_DRIVER_NAME, type PluginRegistration, type RegistrationVerdict } from './e2e-registration.js';
-import { containerdConfig, containerdSocket, createCgroupRoot, freePort, kubeletConfig, readSysctls, running, spawnDetached } from './e2e-runtime.js';
+import {
+  servePluginRegistration,
+  REGISTERED_DRIVER_NAME,
+  type PluginRegistration,
+  type RegistrationVerdict,
+} from './e2e-registration.js';
+import {
+  containerdConfig,
+  containerdSocket,
+  createCgroupRoot,
+  freePort,
+  kubeletConfig,
+  readSysctls,
+  running,
+  spawnDetached,
+} from './e2e-runtime.js';
 import { readManifests, startKubeCluster, type KubeCluster } from './kube-cluster.js';
 import { peerBinary } from './peers.js';
 import { until } from './until.js';
@@ -58,10 +72,13 @@ function onPath(command: string): boolean {
  */
 export async function e2eSkipReason(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'not root (kubelet and containerd need root)';
-  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) return 'no cgroups mounted at /sys/fs/cgroup';
-  for (const c of ['containerd', 'runc', 'ctr', 'umoci']) if (!onPath(c)) return `${c} is not installed (apt-get install containerd runc umoci)`;
+  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers'))
+    return 'no cgroups mounted at /sys/fs/cgroup';
+  for (const c of ['containerd', 'runc', 'ctr', 'umoci'])
+    if (!onPath(c)) return `${c} is not installed (apt-get install containerd runc umoci)`;
   if (!(await busyboxStaticVersion())) return 'busybox-static is not installed (apt-get install busybox-static)';
-  for (const p of ['KUBELET', 'KUBE_CONTROLLER_MANAGER', 'ETCD', 'KUBE_APISERVER']) if (!peerBinary(p)) return `test peer ${p} is not installed (bash test/peers/install.sh)`;
+  for (const p of ['KUBELET', 'KUBE_CONTROLLER_MANAGER', 'ETCD', 'KUBE_APISERVER'])
+    if (!peerBinary(p)) return `test peer ${p} is not installed (bash test/peers/install.sh)`;
   return undefined;
 }
 
@@ -74,7 +91,11 @@ export async function skipUnlessE2eCapable(context: Mocha.Context): Promise<void
 }
 
 function cleanupSync(dir: string): void {
-  try { execFileSync('bash', [CLEANUP, dir, '--strays'], { stdio: 'ignore' }); } catch { /* best effort on exit */ }
+  try {
+    execFileSync('bash', [CLEANUP, dir, '--strays'], { stdio: 'ignore' });
+  } catch {
+    /* best effort on exit */
+  }
 }
 
 function cleanup(dir: string): Promise<void> {
@@ -83,10 +104,15 @@ function cleanup(dir: string): Promise<void> {
 
 /** SIGINT/SIGTERM end the process through process.exit, so the 'exit' hooks (ours, the cluster's) run. */
 function exitOnSignals(): () => void {
-  const onSignal = (signal: NodeJS.Signals) => { process.exit(signal === 'SIGINT' ? 130 : 143); };
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  return () => { process.removeListener('SIGINT', onSignal); process.removeListener('SIGTERM', onSignal); };
+  return () => {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  };
 }
 
 /** What a test file changes on its node: extra driver flags, CSIDriver spec fields over deploy/csidriver.yaml's. */
@@ -108,7 +134,11 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
   const exitHook = (): void => {
     cleanupSync(dir);
     if (clusterDir) {
-      try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), clusterDir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+      try {
+        execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), clusterDir], { stdio: 'ignore' });
+      } catch {
+        /* already stopped */
+      }
     }
     for (const d of [dir, clusterDir]) if (d) rmSync(d, { recursive: true, force: true });
   };
@@ -138,26 +168,47 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
       const spec = { ...(obj as { spec?: Record<string, unknown> }).spec, ...options.csiDriverSpec };
       await cluster.admin.objects.create({ ...obj, spec } as typeof obj);
     }
-    manager = await startControllerManager(cluster, ['garbage-collector-controller', 'serviceaccount-token-controller', 'root-ca-certificate-publisher-controller']);
+    manager = await startControllerManager(cluster, [
+      'garbage-collector-controller',
+      'serviceaccount-token-controller',
+      'root-ca-certificate-publisher-controller',
+    ]);
 
     // containerd and the image.
     await mkdir(join(dir, 'containerd'), { recursive: true });
     await writeFile(join(dir, 'containerd', 'config.toml'), containerdConfig(dir));
     const tar = await busyboxImageTar();
-    const containerdPid = await spawnDetached('containerd', ['--config', join(dir, 'containerd', 'config.toml')], join(dir, 'containerd.log'), join(dir, 'containerd.pid'));
-    await until('containerd to serve its socket', async () => {
-      if (!(await running(containerdPid))) throw new Error(`containerd exited:\n${await logTail('containerd')}`);
-      return existsSync(containerdSocket(dir));
-    }, 30_000);
+    const containerdPid = await spawnDetached(
+      'containerd',
+      ['--config', join(dir, 'containerd', 'config.toml')],
+      join(dir, 'containerd.log'),
+      join(dir, 'containerd.pid'),
+    );
+    await until(
+      'containerd to serve its socket',
+      async () => {
+        if (!(await running(containerdPid))) throw new Error(`containerd exited:\n${await logTail('containerd')}`);
+        return existsSync(containerdSocket(dir));
+      },
+      30_000,
+    );
     await importImage(containerdSocket(dir), tar);
 
     // The driver and file provider, the driver's socket where the registration points kubelet.
     const pluginDir = join(rootDir, 'plugins', REGISTERED_DRIVER_NAME);
     await mkdir(pluginDir, { recursive: true });
     const driverArgs = [`--nodeid=${nodeName}`, ...(options.driverArgs ?? [])];
-    stack = await startDriverStack({ kubeconfig: cluster.driverKubeconfig, work: pluginDir, providerFiles: { 'README': 'secrets of the e2e tests\n' }, driverArgs });
+    stack = await startDriverStack({
+      kubeconfig: cluster.driverKubeconfig,
+      work: pluginDir,
+      providerFiles: { README: 'secrets of the e2e tests\n' },
+      driverArgs,
+    });
     await mkdir(join(rootDir, 'plugins_registry'), { recursive: true });
-    registration = await servePluginRegistration(join(rootDir, 'plugins_registry', `${REGISTERED_DRIVER_NAME}-reg.sock`), stack.socketPath);
+    registration = await servePluginRegistration(
+      join(rootDir, 'plugins_registry', `${REGISTERED_DRIVER_NAME}-reg.sock`),
+      stack.socketPath,
+    );
 
     // kubelet: sysctls saved first, its cgroup root made (and removed by the cleanup).
     await writeFile(join(dir, 'sysctls.saved'), await readSysctls());
@@ -165,23 +216,46 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
     await createCgroupRoot(cgroupRoot);
     await mkdir(podLogsDir, { recursive: true });
     const port = await freePort();
-    await writeFile(join(dir, 'kubelet-config.json'), kubeletConfig({ dir, rootDir, podLogsDir, cgroupRoot, port }, containerdSocket(dir)));
+    await writeFile(
+      join(dir, 'kubelet-config.json'),
+      kubeletConfig({ dir, rootDir, podLogsDir, cgroupRoot, port }, containerdSocket(dir)),
+    );
     const started = Date.now();
     // The admin kubeconfig stands in for node credentials: a throwaway test node, no NodeRestriction.
-    const kubeletPid = await spawnDetached(kubelet, [
-      `--config=${join(dir, 'kubelet-config.json')}`, `--kubeconfig=${join(cluster.dir, 'kubeconfig')}`,
-      `--root-dir=${rootDir}`, `--cert-dir=${join(dir, 'kubelet-pki')}`, `--hostname-override=${nodeName}`, '--v=2',
-    ], join(dir, 'kubelet.log'), join(dir, 'kubelet.pid'));
+    const kubeletPid = await spawnDetached(
+      kubelet,
+      [
+        `--config=${join(dir, 'kubelet-config.json')}`,
+        `--kubeconfig=${join(cluster.dir, 'kubeconfig')}`,
+        `--root-dir=${rootDir}`,
+        `--cert-dir=${join(dir, 'kubelet-pki')}`,
+        `--hostname-override=${nodeName}`,
+        '--v=2',
+      ],
+      join(dir, 'kubelet.log'),
+      join(dir, 'kubelet.pid'),
+    );
     let verdict: RegistrationVerdict | undefined;
-    void registration.verdict.then((v) => { verdict = v; });
-    const outcome = await until('kubelet to answer the driver\'s registration', async () =>
-      verdict ?? (!(await running(kubeletPid)) ? 'kubelet exited' : undefined), 90_000)
-      .catch(async (err: Error) => { throw new Error(`${err.message}; kubelet log:\n${await logTail('kubelet')}`); });
+    void registration.verdict.then((v) => {
+      verdict = v;
+    });
+    const outcome = await until(
+      "kubelet to answer the driver's registration",
+      async () => verdict ?? (!(await running(kubeletPid)) ? 'kubelet exited' : undefined),
+      90_000,
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message}; kubelet log:\n${await logTail('kubelet')}`);
+    });
     if (typeof outcome.value === 'string') throw new Error(`${outcome.value}; its log:\n${await logTail('kubelet')}`);
-    if (!outcome.value.registered) throw new Error(`kubelet refused the driver's registration: ${outcome.value.error}\n${await logTail('kubelet')}`);
+    if (!outcome.value.registered)
+      throw new Error(`kubelet refused the driver's registration: ${outcome.value.error}\n${await logTail('kubelet')}`);
     const csiNode = cluster.admin.config.makeApiClient(StorageV1Api);
-    await until('the CSINode object to list the driver', async () =>
-      (await csiNode.readCSINode({ name: nodeName })).spec?.drivers?.some((d) => d.name === REGISTERED_DRIVER_NAME), 60_000);
+    await until(
+      'the CSINode object to list the driver',
+      async () =>
+        (await csiNode.readCSINode({ name: nodeName })).spec?.drivers?.some((d) => d.name === REGISTERED_DRIVER_NAME),
+      60_000,
+    );
     const registeredMs = Date.now() - started;
     const restartDriver = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<DriverStack> => {
       const old = stack as DriverStack;
@@ -197,8 +271,18 @@ export async function startE2eNode(options: E2eNodeOptions = {}): Promise<E2eNod
       return stack;
     };
     return {
-      cluster, nodeName, dir, rootDir, podLogsDir, registeredMs, logTail, stop, restartDriver,
-      get stack() { return stack as DriverStack; },
+      cluster,
+      nodeName,
+      dir,
+      rootDir,
+      podLogsDir,
+      registeredMs,
+      logTail,
+      stop,
+      restartDriver,
+      get stack() {
+        return stack as DriverStack;
+      },
     };
   } catch (err) {
     await stop();

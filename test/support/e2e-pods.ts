@@ -17,11 +17,21 @@ export async function writeProviderFile(node: E2eNode, rel: string, contents: st
 }
 
 /** The container's log lines (CRI log format: `<time> <stream> <tag> <line>`), read from kubelet's pod logs dir. */
-export async function containerLog(node: E2eNode, ns: string, pod: string, uid: string, container: string): Promise<string> {
+export async function containerLog(
+  node: E2eNode,
+  ns: string,
+  pod: string,
+  uid: string,
+  container: string,
+): Promise<string> {
   const dir = join(node.podLogsDir, `${ns}_${pod}_${uid}`, container);
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.log')).sort();
   let out = '';
-  for (const f of files) out += (await readFile(join(dir, f), 'utf8')).split('\n').map((l) => l.split(' ').slice(3).join(' ')).join('\n');
+  for (const f of files)
+    out += (await readFile(join(dir, f), 'utf8'))
+      .split('\n')
+      .map((l) => l.split(' ').slice(3).join(' '))
+      .join('\n');
   return out;
 }
 
@@ -35,29 +45,54 @@ export async function runPod(node: E2eNode, ns: string, pod: V1Pod, timeoutMs = 
   const { cluster } = node;
   const name = pod.metadata?.name ?? '';
   const created = await cluster.admin.core.createNamespacedPod({ namespace: ns, body: pod });
-  await until(`pod ${name} to run`, async () => {
-    const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name });
-    return p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.ready) ? p : undefined;
-  }, timeoutMs).catch(async (err: Error) => {
+  await until(
+    `pod ${name} to run`,
+    async () => {
+      const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name });
+      return p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.ready) ? p : undefined;
+    },
+    timeoutMs,
+  ).catch(async (err: Error) => {
     const p = await cluster.admin.core.readNamespacedPod({ namespace: ns, name }).catch(() => undefined);
-    throw new Error(`${err.message}; pod status ${JSON.stringify(p?.status)}\nkubelet log:\n${await node.logTail('kubelet')}`);
+    throw new Error(
+      `${err.message}; pod status ${JSON.stringify(p?.status)}\nkubelet log:\n${await node.logTail('kubelet')}`,
+    );
   });
   return created.metadata?.uid ?? '';
 }
 
 /** A hostNetwork pod on the node with one busybox container and the CSI inline volume `secrets` of class `spc`. */
-export function csiPod(node: E2eNode, name: string, spc: string, script: string, image: string, extra: { securityContext?: Record<string, unknown>; env?: V1EnvVar[] } = {}): V1Pod {
+export function csiPod(
+  node: E2eNode,
+  name: string,
+  spc: string,
+  script: string,
+  image: string,
+  extra: { securityContext?: Record<string, unknown>; env?: V1EnvVar[] } = {},
+): V1Pod {
   return {
     metadata: { name },
     spec: {
-      nodeName: node.nodeName, hostNetwork: true, terminationGracePeriodSeconds: 1,
+      nodeName: node.nodeName,
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 1,
       ...(extra.securityContext ? { securityContext: extra.securityContext } : {}),
-      containers: [{
-        name: 'app', image, imagePullPolicy: 'Never', command: ['sh', '-c', script],
-        ...(extra.env ? { env: extra.env } : {}),
-        volumeMounts: [{ name: 'secrets', mountPath: '/mnt/secrets-store', readOnly: true }],
-      }],
-      volumes: [{ name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } }],
+      containers: [
+        {
+          name: 'app',
+          image,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', script],
+          ...(extra.env ? { env: extra.env } : {}),
+          volumeMounts: [{ name: 'secrets', mountPath: '/mnt/secrets-store', readOnly: true }],
+        },
+      ],
+      volumes: [
+        {
+          name: 'secrets',
+          csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } },
+        },
+      ],
     },
   };
 }

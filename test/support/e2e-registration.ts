@@ -35,21 +35,37 @@ interface RegistrationService {
  * `driverEndpoint` (a socket path).
  */
 export async function servePluginRegistration(socket: string, driverEndpoint: string): Promise<PluginRegistration> {
-  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true, defaults: true })) as unknown as RegistrationService;
+  const pkg = grpc.loadPackageDefinition(
+    protoLoader.loadSync(PROTO, { keepCase: true, defaults: true }),
+  ) as unknown as RegistrationService;
   let settle!: (v: RegistrationVerdict) => void;
-  const verdict = new Promise<RegistrationVerdict>((resolve) => { settle = resolve; });
+  const verdict = new Promise<RegistrationVerdict>((resolve) => {
+    settle = resolve;
+  });
   const server = new grpc.Server();
   server.addService(pkg.pluginregistration.Registration.service, {
     GetInfo: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      callback(null, { type: 'CSIPlugin', name: REGISTERED_DRIVER_NAME, endpoint: driverEndpoint, supported_versions: ['1.0.0'] });
+      callback(null, {
+        type: 'CSIPlugin',
+        name: REGISTERED_DRIVER_NAME,
+        endpoint: driverEndpoint,
+        supported_versions: ['1.0.0'],
+      });
     },
-    NotifyRegistrationStatus: (call: grpc.ServerUnaryCall<{ plugin_registered: boolean; error: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    NotifyRegistrationStatus: (
+      call: grpc.ServerUnaryCall<{ plugin_registered: boolean; error: string }, unknown>,
+      callback: grpc.sendUnaryData<unknown>,
+    ) => {
       settle({ registered: call.request.plugin_registered, error: call.request.error });
       callback(null, {});
     },
   });
   await rm(socket, { force: true });
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
   return {
     verdict,
     async stop() {

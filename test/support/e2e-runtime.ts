@@ -28,18 +28,30 @@ export function containerdConfig(dir: string): string {
     `state = ${JSON.stringify(join(base, 'state'))}`,
     // opt writes to /opt/containerd; the other snapshotters are not used here.
     'disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]',
-    '[grpc]', `  address = ${JSON.stringify(containerdSocket(dir))}`,
-    '[ttrpc]', `  address = ${JSON.stringify(`${containerdSocket(dir)}.ttrpc`)}`,
-    '[debug]', '  address = ""', '[metrics]', '  address = ""',
+    '[grpc]',
+    `  address = ${JSON.stringify(containerdSocket(dir))}`,
+    '[ttrpc]',
+    `  address = ${JSON.stringify(`${containerdSocket(dir)}.ttrpc`)}`,
+    '[debug]',
+    '  address = ""',
+    '[metrics]',
+    '  address = ""',
     `[${cri}]`,
     `  sandbox_image = ${JSON.stringify(E2E_IMAGE)}`,
     // root here lacks CAP_SYS_RESOURCE: without this every sandbox fails in runc create.
     '  restrict_oom_score_adj = true',
-    '  stream_server_address = "127.0.0.1"', '  stream_server_port = "0"',
-    `[${cri}.containerd]`, '  snapshotter = "overlayfs"', '  default_runtime_name = "runc"',
-    `[${cri}.containerd.runtimes.runc]`, '  runtime_type = "io.containerd.runc.v2"',
-    `[${cri}.containerd.runtimes.runc.options]`, '  SystemdCgroup = false',
-    `[${cri}.cni]`, `  bin_dir = ${JSON.stringify(join(base, 'cni-bin'))}`, `  conf_dir = ${JSON.stringify(join(base, 'cni-conf'))}`,
+    '  stream_server_address = "127.0.0.1"',
+    '  stream_server_port = "0"',
+    `[${cri}.containerd]`,
+    '  snapshotter = "overlayfs"',
+    '  default_runtime_name = "runc"',
+    `[${cri}.containerd.runtimes.runc]`,
+    '  runtime_type = "io.containerd.runc.v2"',
+    `[${cri}.containerd.runtimes.runc.options]`,
+    '  SystemdCgroup = false',
+    `[${cri}.cni]`,
+    `  bin_dir = ${JSON.stringify(join(base, 'cni-bin'))}`,
+    `  conf_dir = ${JSON.stringify(join(base, 'cni-conf'))}`,
     '',
   ].join('\n');
 }
@@ -60,30 +72,39 @@ export interface KubeletLayout {
  * one else reaches), no image GC or disk eviction (the only image is imported, not pulled).
  */
 export function kubeletConfig(layout: KubeletLayout, containerdSock: string): string {
-  return JSON.stringify({
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    failCgroupV1: false,
-    cgroupDriver: 'cgroupfs',
-    cgroupRoot: layout.cgroupRoot,
-    cgroupsPerQOS: true,
-    containerRuntimeEndpoint: `unix://${containerdSock}`,
-    podLogsDir: layout.podLogsDir,
-    volumePluginDir: join(layout.dir, 'volume-plugins'),
-    address: '127.0.0.1',
-    port: layout.port,
-    readOnlyPort: 0,
-    healthzPort: 0,
-    authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
-    authorization: { mode: 'AlwaysAllow' },
-    failSwapOn: false,
-    resolvConf: '',
-    imageGCHighThresholdPercent: 100,
-    imageGCLowThresholdPercent: 99,
-    evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '0%', 'imagefs.available': '0%', 'nodefs.inodesFree': '0%' },
-    makeIPTablesUtilChains: false,
-    syncFrequency: '10s',
-  }, null, 2);
+  return JSON.stringify(
+    {
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      failCgroupV1: false,
+      cgroupDriver: 'cgroupfs',
+      cgroupRoot: layout.cgroupRoot,
+      cgroupsPerQOS: true,
+      containerRuntimeEndpoint: `unix://${containerdSock}`,
+      podLogsDir: layout.podLogsDir,
+      volumePluginDir: join(layout.dir, 'volume-plugins'),
+      address: '127.0.0.1',
+      port: layout.port,
+      readOnlyPort: 0,
+      healthzPort: 0,
+      authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
+      authorization: { mode: 'AlwaysAllow' },
+      failSwapOn: false,
+      resolvConf: '',
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+      evictionHard: {
+        'memory.available': '1Mi',
+        'nodefs.available': '0%',
+        'imagefs.available': '0%',
+        'nodefs.inodesFree': '0%',
+      },
+      makeIPTablesUtilChains: false,
+      syncFrequency: '10s',
+    },
+    null,
+    2,
+  );
 }
 
 /** A TCP port free on loopback a moment ago. */
@@ -99,7 +120,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts `command` detached with output to `log`, recording its pid in `pidFile` (for cleanup-node.sh). */
-export async function spawnDetached(command: string, args: readonly string[], log: string, pidFile: string): Promise<number> {
+export async function spawnDetached(
+  command: string,
+  args: readonly string[],
+  log: string,
+  pidFile: string,
+): Promise<number> {
   const fd = openSync(log, 'a');
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd] });
@@ -126,7 +152,18 @@ export async function running(pid: number): Promise<boolean> {
 }
 
 /** The cgroup v1 hierarchies mounted under /sys/fs/cgroup that kubelet uses. */
-export const KUBELET_CGROUP_CONTROLLERS = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids', 'hugetlb', 'blkio', 'devices', 'freezer', 'systemd'] as const;
+export const KUBELET_CGROUP_CONTROLLERS = [
+  'cpu',
+  'cpuacct',
+  'cpuset',
+  'memory',
+  'pids',
+  'hugetlb',
+  'blkio',
+  'devices',
+  'freezer',
+  'systemd',
+] as const;
 
 /** Creates `cgroupRoot` in every mounted v1 hierarchy (kubelet requires it to exist). */
 export async function createCgroupRoot(cgroupRoot: string): Promise<void> {
@@ -138,6 +175,7 @@ export async function createCgroupRoot(cgroupRoot: string): Promise<void> {
 /** The current values of KUBELET_SYSCTLS as `key=value` lines. */
 export async function readSysctls(): Promise<string> {
   const lines: string[] = [];
-  for (const key of KUBELET_SYSCTLS) lines.push(`${key}=${(await readFile(`/proc/sys/${key.replace(/\./g, '/')}`, 'utf8')).trim()}`);
+  for (const key of KUBELET_SYSCTLS)
+    lines.push(`${key}=${(await readFile(`/proc/sys/${key.replace(/\./g, '/')}`, 'utf8')).trim()}`);
   return `${lines.join('\n')}\n`;
 }

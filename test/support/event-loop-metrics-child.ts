@@ -7,7 +7,8 @@ import { createProcessRegistry } from '../../lib/process-registry.js';
 
 const mode = process.argv[2];
 const windowMs = Number(process.argv[3]);
-const sleeps = (): number => Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+const sleeps = (): number =>
+  Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 const registry = createProcessRegistry();
 // Let start-up settle, and start the window with an empty histogram (a scrape resets it).
 setTimeout(() => {
@@ -17,7 +18,9 @@ setTimeout(() => {
     if (mode === 'busy') {
       const block = (): void => {
         const until = performance.now() + 50;
-        while (performance.now() < until) { /* the event loop is blocked */ }
+        while (performance.now() < until) {
+          /* the event loop is blocked */
+        }
         if (performance.now() < end) setTimeout(block, 7);
       };
       setTimeout(block, 7);

@@ -5,7 +5,12 @@
 // helpers are read-only and 0555, the HMAC key comes from the Secret, /tmp is writable
 // (each helper call's working directory) while the root filesystem is not.
 import { expect } from 'chai';
-import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
+import {
+  checkProbesAndSelector,
+  checkProviderSocket,
+  checkUnprivileged,
+  healthPortOf,
+} from './provider-daemonset-checks.js';
 import { container, hostPathOf as hostPath, volumeFileOf, type Obj } from './deploy-manifests.js';
 import { projectedKey } from './vault-provider-daemonset.js';
 import { parseGoDuration } from '../../lib/duration.js';
@@ -22,7 +27,11 @@ export const HELPER_MODE = 0o555;
 
 /** Where the helpers come from. */
 export type ExecHelpersSource =
-  | { readonly kind: 'configMap'; readonly name: string; readonly filesConfigMap?: { readonly name: string; readonly paths: readonly string[] } | undefined }
+  | {
+      readonly kind: 'configMap';
+      readonly name: string;
+      readonly filesConfigMap?: { readonly name: string; readonly paths: readonly string[] } | undefined;
+    }
   | { readonly kind: 'hostPath'; readonly path: string };
 
 /** What the DaemonSet was rendered or written for. */
@@ -74,7 +83,9 @@ function checkHelpers(ds: Obj, c: Obj, helpersDir: string, want: ExecHelpersSour
   expect(sources).to.have.lengthOf(2);
   expect(files?.['name'], 'the helper files ConfigMap').to.equal(want.filesConfigMap.name);
   const items = (files?.['items'] ?? []) as Obj[];
-  expect(items.map((i) => i['path']).sort(), 'helper files at their paths').to.deep.equal([...want.filesConfigMap.paths].sort());
+  expect(items.map((i) => i['path']).sort(), 'helper files at their paths').to.deep.equal(
+    [...want.filesConfigMap.paths].sort(),
+  );
   for (const i of items) {
     // In a subdirectory: a helper file never shadows a helper, nor runs as one.
     expect(String(i['path']), 'a helper file lies in a subdirectory').to.match(/^[A-Za-z0-9_-][A-Za-z0-9._-]*\/[^/]/);
@@ -120,8 +131,10 @@ export function checkExecProviderDaemonSet(ds: Obj, driverDs: Obj, want: ExecDae
   const pod = ds['spec'].template.spec as Obj;
   checkUnprivileged(ds);
   const sc = c['securityContext'] as Obj;
-  expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(sc['runAsGroup']);
-  expect(pod['hostNetwork'], 'helpers stay off the node\'s network').to.not.equal(true);
+  expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(
+    sc['runAsGroup'],
+  );
+  expect(pod['hostNetwork'], "helpers stay off the node's network").to.not.equal(true);
   expect(pod['nodeSelector']?.['kubernetes.io/os']).to.equal('linux');
 
   const port = healthPortOf(flags);

@@ -26,7 +26,10 @@ export function rebindUpstreamRbac(objects: readonly KubernetesObject[]): Kubern
   const out: KubernetesObject[] = [];
   for (const obj of objects as readonly RbacObject[]) {
     if (obj.kind !== 'ClusterRole' && obj.kind !== 'ClusterRoleBinding') continue;
-    const copy: RbacObject = { ...obj, metadata: { ...obj.metadata, name: `${NAME_PREFIX}${obj.metadata?.name ?? ''}` } };
+    const copy: RbacObject = {
+      ...obj,
+      metadata: { ...obj.metadata, name: `${NAME_PREFIX}${obj.metadata?.name ?? ''}` },
+    };
     if (obj.kind === 'ClusterRoleBinding') {
       copy.roleRef = { ...obj.roleRef, name: `${NAME_PREFIX}${obj.roleRef?.name ?? ''}` };
       copy.subjects = [{ kind: 'ServiceAccount', ...GO_DRIVER_SERVICE_ACCOUNT }];
@@ -39,10 +42,15 @@ export function rebindUpstreamRbac(objects: readonly KubernetesObject[]): Kubern
 async function createKubeconfig(cluster: KubeCluster, binary: string): Promise<string> {
   const rbacDir = join(dirname(binary), 'deploy');
   const files = (await readdir(rbacDir)).filter((f) => f.endsWith('.yaml')).sort();
-  if (files.length === 0) throw new Error(`no upstream RBAC manifests in ${rbacDir}: re-run test/peers/install.sh upstream-driver`);
-  await cluster.admin.core.createNamespacedServiceAccount({ namespace: GO_DRIVER_SERVICE_ACCOUNT.namespace, body: { metadata: { name: GO_DRIVER_SERVICE_ACCOUNT.name } } });
+  if (files.length === 0)
+    throw new Error(`no upstream RBAC manifests in ${rbacDir}: re-run test/peers/install.sh upstream-driver`);
+  await cluster.admin.core.createNamespacedServiceAccount({
+    namespace: GO_DRIVER_SERVICE_ACCOUNT.namespace,
+    body: { metadata: { name: GO_DRIVER_SERVICE_ACCOUNT.name } },
+  });
   for (const f of files) {
-    for (const obj of rebindUpstreamRbac(await readManifests(join(rbacDir, f)))) await cluster.admin.objects.create(obj);
+    for (const obj of rebindUpstreamRbac(await readManifests(join(rbacDir, f))))
+      await cluster.admin.objects.create(obj);
   }
   const path = join(cluster.dir, 'go-driver-kubeconfig');
   await writeServiceAccountKubeconfig(cluster, GO_DRIVER_SERVICE_ACCOUNT, path, 24 * 3600);

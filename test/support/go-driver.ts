@@ -60,7 +60,8 @@ export interface GoDriverStack {
 /** Why the Go driver cannot run here, or undefined when it can. */
 export function goDriverUnavailable(): string | undefined {
   if (!CAN_MOUNT) return 'the Go driver mounts tmpfs with mount(8): needs root';
-  if (!peerBinary(GO_DRIVER_PEER)) return `test peer upstream-driver is not installed (${GO_DRIVER_PEER} missing from peers.env): run bash test/peers/install.sh upstream-driver (needs Go and the module proxy)`;
+  if (!peerBinary(GO_DRIVER_PEER))
+    return `test peer upstream-driver is not installed (${GO_DRIVER_PEER} missing from peers.env): run bash test/peers/install.sh upstream-driver (needs Go and the module proxy)`;
   return undefined;
 }
 
@@ -82,15 +83,28 @@ export async function startGoDriverStack(options: GoDriverStackOptions): Promise
     await options.prepare?.(work);
     const providers = new Map<string, Child>();
     for (const p of options.providers) {
-      const child = await startCli(['provider', p.name, `--endpoint=unix://${join(providersDir, `${p.name}.sock`)}`, ...(p.args?.(work) ?? [])], /provider started/, p.env ? { env: { ...process.env, ...p.env } } : {});
+      const child = await startCli(
+        ['provider', p.name, `--endpoint=unix://${join(providersDir, `${p.name}.sock`)}`, ...(p.args?.(work) ?? [])],
+        /provider started/,
+        p.env ? { env: { ...process.env, ...p.env } } : {},
+      );
       children.push(child);
       providers.set(p.name, child);
     }
-    const driver = await startProcess(binary, goDriverArgs({ socketPath, nodeName, kubeconfig, providersDir, rotation: options.rotation ?? false }), GO_DRIVER_READY);
+    const driver = await startProcess(
+      binary,
+      goDriverArgs({ socketPath, nodeName, kubeconfig, providersDir, rotation: options.rotation ?? false }),
+      GO_DRIVER_READY,
+    );
     children.push(driver);
     const client = new CsiClient(socketPath);
     return {
-      work, nodeName, kubeletDir, client, driver, providers,
+      work,
+      nodeName,
+      kubeletDir,
+      client,
+      driver,
+      providers,
       pod: (pod) => createInlinePod(options.cluster, { ...pod, nodeName, kubeletDir }),
       async stop() {
         client.close();

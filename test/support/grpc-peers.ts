@@ -17,7 +17,10 @@ export function grpcRequestHeaders(path: string, extra: OutgoingHttpHeaders = {}
 
 /** An HTTP/2 session on a Unix socket that never throws: its errors are the test's to provoke. */
 export function rawSession(socketPath: string): ClientHttp2Session {
-  const session = connect('http://localhost', { createConnection: () => netConnect(socketPath), maxSendHeaderBlockLength: 10_000_000 });
+  const session = connect('http://localhost', {
+    createConnection: () => netConnect(socketPath),
+    maxSendHeaderBlockLength: 10_000_000,
+  });
   session.on('error', () => {});
   return session;
 }
@@ -31,7 +34,11 @@ export interface RawExchange {
 }
 
 /** Sends one HTTP/2 request of `body` chunks to `socketPath` on a fresh session and collects the answer. */
-export function rawRequest(socketPath: string, headers: OutgoingHttpHeaders, body: Buffer[] = []): Promise<RawExchange> {
+export function rawRequest(
+  socketPath: string,
+  headers: OutgoingHttpHeaders,
+  body: Buffer[] = [],
+): Promise<RawExchange> {
   return new Promise((resolve) => {
     const session = rawSession(socketPath);
     const stream = session.request(headers, { endStream: body.length === 0 });
@@ -39,8 +46,13 @@ export function rawRequest(socketPath: string, headers: OutgoingHttpHeaders, bod
     let trailers: IncomingHttpHeaders | undefined;
     const chunks: Buffer[] = [];
     stream.on('error', () => {});
-    stream.on('response', (h, flags) => { responseHeaders = h; if (flags & 0x1) trailers = h; });
-    stream.on('trailers', (t) => { trailers = t; });
+    stream.on('response', (h, flags) => {
+      responseHeaders = h;
+      if (flags & 0x1) trailers = h;
+    });
+    stream.on('trailers', (t) => {
+      trailers = t;
+    });
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('close', () => {
       session.close();

@@ -44,22 +44,46 @@ export interface ChartValueSet {
 
 const BASE_ROLE = 'secretproviderclasses-role';
 /** Upstream's roles aggregated into admin/edit/view (bound to nobody), rendered with rbac.install. */
-export const AGGREGATED_ROLES = ['secretproviderclasses-admin-role', 'secretproviderclasses-viewer-role', 'secretproviderclasspodstatuses-viewer-role'];
+export const AGGREGATED_ROLES = [
+  'secretproviderclasses-admin-role',
+  'secretproviderclasses-viewer-role',
+  'secretproviderclasspodstatuses-viewer-role',
+];
 const SYNC_ROLE = 'secretprovidersyncing-role';
 const ROTATION_ROLE = 'secretproviderrotation-role';
 const RESTART_ROLE = 'secretproviderrestart-role';
 const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'];
 
 const DEFAULTS: ChartExpectation = {
-  sync: true, rotation: true, rotationMode: 'reconciler', rotationPollIntervalMs: 120_000,
+  sync: true,
+  rotation: true,
+  rotationMode: 'reconciler',
+  rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-  providerFile: true, providerVault: undefined, providerAzure: undefined, providerExec: undefined, providerPki: undefined, crds: true, kubeletRootDir: '/var/lib/kubelet', providerDirs: UPSTREAM_DIRS, tokenAudiences: [],
-  logLevel: 'info', maxCallRecvMsgSize: 4 * 1024 * 1024, driverImage: 'secrets-store-csi/driver:0.1.0',
+  providerFile: true,
+  providerVault: undefined,
+  providerAzure: undefined,
+  providerExec: undefined,
+  providerPki: undefined,
+  crds: true,
+  kubeletRootDir: '/var/lib/kubelet',
+  providerDirs: UPSTREAM_DIRS,
+  tokenAudiences: [],
+  logLevel: 'info',
+  maxCallRecvMsgSize: 4 * 1024 * 1024,
+  driverImage: 'secrets-store-csi/driver:0.1.0',
 };
 
-const resources = (cpu: string, memory: string, cpuReq: string, memoryReq: string) => ({ limits: { cpu, memory }, requests: { cpu: cpuReq, memory: memoryReq } });
+const resources = (cpu: string, memory: string, cpuReq: string, memoryReq: string) => ({
+  limits: { cpu, memory },
+  requests: { cpu: cpuReq, memory: memoryReq },
+});
 const notVirtualKubelet = {
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }] } },
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }],
+    },
+  },
 };
 
 /** The keys and defaults of upstream v1.6.0's values.yaml (windows.* trimmed to what it sets). */
@@ -67,12 +91,26 @@ export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
   linux: {
     enabled: true,
     image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
-    crds: { enabled: true, image: { repository: 'registry.k8s.io/csi-secrets-store/driver-crds', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' }, resources: {}, annotations: {}, podLabels: {} },
+    crds: {
+      enabled: true,
+      image: { repository: 'registry.k8s.io/csi-secrets-store/driver-crds', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+      resources: {},
+      annotations: {},
+      podLabels: {},
+    },
     affinity: notVirtualKubelet,
     driver: { resources: resources('200m', '200Mi', '50m', '100Mi') },
-    registrarImage: { repository: 'registry.k8s.io/sig-storage/csi-node-driver-registrar', tag: 'v2.16.0', pullPolicy: 'IfNotPresent' },
+    registrarImage: {
+      repository: 'registry.k8s.io/sig-storage/csi-node-driver-registrar',
+      tag: 'v2.16.0',
+      pullPolicy: 'IfNotPresent',
+    },
     registrar: { resources: resources('100m', '100Mi', '10m', '20Mi'), logVerbosity: 5 },
-    livenessProbeImage: { repository: 'registry.k8s.io/sig-storage/livenessprobe', tag: 'v2.18.0', pullPolicy: 'IfNotPresent' },
+    livenessProbeImage: {
+      repository: 'registry.k8s.io/sig-storage/livenessprobe',
+      tag: 'v2.18.0',
+      pullPolicy: 'IfNotPresent',
+    },
     livenessProbe: { resources: resources('100m', '100Mi', '10m', '20Mi') },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
     kubeletRootDir: '/var/lib/kubelet',
@@ -118,12 +156,23 @@ export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
 
 /** The token audience of Azure workload identity, which providers.azure adds to the CSIDriver. */
 export const AZURE_AUDIENCE = 'api://AzureADTokenExchange';
-const AZURE_DEFAULTS: AzureDaemonSetExpectation = { constructPemChain: true, writeCertAndKeyInSeparateFiles: false, cloudName: 'AzurePublicCloud', healthPort: 8989 };
+const AZURE_DEFAULTS: AzureDaemonSetExpectation = {
+  constructPemChain: true,
+  writeCertAndKeyInSeparateFiles: false,
+  cloudName: 'AzurePublicCloud',
+  healthPort: 8989,
+};
 /** The exec provider's DaemonSet name in the chart tests' release, and so its ConfigMaps' prefix. */
 const EXEC_DS = 'csi-secrets-store-secrets-store-csi-driver-provider-exec';
 /** A helper for the exec value sets: any program text; the chart renders it verbatim. */
 const HELPER = '#!/bin/sh\nexec cat -- "${0%/*}/data.d/$SSC_PARAM_PATH"\n';
-const EXEC_DEFAULTS = { helperTimeout: '10s', maxOutputBytes: 1048576, maxConcurrentHelpers: 8, healthPort: 8991, hmacSecret: { name: 'exec-provider-hmac-key', key: 'key' } };
+const EXEC_DEFAULTS = {
+  helperTimeout: '10s',
+  maxOutputBytes: 1048576,
+  maxConcurrentHelpers: 8,
+  healthPort: 8991,
+  hmacSecret: { name: 'exec-provider-hmac-key', key: 'key' },
+};
 const PKI_DEFAULTS: PkiDaemonSetExpectation = { minDuration: '1h', healthPort: 8992 };
 
 /** The value sets every chart test covers. */
@@ -132,31 +181,71 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   {
     name: "upstream v1.6.0's default values",
     values: UPSTREAM_DEFAULT_VALUES,
-    expect: { ...DEFAULTS, sync: false, rotation: false, clusterRoles: [BASE_ROLE], driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0' },
+    expect: {
+      ...DEFAULTS,
+      sync: false,
+      rotation: false,
+      clusterRoles: [BASE_ROLE],
+      driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0',
+    },
   },
-  { name: 'Secret sync off', values: { syncSecret: { enabled: false } }, expect: { ...DEFAULTS, sync: false, clusterRoles: [BASE_ROLE, ROTATION_ROLE].sort() } },
-  { name: 'rotation off', values: { enableSecretRotation: false }, expect: { ...DEFAULTS, rotation: false, clusterRoles: [BASE_ROLE, SYNC_ROLE].sort() } },
+  {
+    name: 'Secret sync off',
+    values: { syncSecret: { enabled: false } },
+    expect: { ...DEFAULTS, sync: false, clusterRoles: [BASE_ROLE, ROTATION_ROLE].sort() },
+  },
+  {
+    name: 'rotation off',
+    values: { enableSecretRotation: false },
+    expect: { ...DEFAULTS, rotation: false, clusterRoles: [BASE_ROLE, SYNC_ROLE].sort() },
+  },
   {
     name: 'rotation on with tokenRequests (upstream style)',
-    values: { enableSecretRotation: true, rotationPollInterval: '30s', tokenRequests: [{ audience: 'vault' }, { audience: 'api://AzureADTokenExchange', expirationSeconds: 3600 }] },
+    values: {
+      enableSecretRotation: true,
+      rotationPollInterval: '30s',
+      tokenRequests: [{ audience: 'vault' }, { audience: 'api://AzureADTokenExchange', expirationSeconds: 3600 }],
+    },
     expect: { ...DEFAULTS, rotationPollIntervalMs: 30_000, tokenAudiences: ['vault', 'api://AzureADTokenExchange'] },
   },
   {
     name: 'republish mode',
     values: { enableSecretRotation: true, rotationMode: 'republish', tokenRequests: [{ audience: 'vault' }] },
     // kubelet passes the tokens and the nodePublishSecretRef: no rotation role.
-    expect: { ...DEFAULTS, rotationMode: 'republish', clusterRoles: [BASE_ROLE, SYNC_ROLE].sort(), tokenAudiences: ['vault'] },
+    expect: {
+      ...DEFAULTS,
+      rotationMode: 'republish',
+      clusterRoles: [BASE_ROLE, SYNC_ROLE].sort(),
+      tokenAudiences: ['vault'],
+    },
   },
   // As upstream's chart: the sync role follows syncSecret.enabled, rbac.install the rest.
-  { name: 'rbac.install=false', values: { rbac: { install: false } }, expect: { ...DEFAULTS, clusterRoles: [ROTATION_ROLE, SYNC_ROLE].sort() } },
-  { name: 'custom kubeletRootDir', values: { linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } }, expect: { ...DEFAULTS, kubeletRootDir: '/var/lib/k0s/kubelet' } },
-  { name: 'providers off', values: { providers: { file: { enabled: false } } }, expect: { ...DEFAULTS, providerFile: false } },
+  {
+    name: 'rbac.install=false',
+    values: { rbac: { install: false } },
+    expect: { ...DEFAULTS, clusterRoles: [ROTATION_ROLE, SYNC_ROLE].sort() },
+  },
+  {
+    name: 'custom kubeletRootDir',
+    values: { linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } },
+    expect: { ...DEFAULTS, kubeletRootDir: '/var/lib/k0s/kubelet' },
+  },
+  {
+    name: 'providers off',
+    values: { providers: { file: { enabled: false } } },
+    expect: { ...DEFAULTS, providerFile: false },
+  },
   {
     name: 'vault provider on',
     values: { providers: { vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' } } },
     expect: {
-      ...DEFAULTS, tokenAudiences: ['vault'],
-      providerVault: { vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' } },
+      ...DEFAULTS,
+      tokenAudiences: ['vault'],
+      providerVault: {
+        vaultAddress: 'https://vault.vault.svc:8200',
+        authMount: 'kubernetes',
+        hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' },
+      },
     },
   },
   {
@@ -166,29 +255,56 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       providers: {
         file: { enabled: false },
         vault: {
-          enabled: true, vaultAddress: 'https://openbao.openbao.svc:8200/', vaultAuthMountPath: 'jwt', vaultNamespace: 'team-a',
-          caCert: { secretName: 'openbao-tls', key: 'ca.pem' }, hmacKeySecret: { name: 'bao-hmac', key: 'hmac.key' },
-          tokenRequest: { audience: 'bao', expirationSeconds: 600 }, healthPort: 9991,
+          enabled: true,
+          vaultAddress: 'https://openbao.openbao.svc:8200/',
+          vaultAuthMountPath: 'jwt',
+          vaultNamespace: 'team-a',
+          caCert: { secretName: 'openbao-tls', key: 'ca.pem' },
+          hmacKeySecret: { name: 'bao-hmac', key: 'hmac.key' },
+          tokenRequest: { audience: 'bao', expirationSeconds: 600 },
+          healthPort: 9991,
           extraArgs: ['--cache-size=200', '--vault-tls-server-name=openbao.internal'],
           env: [{ name: 'NO_PROXY', value: 'openbao.openbao.svc' }],
-          image: { repository: 'registry.example.com/ssc/provider', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+          image: {
+            repository: 'registry.example.com/ssc/provider',
+            digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+          },
         },
       },
     },
     expect: {
-      ...DEFAULTS, providerFile: false, tokenAudiences: ['api://AzureADTokenExchange', 'bao'],
+      ...DEFAULTS,
+      providerFile: false,
+      tokenAudiences: ['api://AzureADTokenExchange', 'bao'],
       providerVault: {
-        vaultAddress: 'https://openbao.openbao.svc:8200/', authMount: 'jwt', vaultNamespace: 'team-a',
-        hmacSecret: { name: 'bao-hmac', key: 'hmac.key' }, ca: { kind: 'secret', name: 'openbao-tls', key: 'ca.pem' },
+        vaultAddress: 'https://openbao.openbao.svc:8200/',
+        authMount: 'jwt',
+        vaultNamespace: 'team-a',
+        hmacSecret: { name: 'bao-hmac', key: 'hmac.key' },
+        ca: { kind: 'secret', name: 'openbao-tls', key: 'ca.pem' },
       },
     },
   },
   {
     name: 'vault provider with a CA ConfigMap and no token audience',
-    values: { providers: { vault: { enabled: true, vaultAddress: 'http://10.0.0.5:8200', caCert: { configMapName: 'vault-ca' }, tokenRequest: { audience: '' } } } },
+    values: {
+      providers: {
+        vault: {
+          enabled: true,
+          vaultAddress: 'http://10.0.0.5:8200',
+          caCert: { configMapName: 'vault-ca' },
+          tokenRequest: { audience: '' },
+        },
+      },
+    },
     expect: {
       ...DEFAULTS,
-      providerVault: { vaultAddress: 'http://10.0.0.5:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' }, ca: { kind: 'configMap', name: 'vault-ca', key: 'ca.crt' } },
+      providerVault: {
+        vaultAddress: 'http://10.0.0.5:8200',
+        authMount: 'kubernetes',
+        hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' },
+        ca: { kind: 'configMap', name: 'vault-ca', key: 'ca.crt' },
+      },
     },
   },
   {
@@ -203,19 +319,36 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       providers: {
         vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' },
         azure: {
-          enabled: true, constructPEMChain: false, writeCertAndKeyInSeparateFiles: true, cloudName: 'AzureUSGovernmentCloud', healthPort: 9898,
+          enabled: true,
+          constructPEMChain: false,
+          writeCertAndKeyInSeparateFiles: true,
+          cloudName: 'AzureUSGovernmentCloud',
+          healthPort: 9898,
           extraArgs: ['--read-cache-window=10s', '--identity-cache-size=200'],
           env: [{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/azure-ca/ca.crt' }],
           volumes: [{ name: 'azure-ca', configMap: { name: 'azure-ca' } }],
           volumeMounts: [{ name: 'azure-ca', mountPath: '/etc/azure-ca', readOnly: true }],
-          image: { repository: 'registry.example.com/ssc/provider', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+          image: {
+            repository: 'registry.example.com/ssc/provider',
+            digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+          },
         },
       },
     },
     expect: {
-      ...DEFAULTS, tokenAudiences: [AZURE_AUDIENCE, 'vault'],
-      providerVault: { vaultAddress: 'https://vault.vault.svc:8200', authMount: 'kubernetes', hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' } },
-      providerAzure: { constructPemChain: false, writeCertAndKeyInSeparateFiles: true, cloudName: 'AzureUSGovernmentCloud', healthPort: 9898 },
+      ...DEFAULTS,
+      tokenAudiences: [AZURE_AUDIENCE, 'vault'],
+      providerVault: {
+        vaultAddress: 'https://vault.vault.svc:8200',
+        authMount: 'kubernetes',
+        hmacSecret: { name: 'vault-provider-hmac-key', key: 'key' },
+      },
+      providerAzure: {
+        constructPemChain: false,
+        writeCertAndKeyInSeparateFiles: true,
+        cloudName: 'AzureUSGovernmentCloud',
+        healthPort: 9898,
+      },
     },
   },
   {
@@ -225,10 +358,25 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'exec provider on, helpers and their files from values',
-    values: { providers: { exec: { enabled: true, helpers: { 'get.sh': HELPER, 'other-helper': '#!/bin/sh\necho hi\n' }, helperFiles: { 'data.d/a.txt': 'a', 'data.d/sub/b.txt': 'b' } } } },
+    values: {
+      providers: {
+        exec: {
+          enabled: true,
+          helpers: { 'get.sh': HELPER, 'other-helper': '#!/bin/sh\necho hi\n' },
+          helperFiles: { 'data.d/a.txt': 'a', 'data.d/sub/b.txt': 'b' },
+        },
+      },
+    },
     expect: {
       ...DEFAULTS,
-      providerExec: { ...EXEC_DEFAULTS, helpers: { kind: 'configMap', name: `${EXEC_DS}-helpers`, filesConfigMap: { name: `${EXEC_DS}-helper-files`, paths: ['data.d/a.txt', 'data.d/sub/b.txt'] } } },
+      providerExec: {
+        ...EXEC_DEFAULTS,
+        helpers: {
+          kind: 'configMap',
+          name: `${EXEC_DS}-helpers`,
+          filesConfigMap: { name: `${EXEC_DS}-helper-files`, paths: ['data.d/a.txt', 'data.d/sub/b.txt'] },
+        },
+      },
     },
   },
   {
@@ -237,8 +385,14 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       providers: {
         file: { enabled: false },
         exec: {
-          enabled: true, helpersHostPath: '/opt/ssc-helpers', hmacKeySecret: { name: 'exec-hmac', key: 'hmac.key' },
-          helperTimeout: '30s', maxOutputBytes: 65536, maxConcurrentHelpers: 2, healthPort: 9993, tmpSizeLimit: '64Mi',
+          enabled: true,
+          helpersHostPath: '/opt/ssc-helpers',
+          hmacKeySecret: { name: 'exec-hmac', key: 'hmac.key' },
+          helperTimeout: '30s',
+          maxOutputBytes: 65536,
+          maxConcurrentHelpers: 2,
+          healthPort: 9993,
+          tmpSizeLimit: '64Mi',
           extraArgs: ['--log-level=debug'],
           env: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=128' }],
           volumes: [{ name: 'bao', hostPath: { path: '/usr/local/bin/bao', type: 'File' } }],
@@ -246,24 +400,43 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           nodeSelector: { 'node-role.kubernetes.io/worker': 'true' },
           tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'secrets', effect: 'NoSchedule' }],
           resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-          image: { repository: 'registry.example.com/ssc/provider-with-bao', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+          image: {
+            repository: 'registry.example.com/ssc/provider-with-bao',
+            digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+          },
         },
       },
     },
     expect: {
-      ...DEFAULTS, providerFile: false,
-      providerExec: { helpers: { kind: 'hostPath', path: '/opt/ssc-helpers' }, hmacSecret: { name: 'exec-hmac', key: 'hmac.key' }, helperTimeout: '30s', maxOutputBytes: 65536, maxConcurrentHelpers: 2, healthPort: 9993 },
+      ...DEFAULTS,
+      providerFile: false,
+      providerExec: {
+        helpers: { kind: 'hostPath', path: '/opt/ssc-helpers' },
+        hmacSecret: { name: 'exec-hmac', key: 'hmac.key' },
+        helperTimeout: '30s',
+        maxOutputBytes: 65536,
+        maxConcurrentHelpers: 2,
+        healthPort: 9993,
+      },
     },
   },
-  { name: 'pki provider on', values: { providers: { pki: { enabled: true } } }, expect: { ...DEFAULTS, providerPki: PKI_DEFAULTS } },
+  {
+    name: 'pki provider on',
+    values: { providers: { pki: { enabled: true } } },
+    expect: { ...DEFAULTS, providerPki: PKI_DEFAULTS },
+  },
   {
     name: 'pki and exec providers, pki customised',
     values: {
       providers: {
         exec: { enabled: true, helpers: { 'get.sh': HELPER } },
         pki: {
-          enabled: true, minDuration: '10m', healthPort: 9994, extraArgs: ['--log-level=debug'],
-          nodeSelector: { 'kubernetes.io/arch': 'amd64' }, priorityClassName: '',
+          enabled: true,
+          minDuration: '10m',
+          healthPort: 9994,
+          extraArgs: ['--log-level=debug'],
+          nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+          priorityClassName: '',
           resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { cpu: '2', memory: '256Mi' } },
           image: { repository: 'registry.example.com/ssc/provider', tag: '9.9.9' },
         },
@@ -285,7 +458,11 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
       workloadRestart: { enabled: true },
       linux: {
         crds: { enabled: false },
-        image: { repository: 'registry.example.com/ssc/driver', tag: 'ignored', digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+        image: {
+          repository: 'registry.example.com/ssc/driver',
+          tag: 'ignored',
+          digest: 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+        },
         providersDir: '/run/providers',
         additionalProvidersDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers'],
         metricsAddr: '127.0.0.1:9095',
@@ -300,14 +477,29 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
         podLabels: { tier: 'node' },
         driver: { extraArgs: ['--provider-timeout=20s', '--max-objects-per-volume=500'] },
       },
-      providers: { file: { rootDir: '/srv/secrets', stateDir: '/srv/secrets-state', healthPort: 9999, podLabels: { tier: 'node' } } },
+      providers: {
+        file: {
+          rootDir: '/srv/secrets',
+          stateDir: '/srv/secrets-state',
+          healthPort: 9999,
+          podLabels: { tier: 'node' },
+        },
+      },
     },
     expect: {
       ...DEFAULTS,
       clusterRoles: [BASE_ROLE, RESTART_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
-      providerDirs: ['/etc/kubernetes/secrets-store-csi-providers', '/run/providers', '/opt/providers', '/run/providers'],
-      crds: false, logLevel: 'debug', maxCallRecvMsgSize: 8388608,
-      driverImage: 'registry.example.com/ssc/driver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+      providerDirs: [
+        '/etc/kubernetes/secrets-store-csi-providers',
+        '/run/providers',
+        '/opt/providers',
+        '/run/providers',
+      ],
+      crds: false,
+      logLevel: 'debug',
+      maxCallRecvMsgSize: 8388608,
+      driverImage:
+        'registry.example.com/ssc/driver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
     },
   },
 ];

@@ -23,14 +23,20 @@ export const RENDER_KUBE_VERSION = '1.36.0';
 export type Manifest = KubernetesObject & Obj;
 
 /** What one helm run printed. */
-export interface HelmOutput { readonly stdout: string; readonly stderr: string }
+export interface HelmOutput {
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 /** A helm runner with private state directories, pointed at one cluster (or none). */
 export interface Helm {
   /** Runs helm; rejects with helm's stderr when it exits non-zero. */
   run(args: readonly string[]): Promise<HelmOutput>;
   /** `helm template` of our chart with these values: the rendered objects, in order. */
-  template(values: object, options?: { release?: string; namespace?: string; extraArgs?: readonly string[] }): Promise<Manifest[]>;
+  template(
+    values: object,
+    options?: { release?: string; namespace?: string; extraArgs?: readonly string[] },
+  ): Promise<Manifest[]>;
   /** Writes values to a file helm can read with -f. */
   valuesFile(values: object): string;
   /** Removes the private directories. */
@@ -67,9 +73,16 @@ export function createHelm(kubeconfig?: string): Helm {
     },
     async template(values, options = {}) {
       const { stdout } = await helm.run([
-        'template', options.release ?? 'csi-secrets-store', CHART_DIR,
-        '--namespace', options.namespace ?? 'kube-system', '--kube-version', RENDER_KUBE_VERSION,
-        '-f', helm.valuesFile(values), ...(options.extraArgs ?? []),
+        'template',
+        options.release ?? 'csi-secrets-store',
+        CHART_DIR,
+        '--namespace',
+        options.namespace ?? 'kube-system',
+        '--kube-version',
+        RENDER_KUBE_VERSION,
+        '-f',
+        helm.valuesFile(values),
+        ...(options.extraArgs ?? []),
       ]);
       return parseManifests(stdout);
     },
@@ -82,16 +95,21 @@ export function createHelm(kubeconfig?: string): Helm {
 
 /** Every object in a multi-document YAML stream (empty documents dropped); throws on YAML errors. */
 export function parseManifests(text: string): Manifest[] {
-  return parseAllDocuments(text).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]?.message}`);
-    return doc.toJS() as Manifest;
-  }).filter((o) => o !== null && typeof o === 'object');
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]?.message}`);
+      return doc.toJS() as Manifest;
+    })
+    .filter((o) => o !== null && typeof o === 'object');
 }
 
 /** The one object of this kind and name; throws naming both when there is not exactly one. */
 export function findManifest(objects: readonly Manifest[], kind: string, name: string): Manifest {
   const found = objects.filter((o) => o.kind === kind && o.metadata?.name === name);
-  if (found.length !== 1) throw new Error(`expected one ${kind} ${name}, found ${found.length} (have: ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')})`);
+  if (found.length !== 1)
+    throw new Error(
+      `expected one ${kind} ${name}, found ${found.length} (have: ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')})`,
+    );
   return found[0] as Manifest;
 }
 
@@ -107,7 +125,9 @@ export function podContainer(ds: Manifest, name: string, init = false): Obj {
 export function expandArgs(container: Obj, extraEnv: Record<string, string>): string[] {
   const env: Record<string, string> = { ...extraEnv };
   for (const e of (container['env'] ?? []) as Obj[]) if (typeof e['value'] === 'string') env[e['name']] = e['value'];
-  return ((container['args'] ?? []) as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+  return ((container['args'] ?? []) as string[]).map((a) =>
+    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m),
+  );
 }
 
 function statusMessage(text: string): string {
@@ -145,22 +165,37 @@ export function objectPath(obj: Manifest): string {
  * fields, and nothing is stored. Resolves with the object the server would store;
  * rejects with the API server's message.
  */
-export function serverDryRunApply(cluster: { url: string; adminToken: string; caFile: string }, obj: Manifest): Promise<Manifest> {
-  const url = new URL(`${objectPath(obj)}?dryRun=All&fieldManager=ssc-chart-test&force=true&fieldValidation=Strict`, cluster.url);
+export function serverDryRunApply(
+  cluster: { url: string; adminToken: string; caFile: string },
+  obj: Manifest,
+): Promise<Manifest> {
+  const url = new URL(
+    `${objectPath(obj)}?dryRun=All&fieldManager=ssc-chart-test&force=true&fieldValidation=Strict`,
+    cluster.url,
+  );
   const body = JSON.stringify(obj);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, {
-      method: 'PATCH', ca: readFileSync(cluster.caFile),
-      headers: { 'Authorization': `Bearer ${cluster.adminToken}`, 'Content-Type': 'application/apply-patch+yaml', 'Accept': 'application/json' },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode === 200 || res.statusCode === 201) resolve(JSON.parse(text) as Manifest);
-        else reject(new Error(`${obj.kind} ${obj.metadata?.name}: HTTP ${res.statusCode}: ${statusMessage(text)}`));
-      });
-    });
+    const req = httpsRequest(
+      url,
+      {
+        method: 'PATCH',
+        ca: readFileSync(cluster.caFile),
+        headers: {
+          Authorization: `Bearer ${cluster.adminToken}`,
+          'Content-Type': 'application/apply-patch+yaml',
+          Accept: 'application/json',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200 || res.statusCode === 201) resolve(JSON.parse(text) as Manifest);
+          else reject(new Error(`${obj.kind} ${obj.metadata?.name}: HTTP ${res.statusCode}: ${statusMessage(text)}`));
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -51,20 +51,39 @@ export async function createInlinePod(cluster: KubeCluster, options: InlinePodOp
   const serviceAccountName = options.serviceAccountName ?? 'default';
   const secretName = `${name}-creds`;
   if (options.nodePublishSecret) {
-    await cluster.admin.core.createNamespacedSecret({ namespace, body: { metadata: { name: secretName }, stringData: { ...options.nodePublishSecret } } });
+    await cluster.admin.core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: secretName }, stringData: { ...options.nodePublishSecret } },
+    });
   }
-  const pod = await cluster.admin.core.createNamespacedPod({ namespace, body: {
-    metadata: { name },
-    spec: {
-      nodeName: options.nodeName,
-      serviceAccountName,
-      containers: [{ name: 'app', image: 'busybox', volumeMounts: [{ name: volumeName, mountPath: '/mnt/secrets-store', readOnly: true }] }],
-      volumes: [{ name: volumeName, csi: {
-        driver: CSI_DRIVER_NAME, readOnly: true, volumeAttributes: { secretProviderClass: spc },
-        ...(options.nodePublishSecret ? { nodePublishSecretRef: { name: secretName } } : {}),
-      } }],
+  const pod = await cluster.admin.core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        nodeName: options.nodeName,
+        serviceAccountName,
+        containers: [
+          {
+            name: 'app',
+            image: 'busybox',
+            volumeMounts: [{ name: volumeName, mountPath: '/mnt/secrets-store', readOnly: true }],
+          },
+        ],
+        volumes: [
+          {
+            name: volumeName,
+            csi: {
+              driver: CSI_DRIVER_NAME,
+              readOnly: true,
+              volumeAttributes: { secretProviderClass: spc },
+              ...(options.nodePublishSecret ? { nodePublishSecretRef: { name: secretName } } : {}),
+            },
+          },
+        ],
+      },
     },
-  } });
+  });
   const uid = pod.metadata?.uid ?? '';
   // kubelet's handle for an inline volume: "csi-" + sha256 of the pod UID and volume name.
   const volumeId = `csi-${createHash('sha256').update(`${uid}${volumeName}`).digest('hex')}`;
@@ -75,17 +94,32 @@ export async function createInlinePod(cluster: KubeCluster, options: InlinePodOp
     if (audiences.length === 0) return undefined;
     const out: Record<string, { token: string; expirationTimestamp: string }> = {};
     for (const audience of audiences) {
-      const res = await cluster.admin.core.createNamespacedServiceAccountToken({ namespace, name: serviceAccountName, body: {
-        spec: { audiences: [audience], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } },
-      } });
+      const res = await cluster.admin.core.createNamespacedServiceAccountToken({
+        namespace,
+        name: serviceAccountName,
+        body: {
+          spec: {
+            audiences: [audience],
+            expirationSeconds: 600,
+            boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid },
+          },
+        },
+      });
       const expiration = res.status?.expirationTimestamp;
-      out[audience] = { token: res.status?.token ?? '', expirationTimestamp: expiration instanceof Date ? expiration.toISOString() : String(expiration) };
+      out[audience] = {
+        token: res.status?.token ?? '',
+        expirationTimestamp: expiration instanceof Date ? expiration.toISOString() : String(expiration),
+      };
     }
     return JSON.stringify(out);
   }
 
   return {
-    name, namespace, uid, volumeId, targetPath,
+    name,
+    namespace,
+    uid,
+    volumeId,
+    targetPath,
     async publishRequest() {
       const context = inlineVolumeContext({ name, namespace, uid, serviceAccountName }, spc);
       const minted = await tokens();

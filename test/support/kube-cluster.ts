@@ -2,7 +2,13 @@
 // module proxy by test/peers/install.sh and started on loopback by
 // test/peers/kube/start-cluster.sh. No controller-manager, scheduler or kubelet runs:
 // tests create ServiceAccounts, Pods and owners themselves, and nothing garbage-collects.
-import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -43,12 +49,16 @@ function run(script: string, args: string[]): Promise<string> {
 
 /** Every object in a YAML file. */
 export async function readManifests(path: string): Promise<KubernetesObject[]> {
-  return parseAllDocuments(await readFile(path, 'utf8')).map((d) => d.toJS() as KubernetesObject).filter((o) => o && typeof o === 'object');
+  return parseAllDocuments(await readFile(path, 'utf8'))
+    .map((d) => d.toJS() as KubernetesObject)
+    .filter((o) => o && typeof o === 'object');
 }
 
 /** The RBAC files deploy/kustomization.yaml applies (rbac*.yaml, role-*.yaml), in its order. */
 export async function kustomizationRbacFiles(): Promise<string[]> {
-  const kustomization = parseAllDocuments(await readFile(join(REPO, 'deploy/kustomization.yaml'), 'utf8'))[0]?.toJS() as { resources?: string[] } | undefined;
+  const kustomization = parseAllDocuments(
+    await readFile(join(REPO, 'deploy/kustomization.yaml'), 'utf8'),
+  )[0]?.toJS() as { resources?: string[] } | undefined;
   return (kustomization?.resources ?? []).filter((f) => /^(rbac|role-)[^/]*\.yaml$/.test(f));
 }
 
@@ -58,8 +68,9 @@ export async function kustomizationRbacFiles(): Promise<string[]> {
  */
 async function clusterManifests(): Promise<KubernetesObject[]> {
   const objects: KubernetesObject[] = [];
-  for (const f of (await readdir(join(REPO, 'deploy/crds'))).sort()) objects.push(...await readManifests(join(REPO, 'deploy/crds', f)));
-  for (const f of await kustomizationRbacFiles()) objects.push(...await readManifests(join(REPO, 'deploy', f)));
+  for (const f of (await readdir(join(REPO, 'deploy/crds'))).sort())
+    objects.push(...(await readManifests(join(REPO, 'deploy/crds', f))));
+  for (const f of await kustomizationRbacFiles()) objects.push(...(await readManifests(join(REPO, 'deploy', f))));
   return objects;
 }
 
@@ -69,7 +80,9 @@ async function clusterManifests(): Promise<KubernetesObject[]> {
  */
 export async function applyOptInRbac(cluster: KubeCluster, file: string): Promise<void> {
   for (const obj of await readManifests(join(REPO, 'deploy', file))) {
-    await cluster.admin.objects.create(obj).catch((err: { code?: number }) => { if (err.code !== 409) throw err; });
+    await cluster.admin.objects.create(obj).catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
   }
 }
 
@@ -77,8 +90,16 @@ async function waitForCrds(admin: KubeCluster['admin']): Promise<void> {
   // CRDs are served a moment after creation: poll discovery (an API condition, not a timer).
   for (let i = 0; i < 200; i++) {
     try {
-      await admin.custom.listClusterCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', plural: 'secretproviderclasspodstatuses' });
-      await admin.custom.listClusterCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', plural: 'secretproviderclasses' });
+      await admin.custom.listClusterCustomObject({
+        group: 'secrets-store.csi.x-k8s.io',
+        version: 'v1',
+        plural: 'secretproviderclasspodstatuses',
+      });
+      await admin.custom.listClusterCustomObject({
+        group: 'secrets-store.csi.x-k8s.io',
+        version: 'v1',
+        plural: 'secretproviderclasses',
+      });
       return;
     } catch {
       await new Promise((r) => setTimeout(r, 50));
@@ -94,35 +115,81 @@ export interface KubeClusterOptions {
 }
 
 /** Writes a kubeconfig (mode 0600) that reaches `cluster` as `user` with a bearer token. */
-export async function writeTokenKubeconfig(path: string, cluster: Pick<KubeCluster, 'url' | 'caFile'>, user: string, token: string): Promise<void> {
-  await writeFile(path, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: test', '  cluster:', `    server: ${cluster.url}`, `    certificate-authority: ${cluster.caFile}`,
-    'users:', `- name: ${user}`, '  user:', `    token: ${token}`,
-    'contexts:', `- name: ${user}`, `  context: {cluster: test, user: ${user}}`, `current-context: ${user}`, '',
-  ].join('\n'), { mode: 0o600 });
+export async function writeTokenKubeconfig(
+  path: string,
+  cluster: Pick<KubeCluster, 'url' | 'caFile'>,
+  user: string,
+  token: string,
+): Promise<void> {
+  await writeFile(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: test',
+      '  cluster:',
+      `    server: ${cluster.url}`,
+      `    certificate-authority: ${cluster.caFile}`,
+      'users:',
+      `- name: ${user}`,
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      `- name: ${user}`,
+      `  context: {cluster: test, user: ${user}}`,
+      `current-context: ${user}`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
 }
 
 /** Starts a cluster, installs our CRDs and RBAC (unless told not to), and writes the driver's kubeconfig. */
 export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
   const driverToken = randomBytes(24).toString('hex');
-  await writeFile(join(dir, 'extra-tokens.csv'), `${driverToken},${DRIVER_USER},driver-uid,"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n`);
+  await writeFile(
+    join(dir, 'extra-tokens.csv'),
+    `${driverToken},${DRIVER_USER},driver-uid,"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n`,
+  );
   let started = false;
   try {
-    const env = Object.fromEntries((await run('test/peers/kube/start-cluster.sh', [dir])).split('\n').map((l) => l.split('=')).filter((p) => p.length >= 2).map(([k, ...v]) => [k, v.join('=')]));
+    const env = Object.fromEntries(
+      (await run('test/peers/kube/start-cluster.sh', [dir]))
+        .split('\n')
+        .map((l) => l.split('='))
+        .filter((p) => p.length >= 2)
+        .map(([k, ...v]) => [k, v.join('=')]),
+    );
     started = true;
     const config = new KubeConfig();
     config.loadFromFile(join(dir, 'kubeconfig'));
-    const admin = { config, core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
+    const admin = {
+      config,
+      core: config.makeApiClient(CoreV1Api),
+      custom: config.makeApiClient(CustomObjectsApi),
+      objects: KubernetesObjectApi.makeApiClient(config),
+    };
     if (options.installManifests !== false) {
       for (const obj of await clusterManifests()) await admin.objects.create(obj);
       await waitForCrds(admin);
     }
     const driverKubeconfig = join(dir, 'driver-kubeconfig');
-    await writeTokenKubeconfig(driverKubeconfig, { url: env['KUBE_URL'] ?? '', caFile: env['CA_FILE'] ?? '' }, 'driver', driverToken);
+    await writeTokenKubeconfig(
+      driverKubeconfig,
+      { url: env['KUBE_URL'] ?? '', caFile: env['CA_FILE'] ?? '' },
+      'driver',
+      driverToken,
+    );
     return {
-      dir, url: env['KUBE_URL'] ?? '', adminToken: env['ADMIN_TOKEN'] ?? '', caFile: env['CA_FILE'] ?? '', admin, driverKubeconfig, auditLog: env['AUDIT_LOG'] ?? join(dir, 'audit.log'),
+      dir,
+      url: env['KUBE_URL'] ?? '',
+      adminToken: env['ADMIN_TOKEN'] ?? '',
+      caFile: env['CA_FILE'] ?? '',
+      admin,
+      driverKubeconfig,
+      auditLog: env['AUDIT_LOG'] ?? join(dir, 'audit.log'),
       async stop() {
         await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
         await rm(dir, { recursive: true, force: true });
@@ -138,7 +205,11 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
 /** Stops the cluster when the test process exits, even when an aborted run skips the after hooks. */
 export function stopOnExit(cluster: KubeCluster): void {
   process.once('exit', () => {
-    try { execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' }); } catch { /* already stopped */ }
+    try {
+      execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' });
+    } catch {
+      /* already stopped */
+    }
   });
 }
 

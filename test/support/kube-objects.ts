@@ -6,10 +6,25 @@ import type { KubeCluster } from './kube-cluster.js';
 export const TEST_AUDIENCE = 'vault-test';
 
 /** Creates SecretProviderClass `name` in `namespace`, as `kubectl apply` of its manifest would. */
-export async function createSecretProviderClass(cluster: KubeCluster, namespace: string, name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}): Promise<void> {
-  await cluster.admin.custom.createNamespacedCustomObject({ group: 'secrets-store.csi.x-k8s.io', version: 'v1', namespace, plural: 'secretproviderclasses', body: {
-    apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name, ...(Object.keys(annotations).length > 0 ? { annotations } : {}) }, spec,
-  } });
+export async function createSecretProviderClass(
+  cluster: KubeCluster,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  annotations: Record<string, string> = {},
+): Promise<void> {
+  await cluster.admin.custom.createNamespacedCustomObject({
+    group: 'secrets-store.csi.x-k8s.io',
+    version: 'v1',
+    namespace,
+    plural: 'secretproviderclasses',
+    body: {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+      kind: 'SecretProviderClass',
+      metadata: { name, ...(Object.keys(annotations).length > 0 ? { annotations } : {}) },
+      spec,
+    },
+  });
 }
 
 /**
@@ -17,6 +32,17 @@ export async function createSecretProviderClass(cluster: KubeCluster, namespace:
  * tokenRequests (rotation mints tokens for it); one that exists already is left alone.
  */
 export async function createTestCsiDriver(cluster: KubeCluster): Promise<void> {
-  await cluster.admin.objects.create({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' },
-    spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], tokenRequests: [{ audience: TEST_AUDIENCE }] } } as never).catch(() => undefined);
+  await cluster.admin.objects
+    .create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: 'secrets-store.csi.k8s.io' },
+      spec: {
+        podInfoOnMount: true,
+        attachRequired: false,
+        volumeLifecycleModes: ['Ephemeral'],
+        tokenRequests: [{ audience: TEST_AUDIENCE }],
+      },
+    } as never)
+    .catch(() => undefined);
 }

@@ -98,12 +98,18 @@ function admin(address: string, rootToken: string, namespace: string): OpenBaoAd
       if (namespace) headers['X-Vault-Namespace'] = namespace;
       if (options.body !== undefined) headers['Content-Type'] = 'application/json';
       const res = await fetch(`${address}/v1/${path}`, {
-        method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: AbortSignal.timeout(30_000),
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
       if (res.status === 204 || (res.status === 404 && method === 'GET')) return undefined;
-      if (!res.ok) throw new Error(`OpenBao ${method} ${namespace ? `${namespace}/` : ''}${path}: HTTP ${res.status} ${text.trim()}`);
-      return text ? JSON.parse(text) as VaultResponse : undefined;
+      if (!res.ok)
+        throw new Error(
+          `OpenBao ${method} ${namespace ? `${namespace}/` : ''}${path}: HTTP ${res.status} ${text.trim()}`,
+        );
+      return text ? (JSON.parse(text) as VaultResponse) : undefined;
     },
     write: (path, body) => self.request('POST', path, { body }),
     read: (path) => self.request('GET', path),
@@ -129,14 +135,31 @@ function admin(address: string, rootToken: string, namespace: string): OpenBaoAd
  * The server config added to dev mode: clustering off (otherwise every listener also binds
  * its port + 1, a port nobody reserved), and the TLS listener if asked for.
  */
-function serverConfig(tls: { port: number; pki: TestPki; requireClientCert: boolean } | undefined, auditLogPath: string | undefined): string {
+function serverConfig(
+  tls: { port: number; pki: TestPki; requireClientCert: boolean } | undefined,
+  auditLogPath: string | undefined,
+): string {
   const lines = ['disable_clustering = true'];
-  if (auditLogPath) lines.push('audit "file" "counting" {', '  options {', `    file_path = ${JSON.stringify(auditLogPath)}`, '  }', '}');
+  if (auditLogPath)
+    lines.push(
+      'audit "file" "counting" {',
+      '  options {',
+      `    file_path = ${JSON.stringify(auditLogPath)}`,
+      '  }',
+      '}',
+    );
   if (tls) {
-    lines.push('listener "tcp" {', `  address = "127.0.0.1:${tls.port}"`,
-      `  tls_cert_file = ${JSON.stringify(tls.pki.serverCertPath)}`, `  tls_key_file = ${JSON.stringify(tls.pki.serverKeyPath)}`);
+    lines.push(
+      'listener "tcp" {',
+      `  address = "127.0.0.1:${tls.port}"`,
+      `  tls_cert_file = ${JSON.stringify(tls.pki.serverCertPath)}`,
+      `  tls_key_file = ${JSON.stringify(tls.pki.serverKeyPath)}`,
+    );
     if (tls.requireClientCert) {
-      lines.push(`  tls_client_ca_file = ${JSON.stringify(tls.pki.caCertPath)}`, '  tls_require_and_verify_client_cert = true');
+      lines.push(
+        `  tls_client_ca_file = ${JSON.stringify(tls.pki.caCertPath)}`,
+        '  tls_require_and_verify_client_cert = true',
+      );
     }
     lines.push('}');
   }
@@ -154,15 +177,34 @@ async function healthy(address: string): Promise<boolean> {
 }
 
 /** One start of the server on fresh ports; 'port-taken' when a port went to someone else meanwhile. */
-async function attempt(bao: string, dir: PeerDir, rootToken: string, pki: TestPki | undefined, requireClientCert: boolean, auditLogPath: string | undefined):
-    Promise<{ proc: PeerProcess; address: string; tlsPort?: number } | 'port-taken'> {
+async function attempt(
+  bao: string,
+  dir: PeerDir,
+  rootToken: string,
+  pki: TestPki | undefined,
+  requireClientCert: boolean,
+  auditLogPath: string | undefined,
+): Promise<{ proc: PeerProcess; address: string; tlsPort?: number } | 'port-taken'> {
   const port = await freePort();
   const tlsPort = pki ? await freePort() : undefined;
   const config = join(dir.path, 'server.hcl');
-  await writeFile(config, serverConfig(pki && tlsPort ? { port: tlsPort, pki, requireClientCert } : undefined, auditLogPath));
+  await writeFile(
+    config,
+    serverConfig(pki && tlsPort ? { port: tlsPort, pki, requireClientCert } : undefined, auditLogPath),
+  );
   const address = `http://127.0.0.1:${port}`;
-  const proc = startPeerProcess(bao, ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`,
-    '-dev-no-store-token', `-config=${config}`], { cwd: dir.path, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir.path } });
+  const proc = startPeerProcess(
+    bao,
+    [
+      'server',
+      '-dev',
+      `-dev-root-token-id=${rootToken}`,
+      `-dev-listen-address=127.0.0.1:${port}`,
+      '-dev-no-store-token',
+      `-config=${config}`,
+    ],
+    { cwd: dir.path, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir.path } },
+  );
   try {
     await proc.until(() => healthy(address), `OpenBao's health endpoint at ${address}`, 30_000, 50);
     return { proc, address, tlsPort };

@@ -57,21 +57,36 @@ export interface PeerProcess {
 /** Starts `command` as a peer, killed (SIGKILL) when this process exits before stop(). */
 export function startPeerProcess(command: string, args: readonly string[], options: PeerSpawnOptions): PeerProcess {
   const child = spawn(command, args, {
-    cwd: options.cwd, env: options.env, uid: options.uid, gid: options.gid, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: options.cwd,
+    env: options.env,
+    uid: options.uid,
+    gid: options.gid,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
   const changed = new Set<() => void>();
-  const onData = (d: Buffer) => { text += d.toString(); for (const f of changed) f(); };
+  const onData = (d: Buffer) => {
+    text += d.toString();
+    for (const f of changed) f();
+  };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   const exited = new Promise<number | string>((resolve) => {
-    child.once('error', (err) => { text += `\nspawn ${command}: ${err.message}\n`; resolve(-1); });
+    child.once('error', (err) => {
+      text += `\nspawn ${command}: ${err.message}\n`;
+      resolve(-1);
+    });
     child.once('close', (code, signal) => resolve(code ?? signal ?? -1));
   });
   let done = false;
-  void exited.then(() => { done = true; for (const f of changed) f(); });
+  void exited.then(() => {
+    done = true;
+    for (const f of changed) f();
+  });
   // An aborted run (uncaught error, process.exit) skips after hooks: kill synchronously here.
-  const onExit = () => { child.kill('SIGKILL'); };
+  const onExit = () => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', onExit);
 
   return {
@@ -86,7 +101,11 @@ export function startPeerProcess(command: string, args: readonly string[], optio
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}:\n${text}`);
         await new Promise<void>((resolve) => {
-          const wake = () => { clearTimeout(timer); changed.delete(wake); resolve(); };
+          const wake = () => {
+            clearTimeout(timer);
+            changed.delete(wake);
+            resolve();
+          };
           const timer = setTimeout(wake, pollMs > 0 ? Math.min(pollMs, left) : left);
           changed.add(wake);
         });

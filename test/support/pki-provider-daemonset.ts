@@ -5,7 +5,12 @@
 // directory besides the socket's, unprivileged and non-root.
 import { expect } from 'chai';
 import { posix } from 'node:path';
-import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
+import {
+  checkProbesAndSelector,
+  checkProviderSocket,
+  checkUnprivileged,
+  healthPortOf,
+} from './provider-daemonset-checks.js';
 import { container, type Obj } from './deploy-manifests.js';
 import { parseGoDuration } from '../../lib/duration.js';
 import { parseFlags, stringFlag, type ParsedFlags } from '../../lib/flags.js';
@@ -42,7 +47,9 @@ export function pkiProviderArgs(ds: Obj): ParsedFlags {
 export function checkPkiProviderDaemonSet(ds: Obj, driverDs: Obj, want: PkiDaemonSetExpectation): void {
   const c = container(ds, 'provider');
   const flags = pkiProviderArgs(ds);
-  expect(pkiSettings(flags).minDurationSeconds, '--min-duration as the provider reads it').to.equal(parseGoDuration(want.minDuration) / 1000);
+  expect(pkiSettings(flags).minDurationSeconds, '--min-duration as the provider reads it').to.equal(
+    parseGoDuration(want.minDuration) / 1000,
+  );
 
   checkProviderSocket(ds, driverDs, flags, PKI_PROVIDER_NAME);
 
@@ -53,7 +60,8 @@ export function checkPkiProviderDaemonSet(ds: Obj, driverDs: Obj, want: PkiDaemo
   const socketVolume = (c['volumeMounts'] as Obj[]).find((m) => m['mountPath'] === posix.dirname(socket))?.['name'];
   for (const v of volumes) {
     expect(v['secret'], `volume ${v['name']}: no Secret`).to.equal(undefined);
-    if (v['hostPath']) expect(v['name'], `volume ${v['name']}: the only host directory is the socket's`).to.equal(socketVolume);
+    if (v['hostPath'])
+      expect(v['name'], `volume ${v['name']}: the only host directory is the socket's`).to.equal(socketVolume);
   }
   checkUnprivileged(ds);
   expect(pod['hostNetwork']).to.not.equal(true);

@@ -37,7 +37,9 @@ export interface Postgres {
 
 /** Why Postgres tests cannot run here (the peer is not installed), or undefined when they can. */
 export function postgresUnavailable(): string | undefined {
-  return peerBinary('POSTGRES_BIN_DIR') ? undefined : 'the postgres peer is not installed (run bash test/peers/install.sh postgres)';
+  return peerBinary('POSTGRES_BIN_DIR')
+    ? undefined
+    : 'the postgres peer is not installed (run bash test/peers/install.sh postgres)';
 }
 
 /** The bin dir to run from and the user to run as: the cache itself, or (as root) a copy nobody can reach. */
@@ -66,15 +68,42 @@ async function ownedDir(path: string, ids: { uid?: number; gid?: number }): Prom
 }
 
 /** One start of postgres on a fresh port; 'port-taken' when the port went to someone else meanwhile. */
-async function attempt(bin: string, dir: PeerDir, data: string, socketDir: string, env: NodeJS.ProcessEnv, ids: { uid?: number; gid?: number }):
-    Promise<{ proc: PeerProcess; port: number } | 'port-taken'> {
+async function attempt(
+  bin: string,
+  dir: PeerDir,
+  data: string,
+  socketDir: string,
+  env: NodeJS.ProcessEnv,
+  ids: { uid?: number; gid?: number },
+): Promise<{ proc: PeerProcess; port: number } | 'port-taken'> {
   const port = await freePort();
-  const proc = startPeerProcess(join(bin, 'postgres'), ['-D', data, '-h', '127.0.0.1', '-p', String(port), '-k', socketDir,
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-  // SIGINT is postgres's fast shutdown; SIGTERM ("smart") would wait for clients such as OpenBao's pool.
-  { cwd: dir.path, env, ...ids, stopSignal: 'SIGINT' });
+  const proc = startPeerProcess(
+    join(bin, 'postgres'),
+    [
+      '-D',
+      data,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-k',
+      socketDir,
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    ],
+    // SIGINT is postgres's fast shutdown; SIGTERM ("smart") would wait for clients such as OpenBao's pool.
+    { cwd: dir.path, env, ...ids, stopSignal: 'SIGINT' },
+  );
   try {
-    await proc.until(() => /database system is ready to accept connections/.test(proc.output()), 'Postgres to accept connections', 60_000);
+    await proc.until(
+      () => /database system is ready to accept connections/.test(proc.output()),
+      'Postgres to accept connections',
+      60_000,
+    );
     return { proc, port };
   } catch (err) {
     await proc.stop();
@@ -100,8 +129,24 @@ export async function startPostgres(): Promise<Postgres> {
     const data = await ownedDir(join(dir.path, 'data'), ids);
     const socketDir = await ownedDir(join(dir.path, 'sock'), ids);
     // Passwords over TCP (as OpenBao's database engine connects), trust on the socket (query()).
-    await run(join(bin, 'initdb'), ['-D', data, '-U', SUPERUSER, `--pwfile=${pwfile}`, '--auth-local=trust', '--auth-host=scram-sha-256',
-      '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], { cwd: home, env, ...ids });
+    await run(
+      join(bin, 'initdb'),
+      [
+        '-D',
+        data,
+        '-U',
+        SUPERUSER,
+        `--pwfile=${pwfile}`,
+        '--auth-local=trust',
+        '--auth-host=scram-sha-256',
+        '-E',
+        'UTF8',
+        '--locale=C',
+        '--no-sync',
+        '--no-instructions',
+      ],
+      { cwd: home, env, ...ids },
+    );
     let started = await attempt(bin, dir, data, socketDir, env, ids);
     if (started === 'port-taken') started = await attempt(bin, dir, data, socketDir, env, ids);
     if (started === 'port-taken') throw new Error('Postgres could not bind a free port twice in a row');
@@ -109,11 +154,34 @@ export async function startPostgres(): Promise<Postgres> {
     const port = started.port;
     const running = proc;
     return {
-      host: '127.0.0.1', port, socketDir, user: SUPERUSER, password, database: 'postgres',
+      host: '127.0.0.1',
+      port,
+      socketDir,
+      user: SUPERUSER,
+      password,
+      database: 'postgres',
       url: `postgresql://${SUPERUSER}:${password}@127.0.0.1:${port}/postgres?sslmode=disable`,
       async query(sql) {
-        const { stdout } = await run(join(bin, 'psql'), ['-X', '-v', 'ON_ERROR_STOP=1', '-At', '-h', socketDir, '-p', String(port), '-U', SUPERUSER, '-d', 'postgres', '-c', sql],
-          { cwd: home, env, ...ids });
+        const { stdout } = await run(
+          join(bin, 'psql'),
+          [
+            '-X',
+            '-v',
+            'ON_ERROR_STOP=1',
+            '-At',
+            '-h',
+            socketDir,
+            '-p',
+            String(port),
+            '-U',
+            SUPERUSER,
+            '-d',
+            'postgres',
+            '-c',
+            sql,
+          ],
+          { cwd: home, env, ...ids },
+        );
         return stdout;
       },
       async stop() {

@@ -16,8 +16,16 @@ export function checkProviderSocket(ds: Obj, driverDs: Obj, flags: ParsedFlags, 
   const socket = socketPathFromEndpoint(stringFlag(flags, 'endpoint'));
   expect(basename(socket)).to.equal(`${name}.sock`);
   const driver = container(driverDs, 'secrets-store');
-  const providerVolume = stringFlag(parseFlags((driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')), DRIVER_FLAGS), 'provider-volume');
-  expect(posix.dirname(hostPath(ds, c, socket)), 'socket directory = the driver\'s --provider-volume').to.equal(hostPath(driverDs, driver, providerVolume));
+  const providerVolume = stringFlag(
+    parseFlags(
+      (driver['args'] as string[]).map((a) => a.replace('$(KUBE_NODE_NAME)', 'n')),
+      DRIVER_FLAGS,
+    ),
+    'provider-volume',
+  );
+  expect(posix.dirname(hostPath(ds, c, socket)), "socket directory = the driver's --provider-volume").to.equal(
+    hostPath(driverDs, driver, providerVolume),
+  );
   const init = container(ds, 'prepare-host-dirs', true);
   expect(hostPath(ds, init, '/provider')).to.equal(posix.dirname(hostPath(ds, c, socket)));
   expect((init['command'] as string[]).join(' ')).to.include(`rm -f /provider/${name}.sock`);
@@ -29,7 +37,12 @@ export function checkUnprivileged(ds: Obj): void {
   const c = container(ds, 'provider');
   const pod = ds['spec'].template.spec as Obj;
   const sc = c['securityContext'] as Obj;
-  expect([sc['runAsNonRoot'], sc['runAsUser'], sc['readOnlyRootFilesystem'], sc['allowPrivilegeEscalation']]).to.deep.equal([true, 65532, true, false]);
+  expect([
+    sc['runAsNonRoot'],
+    sc['runAsUser'],
+    sc['readOnlyRootFilesystem'],
+    sc['allowPrivilegeEscalation'],
+  ]).to.deep.equal([true, 65532, true, false]);
   expect(sc['privileged']).to.not.equal(true);
   expect(sc['capabilities']).to.deep.equal({ drop: ['ALL'] });
   expect(pod['automountServiceAccountToken'], 'no API token').to.equal(false);

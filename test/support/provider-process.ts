@@ -56,14 +56,29 @@ export interface MountOptions {
  * and HOME unless given), its socket `<name>.sock` in `providersDir` (default: in its temp
  * dir). `extraArgs` gets the temp dir, for arguments that name files in it.
  */
-export async function startProviderProcess(name: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}, options: { providersDir?: string; extraArgs?: (work: string) => readonly string[] } = {}): Promise<ProviderProcess> {
+export async function startProviderProcess(
+  name: string,
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  options: { providersDir?: string; extraArgs?: (work: string) => readonly string[] } = {},
+): Promise<ProviderProcess> {
   const work = await mkdtemp(join(tmpdir(), `ssc-${name}-`));
   const providersDir = options.providersDir ?? join(work, 'providers');
   await mkdir(providersDir, { recursive: true });
   let child: Child;
   try {
-    child = await startCli(['provider', name, `--endpoint=unix://${join(providersDir, `${name}.sock`)}`, ...(options.extraArgs?.(work) ?? []), '--log-level=debug', ...args],
-      /provider started/, { env: { PATH: process.env['PATH'], HOME: work, ...env } });
+    child = await startCli(
+      [
+        'provider',
+        name,
+        `--endpoint=unix://${join(providersDir, `${name}.sock`)}`,
+        ...(options.extraArgs?.(work) ?? []),
+        '--log-level=debug',
+        ...args,
+      ],
+      /provider started/,
+      { env: { PATH: process.env['PATH'], HOME: work, ...env } },
+    );
   } catch (err) {
     await rm(work, { recursive: true, force: true });
     throw err;
@@ -71,18 +86,35 @@ export async function startProviderProcess(name: string, args: readonly string[]
   const healthPort = /"healthPort":(\d+)/.exec(child.stderr())?.[1];
   const Client = providerProto().CSIDriverProvider;
   const client = new Client(`unix://${join(providersDir, `${name}.sock`)}`, grpc.credentials.createInsecure());
-  const mount = (attributes: Record<string, string>, options: MountOptions = {}) => new Promise<MountResponse__Output>((resolve, reject) => {
-    client.Mount({
-      attributes: JSON.stringify(attributes), secrets: JSON.stringify(options.secrets ?? {}), permission: '420', target_path: options.targetPath ?? '/var/lib/kubelet/pods/x/volumes/v',
-      current_object_version: Object.entries(options.current ?? {}).map(([id, version]) => ({ id, version })),
-    }, { deadline: new Date(Date.now() + (options.deadlineMs ?? 20_000)) }, (err, res) => (err ? reject(err) : resolve(res as MountResponse__Output)));
-  });
+  const mount = (attributes: Record<string, string>, options: MountOptions = {}) =>
+    new Promise<MountResponse__Output>((resolve, reject) => {
+      client.Mount(
+        {
+          attributes: JSON.stringify(attributes),
+          secrets: JSON.stringify(options.secrets ?? {}),
+          permission: '420',
+          target_path: options.targetPath ?? '/var/lib/kubelet/pods/x/volumes/v',
+          current_object_version: Object.entries(options.current ?? {}).map(([id, version]) => ({ id, version })),
+        },
+        { deadline: new Date(Date.now() + (options.deadlineMs ?? 20_000)) },
+        (err, res) => (err ? reject(err) : resolve(res as MountResponse__Output)),
+      );
+    });
   return {
-    child, work, providersDir, mount,
-    mountError: (attributes, options) => mount(attributes, options).then(() => { throw new Error('expected the Mount to fail'); }, (e: grpc.ServiceError) => {
-      if (typeof e.code !== 'number') throw e;
-      return { code: grpc.status[e.code] ?? String(e.code), details: e.details };
-    }),
+    child,
+    work,
+    providersDir,
+    mount,
+    mountError: (attributes, options) =>
+      mount(attributes, options).then(
+        () => {
+          throw new Error('expected the Mount to fail');
+        },
+        (e: grpc.ServiceError) => {
+          if (typeof e.code !== 'number') throw e;
+          return { code: grpc.status[e.code] ?? String(e.code), details: e.details };
+        },
+      ),
     async metrics() {
       if (healthPort === undefined) throw new Error(`the ${name} provider was started without --health-addr`);
       const res = await fetch(`http://127.0.0.1:${healthPort}/metrics`, { signal: AbortSignal.timeout(10_000) });

@@ -2,7 +2,15 @@
 // user (impersonated by the test admin), and driver identities bound to exactly a chosen
 // set of ClusterRoles (ours from deploy/, upstream's, or a reduced set), so a test sees
 // what the driver can do with that set and nothing more.
-import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +32,11 @@ export function clientsAs(cluster: KubeCluster, user: string): UserClients {
     contexts: [{ name: 'as', cluster: 'test', user: 'as' }],
     currentContext: 'as',
   });
-  return { core: config.makeApiClient(CoreV1Api), custom: config.makeApiClient(CustomObjectsApi), objects: KubernetesObjectApi.makeApiClient(config) };
+  return {
+    core: config.makeApiClient(CoreV1Api),
+    custom: config.makeApiClient(CustomObjectsApi),
+    objects: KubernetesObjectApi.makeApiClient(config),
+  };
 }
 
 /** A ClusterRole as read from a manifest. */
@@ -35,7 +47,8 @@ export interface ClusterRoleManifest extends KubernetesObject {
 /** The ClusterRoles in YAML files (other kinds are skipped). */
 export async function clusterRolesIn(files: readonly string[]): Promise<ClusterRoleManifest[]> {
   const roles: ClusterRoleManifest[] = [];
-  for (const f of files) roles.push(...(await readManifests(f)).filter((o) => o.kind === 'ClusterRole') as ClusterRoleManifest[]);
+  for (const f of files)
+    roles.push(...((await readManifests(f)).filter((o) => o.kind === 'ClusterRole') as ClusterRoleManifest[]));
   return roles;
 }
 
@@ -43,8 +56,16 @@ export async function clusterRolesIn(files: readonly string[]): Promise<ClusterR
  * Writes a kubeconfig at `path` that acts as ServiceAccount `sa`, with a token from the
  * TokenRequest API (the test cluster runs no token controller).
  */
-export async function writeServiceAccountKubeconfig(cluster: KubeCluster, sa: { namespace: string; name: string }, path: string, expirationSeconds: number): Promise<void> {
-  const request = await cluster.admin.core.createNamespacedServiceAccountToken({ ...sa, body: { spec: { audiences: [], expirationSeconds } } });
+export async function writeServiceAccountKubeconfig(
+  cluster: KubeCluster,
+  sa: { namespace: string; name: string },
+  path: string,
+  expirationSeconds: number,
+): Promise<void> {
+  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
+    ...sa,
+    body: { spec: { audiences: [], expirationSeconds } },
+  });
   const token = request.status?.token;
   if (!token) throw new Error(`TokenRequest for ServiceAccount ${sa.namespace}/${sa.name} returned no token`);
   await writeTokenKubeconfig(path, cluster, sa.name, token);
@@ -67,7 +88,11 @@ export interface BoundIdentity {
  * suffix (their own names may already exist in the shared cluster, bound to the driver
  * of other tests), with no aggregation labels. The token comes from the TokenRequest API.
  */
-export async function boundIdentity(cluster: KubeCluster, prefix: string, roles: readonly ClusterRoleManifest[]): Promise<BoundIdentity> {
+export async function boundIdentity(
+  cluster: KubeCluster,
+  prefix: string,
+  roles: readonly ClusterRoleManifest[],
+): Promise<BoundIdentity> {
   const namespace = await createNamespace(cluster, prefix);
   const name = 'driver';
   await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
@@ -78,8 +103,13 @@ export async function boundIdentity(cluster: KubeCluster, prefix: string, roles:
     for (const role of more) {
       const copy = `${role.metadata?.name ?? 'role'}-${suffix}`;
       await rbac.createClusterRole({ body: { metadata: { name: copy }, rules: role.rules as never } });
-      await rbac.createClusterRoleBinding({ body: { metadata: { name: copy }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: copy },
-        subjects: [{ kind: 'ServiceAccount', name, namespace }] } });
+      await rbac.createClusterRoleBinding({
+        body: {
+          metadata: { name: copy },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: copy },
+          subjects: [{ kind: 'ServiceAccount', name, namespace }],
+        },
+      });
       created.push(copy);
     }
   }
@@ -87,7 +117,9 @@ export async function boundIdentity(cluster: KubeCluster, prefix: string, roles:
   const kubeconfig = join(cluster.dir, `kubeconfig-${prefix}-${suffix}`);
   await writeServiceAccountKubeconfig(cluster, { namespace, name }, kubeconfig, 4 * 3600);
   return {
-    kubeconfig, user: `system:serviceaccount:${namespace}:${name}`, grant,
+    kubeconfig,
+    user: `system:serviceaccount:${namespace}:${name}`,
+    grant,
     async remove() {
       for (const copy of created) {
         await rbac.deleteClusterRoleBinding({ name: copy }).catch(() => undefined);
@@ -108,10 +140,28 @@ export interface AccessQuestion {
 }
 
 /** Asks the API server's authorizer (a SubjectAccessReview, as the admin) whether `user` may do it. */
-export async function allowed(cluster: KubeCluster, user: string, q: AccessQuestion, groups: readonly string[] = ['system:authenticated']): Promise<boolean> {
-  const review = await cluster.admin.config.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: {
-    spec: { user, groups: [...groups], resourceAttributes: { verb: q.verb, group: q.group, resource: q.resource, subresource: q.subresource ?? '', namespace: q.namespace ?? '', name: q.name ?? '' } },
-  } });
+export async function allowed(
+  cluster: KubeCluster,
+  user: string,
+  q: AccessQuestion,
+  groups: readonly string[] = ['system:authenticated'],
+): Promise<boolean> {
+  const review = await cluster.admin.config.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+    body: {
+      spec: {
+        user,
+        groups: [...groups],
+        resourceAttributes: {
+          verb: q.verb,
+          group: q.group,
+          resource: q.resource,
+          subresource: q.subresource ?? '',
+          namespace: q.namespace ?? '',
+          name: q.name ?? '',
+        },
+      },
+    },
+  });
   return review.status?.allowed === true;
 }
 
@@ -132,12 +182,21 @@ export async function auditedCalls(cluster: KubeCluster, user: string): Promise<
   const calls: AuditedCall[] = [];
   for (const line of text.split('\n')) {
     if (!line.includes(user)) continue;
-    const event = JSON.parse(line) as { user?: { username?: string }; verb?: string; objectRef?: { apiGroup?: string; resource?: string; subresource?: string; name?: string; namespace?: string }; responseStatus?: { code?: number } };
+    const event = JSON.parse(line) as {
+      user?: { username?: string };
+      verb?: string;
+      objectRef?: { apiGroup?: string; resource?: string; subresource?: string; name?: string; namespace?: string };
+      responseStatus?: { code?: number };
+    };
     if (event.user?.username !== user || !event.objectRef?.resource) continue;
     const ref = event.objectRef;
     calls.push({
-      verb: event.verb ?? '', group: ref.apiGroup ?? '', resource: ref.subresource ? `${ref.resource}/${ref.subresource}` : ref.resource ?? '',
-      ...(ref.name !== undefined ? { name: ref.name } : {}), ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), code: event.responseStatus?.code ?? 0,
+      verb: event.verb ?? '',
+      group: ref.apiGroup ?? '',
+      resource: ref.subresource ? `${ref.resource}/${ref.subresource}` : (ref.resource ?? ''),
+      ...(ref.name !== undefined ? { name: ref.name } : {}),
+      ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}),
+      code: event.responseStatus?.code ?? 0,
     });
   }
   return calls;

@@ -27,9 +27,21 @@ export { TEST_AUDIENCE } from './kube-objects.js';
  */
 export async function ensureCsiDriverLikeUpstreamHelm(cluster: KubeCluster): Promise<void> {
   const ref = { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'secrets-store.csi.k8s.io' } };
-  const existing = await cluster.admin.objects.read(ref as never).then((o) => o as unknown as { spec: Record<string, unknown>; metadata: Record<string, unknown> }, () => undefined);
+  const existing = await cluster.admin.objects.read(ref as never).then(
+    (o) => o as unknown as { spec: Record<string, unknown>; metadata: Record<string, unknown> },
+    () => undefined,
+  );
   if (!existing) {
-    await cluster.admin.objects.create({ ...ref, spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'], requiresRepublish: true, tokenRequests: [{ audience: TEST_AUDIENCE }] } } as never);
+    await cluster.admin.objects.create({
+      ...ref,
+      spec: {
+        podInfoOnMount: true,
+        attachRequired: false,
+        volumeLifecycleModes: ['Ephemeral'],
+        requiresRepublish: true,
+        tokenRequests: [{ audience: TEST_AUDIENCE }],
+      },
+    } as never);
   } else if (existing.spec['requiresRepublish'] !== true) {
     await cluster.admin.objects.replace({ ...existing, spec: { ...existing.spec, requiresRepublish: true } } as never);
   }
@@ -37,7 +49,9 @@ export async function ensureCsiDriverLikeUpstreamHelm(cluster: KubeCluster): Pro
 
 /** Events on one pod, as `Type Reason: message`. */
 export async function podEvents(cluster: KubeCluster, namespace: string, pod: string): Promise<string[]> {
-  return (await cluster.admin.core.listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === pod).map((e) => `${e.type} ${e.reason}: ${e.message}`);
+  return (await cluster.admin.core.listNamespacedEvent({ namespace })).items
+    .filter((e) => e.involvedObject.name === pod)
+    .map((e) => `${e.type} ${e.reason}: ${e.message}`);
 }
 
 /**
@@ -45,17 +59,41 @@ export async function podEvents(cluster: KubeCluster, namespace: string, pod: st
  * driver logs a failure before it writes the event, so a test that awaited the log line
  * must wait for the event too.
  */
-export async function untilPodEvent(cluster: KubeCluster, namespace: string, pod: string, matches: (event: string) => boolean): Promise<string> {
-  return (await until(`an event on pod ${namespace}/${pod}`, async () => (await podEvents(cluster, namespace, pod)).find(matches))).value;
+export async function untilPodEvent(
+  cluster: KubeCluster,
+  namespace: string,
+  pod: string,
+  matches: (event: string) => boolean,
+): Promise<string> {
+  return (
+    await until(`an event on pod ${namespace}/${pod}`, async () =>
+      (await podEvents(cluster, namespace, pod)).find(matches),
+    )
+  ).value;
 }
 
 /** A pod on the driver's node (test-node) with one inline volume of our driver per class. */
-export async function createPodWithVolumes(cluster: KubeCluster, namespace: string, name: string, classes: readonly string[], extra: Record<string, unknown> = {}): Promise<string> {
-  const pod = await cluster.admin.core.createNamespacedPod({ namespace, body: {
-    metadata: { name, ...extra },
-    spec: { nodeName: 'test-node', containers: [{ name: 'c', image: 'busybox' }],
-      volumes: classes.map((spc) => ({ name: spc, csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } } })) },
-  } });
+export async function createPodWithVolumes(
+  cluster: KubeCluster,
+  namespace: string,
+  name: string,
+  classes: readonly string[],
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const pod = await cluster.admin.core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name, ...extra },
+      spec: {
+        nodeName: 'test-node',
+        containers: [{ name: 'c', image: 'busybox' }],
+        volumes: classes.map((spc) => ({
+          name: spc,
+          csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } },
+        })),
+      },
+    },
+  });
   return pod.metadata?.uid ?? '';
 }
 
@@ -71,11 +109,16 @@ export function requestsByMethod(metrics: string): Record<string, number> {
 
 /** The driver container's flags in deploy/driver-daemonset.yaml, parsed as the driver would (node name filled in). */
 export async function daemonSetConfig(): Promise<{ args: string[]; config: DriverConfig }> {
-  const docs = parseAllDocuments(await readFile(deployFile('driver-daemonset.yaml'), 'utf8')).map((d) => d.toJS() as Obj);
+  const docs = parseAllDocuments(await readFile(deployFile('driver-daemonset.yaml'), 'utf8')).map(
+    (d) => d.toJS() as Obj,
+  );
   const ds = docs.find((d) => d?.['kind'] === 'DaemonSet');
   const container = (ds?.['spec'].template.spec.containers as Obj[]).find((c) => c['name'] === 'secrets-store');
   const env: Record<string, string> = { KUBE_NODE_NAME: 'test-node' };
-  for (const e of (container?.['env'] ?? []) as Record<string, string>[]) if (typeof e['value'] === 'string') env[e['name'] ?? ''] = e['value'];
-  const args = (container?.['args'] as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+  for (const e of (container?.['env'] ?? []) as Record<string, string>[])
+    if (typeof e['value'] === 'string') env[e['name'] ?? ''] = e['value'];
+  const args = (container?.['args'] as string[]).map((a) =>
+    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m),
+  );
   return { args, config: parseDriverConfig(args, {}) };
 }

@@ -10,7 +10,10 @@ import { providerProto } from '../../lib/grpc/grpc-proto.js';
 import { bindUnixSocket, shutdownServer } from '../../lib/grpc/unix-socket.js';
 
 /** How the scripted provider answers a Mount: a response, or a gRPC error; `cancelled` aborts when the driver cancels the call. */
-export type MountScript = (request: MountRequest__Output, cancelled: AbortSignal) => Promise<MountResponse | grpc.ServiceError>;
+export type MountScript = (
+  request: MountRequest__Output,
+  cancelled: AbortSignal,
+) => Promise<MountResponse | grpc.ServiceError>;
 
 /** A scripted provider listening on `<dir>/<name>.sock`. */
 export interface ScriptedProvider {
@@ -22,7 +25,10 @@ export interface ScriptedProvider {
 }
 
 /** A MountResponse with the given files (contents as text) and one version per file. */
-export function responseWith(files: readonly { path: string; contents?: string; mode?: number }[], versions?: readonly { id: string; version: string }[]): MountResponse {
+export function responseWith(
+  files: readonly { path: string; contents?: string; mode?: number }[],
+  versions?: readonly { id: string; version: string }[],
+): MountResponse {
   return {
     files: files.map((f) => ({ path: f.path, mode: f.mode ?? 0, contents: Buffer.from(f.contents ?? 'x') })),
     object_version: versions ? [...versions] : files.map((f) => ({ id: f.path, version: 'v1' })),
@@ -38,15 +44,19 @@ export async function startScriptedProvider(dir: string, name: string, script: M
     stop: () => shutdownServer(server, 100),
   };
   server.addService(providerProto().CSIDriverProvider.service, {
-    Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, { version: 'v1alpha1', runtime_name: 'scripted', runtime_version: '0' }),
+    Version: (_call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) =>
+      cb(null, { version: 'v1alpha1', runtime_name: 'scripted', runtime_version: '0' }),
     Mount: (call: grpc.ServerUnaryCall<MountRequest__Output, MountResponse>, cb: grpc.sendUnaryData<MountResponse>) => {
       state.requests.push(call.request);
       const cancelled = new AbortController();
       call.once('cancelled', () => cancelled.abort());
-      state.script(call.request, cancelled.signal).then((res) => {
-        if ('code' in res && typeof res.code === 'number') cb(res as grpc.ServiceError);
-        else cb(null, res as MountResponse);
-      }, (err: unknown) => cb({ code: grpc.status.INTERNAL, details: String(err) } as grpc.ServiceError));
+      state.script(call.request, cancelled.signal).then(
+        (res) => {
+          if ('code' in res && typeof res.code === 'number') cb(res as grpc.ServiceError);
+          else cb(null, res as MountResponse);
+        },
+        (err: unknown) => cb({ code: grpc.status.INTERNAL, details: String(err) } as grpc.ServiceError),
+      );
     },
   });
   await bindUnixSocket(server, join(dir, `${name}.sock`));

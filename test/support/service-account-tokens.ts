@@ -14,7 +14,10 @@ export class ServiceAccountTokenIssuer {
   readonly publicKey: KeyObject;
   private readonly privateKey: KeyObject;
 
-  constructor(readonly issuer: string = KUBERNETES_ISSUER, readonly keyId = 'test') {
+  constructor(
+    readonly issuer: string = KUBERNETES_ISSUER,
+    readonly keyId = 'test',
+  ) {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     this.privateKey = privateKey;
     this.publicKey = publicKey;
@@ -25,7 +28,15 @@ export class ServiceAccountTokenIssuer {
   token(serviceAccount: string, audience: string, ttlSeconds = 600): string {
     const now = Math.floor(Date.now() / 1000);
     const [ns, name] = serviceAccount.split('/');
-    const claims = { iss: this.issuer, sub: `system:serviceaccount:${ns}:${name}`, aud: [audience], iat: now, nbf: now, exp: now + ttlSeconds, jti: randomBytes(8).toString('hex') };
+    const claims = {
+      iss: this.issuer,
+      sub: `system:serviceaccount:${ns}:${name}`,
+      aud: [audience],
+      iat: now,
+      nbf: now,
+      exp: now + ttlSeconds,
+      jti: randomBytes(8).toString('hex'),
+    };
     const input = `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: this.keyId })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return `${input}.${createSign('RSA-SHA256').update(input).sign(this.privateKey).toString('base64url')}`;
   }

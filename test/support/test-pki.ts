@@ -26,11 +26,40 @@ async function openssl(dir: string, args: readonly string[]): Promise<void> {
 
 /** A P-256 key and a certificate for `cn` signed by the CA in `dir`, with the given X.509v3 extensions. */
 async function issue(dir: string, name: string, cn: string, extensions: string): Promise<void> {
-  await openssl(dir, ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
+  await openssl(dir, [
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${cn}`,
+  ]);
   await writeFile(join(dir, `${name}.ext`), extensions);
-  await openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-days', '2', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.pem`]);
+  await openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-sha256',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.pem`,
+  ]);
 }
 
 /**
@@ -39,13 +68,44 @@ async function issue(dir: string, name: string, cn: string, extensions: string):
  * into `dir`; keys are unencrypted, valid for two days. `extraDnsNames` (wildcards allowed)
  * are added to the server certificate's SANs (the Azure stand-in serves many host names).
  */
-export async function makeTestPki(dir: string, serverName = 'openbao.test', extraDnsNames: readonly string[] = []): Promise<TestPki> {
-  await openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=secrets-store-csi test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  await issue(dir, 'server', serverName,
-    `subjectAltName=${[serverName, ...extraDnsNames, 'localhost'].map((n) => `DNS:${n}`).join(',')},IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`);
-  await issue(dir, 'client', 'secrets-store-csi test client', 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\n');
+export async function makeTestPki(
+  dir: string,
+  serverName = 'openbao.test',
+  extraDnsNames: readonly string[] = [],
+): Promise<TestPki> {
+  await openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=secrets-store-csi test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  await issue(
+    dir,
+    'server',
+    serverName,
+    `subjectAltName=${[serverName, ...extraDnsNames, 'localhost'].map((n) => `DNS:${n}`).join(',')},IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`,
+  );
+  await issue(
+    dir,
+    'client',
+    'secrets-store-csi test client',
+    'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\n',
+  );
   return {
     caCertPath: join(dir, 'ca.pem'),
     caCertPem: await readFile(join(dir, 'ca.pem'), 'utf8'),

@@ -6,7 +6,11 @@
  * Resolves with the first truthy value `check` returns, polling every 100 ms; rejects
  * after `timeoutMs` with `what` and the last error `check` threw. Returns how long it took.
  */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<{ value: T; ms: number }> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<{ value: T; ms: number }> {
   const started = Date.now();
   let lastError: unknown;
   for (;;) {
@@ -17,7 +21,9 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
       lastError = err;
     }
     if (Date.now() - started > timeoutMs) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -14,10 +14,14 @@ let dir: string | undefined;
 export function upstreamModuleDir(): string {
   if (dir === undefined) {
     const out = execFileSync('go', ['mod', 'download', '-json', UPSTREAM_MODULE], {
-      encoding: 'utf8', cwd: '/', env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '', GOWORK: 'off' }, maxBuffer: 1 << 20,
+      encoding: 'utf8',
+      cwd: '/',
+      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '', GOWORK: 'off' },
+      maxBuffer: 1 << 20,
     });
     const parsed = JSON.parse(out) as { Dir?: string; Error?: string };
-    if (!parsed.Dir) throw new Error(`go mod download ${UPSTREAM_MODULE} gave no directory${parsed.Error ? `: ${parsed.Error}` : ''}`);
+    if (!parsed.Dir)
+      throw new Error(`go mod download ${UPSTREAM_MODULE} gave no directory${parsed.Error ? `: ${parsed.Error}` : ''}`);
     dir = parsed.Dir;
   }
   return dir;

@@ -61,9 +61,12 @@ export class VaultAudit {
       const entry = JSON.parse(line) as RawEntry;
       if (entry.type !== 'response' || !entry.request) continue;
       out.push({
-        path: entry.request.path ?? '', operation: entry.request.operation ?? '',
+        path: entry.request.path ?? '',
+        operation: entry.request.operation ?? '',
         namespace: (entry.request.namespace?.path ?? '').replace(/\/$/, ''),
-        displayName: entry.auth?.display_name ?? '', clientToken: entry.auth?.client_token ?? '', error: entry.error ?? '',
+        displayName: entry.auth?.display_name ?? '',
+        clientToken: entry.auth?.client_token ?? '',
+        error: entry.error ?? '',
       });
     }
     return out;
@@ -71,7 +74,10 @@ export class VaultAudit {
 }
 
 /** How many of `requests` fall under each key (e.g. `${operation} ${path}`). */
-export function countBy(requests: readonly AuditedRequest[], key: (request: AuditedRequest) => string): Map<string, number> {
+export function countBy(
+  requests: readonly AuditedRequest[],
+  key: (request: AuditedRequest) => string,
+): Map<string, number> {
   const counts = new Map<string, number>();
   for (const request of requests) counts.set(key(request), (counts.get(key(request)) ?? 0) + 1);
   return counts;
@@ -95,6 +101,9 @@ export function trafficOf(requests: readonly AuditedRequest[], loginMount: strin
     logins: requests.filter((r) => r.path === login).length,
     renewals: requests.filter(isRenewal).length,
     mountLookups: requests.filter(isLookup).length,
-    reads: countBy(requests.filter((r) => r.path !== login && !isLookup(r) && !isRenewal(r)), (r) => `${r.operation} ${r.path}`),
+    reads: countBy(
+      requests.filter((r) => r.path !== login && !isLookup(r) && !isRenewal(r)),
+      (r) => `${r.operation} ${r.path}`,
+    ),
   };
 }

@@ -3,7 +3,12 @@
 // its args parse with the provider's own flag table and settings, its socket lands in the
 // driver's --provider-volume, the HMAC key and CA files come from the volumes they name.
 import { expect } from 'chai';
-import { checkProbesAndSelector, checkProviderSocket, checkUnprivileged, healthPortOf } from './provider-daemonset-checks.js';
+import {
+  checkProbesAndSelector,
+  checkProviderSocket,
+  checkUnprivileged,
+  healthPortOf,
+} from './provider-daemonset-checks.js';
 import { container, volumeFileOf, type Obj } from './deploy-manifests.js';
 import { parseFlags, type ParsedFlags } from '../../lib/flags.js';
 import { commonProviderFlags } from '../../providers/framework/run-provider.js';
@@ -12,12 +17,13 @@ import { providerSettings, vaultProviderFlags, type ProviderSettings } from '../
 /** The provider's name: the first argument of the image's `cli.js provider` entrypoint. */
 export const VAULT_PROVIDER_NAME = 'vault';
 
-
 /** The key-to-file projection of a Secret or ConfigMap volume: the file `inside` must be one listed item. */
 export function projectedKey(source: Obj, inside: string, what: string): string {
   const items = (source['items'] ?? []) as Obj[];
   const item = items.find((i) => i['path'] === inside);
-  expect(item, `${what}: ${inside} is a projected item (items listed, so a missing key stops the pod)`).to.not.equal(undefined);
+  expect(item, `${what}: ${inside} is a projected item (items listed, so a missing key stops the pod)`).to.not.equal(
+    undefined,
+  );
   expect(source['optional'], `${what} is not optional`).to.not.equal(true);
   return String(item?.['key']);
 }
@@ -77,7 +83,9 @@ export function checkVaultProviderDaemonSet(ds: Obj, driverDs: Obj, want: VaultD
   const pod = ds['spec'].template.spec as Obj;
   checkUnprivileged(ds);
   const sc = c['securityContext'] as Obj;
-  expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(sc['runAsGroup']);
+  expect(pod['securityContext']?.fsGroup, 'the Secret files are group-readable by the provider').to.equal(
+    sc['runAsGroup'],
+  );
 
   const port = healthPortOf(flags);
   checkProbesAndSelector(ds, driverDs, port);

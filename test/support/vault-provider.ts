@@ -13,8 +13,15 @@ export { parseMetrics, type MountFailure, type MountOptions } from './provider-p
 export type VaultProviderProcess = ProviderProcess;
 
 /** Starts `secrets-store-csi provider vault <args>` (with an HMAC key file in its temp dir); see startProviderProcess. */
-export function startVaultProvider(args: readonly string[] = [], env: NodeJS.ProcessEnv = {}, options: { providersDir?: string } = {}): Promise<VaultProviderProcess> {
-  return startProviderProcess('vault', args, env, { ...options, extraArgs: (work) => [`--hmac-key-file=${join(work, 'hmac.key')}`] });
+export function startVaultProvider(
+  args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  options: { providersDir?: string } = {},
+): Promise<VaultProviderProcess> {
+  return startProviderProcess('vault', args, env, {
+    ...options,
+    extraArgs: (work) => [`--hmac-key-file=${join(work, 'hmac.key')}`],
+  });
 }
 
 /** JWT auth on an OpenBao: tokens are signed here, as kubelet would sign service-account tokens. */
@@ -28,12 +35,25 @@ export interface JwtAuth {
 }
 
 /** Enables JWT auth at `mount` with a fresh RSA key, and a role `role` bound to audience `vault` with `policies`. */
-export async function enableJwtAuth(bao: OpenBaoAdmin, mount: string, roles: Record<string, readonly string[]>): Promise<JwtAuth> {
+export async function enableJwtAuth(
+  bao: OpenBaoAdmin,
+  mount: string,
+  roles: Record<string, readonly string[]>,
+): Promise<JwtAuth> {
   const issuer = new ServiceAccountTokenIssuer();
   await bao.enableAuth(mount, 'jwt');
-  await bao.write(`auth/${mount}/config`, { jwt_validation_pubkeys: [issuer.publicKeyPem], bound_issuer: issuer.issuer });
+  await bao.write(`auth/${mount}/config`, {
+    jwt_validation_pubkeys: [issuer.publicKeyPem],
+    bound_issuer: issuer.issuer,
+  });
   for (const [role, policies] of Object.entries(roles)) {
-    await bao.write(`auth/${mount}/role/${role}`, { role_type: 'jwt', bound_audiences: ['vault'], user_claim: 'sub', policies, token_ttl: '10m' });
+    await bao.write(`auth/${mount}/role/${role}`, {
+      role_type: 'jwt',
+      bound_audiences: ['vault'],
+      user_claim: 'sub',
+      policies,
+      token_ttl: '10m',
+    });
   }
   return {
     mount,
@@ -46,7 +66,9 @@ export async function enableJwtAuth(bao: OpenBaoAdmin, mount: string, roles: Rec
 export function podAttributes(name = 'web-0', serviceAccount = 'default/app'): Record<string, string> {
   const [ns, sa] = serviceAccount.split('/') as [string, string];
   return {
-    'csi.storage.k8s.io/pod.name': name, 'csi.storage.k8s.io/pod.namespace': ns,
-    'csi.storage.k8s.io/pod.uid': `uid-${name}`, 'csi.storage.k8s.io/serviceAccount.name': sa,
+    'csi.storage.k8s.io/pod.name': name,
+    'csi.storage.k8s.io/pod.namespace': ns,
+    'csi.storage.k8s.io/pod.uid': `uid-${name}`,
+    'csi.storage.k8s.io/serviceAccount.name': sa,
   };
 }

@@ -11,7 +11,12 @@ function readKubeconfigFlag(path: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `--kubeconfig ${path} does not exist` : `cannot read --kubeconfig ${path} (${code ?? 'error'})`, { cause: err });
+    throw new Error(
+      code === 'ENOENT'
+        ? `--kubeconfig ${path} does not exist`
+        : `cannot read --kubeconfig ${path} (${code ?? 'error'})`,
+      { cause: err },
+    );
   }
 }
 
@@ -20,18 +25,32 @@ function readKubeconfigFlag(path: string): string {
  * account when running in a pod (KUBERNETES_SERVICE_HOST), otherwise the files in
  * $KUBECONFIG (merged) or ~/.kube/config. Never a silent localhost default.
  */
-export function resolveEndpoint(kubeconfigPath: string, env: Readonly<Record<string, string | undefined>>, home = homedir()): ApiEndpoint {
-  if (kubeconfigPath !== '') return endpointFromKubeconfig([{ path: kubeconfigPath, content: readKubeconfigFlag(kubeconfigPath) }]);
+export function resolveEndpoint(
+  kubeconfigPath: string,
+  env: Readonly<Record<string, string | undefined>>,
+  home = homedir(),
+): ApiEndpoint {
+  if (kubeconfigPath !== '')
+    return endpointFromKubeconfig([{ path: kubeconfigPath, content: readKubeconfigFlag(kubeconfigPath) }]);
   if (env['KUBERNETES_SERVICE_HOST']) return inClusterEndpoint(env);
-  const listed = env['KUBECONFIG'] ? env['KUBECONFIG'].split(delimiter).filter((p) => p !== '') : [join(home, '.kube', 'config')];
+  const listed = env['KUBECONFIG']
+    ? env['KUBECONFIG'].split(delimiter).filter((p) => p !== '')
+    : [join(home, '.kube', 'config')];
   // As kubectl: files in KUBECONFIG that do not exist are skipped.
   const present = listed.filter((p) => existsSync(p));
-  if (present.length === 0) throw new Error(`no Kubernetes cluster configured (${listed.join(delimiter)} does not exist, not in a pod): set --kubeconfig, or use local mode with --spc-dir`);
+  if (present.length === 0)
+    throw new Error(
+      `no Kubernetes cluster configured (${listed.join(delimiter)} does not exist, not in a pod): set --kubeconfig, or use local mode with --spc-dir`,
+    );
   return endpointFromKubeconfig(present.map((path) => ({ path, content: readFileSync(path, 'utf8') })));
 }
 
 /** The driver's API client (every request but watches times out after `timeoutMs`). */
-export function connectKubeApi(kubeconfigPath: string, env: Readonly<Record<string, string | undefined>>, options: { timeoutMs?: number; userAgent?: string; observe?: RequestObserver } = {}): KubeApi {
+export function connectKubeApi(
+  kubeconfigPath: string,
+  env: Readonly<Record<string, string | undefined>>,
+  options: { timeoutMs?: number; userAgent?: string; observe?: RequestObserver } = {},
+): KubeApi {
   return new KubeApi(resolveEndpoint(kubeconfigPath, env), {
     timeoutMs: options.timeoutMs ?? API_REQUEST_TIMEOUT_MS,
     ...(options.userAgent ? { userAgent: options.userAgent } : {}),

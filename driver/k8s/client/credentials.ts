@@ -30,30 +30,48 @@ const EXEC_TIMEOUT_MS = 30_000;
 /** Runs a credential plugin; injectable for tests. Resolves to its stdout. */
 export type RunPlugin = (plugin: ExecPlugin, env: NodeJS.ProcessEnv) => Promise<string>;
 
-const runPlugin: RunPlugin = (plugin, env) => new Promise((resolve, reject) => {
-  // A command with a slash is relative to the kubeconfig; a bare name is looked up on PATH.
-  const command = plugin.command.includes('/') && !isAbsolute(plugin.command) ? resolvePath(plugin.baseDir, plugin.command) : plugin.command;
-  execFile(command, [...plugin.args], { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, stdout) => {
-    // Never include the plugin's output in an error: it may hold a token.
-    if (err) reject(new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} failed${typeof err.code === 'number' ? ` (exit status ${err.code})` : err.code ? ` (${String(err.code)})` : ''}`));
-    else resolve(stdout);
+const runPlugin: RunPlugin = (plugin, env) =>
+  new Promise((resolve, reject) => {
+    // A command with a slash is relative to the kubeconfig; a bare name is looked up on PATH.
+    const command =
+      plugin.command.includes('/') && !isAbsolute(plugin.command)
+        ? resolvePath(plugin.baseDir, plugin.command)
+        : plugin.command;
+    execFile(command, [...plugin.args], { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, stdout) => {
+      // Never include the plugin's output in an error: it may hold a token.
+      if (err)
+        reject(
+          new KubeCredentialError(
+            `kubeconfig credential plugin ${plugin.command} failed${typeof err.code === 'number' ? ` (exit status ${err.code})` : err.code ? ` (${String(err.code)})` : ''}`,
+          ),
+        );
+      else resolve(stdout);
+    });
   });
-});
 
 /** Parses an ExecCredential's status; expiry undefined means "until the API refuses it". */
 function parseExecCredential(stdout: string, plugin: ExecPlugin): { auth: RequestAuth; expiresAt: number | undefined } {
   let status: Record<string, unknown> | undefined;
-  try { status = (JSON.parse(stdout) as { status?: Record<string, unknown> }).status; } catch { /* reported below */ }
-  if (!status || typeof status !== 'object') throw new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} printed no ExecCredential status`);
+  try {
+    status = (JSON.parse(stdout) as { status?: Record<string, unknown> }).status;
+  } catch {
+    /* reported below */
+  }
+  if (!status || typeof status !== 'object')
+    throw new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} printed no ExecCredential status`);
   const { token, clientCertificateData: cert, clientKeyData: key, expirationTimestamp } = status;
   if (typeof token !== 'string' && (typeof cert !== 'string' || typeof key !== 'string')) {
-    throw new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} returned neither a token nor a client certificate and key`);
+    throw new KubeCredentialError(
+      `kubeconfig credential plugin ${plugin.command} returned neither a token nor a client certificate and key`,
+    );
   }
   const expiresAt = typeof expirationTimestamp === 'string' ? Date.parse(expirationTimestamp) : undefined;
   return {
     auth: {
       ...(typeof token === 'string' ? { authorization: `Bearer ${token.trim()}` } : {}),
-      ...(typeof cert === 'string' && typeof key === 'string' ? { cert: Buffer.from(cert), key: Buffer.from(key) } : {}),
+      ...(typeof cert === 'string' && typeof key === 'string'
+        ? { cert: Buffer.from(cert), key: Buffer.from(key) }
+        : {}),
     },
     expiresAt: expiresAt !== undefined && Number.isFinite(expiresAt) ? expiresAt : undefined,
   };
@@ -85,10 +103,13 @@ export class CredentialSource {
     if (c.type === 'none') return {};
     // A YAML block scalar leaves a trailing newline, which no header may carry.
     if (c.type === 'token') return { authorization: `Bearer ${c.token.trim()}` };
-    if (c.type === 'basic') return { authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` };
+    if (c.type === 'basic')
+      return { authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` };
     if (this.cached && this.now() < this.cached.until) return this.cached.auth;
     // Concurrent requests share one read or one plugin run.
-    this.pending ??= this.load(c).finally(() => { this.pending = undefined; });
+    this.pending ??= this.load(c).finally(() => {
+      this.pending = undefined;
+    });
     return this.pending;
   }
 
@@ -99,16 +120,30 @@ export class CredentialSource {
 
   private async load(c: Extract<ApiCredentials, { type: 'token-file' | 'exec' }>): Promise<RequestAuth> {
     if (c.type === 'token-file') {
-      const token = await readFile(c.path, 'utf8').then((t) => t.trim(), (err: NodeJS.ErrnoException) => {
-        throw new KubeCredentialError(`cannot read the token file ${c.path} (${err.code ?? err.message})`);
-      });
+      const token = await readFile(c.path, 'utf8').then(
+        (t) => t.trim(),
+        (err: NodeJS.ErrnoException) => {
+          throw new KubeCredentialError(`cannot read the token file ${c.path} (${err.code ?? err.message})`);
+        },
+      );
       const auth = { authorization: `Bearer ${token}` };
       this.cached = { auth, until: this.now() + TOKEN_FILE_TTL_MS };
       return auth;
     }
-    const env = { ...this.env, ...c.plugin.env, KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion: c.plugin.apiVersion, kind: 'ExecCredential', spec: { interactive: false } }) };
+    const env = {
+      ...this.env,
+      ...c.plugin.env,
+      KUBERNETES_EXEC_INFO: JSON.stringify({
+        apiVersion: c.plugin.apiVersion,
+        kind: 'ExecCredential',
+        spec: { interactive: false },
+      }),
+    };
     const { auth, expiresAt } = parseExecCredential(await this.run(c.plugin, env), c.plugin);
-    this.cached = { auth, until: expiresAt === undefined ? Number.POSITIVE_INFINITY : expiresAt - EXEC_RENEW_MARGIN_MS };
+    this.cached = {
+      auth,
+      until: expiresAt === undefined ? Number.POSITIVE_INFINITY : expiresAt - EXEC_RENEW_MARGIN_MS,
+    };
     return auth;
   }
 }

@@ -50,12 +50,23 @@ export class HttpTransport {
   private pools: { key: string; requests: HttpAgent; watches: HttpAgent } | undefined;
   private readonly base: string;
 
-  constructor(private readonly endpoint: ApiEndpoint, private readonly userAgent: string, private readonly observe: RequestObserver) {
+  constructor(
+    private readonly endpoint: ApiEndpoint,
+    private readonly userAgent: string,
+    private readonly observe: RequestObserver,
+  ) {
     this.base = `${endpoint.server.origin}${endpoint.server.pathname.replace(/\/+$/, '')}`;
   }
 
   /** Sends a request; resolves with the response head. Rejects once, whatever happens after. */
-  send(method: string, path: string, auth: RequestAuth, payload: string | undefined, contentType: string | undefined, limits: ExchangeLimits): Promise<Answer> {
+  send(
+    method: string,
+    path: string,
+    auth: RequestAuth,
+    payload: string | undefined,
+    contentType: string | undefined,
+    limits: ExchangeLimits,
+  ): Promise<Answer> {
     const url = new URL(`${this.base}${path}`);
     const headers: OutgoingHttpHeaders = { Accept: 'application/json', 'User-Agent': this.userAgent };
     if (auth.authorization) headers['Authorization'] = auth.authorization;
@@ -70,7 +81,10 @@ export class HttpTransport {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
       let req: ClientRequest | undefined;
-      const cleanup = () => { clearTimeout(timer); limits.signal?.removeEventListener('abort', onAbort); };
+      const cleanup = () => {
+        clearTimeout(timer);
+        limits.signal?.removeEventListener('abort', onAbort);
+      };
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
@@ -79,28 +93,48 @@ export class HttpTransport {
         reject(err);
       };
       // Rejects at once: a request still queued for a pooled connection emits nothing when destroyed.
-      const abort = (err: Error) => { reason ??= err; req?.destroy(err); if (!answered) fail(err); };
-      const onAbort = () => abort(limits.signal?.reason instanceof Error ? limits.signal.reason : errnoError('request aborted', 'ABORT_ERR'));
+      const abort = (err: Error) => {
+        reason ??= err;
+        req?.destroy(err);
+        if (!answered) fail(err);
+      };
+      const onAbort = () =>
+        abort(
+          limits.signal?.reason instanceof Error ? limits.signal.reason : errnoError('request aborted', 'ABORT_ERR'),
+        );
       try {
-        req = request(url, { method, headers, agent: this.agentFor(url.protocol, auth, limits.watch === true) }, (message) => {
-          answered = true;
-          settled = true;
-          message.on('close', cleanup);
-          this.observe(method, String(message.statusCode ?? 0));
-          resolve({ statusCode: message.statusCode ?? 0, message, closedBy: () => reason });
-        });
+        req = request(
+          url,
+          { method, headers, agent: this.agentFor(url.protocol, auth, limits.watch === true) },
+          (message) => {
+            answered = true;
+            settled = true;
+            message.on('close', cleanup);
+            this.observe(method, String(message.statusCode ?? 0));
+            resolve({ statusCode: message.statusCode ?? 0, message, closedBy: () => reason });
+          },
+        );
       } catch (err) {
         // Node refuses a header it cannot send (a credential with a control character) synchronously.
-        fail((err as { code?: unknown }).code === 'ERR_INVALID_CHAR' ? new KubeCredentialError('the credentials hold a character an HTTP header cannot carry') : err as Error);
+        fail(
+          (err as { code?: unknown }).code === 'ERR_INVALID_CHAR'
+            ? new KubeCredentialError('the credentials hold a character an HTTP header cannot carry')
+            : (err as Error),
+        );
         return;
       }
       const sent = req;
       sent.on('error', (err) => {
         const code = (err as { code?: unknown }).code;
-        if ((sent as { reusedSocket?: boolean }).reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !reason) Object.assign(err, { [STALE_CONNECTION]: true });
+        if ((sent as { reusedSocket?: boolean }).reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !reason)
+          Object.assign(err, { [STALE_CONNECTION]: true });
         fail(reason ?? err);
       });
-      if (limits.deadlineMs !== undefined) timer = setTimeout(() => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')), limits.deadlineMs);
+      if (limits.deadlineMs !== undefined)
+        timer = setTimeout(
+          () => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')),
+          limits.deadlineMs,
+        );
       if (limits.signal?.aborted) onAbort();
       else limits.signal?.addEventListener('abort', onAbort, { once: true });
       sent.end(payload);
@@ -150,9 +184,14 @@ export function readBody(answer: Answer): Promise<string> {
     const chunks: Buffer[] = [];
     let ended = false;
     message.on('data', (chunk: Buffer) => chunks.push(chunk));
-    message.on('end', () => { ended = true; resolve(Buffer.concat(chunks).toString('utf8')); });
+    message.on('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
     message.on('error', (err) => reject(closedBy() ?? err));
     // 'close' follows every answer: the error (a stack capture, ~40 µs) only for one cut off.
-    message.on('close', () => { if (!ended) reject(closedBy() ?? errnoError('the API server closed the connection mid-answer', 'ECONNRESET')); });
+    message.on('close', () => {
+      if (!ended) reject(closedBy() ?? errnoError('the API server closed the connection mid-answer', 'ECONNRESET'));
+    });
   });
 }

@@ -1,5 +1,12 @@
 import { CredentialSource } from './credentials.js';
-import { errnoError, HttpTransport, LineDecoder, readBody, STALE_CONNECTION, type RequestObserver } from './http-transport.js';
+import {
+  errnoError,
+  HttpTransport,
+  LineDecoder,
+  readBody,
+  STALE_CONNECTION,
+  type RequestObserver,
+} from './http-transport.js';
 import type { ApiEndpoint } from './kubeconfig.js';
 import type { WatchEvent } from './types.js';
 
@@ -16,7 +23,13 @@ const WATCH_GRACE_MS = 30_000;
  * (without query) and `watch` say which request, so a 403 can name the RBAC right it needed.
  */
 export class KubeApiError extends Error {
-  constructor(readonly code: number, readonly body: string, readonly method: string, readonly path: string, readonly watch = false) {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    readonly method: string,
+    readonly path: string,
+    readonly watch = false,
+  ) {
     super(`HTTP ${code} from ${watch ? 'WATCH' : method} ${path}`);
     this.name = 'KubeApiError';
   }
@@ -73,10 +86,17 @@ export class KubeApi {
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
 
-  constructor(endpoint: ApiEndpoint, options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {}) {
+  constructor(
+    endpoint: ApiEndpoint,
+    options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {},
+  ) {
     this.credentials = options.credentials ?? new CredentialSource(endpoint.credentials);
     this.timeoutMs = options.timeoutMs ?? API_REQUEST_TIMEOUT_MS;
-    this.transport = new HttpTransport(endpoint, options.userAgent ?? 'secrets-store-csi', options.observe ?? (() => undefined));
+    this.transport = new HttpTransport(
+      endpoint,
+      options.userAgent ?? 'secrets-store-csi',
+      options.observe ?? (() => undefined),
+    );
   }
 
   /** A GET; `signal` abandons it (the cache's shutdown). */
@@ -109,8 +129,14 @@ export class KubeApi {
   async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<void> {
     const timeoutSeconds = Number(query['timeoutSeconds'] ?? 0);
     const auth = await this.credentials.current();
-    const answer = await this.transport.send('GET', withQuery(path, { ...query, watch: true }), auth, undefined, undefined,
-      { signal, watch: true, deadlineMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined });
+    const answer = await this.transport.send(
+      'GET',
+      withQuery(path, { ...query, watch: true }),
+      auth,
+      undefined,
+      undefined,
+      { signal, watch: true, deadlineMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined },
+    );
     if (answer.statusCode !== 200) {
       const body = await readBody(answer);
       if (answer.statusCode === 401) this.credentials.invalidate(auth);
@@ -128,10 +154,15 @@ export class KubeApi {
         }
       });
       let ended = false;
-      message.on('end', () => { ended = true; resolve(); });
+      message.on('end', () => {
+        ended = true;
+        resolve();
+      });
       // Whatever ended it (our deadline, the signal) explains the failure better than "aborted".
       message.on('error', (err) => reject(closedBy() ?? err));
-      message.on('close', () => { if (!ended) reject(closedBy() ?? errnoError('watch connection closed', 'ECONNRESET')); });
+      message.on('close', () => {
+        if (!ended) reject(closedBy() ?? errnoError('watch connection closed', 'ECONNRESET'));
+      });
     });
   }
 
@@ -140,7 +171,13 @@ export class KubeApi {
     this.transport.close();
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+    signal?: AbortSignal,
+  ): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let resent = false;
     let renewed = false;
@@ -148,19 +185,29 @@ export class KubeApi {
       const auth = await this.credentials.current();
       let answer;
       try {
-        answer = await this.transport.send(method, path, auth, payload, contentType, { deadlineMs: this.timeoutMs, signal });
+        answer = await this.transport.send(method, path, auth, payload, contentType, {
+          deadlineMs: this.timeoutMs,
+          signal,
+        });
       } catch (err) {
         // A pooled connection the server had just closed: sent once more on a new one.
-        if (!resent && RESENDABLE.has(method) && (err as { [STALE_CONNECTION]?: boolean })[STALE_CONNECTION]) { resent = true; continue; }
+        if (!resent && RESENDABLE.has(method) && (err as { [STALE_CONNECTION]?: boolean })[STALE_CONNECTION]) {
+          resent = true;
+          continue;
+        }
         throw err;
       }
       const text = await readBody(answer);
       if (answer.statusCode === 401 && this.credentials.renewable) {
         // A rotated token file or an expired plugin credential: renew and try once more.
         this.credentials.invalidate(auth);
-        if (!renewed) { renewed = true; continue; }
+        if (!renewed) {
+          renewed = true;
+          continue;
+        }
       }
-      if (answer.statusCode < 200 || answer.statusCode >= 300) throw new KubeApiError(answer.statusCode, text, method, path.split('?')[0] ?? path);
+      if (answer.statusCode < 200 || answer.statusCode >= 300)
+        throw new KubeApiError(answer.statusCode, text, method, path.split('?')[0] ?? path);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     }
   }

@@ -49,7 +49,13 @@ interface KubeconfigFile {
   readonly content: string;
 }
 
-function named(file: Entry, list: string, field: string, baseDir: string, into: Map<string, { value: Entry; baseDir: string }>): void {
+function named(
+  file: Entry,
+  list: string,
+  field: string,
+  baseDir: string,
+  into: Map<string, { value: Entry; baseDir: string }>,
+): void {
   const items = file[list];
   if (items === undefined || items === null) return;
   if (!Array.isArray(items)) throw new Error(`kubeconfig: ${list} must be a list`);
@@ -58,7 +64,7 @@ function named(file: Entry, list: string, field: string, baseDir: string, into: 
     if (typeof name !== 'string') throw new Error(`kubeconfig: an entry of ${list} has no name`);
     const value = item[field];
     // kubectl's merge rule: the first file that defines a name wins.
-    if (!into.has(name)) into.set(name, { value: value && typeof value === 'object' ? value as Entry : {}, baseDir });
+    if (!into.has(name)) into.set(name, { value: value && typeof value === 'object' ? (value as Entry) : {}, baseDir });
   }
 }
 
@@ -70,7 +76,13 @@ function str(entry: Entry, key: string, where: string): string | undefined {
 }
 
 /** Inline base64 data, else the file a (possibly relative) path names, else undefined. */
-function dataOrFile(entry: Entry, key: string, where: string, baseDir: string, read: (path: string) => Buffer): Buffer | undefined {
+function dataOrFile(
+  entry: Entry,
+  key: string,
+  where: string,
+  baseDir: string,
+  read: (path: string) => Buffer,
+): Buffer | undefined {
   const data = str(entry, `${key}-data`, where);
   if (data !== undefined) return Buffer.from(data, 'base64');
   const path = str(entry, key, where);
@@ -80,7 +92,10 @@ function dataOrFile(entry: Entry, key: string, where: string, baseDir: string, r
     return read(full);
   } catch (err) {
     // Node's own text ("ENOENT: no such file…") names no kubeconfig entry to fix.
-    throw new Error(`kubeconfig: ${where}.${key} ${full} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    throw new Error(
+      `kubeconfig: ${where}.${key} ${full} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause: err },
+    );
   }
 }
 
@@ -88,22 +103,34 @@ function execPlugin(exec: Entry, where: string, baseDir: string): ExecPlugin {
   const command = str(exec, 'command', `${where}.exec`);
   if (!command) throw new Error(`kubeconfig: ${where}.exec.command is missing`);
   const args = exec['args'] ?? [];
-  if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) throw new Error(`kubeconfig: ${where}.exec.args must be a list of strings`);
+  if (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))
+    throw new Error(`kubeconfig: ${where}.exec.args must be a list of strings`);
   const env: Record<string, string> = {};
   for (const e of (exec['env'] ?? []) as Entry[]) {
-    if (typeof e?.['name'] !== 'string' || typeof e['value'] !== 'string') throw new Error(`kubeconfig: ${where}.exec.env entries need a name and a value`);
+    if (typeof e?.['name'] !== 'string' || typeof e['value'] !== 'string')
+      throw new Error(`kubeconfig: ${where}.exec.env entries need a name and a value`);
     env[e['name']] = e['value'];
   }
-  return { command, args: args as string[], env, apiVersion: str(exec, 'apiVersion', `${where}.exec`) ?? 'client.authentication.k8s.io/v1', baseDir };
+  return {
+    command,
+    args: args as string[],
+    env,
+    apiVersion: str(exec, 'apiVersion', `${where}.exec`) ?? 'client.authentication.k8s.io/v1',
+    baseDir,
+  };
 }
 
 function credentialsOf(user: Entry, where: string, baseDir: string): ApiCredentials {
-  if (user['auth-provider']) throw new Error(`kubeconfig: ${where}.auth-provider is not supported (client-go removed the built-in providers); use an exec credential plugin`);
+  if (user['auth-provider'])
+    throw new Error(
+      `kubeconfig: ${where}.auth-provider is not supported (client-go removed the built-in providers); use an exec credential plugin`,
+    );
   if (user['exec']) return { type: 'exec', plugin: execPlugin(user['exec'] as Entry, where, baseDir) };
   const token = str(user, 'token', where);
   if (token !== undefined) return { type: 'token', token };
   const tokenFile = str(user, 'tokenFile', where);
-  if (tokenFile !== undefined) return { type: 'token-file', path: isAbsolute(tokenFile) ? tokenFile : join(baseDir, tokenFile) };
+  if (tokenFile !== undefined)
+    return { type: 'token-file', path: isAbsolute(tokenFile) ? tokenFile : join(baseDir, tokenFile) };
   const username = str(user, 'username', where);
   if (username !== undefined) return { type: 'basic', username, password: str(user, 'password', where) ?? '' };
   return { type: 'none' };
@@ -127,7 +154,10 @@ function parseYaml(path: string, content: string): unknown {
  * merges KUBECONFIG: the first file naming a cluster, user or context (or setting
  * current-context) wins; relative paths are relative to the file that holds them.
  */
-export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (path: string) => Buffer = readFileSync): ApiEndpoint {
+export function endpointFromKubeconfig(
+  files: readonly KubeconfigFile[],
+  read: (path: string) => Buffer = readFileSync,
+): ApiEndpoint {
   const clusters = new Map<string, { value: Entry; baseDir: string }>();
   const users = new Map<string, { value: Entry; baseDir: string }>();
   const contexts = new Map<string, { value: Entry; baseDir: string }>();
@@ -144,18 +174,26 @@ export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (
   const context = current === undefined ? undefined : contexts.get(current)?.value;
   const clusterName = context ? str(context, 'cluster', `contexts[${current}]`) : undefined;
   const cluster = clusterName === undefined ? undefined : clusters.get(clusterName);
-  if (!cluster) throw new Error('no Kubernetes cluster configured: set --kubeconfig, run in a pod, or use local mode (--spc-dir)');
+  if (!cluster)
+    throw new Error('no Kubernetes cluster configured: set --kubeconfig, run in a pod, or use local mode (--spc-dir)');
   const where = `clusters[${clusterName}]`;
   const server = str(cluster.value, 'server', where);
   if (!server) throw new Error(`kubeconfig: ${where}.server is missing`);
-  if (str(cluster.value, 'proxy-url', where)) throw new Error(`kubeconfig: ${where}.proxy-url is not supported; the driver connects to the API server directly`);
+  if (str(cluster.value, 'proxy-url', where))
+    throw new Error(`kubeconfig: ${where}.proxy-url is not supported; the driver connects to the API server directly`);
   let url: URL;
-  try { url = new URL(server); } catch { throw new Error(`kubeconfig: ${where}.server is not a URL`); }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`kubeconfig: ${where}.server must be an https:// or http:// URL`);
+  try {
+    url = new URL(server);
+  } catch {
+    throw new Error(`kubeconfig: ${where}.server is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`kubeconfig: ${where}.server must be an https:// or http:// URL`);
   const userName = context ? str(context, 'user', `contexts[${current}]`) : undefined;
   const user = userName === undefined ? undefined : users.get(userName);
   // As client-go: a context naming a user that is not defined is an error, not anonymous access.
-  if (userName !== undefined && !user) throw new Error(`kubeconfig: context ${current} names user ${userName}, which is not defined`);
+  if (userName !== undefined && !user)
+    throw new Error(`kubeconfig: context ${current} names user ${userName}, which is not defined`);
   const userWhere = `users[${userName ?? ''}]`;
   const userEntry = user?.value ?? {};
   const userDir = user?.baseDir ?? cluster.baseDir;
@@ -163,10 +201,17 @@ export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (
   const ca = dataOrFile(cluster.value, 'certificate-authority', where, cluster.baseDir, read);
   const cert = dataOrFile(userEntry, 'client-certificate', userWhere, userDir, read);
   const key = dataOrFile(userEntry, 'client-key', userWhere, userDir, read);
-  if ((cert === undefined) !== (key === undefined)) throw new Error(`kubeconfig: ${userWhere} needs both a client certificate and a client key`);
+  if ((cert === undefined) !== (key === undefined))
+    throw new Error(`kubeconfig: ${userWhere} needs both a client certificate and a client key`);
   return {
     server: url,
-    tls: { rejectUnauthorized: cluster.value['insecure-skip-tls-verify'] !== true, ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(servername ? { servername } : {}) },
+    tls: {
+      rejectUnauthorized: cluster.value['insecure-skip-tls-verify'] !== true,
+      ...(ca ? { ca } : {}),
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+      ...(servername ? { servername } : {}),
+    },
     credentials: credentialsOf(userEntry, userWhere, userDir),
   };
 }
@@ -175,7 +220,11 @@ export function endpointFromKubeconfig(files: readonly KubeconfigFile[], read: (
  * The in-cluster endpoint, as client-go builds it: KUBERNETES_SERVICE_HOST/PORT, the
  * pod's service-account token (re-read as it rotates) and the cluster CA.
  */
-export function inClusterEndpoint(env: Readonly<Record<string, string | undefined>>, dir = IN_CLUSTER_DIR, read: (path: string) => Buffer = readFileSync): ApiEndpoint {
+export function inClusterEndpoint(
+  env: Readonly<Record<string, string | undefined>>,
+  dir = IN_CLUSTER_DIR,
+  read: (path: string) => Buffer = readFileSync,
+): ApiEndpoint {
   const host = env['KUBERNETES_SERVICE_HOST'];
   const port = env['KUBERNETES_SERVICE_PORT'] || '443';
   if (!host) throw new Error('not running in a pod: KUBERNETES_SERVICE_HOST is not set');

@@ -29,7 +29,12 @@ export function pemBlocks(text: string, label: string): string[] {
   return (text.match(re) ?? []).map((b) => (b.endsWith('\n') ? b : `${b}\n`));
 }
 
-const CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521', secp256k1: 'P-256K' };
+const CURVES: Record<string, string> = {
+  prime256v1: 'P-256',
+  secp384r1: 'P-384',
+  secp521r1: 'P-521',
+  secp256k1: 'P-256K',
+};
 
 /** The public JWK of a key, as Key Vault returns it (`hsm` marks an HSM-protected key type). */
 export function publicJwk(key: KeyObject, hsm = false): PublicJwk {
@@ -103,8 +108,24 @@ export async function pfxSecretValue(material: CertificateMaterial): Promise<str
     await writeFile(join(dir, 'leaf.pem'), material.certPems[0] ?? '');
     const chain = material.certPems.slice(1);
     if (chain.length > 0) await writeFile(join(dir, 'chain.pem'), chain.join(''));
-    await run('openssl', ['pkcs12', '-export', '-legacy', '-passout', 'pass:', '-inkey', 'key.pem', '-in', 'leaf.pem',
-      ...(chain.length > 0 ? ['-certfile', 'chain.pem'] : []), '-out', 'out.pfx'], { cwd: dir });
+    await run(
+      'openssl',
+      [
+        'pkcs12',
+        '-export',
+        '-legacy',
+        '-passout',
+        'pass:',
+        '-inkey',
+        'key.pem',
+        '-in',
+        'leaf.pem',
+        ...(chain.length > 0 ? ['-certfile', 'chain.pem'] : []),
+        '-out',
+        'out.pfx',
+      ],
+      { cwd: dir },
+    );
     return (await readFile(join(dir, 'out.pfx'))).toString('base64');
   });
 }
@@ -120,18 +141,94 @@ function keyArgs(kind: TestKeyKind): string[] {
  * A root CA → intermediate → leaf chain made with openssl, for tests that import
  * certificates: `certPems` is leaf first; `keyPem` is the leaf's key.
  */
-export async function makeCertificateChain(kind: TestKeyKind, leafName = 'app.example.test'): Promise<CertificateMaterial> {
+export async function makeCertificateChain(
+  kind: TestKeyKind,
+  leafName = 'app.example.test',
+): Promise<CertificateMaterial> {
   return inTempDir(async (dir) => {
     const o = (args: string[]) => run('openssl', args, { cwd: dir });
-    await o(['req', '-x509', ...keyArgs(kind), '-nodes', '-keyout', 'root.key', '-out', 'root.pem', '-days', '30',
-      '-subj', '/CN=stand-in root CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
+    await o([
+      'req',
+      '-x509',
+      ...keyArgs(kind),
+      '-nodes',
+      '-keyout',
+      'root.key',
+      '-out',
+      'root.pem',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=stand-in root CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+    ]);
     await writeFile(join(dir, 'ca.ext'), 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n');
     await writeFile(join(dir, 'leaf.ext'), `subjectAltName=DNS:${leafName}\nextendedKeyUsage=serverAuth\n`);
-    await o(['req', '-new', ...keyArgs(kind), '-nodes', '-keyout', 'int.key', '-out', 'int.csr', '-subj', '/CN=stand-in intermediate CA']);
-    await o(['x509', '-req', '-in', 'int.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-days', '30', '-extfile', 'ca.ext', '-out', 'int.pem']);
-    await o(['req', '-new', ...keyArgs(kind), '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', `/CN=${leafName}`]);
-    await o(['x509', '-req', '-in', 'leaf.csr', '-CA', 'int.pem', '-CAkey', 'int.key', '-CAcreateserial', '-days', '30', '-extfile', 'leaf.ext', '-out', 'leaf.pem']);
+    await o([
+      'req',
+      '-new',
+      ...keyArgs(kind),
+      '-nodes',
+      '-keyout',
+      'int.key',
+      '-out',
+      'int.csr',
+      '-subj',
+      '/CN=stand-in intermediate CA',
+    ]);
+    await o([
+      'x509',
+      '-req',
+      '-in',
+      'int.csr',
+      '-CA',
+      'root.pem',
+      '-CAkey',
+      'root.key',
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-extfile',
+      'ca.ext',
+      '-out',
+      'int.pem',
+    ]);
+    await o([
+      'req',
+      '-new',
+      ...keyArgs(kind),
+      '-nodes',
+      '-keyout',
+      'leaf.key',
+      '-out',
+      'leaf.csr',
+      '-subj',
+      `/CN=${leafName}`,
+    ]);
+    await o([
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'int.pem',
+      '-CAkey',
+      'int.key',
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-extfile',
+      'leaf.ext',
+      '-out',
+      'leaf.pem',
+    ]);
     const read = (f: string) => readFile(join(dir, f), 'utf8');
-    return { keyPem: await read('leaf.key'), certPems: [await read('leaf.pem'), await read('int.pem'), await read('root.pem')] };
+    return {
+      keyPem: await read('leaf.key'),
+      certPems: [await read('leaf.pem'), await read('int.pem'), await read('root.pem')],
+    };
   });
 }

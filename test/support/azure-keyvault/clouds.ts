@@ -15,9 +15,30 @@ export interface StandInCloud {
 
 /** The clouds the stand-in answers for. */
 export const CLOUDS: readonly StandInCloud[] = [
-  { name: 'AzurePublicCloud', vaultSuffix: 'vault.azure.net', loginHost: 'login.microsoftonline.com', keyVaultResource: 'https://vault.azure.net', managementResource: 'https://management.azure.com/', stsPrefix: 'https://sts.windows.net/' },
-  { name: 'AzureUSGovernmentCloud', vaultSuffix: 'vault.usgovcloudapi.net', loginHost: 'login.microsoftonline.us', keyVaultResource: 'https://vault.usgovcloudapi.net', managementResource: 'https://management.usgovcloudapi.net/', stsPrefix: 'https://sts.windows.net/' },
-  { name: 'AzureChinaCloud', vaultSuffix: 'vault.azure.cn', loginHost: 'login.chinacloudapi.cn', keyVaultResource: 'https://vault.azure.cn', managementResource: 'https://management.chinacloudapi.cn/', stsPrefix: 'https://sts.chinacloudapi.cn/' },
+  {
+    name: 'AzurePublicCloud',
+    vaultSuffix: 'vault.azure.net',
+    loginHost: 'login.microsoftonline.com',
+    keyVaultResource: 'https://vault.azure.net',
+    managementResource: 'https://management.azure.com/',
+    stsPrefix: 'https://sts.windows.net/',
+  },
+  {
+    name: 'AzureUSGovernmentCloud',
+    vaultSuffix: 'vault.usgovcloudapi.net',
+    loginHost: 'login.microsoftonline.us',
+    keyVaultResource: 'https://vault.usgovcloudapi.net',
+    managementResource: 'https://management.usgovcloudapi.net/',
+    stsPrefix: 'https://sts.windows.net/',
+  },
+  {
+    name: 'AzureChinaCloud',
+    vaultSuffix: 'vault.azure.cn',
+    loginHost: 'login.chinacloudapi.cn',
+    keyVaultResource: 'https://vault.azure.cn',
+    managementResource: 'https://management.chinacloudapi.cn/',
+    stsPrefix: 'https://sts.chinacloudapi.cn/',
+  },
 ];
 
 /** The public cloud (the default everywhere). */

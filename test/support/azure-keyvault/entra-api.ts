@@ -33,29 +33,60 @@ export interface EntraAnswer {
 type Failure = readonly [number, string, number, string];
 
 /** Routes one request to a login host of `cloud`. */
-export function handleEntra(method: string, path: string, query: URLSearchParams, body: Buffer, cloud: StandInCloud, ctx: EntraContext): EntraAnswer {
+export function handleEntra(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  body: Buffer,
+  cloud: StandInCloud,
+  ctx: EntraContext,
+): EntraAnswer {
   const segs = path.split('/').slice(1);
   const err = (f: Failure, operation: string): EntraAnswer => {
     const e: EntraErrorReply = entraError(f[0], f[1], f[2], f[3], cloud.loginHost, ctx.clock.now());
     return { status: e.status, body: e.body, operation };
   };
-  if (method === 'GET' && path === '/common/discovery/instance') return { status: 200, body: instanceDiscovery(cloud, query), operation: 'instanceDiscovery' };
+  if (method === 'GET' && path === '/common/discovery/instance')
+    return { status: 200, body: instanceDiscovery(cloud, query), operation: 'instanceDiscovery' };
   const tenant = segs[0] ?? '';
   const known = ctx.directory.hasTenant(tenant) || ['common', 'organizations'].includes(tenant);
   const rest = segs.slice(1).join('/');
   if (method === 'GET' && rest === 'v2.0/.well-known/openid-configuration') {
-    if (!known) return { status: 400, body: { error: 'invalid_tenant', error_description: entraError(400, 'invalid_tenant', 90002, AADSTS.unknownTenant(tenant)[3], cloud.loginHost, ctx.clock.now()).body['error_description'] }, operation: 'openidConfiguration' };
+    if (!known)
+      return {
+        status: 400,
+        body: {
+          error: 'invalid_tenant',
+          error_description: entraError(
+            400,
+            'invalid_tenant',
+            90002,
+            AADSTS.unknownTenant(tenant)[3],
+            cloud.loginHost,
+            ctx.clock.now(),
+          ).body['error_description'],
+        },
+        operation: 'openidConfiguration',
+      };
     return { status: 200, body: openidConfiguration(cloud, tenant), operation: 'openidConfiguration' };
   }
   if (method === 'GET' && rest === 'discovery/v2.0/keys') {
     const jwk = ctx.authority.publicJwk();
-    return { status: 200, body: { keys: [{ kty: 'RSA', use: 'sig', kid: ctx.authority.kid, n: jwk.n, e: jwk.e }] }, operation: 'keys' };
+    return {
+      status: 200,
+      body: { keys: [{ kty: 'RSA', use: 'sig', kid: ctx.authority.kid, n: jwk.n, e: jwk.e }] },
+      operation: 'keys',
+    };
   }
   if (method === 'POST' && rest === 'oauth2/v2.0/token') {
     if (!ctx.directory.hasTenant(tenant)) return err(AADSTS.unknownTenant(tenant), 'token');
     return token(new URLSearchParams(body.toString('utf8')), tenant, cloud, ctx, err);
   }
-  return { status: 404, body: { error: 'not_found', error_description: `${method} ${path} is not an Entra endpoint this stand-in serves` }, operation: 'unknown' };
+  return {
+    status: 404,
+    body: { error: 'not_found', error_description: `${method} ${path} is not an Entra endpoint this stand-in serves` },
+    operation: 'unknown',
+  };
 }
 
 function instanceDiscovery(cloud: StandInCloud, query: URLSearchParams): unknown {
@@ -88,7 +119,8 @@ function openidConfiguration(cloud: StandInCloud, tenant: string): unknown {
     end_session_endpoint: `${base}/oauth2/v2.0/logout`,
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'tid', 'oid'],
     tenant_region_scope: 'NA',
-    cloud_instance_name: cloud.loginHost === 'login.microsoftonline.com' ? 'microsoftonline.com' : cloud.loginHost.replace(/^login\./, ''),
+    cloud_instance_name:
+      cloud.loginHost === 'login.microsoftonline.com' ? 'microsoftonline.com' : cloud.loginHost.replace(/^login\./, ''),
   };
 }
 
@@ -100,7 +132,13 @@ export function scopeResource(scope: string): { resource: string } | { invalid: 
   return { resource: only.slice(0, -'/.default'.length) };
 }
 
-function token(form: URLSearchParams, tenant: string, cloud: StandInCloud, ctx: EntraContext, err: (f: Failure, op: string) => EntraAnswer): EntraAnswer {
+function token(
+  form: URLSearchParams,
+  tenant: string,
+  cloud: StandInCloud,
+  ctx: EntraContext,
+  err: (f: Failure, op: string) => EntraAnswer,
+): EntraAnswer {
   const grant = form.get('grant_type');
   if (grant === null) return err(AADSTS.missing('grant_type'), 'token');
   if (grant !== 'client_credentials') return err(AADSTS.grant(grant), 'token');
@@ -110,7 +148,11 @@ function token(form: URLSearchParams, tenant: string, cloud: StandInCloud, ctx: 
   if (scope === null) return err(AADSTS.missing('scope'), 'token');
   const parsed = scopeResource(scope);
   if ('invalid' in parsed) return err(AADSTS.scope(parsed.invalid), 'token');
-  if (![cloud.keyVaultResource, cloud.managementResource, cloud.managementResource.replace(/\/$/, '')].includes(parsed.resource)) {
+  if (
+    ![cloud.keyVaultResource, cloud.managementResource, cloud.managementResource.replace(/\/$/, '')].includes(
+      parsed.resource,
+    )
+  ) {
     return err(AADSTS.resource(parsed.resource, tenant), 'token');
   }
   const app = ctx.directory.app(tenant, clientId);
@@ -129,10 +171,19 @@ function token(form: URLSearchParams, tenant: string, cloud: StandInCloud, ctx: 
   } else {
     return err(AADSTS.noCredential(), 'token');
   }
-  const issued = ctx.authority.issue({ tenantId: tenant, clientId, objectId: app.objectId, authMethod: method }, parsed.resource, cloud);
+  const issued = ctx.authority.issue(
+    { tenantId: tenant, clientId, objectId: app.objectId, authMethod: method },
+    parsed.resource,
+    cloud,
+  );
   return {
     status: 200,
-    body: { token_type: 'Bearer', expires_in: issued.expiresIn, ext_expires_in: issued.expiresIn, access_token: issued.token },
+    body: {
+      token_type: 'Bearer',
+      expires_in: issued.expiresIn,
+      ext_expires_in: issued.expiresIn,
+      access_token: issued.token,
+    },
     operation: 'token',
     principal: clientId,
   };
@@ -156,8 +207,10 @@ function checkAssertion(assertion: string, app: AppRegistration, ctx: EntraConte
   const now = unixSeconds(ctx.clock);
   const exp = numericClaim(jwt.claims, 'exp');
   const nbf = numericClaim(jwt.claims, 'nbf');
-  if (exp === undefined || now > exp + 300 || (nbf !== undefined && now + 300 < nbf)) return AADSTS.timeRange(iso(now), iso(nbf), iso(exp));
-  if (!byIssuer.some((f) => f.subject === sub && auds.includes(f.audience))) return AADSTS.noRecord(iss, sub, auds.join(','));
+  if (exp === undefined || now > exp + 300 || (nbf !== undefined && now + 300 < nbf))
+    return AADSTS.timeRange(iso(now), iso(nbf), iso(exp));
+  if (!byIssuer.some((f) => f.subject === sub && auds.includes(f.audience)))
+    return AADSTS.noRecord(iss, sub, auds.join(','));
   return undefined;
 }
 

@@ -62,7 +62,13 @@ export class EntraDirectory {
   registerApp(tenantId: string, clientId: string, secret?: string): AppRegistration {
     const apps = this.tenants.get(tenantId);
     if (apps === undefined) throw new Error(`stand-in: no tenant ${tenantId}`);
-    const app = apps.get(clientId) ?? { tenantId, clientId, objectId: randomUUID(), secrets: new Set<string>(), federated: [] };
+    const app = apps.get(clientId) ?? {
+      tenantId,
+      clientId,
+      objectId: randomUUID(),
+      secrets: new Set<string>(),
+      federated: [],
+    };
     if (secret !== undefined) app.secrets.add(secret);
     apps.set(clientId, app);
     return app;
@@ -74,7 +80,14 @@ export class EntraDirectory {
   }
 
   /** Adds a federated identity credential to an app (registering the app if needed). */
-  federate(tenantId: string, clientId: string, issuer: string, keys: IssuerKeys, subject: string, audience = TOKEN_EXCHANGE_AUDIENCE): AppRegistration {
+  federate(
+    tenantId: string,
+    clientId: string,
+    issuer: string,
+    keys: IssuerKeys,
+    subject: string,
+    audience = TOKEN_EXCHANGE_AUDIENCE,
+  ): AppRegistration {
     const app = this.registerApp(tenantId, clientId);
     app.federated.push({ issuer, subject, audience, keys: keys.map(toKey) });
     return app;

@@ -37,29 +37,63 @@ export function selectIdentity(all: readonly ManagedIdentity[], query: URLSearch
   if (system) return system;
   const users = all.filter((i) => !i.systemAssigned);
   if (users.length === 1 && users[0] !== undefined) return users[0];
-  return users.length > 1 ? 'Multiple user assigned identities exist, please specify the clientId / resourceId of the identity in the token request' : 'Identity not found';
+  return users.length > 1
+    ? 'Multiple user assigned identities exist, please specify the clientId / resourceId of the identity in the token request'
+    : 'Identity not found';
 }
 
 /** Answers one IMDS request. */
-export function handleImds(method: string, path: string, query: URLSearchParams, metadataHeader: string | undefined, directory: EntraDirectory, authority: TokenAuthority, cloud: StandInCloud): ImdsAnswer {
-  if (path !== TOKEN_PATH && path !== `${TOKEN_PATH}/`) return { status: 404, body: { error: 'not_found', error_description: 'Not found' }, operation: 'unknown' };
-  if (method !== 'GET') return { status: 405, body: { error: 'invalid_request', error_description: 'Method not allowed' }, operation: 'managedIdentityToken' };
+export function handleImds(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  metadataHeader: string | undefined,
+  directory: EntraDirectory,
+  authority: TokenAuthority,
+  cloud: StandInCloud,
+): ImdsAnswer {
+  if (path !== TOKEN_PATH && path !== `${TOKEN_PATH}/`)
+    return { status: 404, body: { error: 'not_found', error_description: 'Not found' }, operation: 'unknown' };
+  if (method !== 'GET')
+    return {
+      status: 405,
+      body: { error: 'invalid_request', error_description: 'Method not allowed' },
+      operation: 'managedIdentityToken',
+    };
   if (metadataHeader?.toLowerCase() !== 'true') return bad('Required metadata header not specified');
   if (query.get('api-version') === null) return bad("Required query variable 'api-version' is missing");
   const resource = query.get('resource');
   if (resource === null || resource === '') return bad('Required audience parameter not specified');
   const identity = selectIdentity(directory.managedIdentities(), query);
   if (typeof identity === 'string') return bad(identity);
-  const known = [cloud.keyVaultResource, `${cloud.keyVaultResource}/`, cloud.managementResource, cloud.managementResource.replace(/\/$/, '')];
+  const known = [
+    cloud.keyVaultResource,
+    `${cloud.keyVaultResource}/`,
+    cloud.managementResource,
+    cloud.managementResource.replace(/\/$/, ''),
+  ];
   if (!known.includes(resource)) {
-    return bad(`AADSTS500011: The resource principal named ${resource} was not found in the tenant named ${identity.tenantId}.`, 'invalid_resource');
+    return bad(
+      `AADSTS500011: The resource principal named ${resource} was not found in the tenant named ${identity.tenantId}.`,
+      'invalid_resource',
+    );
   }
-  const issued = authority.issue({ tenantId: identity.tenantId, clientId: identity.clientId, objectId: identity.objectId, authMethod: '0' }, resource, cloud);
+  const issued = authority.issue(
+    { tenantId: identity.tenantId, clientId: identity.clientId, objectId: identity.objectId, authMethod: '0' },
+    resource,
+    cloud,
+  );
   return {
     status: 200,
     body: {
-      access_token: issued.token, client_id: identity.clientId, expires_in: String(issued.expiresIn), expires_on: String(issued.expiresOn),
-      ext_expires_in: String(issued.expiresIn), not_before: String(issued.notBefore), resource, token_type: 'Bearer',
+      access_token: issued.token,
+      client_id: identity.clientId,
+      expires_in: String(issued.expiresIn),
+      expires_on: String(issued.expiresOn),
+      ext_expires_in: String(issued.expiresIn),
+      not_before: String(issued.notBefore),
+      resource,
+      token_type: 'Bearer',
     },
     operation: 'managedIdentityToken',
     principal: identity.clientId,

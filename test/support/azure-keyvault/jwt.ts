@@ -38,7 +38,8 @@ export function decodeJwt(token: string): DecodedJwt | undefined {
   try {
     const header = JSON.parse(Buffer.from(parts[0] as string, 'base64url').toString('utf8')) as unknown;
     const claims = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8')) as unknown;
-    if (typeof header !== 'object' || header === null || typeof claims !== 'object' || claims === null) return undefined;
+    if (typeof header !== 'object' || header === null || typeof claims !== 'object' || claims === null)
+      return undefined;
     return {
       header: header as Record<string, unknown>,
       claims: claims as Record<string, unknown>,
@@ -55,7 +56,8 @@ export function verifyJwtSignature(jwt: DecodedJwt, key: KeyObject): boolean {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
   const alg = jwt.header['alg'];
   try {
-    if (alg === 'RS256' && pub.asymmetricKeyType === 'rsa') return verify('sha256', Buffer.from(jwt.signingInput), pub, jwt.signature);
+    if (alg === 'RS256' && pub.asymmetricKeyType === 'rsa')
+      return verify('sha256', Buffer.from(jwt.signingInput), pub, jwt.signature);
     if (alg === 'ES256' && pub.asymmetricKeyType === 'ec') {
       return verify('sha256', Buffer.from(jwt.signingInput), { key: pub, dsaEncoding: 'ieee-p1363' }, jwt.signature);
     }

@@ -6,7 +6,15 @@
 // (list). Order of checks: api-version, bearer token, access policy, object, enabled.
 import { authorizeKeyVault, type AuthorizedCaller } from './keyvault-auth.js';
 import type { StandInCloud } from './clouds.js';
-import { accessDenied, badApiVersion, badParameter, disabled, type KeyVaultErrorReply, noSuchOperation, notFound } from './keyvault-errors.js';
+import {
+  accessDenied,
+  badApiVersion,
+  badParameter,
+  disabled,
+  type KeyVaultErrorReply,
+  noSuchOperation,
+  notFound,
+} from './keyvault-errors.js';
 import { certificateBundle, certificateItem, keyBundle, keyItem, secretBundle, secretItem } from './keyvault-json.js';
 import type { TokenAuthority } from './token-authority.js';
 import type { ObjectKind, VaultStore } from './vault-store.js';
@@ -53,7 +61,13 @@ function isError(x: unknown): x is KeyVaultErrorReply {
 }
 
 function fail(e: KeyVaultErrorReply, operation: string, caller?: AuthorizedCaller): KeyVaultAnswer {
-  return { status: e.status, body: e.body, ...(e.headers ? { headers: e.headers } : {}), operation, ...(caller ? { principal: caller.principal.clientId } : {}) };
+  return {
+    status: e.status,
+    body: e.body,
+    ...(e.headers ? { headers: e.headers } : {}),
+    operation,
+    ...(caller ? { principal: caller.principal.clientId } : {}),
+  };
 }
 
 /** Routes, checks and answers one Key Vault request. */
@@ -63,18 +77,29 @@ export function handleKeyVault(req: KeyVaultRequest, ctx: KeyVaultContext): KeyV
   const [name, third] = [segs[1], segs[2]];
   const operation = operationName(req.method, kind, segs);
   const apiVersion = req.query.get('api-version') ?? undefined;
-  if (apiVersion === undefined || !API_VERSIONS.has(apiVersion)) return fail(badApiVersion(apiVersion, LATEST_API_VERSION), operation);
+  if (apiVersion === undefined || !API_VERSIONS.has(apiVersion))
+    return fail(badApiVersion(apiVersion, LATEST_API_VERSION), operation);
   const caller = authorizeKeyVault(req.authorization, ctx.authority, ctx.cloud, ctx.vault.tenantId);
   if (isError(caller)) return fail(caller, operation);
   if (!KINDS.has(kind) || segs.length > 3) return fail(noSuchOperation(404, req.method, req.path), operation, caller);
   const k = kind as ObjectKind;
-  if (name !== undefined && !NAME.test(name)) return fail(badParameter(`The request URI contains an invalid name: ${name}`), operation, caller);
-  const permission = req.method === 'PUT' ? 'set' : req.method === 'PATCH' ? 'update' : name === undefined || third === 'versions' ? 'list' : 'get';
+  if (name !== undefined && !NAME.test(name))
+    return fail(badParameter(`The request URI contains an invalid name: ${name}`), operation, caller);
+  const permission =
+    req.method === 'PUT'
+      ? 'set'
+      : req.method === 'PATCH'
+        ? 'update'
+        : name === undefined || third === 'versions'
+          ? 'list'
+          : 'get';
   if (!ctx.vault.allows(caller.principal.objectId, k, permission)) {
     return fail(accessDenied(caller.description, k, permission, ctx.vault.name, VAULT_LOCATION), operation, caller);
   }
   const answer = route(req, ctx, k, segs);
-  return isError(answer) ? fail(answer, operation, caller) : { status: 200, body: answer, operation, principal: caller.principal.clientId };
+  return isError(answer)
+    ? fail(answer, operation, caller)
+    : { status: 200, body: answer, operation, principal: caller.principal.clientId };
 }
 
 /** `getSecret`, `getSecretVersions`, `setSecret`, `updateKey`, … for the request log. */
@@ -87,8 +112,10 @@ export function operationName(method: string, kind: string, segs: readonly strin
 
 function route(req: KeyVaultRequest, ctx: KeyVaultContext, kind: ObjectKind, segs: readonly string[]): unknown {
   const [, name, third] = segs;
-  if (name === undefined) return req.method === 'GET' ? listObjects(req, ctx, kind) : noSuchOperation(405, req.method, req.path);
-  if (third === 'versions') return req.method === 'GET' ? listVersions(req, ctx, kind, name) : noSuchOperation(405, req.method, req.path);
+  if (name === undefined)
+    return req.method === 'GET' ? listObjects(req, ctx, kind) : noSuchOperation(405, req.method, req.path);
+  if (third === 'versions')
+    return req.method === 'GET' ? listVersions(req, ctx, kind, name) : noSuchOperation(405, req.method, req.path);
   if (req.method === 'PUT' && third === undefined && kind === 'secrets') return setSecret(req, ctx, name);
   if (req.method === 'PATCH' && third !== undefined) return update(req, ctx, kind, name, third);
   if (req.method !== 'GET') return noSuchOperation(405, req.method, req.path);
@@ -116,7 +143,9 @@ function pageSize(req: KeyVaultRequest): number | KeyVaultErrorReply {
   const text = req.query.get('maxresults');
   if (text === null) return 25;
   const n = Number(text);
-  return /^[0-9]+$/.test(text) && n >= 1 && n <= 25 ? n : badParameter(`Invalid value ${text} for parameter maxresults. The value must be between 1 and 25.`);
+  return /^[0-9]+$/.test(text) && n >= 1 && n <= 25
+    ? n
+    : badParameter(`Invalid value ${text} for parameter maxresults. The value must be between 1 and 25.`);
 }
 
 function page(req: KeyVaultRequest, ctx: KeyVaultContext, listPath: string, items: readonly unknown[]): unknown {
@@ -136,7 +165,10 @@ function page(req: KeyVaultRequest, ctx: KeyVaultContext, listPath: string, item
   const next = start + size;
   if (next >= items.length) return { value: slice, nextLink: null };
   const skip = Buffer.from(JSON.stringify({ NextMarker: String(next) })).toString('base64');
-  const q = new URLSearchParams({ 'api-version': req.query.get('api-version') ?? LATEST_API_VERSION, $skiptoken: skip });
+  const q = new URLSearchParams({
+    'api-version': req.query.get('api-version') ?? LATEST_API_VERSION,
+    $skiptoken: skip,
+  });
   if (req.query.get('maxresults') !== null) q.set('maxresults', String(size));
   return { value: slice, nextLink: `https://${ctx.vault.host}:443${listPath}?${q.toString()}` };
 }
@@ -152,18 +184,29 @@ function listVersions(req: KeyVaultRequest, ctx: KeyVaultContext, kind: ObjectKi
   if (versions === undefined) return notFound(kind, name);
   // Key Vault does not list versions in creation order (they come sorted by id).
   const sorted = [...versions].sort((a, b) => (a.version < b.version ? -1 : 1));
-  return page(req, ctx, `/${kind}/${name}/versions`, sorted.map((v) => item(ctx, kind, name, v as never, true)));
+  return page(
+    req,
+    ctx,
+    `/${kind}/${name}/versions`,
+    sorted.map((v) => item(ctx, kind, name, v as never, true)),
+  );
 }
 
 function listObjects(req: KeyVaultRequest, ctx: KeyVaultContext, kind: ObjectKind): unknown {
   const names = ctx.vault.names(kind).sort();
-  return page(req, ctx, `/${kind}`, names.map((n) => item(ctx, kind, n, ctx.vault.versions(kind, n)?.at(-1) as never, false)));
+  return page(
+    req,
+    ctx,
+    `/${kind}`,
+    names.map((n) => item(ctx, kind, n, ctx.vault.versions(kind, n)?.at(-1) as never, false)),
+  );
 }
 
 function jsonBody(req: KeyVaultRequest): Record<string, unknown> | KeyVaultErrorReply {
   try {
     const parsed = JSON.parse(req.body.toString('utf8')) as unknown;
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // fall through
   }
@@ -177,7 +220,9 @@ function setSecret(req: KeyVaultRequest, ctx: KeyVaultContext, name: string): un
   const attrs = body['attributes'] as { enabled?: unknown } | undefined;
   ctx.vault.setSecret(name, body['value'], {
     ...(typeof body['contentType'] === 'string' ? { contentType: body['contentType'] } : {}),
-    ...(typeof body['tags'] === 'object' && body['tags'] !== null ? { tags: body['tags'] as Record<string, string> } : {}),
+    ...(typeof body['tags'] === 'object' && body['tags'] !== null
+      ? { tags: body['tags'] as Record<string, string> }
+      : {}),
     ...(typeof attrs?.enabled === 'boolean' ? { enabled: attrs.enabled } : {}),
   });
   return secretBundle(ctx.vault, name, ctx.vault.versions('secrets', name)?.at(-1) as never);
@@ -191,7 +236,8 @@ function update(req: KeyVaultRequest, ctx: KeyVaultContext, kind: ObjectKind, na
   const enabled = (body['attributes'] as { enabled?: unknown } | undefined)?.enabled;
   if (typeof enabled === 'boolean') ctx.vault.setEnabled(kind, name, enabled, v.version);
   if (typeof body['tags'] === 'object' && body['tags'] !== null) v.tags = body['tags'] as Record<string, string>;
-  if (kind === 'secrets' && typeof body['contentType'] === 'string') (v as { contentType: string | undefined }).contentType = body['contentType'];
+  if (kind === 'secrets' && typeof body['contentType'] === 'string')
+    (v as { contentType: string | undefined }).contentType = body['contentType'];
   v.attributes.updated = unixSeconds(ctx.clock);
   if (kind === 'secrets') return secretBundle(ctx.vault, name, v as never, false);
   if (kind === 'keys') return keyBundle(ctx.vault, name, v as never);

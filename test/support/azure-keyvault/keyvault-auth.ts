@@ -22,13 +22,19 @@ export function keyVaultChallenge(cloud: StandInCloud, tenantId: string): string
 }
 
 /** Checks the Authorization header of a Key Vault request for a vault of `tenantId` in `cloud`. */
-export function authorizeKeyVault(header: string | undefined, authority: TokenAuthority, cloud: StandInCloud, tenantId: string): AuthorizedCaller | KeyVaultErrorReply {
+export function authorizeKeyVault(
+  header: string | undefined,
+  authority: TokenAuthority,
+  cloud: StandInCloud,
+  tenantId: string,
+): AuthorizedCaller | KeyVaultErrorReply {
   const challenge = keyVaultChallenge(cloud, tenantId);
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
   if (match === null) return unauthorized('AKV10000: Request is missing a Bearer or PoP token.', challenge);
   const verified = authority.verify(match[1] as string);
   if (verified === 'malformed') return unauthorized('AKV10001: The token is malformed.', challenge);
-  if (verified === 'signature') return unauthorized('AKV10046: Unable to resolve the key used for signature validation.', challenge);
+  if (verified === 'signature')
+    return unauthorized('AKV10046: Unable to resolve the key used for signature validation.', challenge);
   if (verified === 'expired') return unauthorized('AKV10023: Token expired.', challenge);
   if (verified === 'not-yet-valid') return unauthorized('AKV10024: Token not yet valid.', challenge);
   const { claims } = verified;

@@ -13,7 +13,10 @@ function attributes(a: VersionAttributes, extra: Record<string, unknown> = {}): 
     enabled: a.enabled,
     ...(a.nbf === undefined ? {} : { nbf: a.nbf }),
     ...(a.exp === undefined ? {} : { exp: a.exp }),
-    created: a.created, updated: a.updated, ...RECOVERY, ...extra,
+    created: a.created,
+    updated: a.updated,
+    ...RECOVERY,
+    ...extra,
   };
 }
 
@@ -22,7 +25,12 @@ function tags(t: Record<string, string> | undefined): Record<string, unknown> {
 }
 
 /** SecretBundle; `withValue` false for update answers (properties only). */
-export function secretBundle(vault: VaultStore, name: string, v: SecretVersion, withValue = true): Record<string, unknown> {
+export function secretBundle(
+  vault: VaultStore,
+  name: string,
+  v: SecretVersion,
+  withValue = true,
+): Record<string, unknown> {
   return {
     ...(withValue ? { value: v.value } : {}),
     ...(v.contentType === undefined ? {} : { contentType: v.contentType }),
@@ -35,7 +43,12 @@ export function secretBundle(vault: VaultStore, name: string, v: SecretVersion, 
 }
 
 /** SecretItem (list answers: never a value). */
-export function secretItem(vault: VaultStore, name: string, v: SecretVersion, versioned: boolean): Record<string, unknown> {
+export function secretItem(
+  vault: VaultStore,
+  name: string,
+  v: SecretVersion,
+  versioned: boolean,
+): Record<string, unknown> {
   return {
     id: versioned ? `${vault.baseUrl}/secrets/${name}/${v.version}` : `${vault.baseUrl}/secrets/${name}`,
     attributes: attributes(v.attributes),
@@ -65,10 +78,20 @@ export function keyItem(vault: VaultStore, name: string, v: KeyVersion, versione
   };
 }
 
-function policy(vault: VaultStore, name: string, v: CertificateVersion, key: KeyVersion | undefined): Record<string, unknown> {
+function policy(
+  vault: VaultStore,
+  name: string,
+  v: CertificateVersion,
+  key: KeyVersion | undefined,
+): Record<string, unknown> {
   const rsa = key?.jwk.kty.startsWith('RSA') ?? true;
   const keyProps = rsa
-    ? { exportable: true, kty: 'RSA', key_size: Buffer.from(key?.jwk.n ?? '', 'base64url').length * 8, reuse_key: false }
+    ? {
+        exportable: true,
+        kty: 'RSA',
+        key_size: Buffer.from(key?.jwk.n ?? '', 'base64url').length * 8,
+        reuse_key: false,
+      }
     : { exportable: true, kty: 'EC', crv: key?.jwk.crv, reuse_key: false };
   return {
     id: `${vault.baseUrl}/certificates/${name}/policy`,
@@ -97,7 +120,12 @@ export function certificateBundle(vault: VaultStore, name: string, v: Certificat
 }
 
 /** CertificateItem. */
-export function certificateItem(vault: VaultStore, name: string, v: CertificateVersion, versioned: boolean): Record<string, unknown> {
+export function certificateItem(
+  vault: VaultStore,
+  name: string,
+  v: CertificateVersion,
+  versioned: boolean,
+): Record<string, unknown> {
   return {
     id: versioned ? `${vault.baseUrl}/certificates/${name}/${v.version}` : `${vault.baseUrl}/certificates/${name}`,
     x5t: v.x5t,

@@ -18,22 +18,30 @@ export interface RawReply {
 }
 
 /** Sends one HTTPS request through `agent` and parses a JSON body (text otherwise). */
-export function rawRequest(agent: Agent, url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawReply> {
+export function rawRequest(
+  agent: Agent,
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawReply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent, method: options.method ?? 'GET', headers: options.headers ?? {}, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON: keep the text
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
+    const req = request(
+      url,
+      { agent, method: options.method ?? 'GET', headers: options.headers ?? {}, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end(options.body);

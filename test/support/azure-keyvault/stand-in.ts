@@ -44,7 +44,13 @@ export interface AzureStandIn {
   /** Registers an app (service principal) with an optional client secret. */
   registerApp(clientId: string, secret?: string, tenantId?: string): Principal;
   /** Adds a federated identity credential: tokens of `issuer` signed by `keys` with this `subject`. */
-  federate(clientId: string, issuer: string, keys: IssuerKeys, subject: string, options?: { readonly tenantId?: string; readonly audience?: string }): Principal;
+  federate(
+    clientId: string,
+    issuer: string,
+    keys: IssuerKeys,
+    subject: string,
+    options?: { readonly tenantId?: string; readonly audience?: string },
+  ): Principal;
   /** Adds a node managed identity: user-assigned with `clientId`, else system-assigned. */
   managedIdentity(clientId?: string): Principal;
   /** The next `count` Key Vault requests get 429 with `Retry-After: retryAfterSeconds`. */
@@ -66,7 +72,12 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-cache',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -87,10 +98,24 @@ export async function startAzureStandIn(options: AzureStandInOptions = {}): Prom
   const log = new RequestLog();
   let throttle = { left: 0, retryAfter: 0 };
 
-  const record = (service: StandInService, req: IncomingMessage, url: URL, host: string, a: { status: number; operation: string; principal?: string }) => {
+  const record = (
+    service: StandInService,
+    req: IncomingMessage,
+    url: URL,
+    host: string,
+    a: { status: number; operation: string; principal?: string },
+  ) => {
     log.add({
-      at: Date.now(), service, method: req.method ?? '', host, path: url.pathname, query: Object.fromEntries(url.searchParams),
-      status: a.status, operation: a.operation, authorized: a.principal !== undefined, ...(a.principal ? { principal: a.principal } : {}),
+      at: Date.now(),
+      service,
+      method: req.method ?? '',
+      host,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: a.status,
+      operation: a.operation,
+      authorized: a.principal !== undefined,
+      ...(a.principal ? { principal: a.principal } : {}),
     });
   };
 
@@ -107,28 +132,61 @@ export async function startAzureStandIn(options: AzureStandInOptions = {}): Prom
           record('keyvault', req, url, host, { status: t.status, operation: 'throttled' });
           return send(res, t.status, t.body, t.headers);
         }
-        const a = handleKeyVault({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: req.headers.authorization, body }, { vault: vault.store, cloud: vault.cloud, authority, clock });
+        const a = handleKeyVault(
+          {
+            method: req.method ?? 'GET',
+            path: url.pathname,
+            query: url.searchParams,
+            authorization: req.headers.authorization,
+            body,
+          },
+          { vault: vault.store, cloud: vault.cloud, authority, clock },
+        );
         record('keyvault', req, url, host, a);
         return send(res, a.status, a.body, a.headers);
       }
       const cloud = loginCloud(host);
       if (cloud !== undefined) {
-        const a = handleEntra(req.method ?? 'GET', url.pathname, url.searchParams, body, cloud, { directory, authority, clock });
+        const a = handleEntra(req.method ?? 'GET', url.pathname, url.searchParams, body, cloud, {
+          directory,
+          authority,
+          clock,
+        });
         record('entra', req, url, host, a);
         return send(res, a.status, a.body);
       }
       record('keyvault', req, url, host, { status: 404, operation: 'unknownHost' });
-      return send(res, 404, { error: { code: 'NotFound', message: `No stand-in vault or login host is named ${host}` } });
+      return send(res, 404, {
+        error: { code: 'NotFound', message: `No stand-in vault or login host is named ${host}` },
+      });
     })().catch((err: unknown) => {
       // A stand-in defect, never a real-service answer: log it so the test's counts show it.
-      log.add({ at: Date.now(), service: 'keyvault', method: req.method ?? '', host: req.headers.host ?? '', path: req.url ?? '', query: {}, status: 500, operation: 'standInDefect', authorized: false });
+      log.add({
+        at: Date.now(),
+        service: 'keyvault',
+        method: req.method ?? '',
+        host: req.headers.host ?? '',
+        path: req.url ?? '',
+        query: {},
+        status: 500,
+        operation: 'standInDefect',
+        authorized: false,
+      });
       send(res, 500, { error: { code: 'InternalError', message: String(err) } });
     });
   });
   const imds = createHttpServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://imds');
     const header = req.headers['metadata'];
-    const a = handleImds(req.method ?? 'GET', url.pathname, url.searchParams, Array.isArray(header) ? header[0] : header, directory, authority, PUBLIC_CLOUD);
+    const a = handleImds(
+      req.method ?? 'GET',
+      url.pathname,
+      url.searchParams,
+      Array.isArray(header) ? header[0] : header,
+      directory,
+      authority,
+      PUBLIC_CLOUD,
+    );
     record('imds', req, url, req.headers.host ?? '', a);
     send(res, a.status, a.body);
   });
@@ -145,7 +203,8 @@ export async function startAzureStandIn(options: AzureStandInOptions = {}): Prom
     tenantId,
     addTenant: () => directory.addTenant(),
     vault(name, opts = {}) {
-      if (!/^[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9]$/.test(name)) throw new Error(`stand-in: ${name} is not a valid vault name`);
+      if (!/^[A-Za-z][-A-Za-z0-9]{1,22}[A-Za-z0-9]$/.test(name))
+        throw new Error(`stand-in: ${name} is not a valid vault name`);
       const cloud = CLOUDS.find((c) => c.name === (opts.cloud ?? 'AzurePublicCloud')) as StandInCloud;
       const host = `${name.toLowerCase()}.${cloud.vaultSuffix}`;
       const existing = vaults.get(host);
@@ -155,7 +214,15 @@ export async function startAzureStandIn(options: AzureStandInOptions = {}): Prom
       return store;
     },
     registerApp: (clientId, secret, tenant = tenantId) => directory.registerApp(tenant, clientId, secret),
-    federate: (clientId, issuer, keys, subject, opts = {}) => directory.federate(opts.tenantId ?? tenantId, clientId, issuer, keys, subject, opts.audience ?? TOKEN_EXCHANGE_AUDIENCE),
+    federate: (clientId, issuer, keys, subject, opts = {}) =>
+      directory.federate(
+        opts.tenantId ?? tenantId,
+        clientId,
+        issuer,
+        keys,
+        subject,
+        opts.audience ?? TOKEN_EXCHANGE_AUDIENCE,
+      ),
     managedIdentity: (clientId) => directory.addManagedIdentity(tenantId, clientId),
     throttle(count, retryAfterSeconds) {
       throttle = { left: count, retryAfter: retryAfterSeconds };

@@ -23,7 +23,11 @@ async function make(): Promise<StandInPki> {
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const names = standInDnsNames();
   const pki = await makeTestPki(dir, names[0] as string, names.slice(1));
-  return { ...pki, serverCertPem: await readFile(pki.serverCertPath, 'utf8'), serverKeyPem: await readFile(pki.serverKeyPath, 'utf8') };
+  return {
+    ...pki,
+    serverCertPem: await readFile(pki.serverCertPath, 'utf8'),
+    serverKeyPem: await readFile(pki.serverKeyPath, 'utf8'),
+  };
 }
 
 /** The process-wide stand-in PKI (made on first use; its files go when the process exits). */

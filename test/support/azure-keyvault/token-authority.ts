@@ -34,7 +34,11 @@ export type TokenProblem = 'malformed' | 'signature' | 'expired' | 'not-yet-vali
 
 /** Signs and verifies the stand-in's access tokens. */
 export class TokenAuthority {
-  private constructor(private readonly key: KeyObject, readonly kid: string, private readonly clock: StandInClock) {}
+  private constructor(
+    private readonly key: KeyObject,
+    readonly kid: string,
+    private readonly clock: StandInClock,
+  ) {}
 
   /**
    * A new authority. The RSA-2048 key is made once per process (key generation is most of a
@@ -47,15 +51,34 @@ export class TokenAuthority {
   }
 
   /** An access token for `resource` (an audience such as `https://vault.azure.net`). */
-  issue(subject: TokenSubject, resource: string, cloud: StandInCloud): { token: string; expiresIn: number; expiresOn: number; notBefore: number } {
+  issue(
+    subject: TokenSubject,
+    resource: string,
+    cloud: StandInCloud,
+  ): { token: string; expiresIn: number; expiresOn: number; notBefore: number } {
     const now = unixSeconds(this.clock);
     const iss = `${cloud.stsPrefix}${subject.tenantId}/`;
     const claims = {
-      aud: resource, iss, iat: now, nbf: now, exp: now + ACCESS_TOKEN_SECONDS,
-      appid: subject.clientId, appidacr: subject.authMethod, idp: iss, oid: subject.objectId, sub: subject.objectId,
-      tid: subject.tenantId, uti: randomUUID(), ver: '1.0',
+      aud: resource,
+      iss,
+      iat: now,
+      nbf: now,
+      exp: now + ACCESS_TOKEN_SECONDS,
+      appid: subject.clientId,
+      appidacr: subject.authMethod,
+      idp: iss,
+      oid: subject.objectId,
+      sub: subject.objectId,
+      tid: subject.tenantId,
+      uti: randomUUID(),
+      ver: '1.0',
     };
-    return { token: signJwt(claims, this.key, this.kid), expiresIn: ACCESS_TOKEN_SECONDS, expiresOn: now + ACCESS_TOKEN_SECONDS, notBefore: now };
+    return {
+      token: signJwt(claims, this.key, this.kid),
+      expiresIn: ACCESS_TOKEN_SECONDS,
+      expiresOn: now + ACCESS_TOKEN_SECONDS,
+      notBefore: now,
+    };
   }
 
   /** The public signing key as a JWK (Entra's `discovery/v2.0/keys`). */

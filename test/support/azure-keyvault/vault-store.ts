@@ -5,7 +5,14 @@
 // attributes in Unix seconds, version ids of 32 hex characters, plus the vault's access
 // policies (per principal object id, object kind and permission: get, list).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { type CertificateMaterial, describeCertificate, pemSecretValue, pfxSecretValue, publicJwk, type PublicJwk } from './certificates.js';
+import {
+  type CertificateMaterial,
+  describeCertificate,
+  pemSecretValue,
+  pfxSecretValue,
+  publicJwk,
+  type PublicJwk,
+} from './certificates.js';
 import { type StandInClock, unixSeconds } from './clock.js';
 
 /** Key Vault's object collections (the first path segment). */
@@ -76,10 +83,19 @@ export function newVersionId(): string {
 
 /** One vault: objects by kind and name (versions in creation order), and access policies. */
 export class VaultStore {
-  private readonly objects: Record<ObjectKind, Map<string, AnyVersion[]>> = { secrets: new Map(), keys: new Map(), certificates: new Map() };
+  private readonly objects: Record<ObjectKind, Map<string, AnyVersion[]>> = {
+    secrets: new Map(),
+    keys: new Map(),
+    certificates: new Map(),
+  };
   private readonly policies = new Map<string, Map<ObjectKind, Set<AccessPermission>>>();
 
-  constructor(readonly name: string, readonly host: string, readonly tenantId: string, private readonly clock: StandInClock) {}
+  constructor(
+    readonly name: string,
+    readonly host: string,
+    readonly tenantId: string,
+    private readonly clock: StandInClock,
+  ) {}
 
   /** `https://<host>` — the base of every id the vault returns. */
   get baseUrl(): string {
@@ -100,30 +116,73 @@ export class VaultStore {
 
   /** Adds a secret version (it becomes the latest); returns its version id. */
   setSecret(name: string, value: string, options: SetSecretOptions = {}): string {
-    return this.add('secrets', name, { version: newVersionId(), value, contentType: options.contentType, tags: options.tags, attributes: this.attributes(options.enabled ?? true) });
+    return this.add('secrets', name, {
+      version: newVersionId(),
+      value,
+      contentType: options.contentType,
+      tags: options.tags,
+      attributes: this.attributes(options.enabled ?? true),
+    });
   }
 
   /** Adds a key version of a freshly generated key; returns its version id. */
-  createKey(name: string, kty: StandInKeyType = 'RSA', options: { readonly size?: number; readonly crv?: 'P-256' | 'P-384' | 'P-521' } = {}): string {
+  createKey(
+    name: string,
+    kty: StandInKeyType = 'RSA',
+    options: { readonly size?: number; readonly crv?: 'P-256' | 'P-384' | 'P-521' } = {},
+  ): string {
     const hsm = kty.endsWith('-HSM');
     const { publicKey } = kty.startsWith('RSA')
       ? generateKeyPairSync('rsa', { modulusLength: options.size ?? 2048 })
       : generateKeyPairSync('ec', { namedCurve: NODE_CURVES[options.crv ?? 'P-256'] as string });
-    return this.add('keys', name, { version: newVersionId(), jwk: publicJwk(publicKey, hsm), keyOps: kty.startsWith('RSA') ? RSA_OPS : EC_OPS, tags: undefined, attributes: this.attributes() });
+    return this.add('keys', name, {
+      version: newVersionId(),
+      jwk: publicJwk(publicKey, hsm),
+      keyOps: kty.startsWith('RSA') ? RSA_OPS : EC_OPS,
+      tags: undefined,
+      attributes: this.attributes(),
+    });
   }
 
   /**
    * Imports a certificate as Key Vault does: a certificate, a managed key and a managed
    * backing secret, all three under one new version id; returns it.
    */
-  async importCertificate(name: string, material: CertificateMaterial, contentType: 'application/x-pkcs12' | 'application/x-pem-file' = 'application/x-pkcs12'): Promise<string> {
+  async importCertificate(
+    name: string,
+    material: CertificateMaterial,
+    contentType: 'application/x-pkcs12' | 'application/x-pem-file' = 'application/x-pkcs12',
+  ): Promise<string> {
     const info = describeCertificate(material);
     const value = contentType === 'application/x-pkcs12' ? await pfxSecretValue(material) : pemSecretValue(material);
     const version = newVersionId();
     const at = () => ({ ...this.attributes(), nbf: info.notBefore, exp: info.expires });
-    this.add('certificates', name, { version, cer: info.cer, x5t: info.x5t, subject: info.subject, contentType, tags: undefined, attributes: at() });
-    this.add('keys', name, { version, jwk: info.jwk, keyOps: info.jwk.kty.startsWith('RSA') ? RSA_OPS : EC_OPS, managed: true, tags: undefined, attributes: at() });
-    this.add('secrets', name, { version, value, contentType, kid: `${this.baseUrl}/keys/${name}/${version}`, managed: true, tags: undefined, attributes: at() });
+    this.add('certificates', name, {
+      version,
+      cer: info.cer,
+      x5t: info.x5t,
+      subject: info.subject,
+      contentType,
+      tags: undefined,
+      attributes: at(),
+    });
+    this.add('keys', name, {
+      version,
+      jwk: info.jwk,
+      keyOps: info.jwk.kty.startsWith('RSA') ? RSA_OPS : EC_OPS,
+      managed: true,
+      tags: undefined,
+      attributes: at(),
+    });
+    this.add('secrets', name, {
+      version,
+      value,
+      contentType,
+      kid: `${this.baseUrl}/keys/${name}/${version}`,
+      managed: true,
+      tags: undefined,
+      attributes: at(),
+    });
     return version;
   }
 
@@ -167,7 +226,11 @@ export class VaultStore {
    * list by default; `['get']` is what Azure's provider's docs grant
    * (`az keyvault set-policy --secret-permissions get`).
    */
-  grant(principal: Principal, kinds: readonly ObjectKind[], permissions: readonly AccessPermission[] = ['get', 'list']): void {
+  grant(
+    principal: Principal,
+    kinds: readonly ObjectKind[],
+    permissions: readonly AccessPermission[] = ['get', 'list'],
+  ): void {
     const entry = this.policies.get(principal.objectId) ?? new Map<ObjectKind, Set<AccessPermission>>();
     for (const k of kinds) entry.set(k, new Set([...(entry.get(k) ?? []), ...permissions]));
     this.policies.set(principal.objectId, entry);

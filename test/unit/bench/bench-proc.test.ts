@@ -19,7 +19,9 @@ describe('bench/proc: CPU time of a process', () => {
     const before = await threadsCpuMs(process.pid);
     // 3 ms of this thread's own CPU (not wall time: a busy machine may preempt the loop).
     const start = process.cpuUsage();
-    while (((u) => u.user + u.system)(process.cpuUsage(start)) < 3_000) { /* spin */ }
+    while (((u) => u.user + u.system)(process.cpuUsage(start)) < 3_000) {
+      /* spin */
+    }
     const spent = (await threadsCpuMs(process.pid)) - before;
     expect(spent).to.be.greaterThan(2.5).and.lessThan(1000);
   });
@@ -27,12 +29,15 @@ describe('bench/proc: CPU time of a process', () => {
   it('reads CPU ms per second of a sleeping and of a spinning process over a window', async function () {
     this.timeout(20_000);
     const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const spinner = spawn(process.execPath, ['-e', 'process.stdout.write("spinning\\n"); for (;;) {}'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const spinner = spawn(process.execPath, ['-e', 'process.stdout.write("spinning\\n"); for (;;) {}'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       // The window starts once both are past their start-up: the sleeper asleep (state S
       // in /proc/<pid>/stat), the spinner in its loop (it said so).
       await Promise.all([once(sleeper, 'spawn'), once(spinner.stdout!, 'data')]);
-      while (!/^\d+ \(sleep\) S /.test(await readFile(`/proc/${sleeper.pid}/stat`, 'utf8'))) await new Promise((resolve) => setImmediate(resolve));
+      while (!/^\d+ \(sleep\) S /.test(await readFile(`/proc/${sleeper.pid}/stat`, 'utf8')))
+        await new Promise((resolve) => setImmediate(resolve));
       const [asleep, spinning] = await idleCpuMsPerSecond([sleeper.pid!, spinner.pid!], 1000);
       expect(asleep).to.be.lessThan(5);
       // One thread spinning: up to 1000 ms per second, less on a machine busy with other work.

@@ -3,12 +3,19 @@ import { vaultLoadTraffic } from '../../../bench/vault-traffic.js';
 import { vaultLoadTargets, type VaultLoadRow } from '../../../bench/vault-report.js';
 import type { AuditedRequest } from '../../support/vault-audit.js';
 
-describe('vaultLoadTraffic (the Vault-load benchmark\'s columns)', () => {
-  const req = (operation: string, path: string, extra: Partial<AuditedRequest> = {}): AuditedRequest =>
-    ({ path, operation, namespace: '', displayName: '', clientToken: '', error: '', ...extra });
+describe("vaultLoadTraffic (the Vault-load benchmark's columns)", () => {
+  const req = (operation: string, path: string, extra: Partial<AuditedRequest> = {}): AuditedRequest => ({
+    path,
+    operation,
+    namespace: '',
+    displayName: '',
+    clientToken: '',
+    error: '',
+    ...extra,
+  });
 
   const cases: [string, AuditedRequest, keyof ReturnType<typeof vaultLoadTraffic>][] = [
-    ['a login at the class\'s mount', req('update', 'auth/kubernetes/login'), 'logins'],
+    ["a login at the class's mount", req('update', 'auth/kubernetes/login'), 'logins'],
     ['a login at another mount', req('update', 'auth/jwt/login'), 'other'],
     ['a KV v2 read', req('read', 'secret/data/bench/object-0'), 'reads'],
     ['a KV v1 read', req('read', 'kv1/conf'), 'reads'],
@@ -26,12 +33,22 @@ describe('vaultLoadTraffic (the Vault-load benchmark\'s columns)', () => {
   }
 
   it('totals, failures and the per-request counts (namespace-prefixed)', () => {
-    const t = vaultLoadTraffic([
-      req('update', 'auth/kubernetes/login'), req('read', 'secret/data/a'), req('read', 'secret/data/a'),
-      req('read', 'secret/data/b', { namespace: 'team', error: 'permission denied' }),
-    ], 'kubernetes');
+    const t = vaultLoadTraffic(
+      [
+        req('update', 'auth/kubernetes/login'),
+        req('read', 'secret/data/a'),
+        req('read', 'secret/data/a'),
+        req('read', 'secret/data/b', { namespace: 'team', error: 'permission denied' }),
+      ],
+      'kubernetes',
+    );
     expect(t).to.deep.equal({
-      logins: 1, reads: 3, mountLookups: 0, other: 0, total: 4, failed: 1,
+      logins: 1,
+      reads: 3,
+      mountLookups: 0,
+      other: 0,
+      total: 4,
+      failed: 1,
       byRequest: { 'read secret/data/a': 2, 'read team/secret/data/b': 1, 'update auth/kubernetes/login': 1 },
     });
   });
@@ -39,7 +56,15 @@ describe('vaultLoadTraffic (the Vault-load benchmark\'s columns)', () => {
 
 describe('vaultLoadTargets', () => {
   const row = (logins: number, reads: number, wallMs: number): VaultLoadRow => ({
-    id: 'rotation-round', label: 'round', pods: 100, wallMs, driverCpuMs: 0, providerCpuMs: 0, providerRssMiB: 0, providerPeakMiB: 0, providerMountCalls: 100,
+    id: 'rotation-round',
+    label: 'round',
+    pods: 100,
+    wallMs,
+    driverCpuMs: 0,
+    providerCpuMs: 0,
+    providerRssMiB: 0,
+    providerPeakMiB: 0,
+    providerMountCalls: 100,
     naive: { logins: 100, reads: 500, total: 600 },
     vault: { logins, reads, mountLookups: 0, other: 0, total: logins + reads, failed: 0, byRequest: {} },
   });

@@ -27,14 +27,23 @@ const DEFAULT_METRICS: readonly (readonly [string, 'counter' | 'gauge' | 'histog
   ['nodejs_eventloop_lag_p50_seconds', 'gauge', 'The 50th percentile of the recorded event loop delays.'],
   ['nodejs_eventloop_lag_p90_seconds', 'gauge', 'The 90th percentile of the recorded event loop delays.'],
   ['nodejs_eventloop_lag_p99_seconds', 'gauge', 'The 99th percentile of the recorded event loop delays.'],
-  ['nodejs_active_resources', 'gauge',
-    'Number of active resources that are currently keeping the event loop alive, grouped by async resource type.'],
+  [
+    'nodejs_active_resources',
+    'gauge',
+    'Number of active resources that are currently keeping the event loop alive, grouped by async resource type.',
+  ],
   ['nodejs_active_resources_total', 'gauge', 'Total number of active resources.'],
-  ['nodejs_active_handles', 'gauge',
-    'Number of active libuv handles grouped by handle type. Every handle type is C++ class name.'],
+  [
+    'nodejs_active_handles',
+    'gauge',
+    'Number of active libuv handles grouped by handle type. Every handle type is C++ class name.',
+  ],
   ['nodejs_active_handles_total', 'gauge', 'Total number of active handles.'],
-  ['nodejs_active_requests', 'gauge',
-    'Number of active libuv requests grouped by request type. Every request type is C++ class name.'],
+  [
+    'nodejs_active_requests',
+    'gauge',
+    'Number of active libuv requests grouped by request type. Every request type is C++ class name.',
+  ],
   ['nodejs_active_requests_total', 'gauge', 'Total number of active requests.'],
   ['nodejs_heap_size_total_bytes', 'gauge', 'Process heap size from Node.js in bytes.'],
   ['nodejs_heap_size_used_bytes', 'gauge', 'Process heap size used from Node.js in bytes.'],
@@ -43,8 +52,11 @@ const DEFAULT_METRICS: readonly (readonly [string, 'counter' | 'gauge' | 'histog
   ['nodejs_heap_space_size_used_bytes', 'gauge', 'Process heap space size used from Node.js in bytes.'],
   ['nodejs_heap_space_size_available_bytes', 'gauge', 'Process heap space size available from Node.js in bytes.'],
   ['nodejs_version_info', 'gauge', 'Node.js version info.'],
-  ['nodejs_gc_duration_seconds', 'histogram',
-    'Garbage collection duration by kind, one of major, minor, incremental or weakcb.'],
+  [
+    'nodejs_gc_duration_seconds',
+    'histogram',
+    'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
+  ],
 ];
 
 function sample(text: string, name: string): number {
@@ -94,7 +106,7 @@ describe('default metrics: the process registry', () => {
     const counts = /^nodejs_gc_duration_seconds_count\{kind="(major|minor|incremental)"\} (\d+)$/gm;
     const count = async () => [...(await registry.metrics()).matchAll(counts)].reduce((n, m) => n + Number(m[2]), 0);
     const before = await count();
-    for (let round = 0; round < 20 && await count() === before; round++) {
+    for (let round = 0; round < 20 && (await count()) === before; round++) {
       const keep: unknown[] = [];
       for (let i = 0; i < 300_000; i++) keep.push({ i, s: `x${i}` });
       keep.length = 0;
@@ -114,7 +126,7 @@ async function metricsChild(mode: 'idle' | 'busy', windowMs: number): Promise<{ 
 }
 
 describe('default metrics: the event loop delay', () => {
-  it('wakes an idle process ~10 times a second, not 100 (prom-client\'s default); reads ~0.100 s', async function () {
+  it("wakes an idle process ~10 times a second, not 100 (prom-client's default); reads ~0.100 s", async function () {
     this.timeout(10_000);
     const { wakeups, metrics } = await metricsChild('idle', 1000);
     // One wakeup per sample and the child's own timer, with room for a GC task; a

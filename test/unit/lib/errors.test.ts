@@ -1,6 +1,13 @@
 import { expect } from 'chai';
 import { status } from '@grpc/grpc-js';
-import { grpcCodeOf, isGrpcCallError, kindOfGrpcCode, SscError, toSscError, type ErrorKind } from '../../../lib/errors.js';
+import {
+  grpcCodeOf,
+  isGrpcCallError,
+  kindOfGrpcCode,
+  SscError,
+  toSscError,
+  type ErrorKind,
+} from '../../../lib/errors.js';
 
 const TABLE: [ErrorKind, status, string][] = [
   ['invalid-argument', status.INVALID_ARGUMENT, 'InvalidArgument'],
@@ -38,8 +45,13 @@ describe('error kinds and gRPC codes', () => {
   });
 
   const unmapped: [number, ErrorKind][] = [
-    [status.CANCELLED, 'aborted'], [status.UNKNOWN, 'internal'], [status.OUT_OF_RANGE, 'internal'],
-    [status.DATA_LOSS, 'internal'], [status.OK, 'internal'], [99, 'internal'], [-1, 'internal'],
+    [status.CANCELLED, 'aborted'],
+    [status.UNKNOWN, 'internal'],
+    [status.OUT_OF_RANGE, 'internal'],
+    [status.DATA_LOSS, 'internal'],
+    [status.OK, 'internal'],
+    [99, 'internal'],
+    [-1, 'internal'],
   ];
   for (const [code, kind] of unmapped) {
     it(`kindOfGrpcCode(${code}) is ${kind}`, () => expect(kindOfGrpcCode(code)).to.equal(kind));
@@ -53,7 +65,9 @@ describe('toSscError', () => {
   });
 
   it('maps a grpc-js call error by code and keeps its details', () => {
-    const e = toSscError(Object.assign(new Error('14 UNAVAILABLE: x'), { code: status.UNAVAILABLE, details: 'connect failed' }));
+    const e = toSscError(
+      Object.assign(new Error('14 UNAVAILABLE: x'), { code: status.UNAVAILABLE, details: 'connect failed' }),
+    );
     expect([e.kind, e.reason, e.message]).to.deep.equal(['unavailable', 'Unavailable', 'connect failed']);
   });
 
@@ -84,7 +98,9 @@ describe('toSscError', () => {
 describe('SscError.withContext', () => {
   it('prefixes the message and keeps kind, reason and cause', () => {
     const cause = new Error('root');
-    const e = new SscError('unavailable', 'dial failed', { reason: 'ProviderUnavailable', cause }).withContext('pod default/app, SecretProviderClass spc');
+    const e = new SscError('unavailable', 'dial failed', { reason: 'ProviderUnavailable', cause }).withContext(
+      'pod default/app, SecretProviderClass spc',
+    );
     expect(e).to.be.instanceOf(SscError);
     expect(e.message).to.equal('pod default/app, SecretProviderClass spc: dial failed');
     expect(e.kind).to.equal('unavailable');
@@ -99,7 +115,13 @@ describe('SscError.withContext', () => {
 });
 
 describe('toSscError on filesystem errors', () => {
-  const cases: [string, ErrorKind][] = [['ENOSPC', 'resource-exhausted'], ['EACCES', 'permission-denied'], ['ENOENT', 'not-found'], ['EROFS', 'failed-precondition'], ['EWHATEVER', 'failed-precondition']];
+  const cases: [string, ErrorKind][] = [
+    ['ENOSPC', 'resource-exhausted'],
+    ['EACCES', 'permission-denied'],
+    ['ENOENT', 'not-found'],
+    ['EROFS', 'failed-precondition'],
+    ['EWHATEVER', 'failed-precondition'],
+  ];
   for (const [code, kind] of cases) {
     it(`maps ${code} to ${kind}, naming the syscall and path`, () => {
       const err = Object.assign(new Error(`${code}: boom`), { code, syscall: 'open', path: '/target/x' });

@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { booleanFlag, parseFlags, stringFlag, type FlagSpec } from '../../../lib/flags.js';
 
 const SPECS: Readonly<Record<string, FlagSpec>> = {
-  'endpoint': { type: 'string', default: 'unix:///csi/csi.sock', help: 'e' },
-  'nodeid': { type: 'string', help: 'n' },
-  'rotate': { type: 'boolean', default: false, help: 'r' },
-  'verbose': { type: 'boolean', help: 'v' },
-  'v': { type: 'string', ignored: true, default: '2', help: 'ignored' },
-  'health': { type: 'boolean', ignored: true, help: 'ignored' },
+  endpoint: { type: 'string', default: 'unix:///csi/csi.sock', help: 'e' },
+  nodeid: { type: 'string', help: 'n' },
+  rotate: { type: 'boolean', default: false, help: 'r' },
+  verbose: { type: 'boolean', help: 'v' },
+  v: { type: 'string', ignored: true, default: '2', help: 'ignored' },
+  health: { type: 'boolean', ignored: true, help: 'ignored' },
 };
 
 describe('parseFlags', () => {
@@ -82,7 +82,9 @@ describe('parseFlags', () => {
   ];
   for (const [argv, message] of invalid) {
     it(`rejects ${argv.join(' ')} with "${message}"`, () => {
-      expect(() => parseFlags(argv, SPECS)).to.throw(Error).with.property('message', message);
+      expect(() => parseFlags(argv, SPECS))
+        .to.throw(Error)
+        .with.property('message', message);
     });
   }
 });

@@ -24,14 +24,18 @@ describe('parseListenAddress', () => {
     });
   }
   for (const addr of [':65536', '127.0.0.1:99999']) {
-    it(`rejects the port of ${addr}`, () => expect(() => parseListenAddress(addr)).to.throw(`address "${addr}" has an invalid port`));
+    it(`rejects the port of ${addr}`, () =>
+      expect(() => parseListenAddress(addr)).to.throw(`address "${addr}" has an invalid port`));
   }
 });
 
 describe('startHealthServer', () => {
   /** GETs `path` on a server started for `registry` with `healthy`, then closes it. */
-  async function get(registry: Registry, path: string, healthy = true): 
-    Promise<{ status: number; type: string | null; body: string }> {
+  async function get(
+    registry: Registry,
+    path: string,
+    healthy = true,
+  ): Promise<{ status: number; type: string | null; body: string }> {
     const server = await startHealthServer('127.0.0.1:0', registry, () => healthy, '--metrics-addr');
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}${path}`);
@@ -44,8 +48,16 @@ describe('startHealthServer', () => {
   it('an address in use fails naming the flag that set it', async () => {
     const first = await startHealthServer('127.0.0.1:0', new Registry(), () => true, '--metrics-addr');
     try {
-      const refused = await startHealthServer(`127.0.0.1:${first.port}`, new Registry(), () => true, '--healthz-port').then(
-        async (second) => { await second.close(); return 'listened'; },
+      const refused = await startHealthServer(
+        `127.0.0.1:${first.port}`,
+        new Registry(),
+        () => true,
+        '--healthz-port',
+      ).then(
+        async (second) => {
+          await second.close();
+          return 'listened';
+        },
         (err: Error) => err.message,
       );
       expect(refused).to.equal(`--healthz-port 127.0.0.1:${first.port}: cannot listen: the address is in use`);
@@ -54,7 +66,7 @@ describe('startHealthServer', () => {
     }
   });
 
-  it('/metrics: the registry\'s text with Prometheus\' text content type (a query string ignored)', async () => {
+  it("/metrics: the registry's text with Prometheus' text content type (a query string ignored)", async () => {
     const registry = new Registry();
     const help = 'Successful NodePublishVolume calls';
     const counter = new Counter({ name: 'node_publish_total', help, labelNames: ['os_type'], registers: [registry] });
@@ -70,7 +82,9 @@ describe('startHealthServer', () => {
     const registry = new Registry();
     let fail = true;
     new Gauge({
-      name: 'g', help: 'G', registers: [registry],
+      name: 'g',
+      help: 'G',
+      registers: [registry],
       collect() {
         if (fail) throw new Error('no /proc');
         this.set(1);

@@ -12,13 +12,19 @@ describe('node flags of the driver and provider processes', () => {
     // An operator's own value (either spelling) is tuning, not a forgotten flag.
     expect(missingNodeFlags(['--max_semi_space_size=2', '--heap-growing-percent=50'])).to.deep.equal([]);
     expect(missingNodeFlags(['--heap-growing-percent=20', '--cpu-prof', '--max-semi-space-size=4'])).to.deep.equal([]);
-    expect(missingNodeFlags(['--heap-growing-percent=20'], ' --max-semi-space-size=8  --enable-source-maps')).to.deep.equal([]);
+    expect(
+      missingNodeFlags(['--heap-growing-percent=20'], ' --max-semi-space-size=8  --enable-source-maps'),
+    ).to.deep.equal([]);
     expect(missingNodeFlags([], '--max-semi-space-size=8')).to.deep.equal(['--heap-growing-percent=20']);
   });
 
   it('warns with one line naming the missing flags, only when some are missing', () => {
     const warnings: [string, Record<string, unknown> | undefined][] = [];
-    const logger = { warn: (message: string, meta?: Record<string, unknown>) => { warnings.push([message, meta]); } };
+    const logger = {
+      warn: (message: string, meta?: Record<string, unknown>) => {
+        warnings.push([message, meta]);
+      },
+    };
     warnMissingNodeFlags(logger, [...NODE_FLAGS], '');
     warnMissingNodeFlags(logger, [], NODE_FLAGS.join(' '));
     expect(warnings).to.deep.equal([]);

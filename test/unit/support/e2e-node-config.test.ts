@@ -20,24 +20,39 @@ describe('e2e node: containerd config', () => {
     ['CNI dirs under the node dir', /^ {2}conf_dir = "\/tmp\/ssc-e2e-x\/containerd\/cni-conf"$/m],
   ];
   for (const [name, pattern] of cases) it(name, () => expect(text).to.match(pattern));
-  it('names its socket as containerdSocket does', () => expect(text).to.include(`"${containerdSocket('/tmp/ssc-e2e-x')}"`));
+  it('names its socket as containerdSocket does', () =>
+    expect(text).to.include(`"${containerdSocket('/tmp/ssc-e2e-x')}"`));
 });
 
 describe('e2e node: kubelet config', () => {
-  const config = JSON.parse(kubeletConfig({ dir: '/tmp/ssc-e2e-x', rootDir: '/tmp/ssc-e2e-x/kubelet', podLogsDir: '/tmp/ssc-e2e-x/pod-logs', cgroupRoot: '/ssc-e2e-abc', port: 4321 },
-    '/tmp/ssc-e2e-x/containerd/containerd.sock')) as Record<string, unknown>;
+  const config = JSON.parse(
+    kubeletConfig(
+      {
+        dir: '/tmp/ssc-e2e-x',
+        rootDir: '/tmp/ssc-e2e-x/kubelet',
+        podLogsDir: '/tmp/ssc-e2e-x/pod-logs',
+        cgroupRoot: '/ssc-e2e-abc',
+        port: 4321,
+      },
+      '/tmp/ssc-e2e-x/containerd/containerd.sock',
+    ),
+  ) as Record<string, unknown>;
   const cases: [string, string, unknown][] = [
     ['cgroup v1 allowed (these VMs are v1)', 'failCgroupV1', false],
     ['cgroupfs like containerd', 'cgroupDriver', 'cgroupfs'],
-    ['pods under the node\'s own cgroup root', 'cgroupRoot', '/ssc-e2e-abc'],
-    ['the node\'s containerd', 'containerRuntimeEndpoint', 'unix:///tmp/ssc-e2e-x/containerd/containerd.sock'],
+    ["pods under the node's own cgroup root", 'cgroupRoot', '/ssc-e2e-abc'],
+    ["the node's containerd", 'containerRuntimeEndpoint', 'unix:///tmp/ssc-e2e-x/containerd/containerd.sock'],
     ['pod logs under the node dir', 'podLogsDir', '/tmp/ssc-e2e-x/pod-logs'],
     ['flexvolume dir under the node dir', 'volumePluginDir', '/tmp/ssc-e2e-x/volume-plugins'],
     ['serves on loopback only', 'address', '127.0.0.1'],
     ['on the port given', 'port', 4321],
     ['no read-only port', 'readOnlyPort', 0],
     ['no healthz port', 'healthzPort', 0],
-    ['anonymous access, no webhook (a throwaway node)', 'authentication', { anonymous: { enabled: true }, webhook: { enabled: false } }],
+    [
+      'anonymous access, no webhook (a throwaway node)',
+      'authentication',
+      { anonymous: { enabled: true }, webhook: { enabled: false } },
+    ],
     ['no authorization webhook', 'authorization', { mode: 'AlwaysAllow' }],
     ['never collects the imported image', 'imageGCHighThresholdPercent', 100],
   ];

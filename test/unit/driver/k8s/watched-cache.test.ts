@@ -9,18 +9,28 @@ import { createLogger } from '../../../../lib/logging/logger.js';
 
 type WatchStep = (emit: (event: WatchEvent) => void) => Promise<void>;
 
-const obj = (name: string, resourceVersion: string, extra: Record<string, unknown> = {}): KubeObject =>
-  ({ metadata: { name, namespace: 'ns', resourceVersion, managedFields: [{ manager: 'kubectl' }] }, ...extra });
-const list = (resourceVersion: string, items: KubeObject[], next?: string): KubeList<KubeObject> => ({ metadata: { resourceVersion, ...(next ? { continue: next } : {}) }, items });
+const obj = (name: string, resourceVersion: string, extra: Record<string, unknown> = {}): KubeObject => ({
+  metadata: { name, namespace: 'ns', resourceVersion, managedFields: [{ manager: 'kubectl' }] },
+  ...extra,
+});
+const list = (resourceVersion: string, items: KubeObject[], next?: string): KubeList<KubeObject> => ({
+  metadata: { resourceVersion, ...(next ? { continue: next } : {}) },
+  items,
+});
 
 /** Answers lists and watches from scripts; once the watch script is used up, a watch waits for stop(). */
 class ScriptedApi implements ListWatchApi {
   readonly listQueries: (Query | undefined)[] = [];
   readonly watchQueries: Query[] = [];
   private parkedResolve: (() => void) | undefined;
-  parked = new Promise<void>((resolve) => { this.parkedResolve = resolve; });
+  parked = new Promise<void>((resolve) => {
+    this.parkedResolve = resolve;
+  });
 
-  constructor(private readonly lists: (KubeList<KubeObject> | Error)[], private readonly watches: WatchStep[]) {}
+  constructor(
+    private readonly lists: (KubeList<KubeObject> | Error)[],
+    private readonly watches: WatchStep[],
+  ) {}
 
   async get<T>(_path: string, query?: Query): Promise<T> {
     this.listQueries.push(query);
@@ -42,22 +52,31 @@ class ScriptedApi implements ListWatchApi {
 function cacheOver(api: ScriptedApi): { cache: WatchedCache<KubeObject>; sleeps: number[]; changes: string[] } {
   const sleeps: number[] = [];
   const changes: string[] = [];
-  const cache = new WatchedCache<KubeObject>(api, { what: 'Thing', path: '/api/v1/things', labelSelector: 'a=b' }, createLogger({ component: 'test', silent: true }),
-    async (ms) => { sleeps.push(ms); });
+  const cache = new WatchedCache<KubeObject>(
+    api,
+    { what: 'Thing', path: '/api/v1/things', labelSelector: 'a=b' },
+    createLogger({ component: 'test', silent: true }),
+    async (ms) => {
+      sleeps.push(ms);
+    },
+  );
   cache.onChange((o) => changes.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`));
   return { cache, sleeps, changes };
 }
 
 describe('WatchedCache: list, then watch, and stay alive', () => {
   it('lists in pages, then applies watch events, re-watching from the last resourceVersion seen', async () => {
-    const api = new ScriptedApi([list('', [obj('a', '1')], 'page2'), list('10', [obj('b', '2')])], [
-      async (emit) => {
-        emit({ type: 'ADDED', object: obj('c', '11') });
-        emit({ type: 'MODIFIED', object: obj('a', '12') });
-        emit({ type: 'DELETED', object: obj('b', '13') });
-        emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } });
-      },
-    ]);
+    const api = new ScriptedApi(
+      [list('', [obj('a', '1')], 'page2'), list('10', [obj('b', '2')])],
+      [
+        async (emit) => {
+          emit({ type: 'ADDED', object: obj('c', '11') });
+          emit({ type: 'MODIFIED', object: obj('a', '12') });
+          emit({ type: 'DELETED', object: obj('b', '13') });
+          emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } });
+        },
+      ],
+    );
     const { cache, changes } = cacheOver(api);
     cache.start();
     await api.parked;
@@ -76,11 +95,21 @@ describe('WatchedCache: list, then watch, and stay alive', () => {
     await cache.stop();
   });
 
-  it('relists at once when the watch\'s resourceVersion expired (410 as an event or as the answer)', async () => {
-    const api = new ScriptedApi([list('5', [obj('a', '1')]), list('8', [obj('a', '1'), obj('b', '7')]), list('9', [obj('b', '7')])], [
-      async (emit) => { emit({ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old resource version' } as KubeObject }); },
-      async () => { throw new KubeApiError(410, '{}', 'GET', '/api/v1/things'); },
-    ]);
+  it("relists at once when the watch's resourceVersion expired (410 as an event or as the answer)", async () => {
+    const api = new ScriptedApi(
+      [list('5', [obj('a', '1')]), list('8', [obj('a', '1'), obj('b', '7')]), list('9', [obj('b', '7')])],
+      [
+        async (emit) => {
+          emit({
+            type: 'ERROR',
+            object: { kind: 'Status', code: 410, message: 'too old resource version' } as KubeObject,
+          });
+        },
+        async () => {
+          throw new KubeApiError(410, '{}', 'GET', '/api/v1/things');
+        },
+      ],
+    );
     const { cache, sleeps, changes } = cacheOver(api);
     cache.start();
     await api.parked;
@@ -93,9 +122,18 @@ describe('WatchedCache: list, then watch, and stay alive', () => {
   });
 
   it('waits 5 s and relists after a failed list or watch; stays synced once it ever was', async () => {
-    const api = new ScriptedApi([new KubeApiError(403, '{"message":"forbidden"}', 'GET', '/api/v1/things'), list('3', [obj('a', '1')]), list('4', [obj('a', '1')])], [
-      async (emit) => { emit({ type: 'ERROR', object: { kind: 'Status', code: 500, message: 'internal error' } as KubeObject }); },
-    ]);
+    const api = new ScriptedApi(
+      [
+        new KubeApiError(403, '{"message":"forbidden"}', 'GET', '/api/v1/things'),
+        list('3', [obj('a', '1')]),
+        list('4', [obj('a', '1')]),
+      ],
+      [
+        async (emit) => {
+          emit({ type: 'ERROR', object: { kind: 'Status', code: 500, message: 'internal error' } as KubeObject });
+        },
+      ],
+    );
     const { cache, sleeps } = cacheOver(api);
     expect(cache.everSynced).to.equal(false);
     cache.start();
@@ -123,15 +161,30 @@ describe('WatchedCache: list, then watch, and stay alive', () => {
     cache.remember(obj('b', '4'));
     cache.remember(obj('a', '10')); // a write after what the watch had: replaces it
     cache.remember(obj('c', '8')); // older than what the watch had: kept out
-    expect(cache.values().map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort()).to.deep.equal(['a@10', 'b@4', 'c@9']);
+    expect(
+      cache
+        .values()
+        .map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`)
+        .sort(),
+    ).to.deep.equal(['a@10', 'b@4', 'c@9']);
     expect(cache.get('b', 'ns')?.metadata).to.not.have.property('managedFields');
     await cache.stop();
   });
 
   it('keeps watching when a change listener throws', async () => {
-    const api = new ScriptedApi([list('3', [])], [async (emit) => { emit({ type: 'ADDED', object: obj('a', '4') }); emit({ type: 'ADDED', object: obj('b', '5') }); }]);
+    const api = new ScriptedApi(
+      [list('3', [])],
+      [
+        async (emit) => {
+          emit({ type: 'ADDED', object: obj('a', '4') });
+          emit({ type: 'ADDED', object: obj('b', '5') });
+        },
+      ],
+    );
     const { cache } = cacheOver(api);
-    cache.onChange(() => { throw new Error('listener bug'); });
+    cache.onChange(() => {
+      throw new Error('listener bug');
+    });
     cache.start();
     await api.parked;
     expect(cache.get('b', 'ns')).to.not.equal(undefined);

@@ -10,7 +10,14 @@ import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
 const pod: PodRef = { name: 'web', namespace: 'default', uid: 'uid-web', serviceAccountName: 'default' };
-const spc: SecretProviderClass = { namespace: 'default', name: 'creds', provider: 'file', parameters: {}, secretObjects: [], annotations: {} };
+const spc: SecretProviderClass = {
+  namespace: 'default',
+  name: 'creds',
+  provider: 'file',
+  parameters: {},
+  secretObjects: [],
+  annotations: {},
+};
 
 function request(targetPath: string): PublishRequest {
   return { volumeId: 'vol', targetPath, spcName: spc.name, pod, volumeContext: {}, secrets: {} };
@@ -18,7 +25,15 @@ function request(targetPath: string): PublishRequest {
 
 /** An unchanged rotation round of a mounted volume: it writes to the API only to clear a lastError. */
 function unchangedRotation(targetPath: string): PublishedVolume {
-  return { request: request(targetPath), spc, versions: [], changed: false, firstMount: false, origin: 'rotation', skipped: false };
+  return {
+    request: request(targetPath),
+    spc,
+    versions: [],
+    changed: false,
+    firstMount: false,
+    origin: 'rotation',
+    skipped: false,
+  };
 }
 
 /** Hooks over an API that answers every pod status patch and records the paths written. */
@@ -32,13 +47,27 @@ function hooksOverApi(): { hooks: KubernetesHooks; patched: string[] } {
   } as unknown as KubeApi;
   const logger = createLogger({ component: 'test', silent: true });
   const events: EventRecorder = { event: async () => undefined };
-  const hooks = kubernetesHooks({ api, nodeId: 'node-a', podStatus: new PodStatusWriter(api, logger), secrets: undefined, events, now: () => new Date(0), logger });
+  const hooks = kubernetesHooks({
+    api,
+    nodeId: 'node-a',
+    podStatus: new PodStatusWriter(api, logger),
+    secrets: undefined,
+    events,
+    now: () => new Date(0),
+    logger,
+  });
   return { hooks, patched };
 }
 
 /** A kubelet republish that failed while the old content stays mounted: its lastError is recorded. */
 async function failRepublish(hooks: KubernetesHooks, targetPath: string): Promise<void> {
-  await hooks.failureHook({ request: request(targetPath), spc, error: new SscError('unavailable', 'provider down'), stillMounted: true, origin: 'kubelet' });
+  await hooks.failureHook({
+    request: request(targetPath),
+    spc,
+    error: new SscError('unavailable', 'provider down'),
+    stillMounted: true,
+    origin: 'kubelet',
+  });
 }
 
 describe('Kubernetes publish hooks: targets with a recorded lastError', () => {
@@ -83,10 +112,38 @@ describe('Kubernetes publish hook: API requests of a publish with secretObjects'
     } as unknown as KubeApi;
     const logger = createLogger({ component: 'test', silent: true });
     const recorded: string[] = [];
-    const podEvents: EventRecorder = { event: async (_pod, _type, reason) => { recorded.push(reason); } };
-    const hooks = kubernetesHooks({ api, nodeId: 'node-a', podStatus: new PodStatusWriter(api, logger), secrets: undefined, events: podEvents, now: () => new Date(0), logger });
-    const synced = { ...spc, secretObjects: [{ secretName: 's', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }], labels: {}, annotations: {} }] } as SecretProviderClass;
-    await hooks.hook({ request: request('/var/lib/kubelet/pods/uid-web/volumes/kubernetes.io~csi/v/mount'), spc: synced, versions: [], changed: true, firstMount: true, origin: 'kubelet', skipped: false }, {});
+    const podEvents: EventRecorder = {
+      event: async (_pod, _type, reason) => {
+        recorded.push(reason);
+      },
+    };
+    const hooks = kubernetesHooks({
+      api,
+      nodeId: 'node-a',
+      podStatus: new PodStatusWriter(api, logger),
+      secrets: undefined,
+      events: podEvents,
+      now: () => new Date(0),
+      logger,
+    });
+    const synced = {
+      ...spc,
+      secretObjects: [
+        { secretName: 's', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }], labels: {}, annotations: {} },
+      ],
+    } as SecretProviderClass;
+    await hooks.hook(
+      {
+        request: request('/var/lib/kubelet/pods/uid-web/volumes/kubernetes.io~csi/v/mount'),
+        spc: synced,
+        versions: [],
+        changed: true,
+        firstMount: true,
+        origin: 'kubelet',
+        skipped: false,
+      },
+      {},
+    );
     expect(events).to.deep.equal(['status create sent', 'GET /api/v1/namespaces/default/pods/web', 'status created']);
     // Secret sync is off here: the first mount says so on the pod, after both requests.
     expect(recorded).to.deep.equal(['SecretSyncDisabled']);

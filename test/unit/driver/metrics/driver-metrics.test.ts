@@ -29,7 +29,7 @@ function labelNames(text: string, name: string): string[] {
 }
 
 describe('DriverMetrics', () => {
-  it('has upstream v1.6.0\'s metrics with all of their labels, plus only the documented additions', async () => {
+  it("has upstream v1.6.0's metrics with all of their labels, plus only the documented additions", async () => {
     const registry = new Registry();
     recordDriverMetrics(registry);
     const text = await registry.metrics();
@@ -43,7 +43,11 @@ describe('DriverMetrics', () => {
     m.reconcileFailed('file', 'ProviderTimeout', false);
     m.reconcileFailed('file', 'KubernetesAPIError', true);
     const text = await m.registry.metrics();
-    expect(text).to.match(/^rotation_reconcile_error_total\{provider="file",os_type="linux",error_type="ProviderTimeout",rotated="false"\} 1$/m);
-    expect(text).to.match(/^rotation_reconcile_error_total\{provider="file",os_type="linux",error_type="KubernetesAPIError",rotated="true"\} 1$/m);
+    expect(text).to.match(
+      /^rotation_reconcile_error_total\{provider="file",os_type="linux",error_type="ProviderTimeout",rotated="false"\} 1$/m,
+    );
+    expect(text).to.match(
+      /^rotation_reconcile_error_total\{provider="file",os_type="linux",error_type="KubernetesAPIError",rotated="true"\} 1$/m,
+    );
   });
 });

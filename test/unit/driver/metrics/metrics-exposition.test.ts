@@ -16,8 +16,12 @@ interface Shown {
 }
 
 const counter = (labels: readonly string[], help: string): Shown => ({ type: 'counter', help, labels });
-const histogram = (labels: readonly string[], help: string, buckets: readonly string[]): Shown =>
-  ({ type: 'histogram', help, labels, buckets: [...buckets, '+Inf'] });
+const histogram = (labels: readonly string[], help: string, buckets: readonly string[]): Shown => ({
+  type: 'histogram',
+  help,
+  labels,
+  buckets: [...buckets, '+Inf'],
+});
 
 const DRIVER: Readonly<Record<string, Shown>> = {
   node_publish_total: counter(['provider', 'os_type'], 'Successful NodePublishVolume calls'),
@@ -26,32 +30,75 @@ const DRIVER: Readonly<Record<string, Shown>> = {
   node_unpublish_error_total: counter(['error_type', 'os_type'], 'Failed NodeUnpublishVolume calls'),
   sync_k8s_secret_total: counter(['provider', 'os_type'], 'Kubernetes Secrets synced from mounted files'),
   rotation_reconcile_total: counter(['provider', 'os_type', 'rotated'], 'Volumes refreshed by the rotation reconciler'),
-  rotation_reconcile_error_total: counter(['provider', 'os_type', 'error_type', 'rotated'],
-    'Failed rotation refreshes'),
-  rotation_reconcile_duration_sec: histogram(['os_type'], 'Time to refresh one volume',
-    ['0.005', '0.01', '0.05', '0.1', '0.5', '1', '5', '10']),
-  rest_client_requests_total: counter(['method', 'code'],
-    'Kubernetes API requests by HTTP method and status code ("<error>": no answer)'),
-  k8s_secret_duration_sec: histogram(['os_type'], 'Time to sync one Kubernetes Secret',
-    ['0.01', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5']),
+  rotation_reconcile_error_total: counter(
+    ['provider', 'os_type', 'error_type', 'rotated'],
+    'Failed rotation refreshes',
+  ),
+  rotation_reconcile_duration_sec: histogram(['os_type'], 'Time to refresh one volume', [
+    '0.005',
+    '0.01',
+    '0.05',
+    '0.1',
+    '0.5',
+    '1',
+    '5',
+    '10',
+  ]),
+  rest_client_requests_total: counter(
+    ['method', 'code'],
+    'Kubernetes API requests by HTTP method and status code ("<error>": no answer)',
+  ),
+  k8s_secret_duration_sec: histogram(['os_type'], 'Time to sync one Kubernetes Secret', [
+    '0.01',
+    '0.05',
+    '0.1',
+    '0.25',
+    '0.5',
+    '1',
+    '2.5',
+    '5',
+  ]),
 };
 
 const PROVIDERS: Readonly<Record<string, Shown>> = {
   provider_mount_total: counter(['provider', 'result', 'error_type'], 'Mount calls served, by result'),
-  provider_mount_duration_seconds: histogram(['provider'], 'Time to serve a Mount call',
-    ['0.001', '0.005', '0.01', '0.05', '0.1', '0.5', '1', '5', '10']),
-  vault_read_cache_total: counter(['result'], 'Vault GET reads by how they were answered: hit (from the window), '
-    + 'miss (sent to Vault), coalesced (joined a read in flight)'),
-  vault_lease_total: counter(['outcome'], 'Dynamic secrets (responses with a lease) served, by outcome: '
-    + 'reused (held lease, nothing sent), renewed, fetched (issued anew)'),
+  provider_mount_duration_seconds: histogram(['provider'], 'Time to serve a Mount call', [
+    '0.001',
+    '0.005',
+    '0.01',
+    '0.05',
+    '0.1',
+    '0.5',
+    '1',
+    '5',
+    '10',
+  ]),
+  vault_read_cache_total: counter(
+    ['result'],
+    'Vault GET reads by how they were answered: hit (from the window), ' +
+      'miss (sent to Vault), coalesced (joined a read in flight)',
+  ),
+  vault_lease_total: counter(
+    ['outcome'],
+    'Dynamic secrets (responses with a lease) served, by outcome: ' +
+      'reused (held lease, nothing sent), renewed, fetched (issued anew)',
+  ),
   vault_lease_dropped_total: counter(['reason'], 'Leases the provider stopped holding, by reason'),
   vault_login_total: counter(['result'], 'Vault logins made, by result'),
-  azure_keyvault_requests_total: counter(['operation', 'status'], 'HTTP requests sent to Key Vault (each page of a '
-    + 'version listing and each auth challenge counts), by operation and HTTP status ("error": no response)'),
-  azure_read_cache_total: counter(['result'], 'Key Vault reads (gets and version listings) by how they were answered: '
-    + 'hit (from the --read-cache-window), miss (sent), coalesced (joined the same read in flight)'),
-  pki_mount_decisions_total: counter(['decision'],
-    'Mounts by what they decided: keep (no files, the mounted certificate stays) or why a certificate was issued'),
+  azure_keyvault_requests_total: counter(
+    ['operation', 'status'],
+    'HTTP requests sent to Key Vault (each page of a ' +
+      'version listing and each auth challenge counts), by operation and HTTP status ("error": no response)',
+  ),
+  azure_read_cache_total: counter(
+    ['result'],
+    'Key Vault reads (gets and version listings) by how they were answered: ' +
+      'hit (from the --read-cache-window), miss (sent), coalesced (joined the same read in flight)',
+  ),
+  pki_mount_decisions_total: counter(
+    ['decision'],
+    'Mounts by what they decided: keep (no files, the mounted certificate stays) or why a certificate was issued',
+  ),
 };
 
 /** A driver's metrics, each recorded once, on a registry of their own. */
@@ -68,8 +115,11 @@ async function providersText(): Promise<string> {
   return registry.metrics();
 }
 
-describe('/metrics: the driver\'s and the providers\' metrics as operators read them', () => {
-  const sides = [['driver', DRIVER, driverText], ['providers', PROVIDERS, providersText]] as const;
+describe("/metrics: the driver's and the providers' metrics as operators read them", () => {
+  const sides = [
+    ['driver', DRIVER, driverText],
+    ['providers', PROVIDERS, providersText],
+  ] as const;
   for (const [side, pinned, text] of sides) {
     it(`${side}: names, types, HELP, labels and buckets`, async () => {
       const shown = shownMetrics(await text());
@@ -82,7 +132,7 @@ describe('/metrics: the driver\'s and the providers\' metrics as operators read 
     });
   }
 
-  it('driver: sample lines in the labels\' order, upstream\'s os_type', async () => {
+  it("driver: sample lines in the labels' order, upstream's os_type", async () => {
     const text = await driverText();
     expect(text).to.match(/^node_publish_total\{provider="file",os_type="linux"\} 1$/m);
     expect(text).to.match(/^node_publish_error_total\{provider="",error_type="InvalidRequest",os_type="linux"\} 1$/m);
@@ -107,29 +157,39 @@ describe('/metrics: the text format', () => {
     const c = new Counter({ name: 'esc_total', help, labelNames: ['v', 'n'], registers: [registry] });
     c.inc({ v: 'say "hi"\\path\nnext', n: 7 });
     c.inc({ v: 'é ✓ {}=,' });
-    expect(await registry.metrics()).to.equal([
-      '# HELP esc_total C:\\\\dir\\nsecond "line"',
-      '# TYPE esc_total counter',
-      'esc_total{v="say \\"hi\\"\\\\path\\nnext",n="7"} 1',
-      'esc_total{v="é ✓ {}=,"} 1',
-      '',
-    ].join('\n'));
+    expect(await registry.metrics()).to.equal(
+      [
+        '# HELP esc_total C:\\\\dir\\nsecond "line"',
+        '# TYPE esc_total counter',
+        'esc_total{v="say \\"hi\\"\\\\path\\nnext",n="7"} 1',
+        'esc_total{v="é ✓ {}=,"} 1',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a histogram: cumulative buckets with le first, +Inf, _sum and _count', async () => {
     const registry = new Registry();
-    const h = new Histogram({ name: 'h_seconds', help: 'H', labelNames: ['os_type'],
-      buckets: [0.1, 1], registers: [registry] });
+    const h = new Histogram({
+      name: 'h_seconds',
+      help: 'H',
+      labelNames: ['os_type'],
+      buckets: [0.1, 1],
+      registers: [registry],
+    });
     for (const v of [0.05, 0.5, 3]) h.observe({ os_type: 'linux' }, v);
-    expect(await registry.metrics()).to.equal([
-      '# HELP h_seconds H', '# TYPE h_seconds histogram',
-      'h_seconds_bucket{le="0.1",os_type="linux"} 1',
-      'h_seconds_bucket{le="1",os_type="linux"} 2',
-      'h_seconds_bucket{le="+Inf",os_type="linux"} 3',
-      'h_seconds_sum{os_type="linux"} 3.55',
-      'h_seconds_count{os_type="linux"} 3',
-      '',
-    ].join('\n'));
+    expect(await registry.metrics()).to.equal(
+      [
+        '# HELP h_seconds H',
+        '# TYPE h_seconds histogram',
+        'h_seconds_bucket{le="0.1",os_type="linux"} 1',
+        'h_seconds_bucket{le="1",os_type="linux"} 2',
+        'h_seconds_bucket{le="+Inf",os_type="linux"} 3',
+        'h_seconds_sum{os_type="linux"} 3.55',
+        'h_seconds_count{os_type="linux"} 3',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a counter without labels reads 0 at once, a labelled one no sample until used; NaN is "Nan"', async () => {
@@ -137,10 +197,20 @@ describe('/metrics: the text format', () => {
     new Counter({ name: 'a_total', help: 'A', registers: [registry] });
     new Counter({ name: 'b_total', help: 'B', labelNames: ['x'], registers: [registry] });
     new Gauge({ name: 'g', help: 'G', registers: [registry] }).set(NaN);
-    expect(await registry.metrics()).to.equal([
-      '# HELP a_total A', '# TYPE a_total counter', 'a_total 0', '',
-      '# HELP b_total B', '# TYPE b_total counter', '',
-      '# HELP g G', '# TYPE g gauge', 'g Nan', '',
-    ].join('\n'));
+    expect(await registry.metrics()).to.equal(
+      [
+        '# HELP a_total A',
+        '# TYPE a_total counter',
+        'a_total 0',
+        '',
+        '# HELP b_total B',
+        '# TYPE b_total counter',
+        '',
+        '# HELP g G',
+        '# TYPE g gauge',
+        'g Nan',
+        '',
+      ].join('\n'),
+    );
   });
 });

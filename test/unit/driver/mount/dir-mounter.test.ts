@@ -8,8 +8,12 @@ import { SscError } from '../../../../lib/errors.js';
 describe('DirMounter (--mount-mode=dir)', () => {
   let dir: string;
   const mounter = new DirMounter();
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-dir-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-dir-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('counts a directory as mounted only once the writer put ..data in it', async () => {
     const t = join(dir, 'a');
@@ -22,7 +26,12 @@ describe('DirMounter (--mount-mode=dir)', () => {
   it('removes a directory the driver wrote, and a missing one is success', async () => {
     const t = join(dir, 'a');
     await mounter.unmount(t);
-    expect(await lstat(t).then(() => 'exists', () => 'gone')).to.equal('gone');
+    expect(
+      await lstat(t).then(
+        () => 'exists',
+        () => 'gone',
+      ),
+    ).to.equal('gone');
     await mounter.unmount(t);
   });
 
@@ -32,6 +41,11 @@ describe('DirMounter (--mount-mode=dir)', () => {
     await writeFile(join(t, 'precious'), 'data');
     const err = await mounter.unmount(t).catch((e: SscError) => e);
     expect((err as SscError).kind).to.equal('failed-precondition');
-    expect(await lstat(join(t, 'precious')).then(() => 'kept', () => 'gone')).to.equal('kept');
+    expect(
+      await lstat(join(t, 'precious')).then(
+        () => 'kept',
+        () => 'gone',
+      ),
+    ).to.equal('kept');
   });
 });

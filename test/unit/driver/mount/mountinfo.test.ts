@@ -33,21 +33,37 @@ describe('parseMountInfo', () => {
   it('returns nothing for empty input', () => expect(parseMountInfo('')).to.deep.equal([]));
 
   it('uses field 5 (mount point), not field 4 (root)', () => {
-    expect(parseMountInfo('1 2 0:1 /sub/dir /target rw - tmpfs none rw')).to.deep.equal([{ mountPoint: '/target', fsType: 'tmpfs', source: 'none' }]);
+    expect(parseMountInfo('1 2 0:1 /sub/dir /target rw - tmpfs none rw')).to.deep.equal([
+      { mountPoint: '/target', fsType: 'tmpfs', source: 'none' },
+    ]);
   });
 
   it('does not split at a hyphen inside optional fields', () => {
-    expect(parseMountInfo('1 2 0:1 / /t rw shared:1 propagate_from:2 unbindable-x - tmpfs none rw')[0])
-      .to.deep.equal({ mountPoint: '/t', fsType: 'tmpfs', source: 'none' });
+    expect(parseMountInfo('1 2 0:1 / /t rw shared:1 propagate_from:2 unbindable-x - tmpfs none rw')[0]).to.deep.equal({
+      mountPoint: '/t',
+      fsType: 'tmpfs',
+      source: 'none',
+    });
   });
 });
 
 describe('mountPointSet', () => {
   const points = mountPointSet(TEXT);
   it('holds the unescaped mount points', () => {
-    expect([...mountPointSet('1 2 0:1 /sub/dir /target rw - tmpfs none rw\n1 2 0:1 / /t rw shared:1 unbindable-x - tmpfs none rw')]).to.deep.equal(['/target', '/t']);
+    expect([
+      ...mountPointSet(
+        '1 2 0:1 /sub/dir /target rw - tmpfs none rw\n1 2 0:1 / /t rw shared:1 unbindable-x - tmpfs none rw',
+      ),
+    ]).to.deep.equal(['/target', '/t']);
     expect(mountPointSet('').size).to.equal(0);
   });
-  const cases: [string, boolean][] = [['/mnt2', true], ['/mnt1', false], ['/mnt/with space\ttab', true], ['/mnt/with\\040space\\011tab', false], ['/mnt', false]];
-  for (const [path, result] of cases) it(`${JSON.stringify(path)} → ${result}`, () => expect(points.has(path)).to.equal(result));
+  const cases: [string, boolean][] = [
+    ['/mnt2', true],
+    ['/mnt1', false],
+    ['/mnt/with space\ttab', true],
+    ['/mnt/with\\040space\\011tab', false],
+    ['/mnt', false],
+  ];
+  for (const [path, result] of cases)
+    it(`${JSON.stringify(path)} → ${result}`, () => expect(points.has(path)).to.equal(result));
 });

@@ -10,7 +10,7 @@ import { SscError } from '../../../../lib/errors.js';
 const line = (id: number, mountPoint: string, fsType: string, source: string) =>
   `${id} 1 0:${id} / ${mountPoint} rw,nosuid,nodev - ${fsType} ${source} rw,mode=755`;
 
-describe('startup repair: which mounts are this driver instance\'s', () => {
+describe("startup repair: which mounts are this driver instance's", () => {
   const mine = volumeMountSource('/csi/csi.sock');
   const text = [
     line(20, '/var/lib/kubelet/pods/a/volumes/kubernetes.io~csi/s/mount', 'tmpfs', mine),
@@ -22,8 +22,10 @@ describe('startup repair: which mounts are this driver instance\'s', () => {
     line(26, '/not-tmpfs', 'ext4', mine),
   ].join('\n');
 
-  it('keeps only tmpfs mounts named after this driver\'s socket, once each', () => {
-    expect(ownTmpfsMountPoints(text, mine)).to.deep.equal(['/var/lib/kubelet/pods/a/volumes/kubernetes.io~csi/s/mount']);
+  it("keeps only tmpfs mounts named after this driver's socket, once each", () => {
+    expect(ownTmpfsMountPoints(text, mine)).to.deep.equal([
+      '/var/lib/kubelet/pods/a/volumes/kubernetes.io~csi/s/mount',
+    ]);
     expect(ownTmpfsMountPoints(text, volumeMountSource('/run/a b.sock'))).to.deep.equal(['/with space']);
   });
 
@@ -32,9 +34,14 @@ describe('startup repair: which mounts are this driver instance\'s', () => {
     try {
       await mkdir(join(dir, 'elsewhere'));
       await symlink('/var/lib/kubelet', join(dir, '..data'));
-      const err = await repairTarget(dir).then(() => undefined, (e: unknown) => e);
+      const err = await repairTarget(dir).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(SscError);
-      expect((err as SscError).message).to.match(/\.\.data points at "\/var\/lib\/kubelet", not at a payload directory/);
+      expect((err as SscError).message).to.match(
+        /\.\.data points at "\/var\/lib\/kubelet", not at a payload directory/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -4,8 +4,17 @@ import { SscError } from '../../../../lib/errors.js';
 
 describe('cleanTargetPath', () => {
   const cases: [string, string][] = [
-    ['/a/b', '/a/b'], ['/a/b/', '/a/b'], ['/a//b', '/a/b'], ['/a/./b', '/a/b'], ['//a/b//', '/a/b'],
-    ['/./a/.', '/a'], ['/', '/'], ['//', '/'], ['a/./b/', 'a/b'], ['/a/../b', '/a/../b'], ['/a/.b/..c', '/a/.b/..c'],
+    ['/a/b', '/a/b'],
+    ['/a/b/', '/a/b'],
+    ['/a//b', '/a/b'],
+    ['/a/./b', '/a/b'],
+    ['//a/b//', '/a/b'],
+    ['/./a/.', '/a'],
+    ['/', '/'],
+    ['//', '/'],
+    ['a/./b/', 'a/b'],
+    ['/a/../b', '/a/../b'],
+    ['/a/.b/..c', '/a/.b/..c'],
   ];
   for (const [path, clean] of cases) {
     it(`${JSON.stringify(path)} → ${JSON.stringify(clean)}`, () => expect(cleanTargetPath(path)).to.equal(clean));
@@ -13,7 +22,7 @@ describe('cleanTargetPath', () => {
 });
 
 describe('canonicalTargetPath', () => {
-  it('leaves kubelet\'s paths unchanged', () => {
+  it("leaves kubelet's paths unchanged", () => {
     const path = '/var/lib/kubelet/pods/0b7c-11/volumes/kubernetes.io~csi/secrets-store-inline/mount';
     expect(canonicalTargetPath(path)).to.equal(path);
   });
@@ -30,7 +39,11 @@ describe('canonicalTargetPath', () => {
   for (const [path, message] of refused) {
     it(`refuses ${JSON.stringify(path)} with INVALID_ARGUMENT`, () => {
       let caught: unknown;
-      try { canonicalTargetPath(path); } catch (err) { caught = err; }
+      try {
+        canonicalTargetPath(path);
+      } catch (err) {
+        caught = err;
+      }
       expect(caught).to.be.instanceOf(SscError);
       expect((caught as SscError).kind).to.equal('invalid-argument');
       expect((caught as SscError).reason).to.equal('InvalidRequest');

@@ -23,12 +23,20 @@ describe('TmpfsMounter (mountinfo decisions)', () => {
   let reads: number;
   const syscalls: MountSyscalls = {
     kind: 'recorded',
-    mountTmpfs: async (target) => { calls.push(`mount ${target}`); },
-    unmount: async (target) => { calls.push(`unmount ${target}`); await writeMountinfo([]); },
+    mountTmpfs: async (target) => {
+      calls.push(`mount ${target}`);
+    },
+    unmount: async (target) => {
+      calls.push(`unmount ${target}`);
+      await writeMountinfo([]);
+    },
   };
 
   async function writeMountinfo(points: readonly string[]): Promise<void> {
-    await writeFile(mountinfo, ['22 1 253:1 / / rw - ext4 /dev/root rw', ...points.map((p, i) => mountinfoLine(100 + i, p))].join('\n') + '\n');
+    await writeFile(
+      mountinfo,
+      ['22 1 253:1 / / rw - ext4 /dev/root rw', ...points.map((p, i) => mountinfoLine(100 + i, p))].join('\n') + '\n',
+    );
   }
 
   /** A mounter whose mountinfo reads are counted, on a clock that moves only when told (`clock.ms`). */
@@ -36,7 +44,12 @@ describe('TmpfsMounter (mountinfo decisions)', () => {
   function mounter(): TmpfsMounter {
     const m = new TmpfsMounter(syscalls, mountinfo, () => clock.ms);
     // Count reads through a getter on the path: the mounter reads `mountInfoPath` once per read.
-    Object.defineProperty(m, 'mountInfoPath', { get: () => { reads++; return mountinfo; } });
+    Object.defineProperty(m, 'mountInfoPath', {
+      get: () => {
+        reads++;
+        return mountinfo;
+      },
+    });
     return m;
   }
 
@@ -47,7 +60,9 @@ describe('TmpfsMounter (mountinfo decisions)', () => {
     reads = 0;
     clock.ms = 1_000_000;
   });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('answers from mountinfo: listed paths (also with spaces, also through a symlink) are mounted', async () => {
     const a = join(dir, 'pods', 'a vol');
@@ -117,7 +132,9 @@ describe('TmpfsMounter (mountinfo decisions)', () => {
     };
     const plain = join(dir, 'plain');
     await mkdir(plain);
-    expect(refusal(plain)).to.equal(`failed-precondition TargetNotMounted: ${plain} is no longer a mount point; refusing to write secrets to the node's disk`);
+    expect(refusal(plain)).to.equal(
+      `failed-precondition TargetNotMounted: ${plain} is no longer a mount point; refusing to write secrets to the node's disk`,
+    );
     expect(refusal(join(dir, 'missing'))).to.match(/^failed-precondition TargetNotMounted: /);
     expect(refusal('/proc'), '/proc is a mount point on every Linux').to.equal('allowed');
   });

@@ -15,7 +15,9 @@ const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secre
 /** A promise with its resolve function: an early part that finishes when the test says so. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -25,19 +27,40 @@ const written = (target: string): boolean => lstatSync(join(target, '..data'), {
 /** Split hooks (the pod status part of Kubernetes mode's hook): when each part runs against the write. */
 describe('publish hooks in two parts (splitHook)', () => {
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-hook-stages-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-hook-stages-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   /** A publisher over a plain directory whose provider answers one file `a`. */
   function publisher(hooks: PublishHook[], failureHooks: PublishFailureHook[] = []): VolumePublisher {
     return new VolumePublisher({
-      locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+      locks: new TargetLocks(),
+      mounter: new DirMounter(),
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => new Date(),
       classes: { get: async () => spc },
-      providers: { mount: async () => ({ files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }], object_version: [{ id: 'a', version: 'v1' }], error: null }) },
-      hooks, failureHooks,
+      providers: {
+        mount: async () => ({
+          files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }],
+          object_version: [{ id: 'a', version: 'v1' }],
+          error: null,
+        }),
+      },
+      hooks,
+      failureHooks,
     });
   }
-  const req = (name: string) => ({ volumeId: 'v', targetPath: join(dir, name), spcName: 's', pod, volumeContext: {}, secrets: {} });
+  const req = (name: string) => ({
+    volumeId: 'v',
+    targetPath: join(dir, name),
+    spcName: 's',
+    pod,
+    volumeContext: {},
+    secrets: {},
+  });
 
   it('a first mount starts the first part before the files are written and returns only after it finished', async () => {
     const seen: string[] = [];
@@ -49,11 +72,15 @@ describe('publish hooks in two parts (splitHook)', () => {
         await gate.promise;
         return 'status';
       },
-      async afterWrite(_volume, _limits, before) { seen.push(`after: written=${written(r.targetPath)} got=${before}`); },
+      async afterWrite(_volume, _limits, before) {
+        seen.push(`after: written=${written(r.targetPath)} got=${before}`);
+      },
     });
     const published = publisher([hook]).publish(r);
     let done = false;
-    void published.then(() => { done = true; });
+    void published.then(() => {
+      done = true;
+    });
     // The files go in while the first part waits (on the API server, in Kubernetes mode).
     for (let turn = 0; !written(r.targetPath); turn++) {
       if (turn > 10_000) throw new Error('the files were never written while the first part waited');
@@ -69,8 +96,12 @@ describe('publish hooks in two parts (splitHook)', () => {
     const seen: boolean[] = [];
     const r = req('republish');
     const hook = splitHook<void>({
-      async beforeWrite() { seen.push(written(r.targetPath)); },
-      async afterWrite() { seen.push(written(r.targetPath)); },
+      async beforeWrite() {
+        seen.push(written(r.targetPath));
+      },
+      async afterWrite() {
+        seen.push(written(r.targetPath));
+      },
     });
     const p = publisher([hook]);
     await p.publish(r);
@@ -87,12 +118,26 @@ describe('publish hooks in two parts (splitHook)', () => {
     await mkdir(r.targetPath);
     await writeFile(join(r.targetPath, 'a'), 'not ours');
     const hook = splitHook<void>({
-      async beforeWrite() { events.push('creating status'); await gate.promise; events.push('status created'); },
-      async afterWrite() { events.push('after'); },
+      async beforeWrite() {
+        events.push('creating status');
+        await gate.promise;
+        events.push('status created');
+      },
+      async afterWrite() {
+        events.push('after');
+      },
     });
     // Kubernetes mode's failure hook deletes a failed first mount's status: never before it exists.
-    const failureHook: PublishFailureHook = async () => { events.push('failure reported'); reported.resolve(); };
-    const published = publisher([hook], [failureHook]).publish(r).then(() => 'ok', (err: Error) => err.message);
+    const failureHook: PublishFailureHook = async () => {
+      events.push('failure reported');
+      reported.resolve();
+    };
+    const published = publisher([hook], [failureHook])
+      .publish(r)
+      .then(
+        () => 'ok',
+        (err: Error) => err.message,
+      );
     // Nothing may be reported while the status is still being created: give it ample time to (wrongly) happen.
     await Promise.race([reported.promise, new Promise((resolve) => setTimeout(resolve, 200))]);
     events.push('gate opened');
@@ -103,8 +148,19 @@ describe('publish hooks in two parts (splitHook)', () => {
 
   it('called as a function, a split hook runs its parts in turn', async () => {
     const seen: string[] = [];
-    const hook = splitHook<number>({ async beforeWrite() { seen.push('before'); return 7; }, async afterWrite(_v, _l, n) { seen.push(`after ${n}`); } });
-    await hook({ request: req('whole'), spc, versions: [], changed: true, firstMount: true, origin: 'kubelet', skipped: false }, {});
+    const hook = splitHook<number>({
+      async beforeWrite() {
+        seen.push('before');
+        return 7;
+      },
+      async afterWrite(_v, _l, n) {
+        seen.push(`after ${n}`);
+      },
+    });
+    await hook(
+      { request: req('whole'), spc, versions: [], changed: true, firstMount: true, origin: 'kubelet', skipped: false },
+      {},
+    );
     expect(seen).to.deep.equal(['before', 'after 7']);
   });
 });

@@ -16,12 +16,32 @@ function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   let contents = 'v1';
   const sentVersions: string[][] = [];
   const publisher = new VolumePublisher({
-    locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+    locks: new TargetLocks(),
+    mounter: new DirMounter(),
+    logger: createLogger({ component: 'test', silent: true }),
+    now: () => new Date(),
     classes: { get: async () => spc },
-    providers: { mount: async (_provider, request) => { calls++; sentVersions.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`)); return { files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }], object_version: [{ id: 'a', version: contents }], error: null }; } },
+    providers: {
+      mount: async (_provider, request) => {
+        calls++;
+        sentVersions.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`));
+        return {
+          files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }],
+          object_version: [{ id: 'a', version: contents }],
+          error: null,
+        };
+      },
+    },
     hooks,
   });
-  return { publisher, calls: () => calls, set: (c: string) => { contents = c; }, sentVersions };
+  return {
+    publisher,
+    calls: () => calls,
+    set: (c: string) => {
+      contents = c;
+    },
+    sentVersions,
+  };
 }
 
 /** Makes the versions.json inside a payload directory say that object `a` has `version`. */
@@ -33,19 +53,42 @@ async function sayVersion(payloadDir: string, version: string): Promise<void> {
 
 describe('VolumePublisher', () => {
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-pub-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
-  const req = (name: string) => ({ volumeId: 'v', targetPath: join(dir, name), spcName: 's', pod, volumeContext: {}, secrets: {} });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-pub-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const req = (name: string) => ({
+    volumeId: 'v',
+    targetPath: join(dir, name),
+    spcName: 's',
+    pod,
+    volumeContext: {},
+    secrets: {},
+  });
 
   it('keeps the mounted files when the answer has no files and exactly the mounted versions (answered from version properties)', async () => {
     let answer: 'full' | 'versions-only' | 'other-version' = 'full';
     const publisher = new VolumePublisher({
-      locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+      locks: new TargetLocks(),
+      mounter: new DirMounter(),
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => new Date(),
       classes: { get: async () => spc },
       providers: {
-        mount: async () => (answer === 'full'
-          ? { files: [{ path: 'a', mode: 0o644, contents: Buffer.from('one') }], object_version: [{ id: 'secret/a', version: 'v1' }], error: null }
-          : { files: [], object_version: [{ id: 'secret/a', version: answer === 'versions-only' ? 'v1' : 'v2' }], error: null }),
+        mount: async () =>
+          answer === 'full'
+            ? {
+                files: [{ path: 'a', mode: 0o644, contents: Buffer.from('one') }],
+                object_version: [{ id: 'secret/a', version: 'v1' }],
+                error: null,
+              }
+            : {
+                files: [],
+                object_version: [{ id: 'secret/a', version: answer === 'versions-only' ? 'v1' : 'v2' }],
+                error: null,
+              },
       },
     });
     const r = req('versions-only');
@@ -61,24 +104,46 @@ describe('VolumePublisher', () => {
     answer = 'other-version';
     const written = await publisher.publish(r, {}, 'rotation');
     expect(written.changed).to.equal(true);
-    expect(await readFile(join(r.targetPath, 'a'), 'utf8').catch((e: NodeJS.ErrnoException) => e.code)).to.equal('ENOENT');
+    expect(await readFile(join(r.targetPath, 'a'), 'utf8').catch((e: NodeJS.ErrnoException) => e.code)).to.equal(
+      'ENOENT',
+    );
   });
 
-  it('a republish skipped as fresh hands kubelet\'s new request to the skipped-hooks (and to no other hook)', async () => {
+  it("a republish skipped as fresh hands kubelet's new request to the skipped-hooks (and to no other hook)", async () => {
     const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
     const publisher = new VolumePublisher({
-      locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(),
+      locks: new TargetLocks(),
+      mounter: new DirMounter(),
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => new Date(),
       classes: { get: async () => spc },
-      providers: { mount: async () => ({ files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }], object_version: [{ id: 'a', version: 'v1' }], error: null }) },
-      hooks: [async (v) => { seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] }); }],
-      skippedHooks: [async (v) => { seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] }); }],
+      providers: {
+        mount: async () => ({
+          files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }],
+          object_version: [{ id: 'a', version: 'v1' }],
+          error: null,
+        }),
+      },
+      hooks: [
+        async (v) => {
+          seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
+        },
+      ],
+      skippedHooks: [
+        async (v) => {
+          seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
+        },
+      ],
       republish: () => 'skip',
     });
     const r = req('skipped-hooks');
     await publisher.publish({ ...r, secrets: { 'ca.key': 'old' } });
     const result = await publisher.publish({ ...r, secrets: { 'ca.key': 'new' } });
     expect(result.skipped).to.equal(true);
-    expect(seen).to.deep.equal([{ hook: 'publish', skipped: false, secret: 'old' }, { hook: 'skipped', skipped: true, secret: 'new' }]);
+    expect(seen).to.deep.equal([
+      { hook: 'publish', skipped: false, secret: 'old' },
+      { hook: 'skipped', skipped: true, secret: 'new' },
+    ]);
   });
 
   it('never mounts for rotation: a target that is gone is skipped, not published again', async () => {
@@ -92,7 +157,12 @@ describe('VolumePublisher', () => {
   it('reports content as changed to the hooks again until a hook that failed succeeds', async () => {
     let fail = false;
     const seen: boolean[] = [];
-    const p = publisherWith([async (v) => { seen.push(v.changed); if (fail) throw new Error('API down'); }]);
+    const p = publisherWith([
+      async (v) => {
+        seen.push(v.changed);
+        if (fail) throw new Error('API down');
+      },
+    ]);
     await p.publisher.publish(req('owed'));
     fail = true;
     p.set('v2');
@@ -103,17 +173,34 @@ describe('VolumePublisher', () => {
     expect(seen).to.deep.equal([true, true, true, false]);
   });
 
-  it('a failure says whether new content was written before it (upstream\'s rotated label)', async () => {
+  it("a failure says whether new content was written before it (upstream's rotated label)", async () => {
     let fail = false;
-    const p = publisherWith([async () => { if (fail) throw new Error('API down'); }]);
+    const p = publisherWith([
+      async () => {
+        if (fail) throw new Error('API down');
+      },
+    ]);
     await p.publisher.publish(req('rotated'));
     fail = true;
-    const unchanged = await p.publisher.publish(req('rotated'), {}, 'rotation').then(() => undefined, (e: unknown) => e);
+    const unchanged = await p.publisher.publish(req('rotated'), {}, 'rotation').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     p.set('v2');
-    const changed = await p.publisher.publish(req('rotated'), {}, 'rotation').then(() => undefined, (e: unknown) => e);
+    const changed = await p.publisher.publish(req('rotated'), {}, 'rotation').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // Hooks still owed from the round before, nothing new written: not rotated.
-    const owedOnly = await p.publisher.publish(req('rotated'), {}, 'rotation').then(() => undefined, (e: unknown) => e);
-    expect([unchanged, changed, owedOnly].map((e) => e instanceof PublishError && e.rotated)).to.deep.equal([false, true, false]);
+    const owedOnly = await p.publisher.publish(req('rotated'), {}, 'rotation').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect([unchanged, changed, owedOnly].map((e) => e instanceof PublishError && e.rotated)).to.deep.equal([
+      false,
+      true,
+      false,
+    ]);
   });
 
   it('sends the versions it wrote without reading .metadata/versions.json back, while ..data stays put', async () => {

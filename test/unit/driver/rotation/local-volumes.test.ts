@@ -6,7 +6,12 @@ import type { PublishRequest } from '../../../../driver/publish/publish-request.
 import { KeyedQueue } from '../../../../lib/concurrency.js';
 import { LocalVolumes, type LocalVolumesOptions } from '../../../../driver/rotation/local-volumes.js';
 import { RecordIndex } from '../../../../driver/rotation/record-store.js';
-import { recordOwner, serializeVolumeRecord, VOLUME_RECORD_FILE, volumeRecordOf } from '../../../../driver/rotation/volume-record.js';
+import {
+  recordOwner,
+  serializeVolumeRecord,
+  VOLUME_RECORD_FILE,
+  volumeRecordOf,
+} from '../../../../driver/rotation/volume-record.js';
 import type { Mounter } from '../../../../driver/mount/mounter.js';
 import type { PublishedVolume } from '../../../../driver/publish/publisher.js';
 import type { SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';
@@ -19,8 +24,12 @@ const logger = createLogger({ component: 'test', silent: true });
 function fakeMounter(mounted: Set<string>): Mounter {
   return {
     isMounted: async (t) => mounted.has(t),
-    mount: async (t) => { mounted.add(t); },
-    unmount: async (t) => { mounted.delete(t); },
+    mount: async (t) => {
+      mounted.add(t);
+    },
+    unmount: async (t) => {
+      mounted.delete(t);
+    },
     assertWritable: () => undefined,
     volumesNear: async () => [],
   };
@@ -28,14 +37,28 @@ function fakeMounter(mounted: Set<string>): Mounter {
 
 function request(targetPath: string, pod: string, secrets: Record<string, string> = {}): PublishRequest {
   return {
-    volumeId: `vol-${pod}`, targetPath, spcName: 'app', secrets,
+    volumeId: `vol-${pod}`,
+    targetPath,
+    spcName: 'app',
+    secrets,
     pod: { name: pod, namespace: 'default', uid: `uid-${pod}`, serviceAccountName: 'default' },
-    volumeContext: { secretProviderClass: 'app', 'csi.storage.k8s.io/pod.name': pod, 'csi.storage.k8s.io/pod.namespace': 'default' },
+    volumeContext: {
+      secretProviderClass: 'app',
+      'csi.storage.k8s.io/pod.name': pod,
+      'csi.storage.k8s.io/pod.namespace': 'default',
+    },
   };
 }
 
 function published(req: PublishRequest, firstMount = true): PublishedVolume {
-  const spc: SecretProviderClass = { namespace: 'default', name: 'app', provider: 'file', parameters: {}, secretObjects: [], annotations: {} };
+  const spc: SecretProviderClass = {
+    namespace: 'default',
+    name: 'app',
+    provider: 'file',
+    parameters: {},
+    secretObjects: [],
+    annotations: {},
+  };
   return { request: req, spc, versions: [], changed: firstMount, firstMount, origin: 'kubelet', skipped: false };
 }
 
@@ -44,7 +67,12 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
   let mounted: Set<string>;
   const targets: string[] = [];
   const options = (over: Partial<LocalVolumesOptions> = {}): LocalVolumesOptions => ({
-    mounter: fakeMounter(mounted), intervalMs: 60_000, owner: OWNER, logger, mountPoints: async () => targets, ...over,
+    mounter: fakeMounter(mounted),
+    intervalMs: 60_000,
+    owner: OWNER,
+    logger,
+    mountPoints: async () => targets,
+    ...over,
   });
   const target = async (name: string): Promise<string> => {
     const dir = join(work, name);
@@ -59,7 +87,9 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     mounted = new Set();
     targets.length = 0;
   });
-  afterEach(async () => { await rm(work, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
 
   it('writes a record on publish, and rewrites it only when what it records changed', async () => {
     const a = await target('a');
@@ -71,11 +101,14 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     await volumes.notePublished(published(request(a, 'a', { password: 'p4ss' }), false));
     expect((await stat(join(a, VOLUME_RECORD_FILE))).ino, 'an unchanged record was rewritten').to.equal(first.ino);
     await volumes.notePublished(published({ ...request(a, 'a'), volumeId: 'vol-new' }, false));
-    expect(JSON.parse(await readFile(join(a, VOLUME_RECORD_FILE), 'utf8'))).to.include({ volumeId: 'vol-new', withheld: false });
+    expect(JSON.parse(await readFile(join(a, VOLUME_RECORD_FILE), 'utf8'))).to.include({
+      volumeId: 'vol-new',
+      withheld: false,
+    });
     expect((await readdir(a)).sort()).to.deep.equal([VOLUME_RECORD_FILE]);
   });
 
-  it('records a volume mounted again after it was unmounted behind the driver\'s back', async () => {
+  it("records a volume mounted again after it was unmounted behind the driver's back", async () => {
     const a = await target('a');
     const volumes = new LocalVolumes(options());
     await volumes.notePublished(published(request(a, 'a')));
@@ -107,13 +140,23 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
   });
 
   it('leaves alone records of another driver, copied records, and files it did not write', async () => {
-    const [other, copied, linked, loose] = [await target('other'), await target('copied'), await target('linked'), await target('loose')];
+    const [other, copied, linked, loose] = [
+      await target('other'),
+      await target('copied'),
+      await target('linked'),
+      await target('loose'),
+    ];
     const own = await target('own');
-    await new LocalVolumes(options({ owner: recordOwner('secrets-store.csi.k8s.io', '/run/b/csi.sock') })).notePublished(published(request(other, 'other')));
+    await new LocalVolumes(
+      options({ owner: recordOwner('secrets-store.csi.k8s.io', '/run/b/csi.sock') }),
+    ).notePublished(published(request(other, 'other')));
     await new LocalVolumes(options()).notePublished(published(request(own, 'own')));
     await writeFile(join(copied, VOLUME_RECORD_FILE), await readFile(join(own, VOLUME_RECORD_FILE)), { mode: 0o600 });
     await symlink(join(own, VOLUME_RECORD_FILE), join(linked, VOLUME_RECORD_FILE));
-    await writeFile(join(loose, VOLUME_RECORD_FILE), serializeVolumeRecord(volumeRecordOf(request(loose, 'loose'), 'file', OWNER)));
+    await writeFile(
+      join(loose, VOLUME_RECORD_FILE),
+      serializeVolumeRecord(volumeRecordOf(request(loose, 'loose'), 'file', OWNER)),
+    );
     await chmod(join(loose, VOLUME_RECORD_FILE), 0o644);
     const after = new LocalVolumes(options());
     expect((await after.list()).map((v) => v.targetPath)).to.deep.equal([own]);
@@ -128,7 +171,14 @@ describe('LocalVolumes: local mode finds its volumes again after a restart', () 
     expect((await index.list()).sort()).to.deep.equal([a, b]);
     await rm(b, { recursive: true }); // unpublished while the driver was down
     mounted.delete(b);
-    const after = new LocalVolumes(options({ index, mountPoints: async () => { throw new Error('dir mode reads no mountinfo'); } }));
+    const after = new LocalVolumes(
+      options({
+        index,
+        mountPoints: async () => {
+          throw new Error('dir mode reads no mountinfo');
+        },
+      }),
+    );
     expect((await after.list()).map((v) => v.targetPath)).to.deep.equal([a]);
     expect(await index.list()).to.deep.equal([a]);
   });
@@ -151,10 +201,19 @@ describe('KeyedQueue', () => {
     const queue = new KeyedQueue();
     const order: string[] = [];
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    const first = queue.run('k', async () => { await gate; order.push('first'); });
-    const second = queue.run('k', async () => { order.push('second'); });
-    const other = queue.run('other', async () => { order.push('other'); });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = queue.run('k', async () => {
+      await gate;
+      order.push('first');
+    });
+    const second = queue.run('k', async () => {
+      order.push('second');
+    });
+    const other = queue.run('other', async () => {
+      order.push('other');
+    });
     await other;
     release();
     await Promise.all([first, second]);
@@ -163,9 +222,13 @@ describe('KeyedQueue', () => {
 
   it('keeps going after an operation that throws', async () => {
     const queue = new KeyedQueue();
-    await queue.run('k', async () => { throw new Error('boom'); });
+    await queue.run('k', async () => {
+      throw new Error('boom');
+    });
     let ran = false;
-    await queue.run('k', async () => { ran = true; });
+    await queue.run('k', async () => {
+      ran = true;
+    });
     expect(ran).to.equal(true);
   });
 });

@@ -25,38 +25,84 @@ function setup(dir: string) {
   const events: string[] = [];
   const metrics: string[] = [];
   const rotation = new RepublishRotation({
-    config: { rotationPollIntervalMs: INTERVAL, driverName: 'secrets-store.csi.k8s.io' }, now: () => now,
+    config: { rotationPollIntervalMs: INTERVAL, driverName: 'secrets-store.csi.k8s.io' },
+    now: () => now,
     logger: createLogger({ component: 'test', silent: true }),
-    metrics: { reconciled: (p, rotated) => { metrics.push(`reconciled ${p} rotated=${rotated}`); }, reconcileFailed: (p, e, rotated) => { metrics.push(`failed ${p} ${e} rotated=${rotated}`); } },
+    metrics: {
+      reconciled: (p, rotated) => {
+        metrics.push(`reconciled ${p} rotated=${rotated}`);
+      },
+      reconcileFailed: (p, e, rotated) => {
+        metrics.push(`failed ${p} ${e} rotated=${rotated}`);
+      },
+    },
   });
-  void rotation.start({ event: async (_p: PodRef, type: string, reason: EventReason, message: string) => { events.push(`${type} ${reason}: ${message}`); } });
-  const spc = (): SecretProviderClass => ({ namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations });
+  void rotation.start({
+    event: async (_p: PodRef, type: string, reason: EventReason, message: string) => {
+      events.push(`${type} ${reason}: ${message}`);
+    },
+  });
+  const spc = (): SecretProviderClass => ({
+    namespace: 'n',
+    name: 's',
+    provider: 'fake',
+    parameters: {},
+    secretObjects: [],
+    annotations,
+  });
   const publisher = new VolumePublisher({
-    locks: new TargetLocks(), mounter: new DirMounter(), logger: createLogger({ component: 'test', silent: true }), now: () => new Date(now),
+    locks: new TargetLocks(),
+    mounter: new DirMounter(),
+    logger: createLogger({ component: 'test', silent: true }),
+    now: () => new Date(now),
     classes: { get: async () => spc() },
-    providers: { mount: async (_provider, request) => {
-      calls.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`));
-      if (failWith) throw failWith;
-      return { files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }], object_version: [{ id: 'a', version: contents }], error: null };
-    } },
-    hooks: rotation.hooks, failureHooks: rotation.failureHooks,
+    providers: {
+      mount: async (_provider, request) => {
+        calls.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`));
+        if (failWith) throw failWith;
+        return {
+          files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }],
+          object_version: [{ id: 'a', version: contents }],
+          error: null,
+        };
+      },
+    },
+    hooks: rotation.hooks,
+    failureHooks: rotation.failureHooks,
     republish: (t, s) => rotation.republish(t, s),
   });
   const req = { volumeId: 'v', targetPath: join(dir, 't'), spcName: 's', pod, volumeContext: {}, secrets: {} };
   return {
-    publisher, rotation, calls, events, metrics, req,
-    advance: (ms: number) => { now += ms; },
-    set: (c: string) => { contents = c; },
-    fail: (e: SscError | undefined) => { failWith = e; },
-    annotate: (a: Record<string, string>) => { annotations = a; },
+    publisher,
+    rotation,
+    calls,
+    events,
+    metrics,
+    req,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    set: (c: string) => {
+      contents = c;
+    },
+    fail: (e: SscError | undefined) => {
+      failWith = e;
+    },
+    annotate: (a: Record<string, string>) => {
+      annotations = a;
+    },
     publish: () => publisher.publish(req),
   };
 }
 
 describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=republish)', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-republish-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-republish-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('makes a republish within the interval a no-op: no provider call, nothing written, no event', async () => {
     const s = setup(dir);
@@ -89,7 +135,9 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     s.advance(INTERVAL * 1.2);
     expect((await s.publish()).changed).to.equal(true);
     expect(await readFile(join(s.req.targetPath, 'a'), 'utf8')).to.equal('v2');
-    expect(s.events).to.deep.equal(['Normal MountRotationComplete: rotated mounted content for SecretProviderClass s (objects: a)']);
+    expect(s.events).to.deep.equal([
+      'Normal MountRotationComplete: rotated mounted content for SecretProviderClass s (objects: a)',
+    ]);
     s.advance(1000);
     expect((await s.publish()).skipped).to.equal(true);
     expect(s.calls).to.have.length(2);
@@ -100,12 +148,17 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     await s.publish();
     s.fail(new SscError('unavailable', 'vault sealed', { reason: 'ProviderError' }));
     s.advance(INTERVAL * 1.2);
-    const error = await s.publish().then(() => undefined, (e: unknown) => e);
+    const error = await s.publish().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).to.be.instanceOf(PublishError);
     expect((error as PublishError).origin, 'the node service tells kubelet OK for these').to.equal('rotation');
     expect(await readFile(join(s.req.targetPath, 'a'), 'utf8')).to.equal('v1');
     expect(s.events).to.have.length(1);
-    expect(s.events[0]).to.match(/^Warning MountRotationFailed: failed to publish volume v for pod n\/p, SecretProviderClass n\/s: .*vault sealed/);
+    expect(s.events[0]).to.match(
+      /^Warning MountRotationFailed: failed to publish volume v for pod n\/p, SecretProviderClass n\/s: .*vault sealed/,
+    );
     expect(s.metrics).to.deep.equal(['failed fake ProviderError rotated=false']);
     // Backoff: two intervals after a failure, not one.
     s.advance(INTERVAL * 1.2);
@@ -115,7 +168,7 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     expect((await s.publish()).skipped).to.equal(false);
   });
 
-  it('refreshes at once when the class\'s refresh-requested-at changes, and uses the class\'s interval', async () => {
+  it("refreshes at once when the class's refresh-requested-at changes, and uses the class's interval", async () => {
     const s = setup(dir);
     s.annotate({ 'secrets-store.csi.k8s.io/refresh-requested-at': 't1' });
     await s.publish();
@@ -124,7 +177,10 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     s.annotate({ 'secrets-store.csi.k8s.io/refresh-requested-at': 't2' });
     expect((await s.publish()).skipped).to.equal(false);
     expect((await s.publish()).skipped, 'once per new value').to.equal(true);
-    s.annotate({ 'secrets-store.csi.k8s.io/refresh-requested-at': 't2', 'secrets-store.csi.k8s.io/rotation-poll-interval': '5s' });
+    s.annotate({
+      'secrets-store.csi.k8s.io/refresh-requested-at': 't2',
+      'secrets-store.csi.k8s.io/rotation-poll-interval': '5s',
+    });
     s.advance(5_600);
     expect((await s.publish()).skipped).to.equal(false);
   });
@@ -133,7 +189,16 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     const s = setup(dir);
     await s.publish();
     s.rotation.forget(s.req.targetPath);
-    expect(s.rotation.republish(s.req.targetPath, { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} })).to.equal('rotate');
+    expect(
+      s.rotation.republish(s.req.targetPath, {
+        namespace: 'n',
+        name: 's',
+        provider: 'fake',
+        parameters: {},
+        secretObjects: [],
+        annotations: {},
+      }),
+    ).to.equal('rotate');
   });
 });
 
@@ -141,9 +206,17 @@ describe('RepublishRotation.start: checks that kubelet republishes at all', () =
   async function warningsWith(csiDriver: () => Promise<unknown>): Promise<string[]> {
     const warnings: string[] = [];
     const logger = createLogger({ component: 'test', silent: true });
-    logger.warn = ((message: string, meta?: { error?: string }) => { warnings.push(meta?.error ? `${message}: ${meta.error}` : message); return logger; }) as typeof logger.warn;
-    const rotation = new RepublishRotation({ config: { rotationPollIntervalMs: INTERVAL, driverName: 'secrets-store.csi.k8s.io' }, now: () => 0, logger,
-      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined }, csiDriver: csiDriver as never });
+    logger.warn = ((message: string, meta?: { error?: string }) => {
+      warnings.push(meta?.error ? `${message}: ${meta.error}` : message);
+      return logger;
+    }) as typeof logger.warn;
+    const rotation = new RepublishRotation({
+      config: { rotationPollIntervalMs: INTERVAL, driverName: 'secrets-store.csi.k8s.io' },
+      now: () => 0,
+      logger,
+      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
+      csiDriver: csiDriver as never,
+    });
     await rotation.start(undefined);
     return warnings;
   }
@@ -154,12 +227,20 @@ describe('RepublishRotation.start: checks that kubelet republishes at all', () =
 
   it('warns when requiresRepublish is false or the CSIDriver is missing: nothing would rotate', async () => {
     expect(await warningsWith(async () => ({ spec: { requiresRepublish: false } }))).to.deep.equal([
-      '--rotation-mode=republish: CSIDriver secrets-store.csi.k8s.io has requiresRepublish: false, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler']);
-    expect((await warningsWith(async () => undefined))[0]).to.include('CSIDriver secrets-store.csi.k8s.io does not exist');
+      '--rotation-mode=republish: CSIDriver secrets-store.csi.k8s.io has requiresRepublish: false, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler',
+    ]);
+    expect((await warningsWith(async () => undefined))[0]).to.include(
+      'CSIDriver secrets-store.csi.k8s.io does not exist',
+    );
   });
 
   it('warns, and carries on, when the CSIDriver cannot be read', async () => {
-    expect(await warningsWith(async () => { throw new Error('Kubernetes API refused to get CSIDriver: HTTP 403'); })).to.deep.equal([
-      '--rotation-mode=republish: could not read the CSIDriver to check requiresRepublish: Kubernetes API refused to get CSIDriver: HTTP 403']);
+    expect(
+      await warningsWith(async () => {
+        throw new Error('Kubernetes API refused to get CSIDriver: HTTP 403');
+      }),
+    ).to.deep.equal([
+      '--rotation-mode=republish: could not read the CSIDriver to check requiresRepublish: Kubernetes API refused to get CSIDriver: HTTP 403',
+    ]);
   });
 });

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { decideRestart, formatRestartedAt, restartPatch, type RestartDecision } from '../../../../driver/rotation/restart-decision.js';
+import {
+  decideRestart,
+  formatRestartedAt,
+  restartPatch,
+  type RestartDecision,
+} from '../../../../driver/rotation/restart-decision.js';
 
 const NOW = new Date('2026-05-04T12:00:00.700Z');
 const TEN_MINUTES = 600_000;
@@ -9,18 +14,54 @@ describe('decideRestart', () => {
   const cases: [string, string | undefined, Date | undefined, RestartDecision][] = [
     ['never restarted', undefined, at('2026-05-04T11:00:00Z'), { action: 'restart' }],
     ['an unparsable restartedAt (overwritten)', 'yesterday', at('2026-05-04T11:00:00Z'), { action: 'restart' }],
-    ['restarted after this pod was created (its replacement mounts fresh content)', '2026-05-04T11:59:00Z', at('2026-05-04T11:58:59Z'), { action: 'skip' }],
-    ['restarted by kubectl with a zone offset, after the pod was created', '2026-05-04T13:59:00+02:00', at('2026-05-04T11:58:00Z'), { action: 'skip' }],
-    ['restarted 11 minutes ago, pod created since', '2026-05-04T11:49:00Z', at('2026-05-04T11:50:00Z'), { action: 'restart' }],
-    ['restarted exactly the spacing ago', '2026-05-04T11:50:00.700Z', at('2026-05-04T11:51:00Z'), { action: 'restart' }],
-    ['restarted 2 minutes ago, pod created since (content that changes on every read)', '2026-05-04T11:58:00Z', at('2026-05-04T11:58:30Z'),
-      { action: 'defer', last: at('2026-05-04T11:58:00Z'), until: at('2026-05-04T12:08:00Z') }],
-    ['pod created in the second of the restart: a new pod, deferred', '2026-05-04T11:58:00Z', at('2026-05-04T11:58:00Z'),
-      { action: 'defer', last: at('2026-05-04T11:58:00Z'), until: at('2026-05-04T12:08:00Z') }],
-    ['pod creation unknown, restarted 1 minute ago', '2026-05-04T11:59:00Z', undefined,
-      { action: 'defer', last: at('2026-05-04T11:59:00Z'), until: at('2026-05-04T12:09:00Z') }],
-    ['restartedAt ahead of this clock: counted as now', '2026-05-04T15:00:00Z', undefined,
-      { action: 'defer', last: NOW, until: at('2026-05-04T12:10:00.700Z') }],
+    [
+      'restarted after this pod was created (its replacement mounts fresh content)',
+      '2026-05-04T11:59:00Z',
+      at('2026-05-04T11:58:59Z'),
+      { action: 'skip' },
+    ],
+    [
+      'restarted by kubectl with a zone offset, after the pod was created',
+      '2026-05-04T13:59:00+02:00',
+      at('2026-05-04T11:58:00Z'),
+      { action: 'skip' },
+    ],
+    [
+      'restarted 11 minutes ago, pod created since',
+      '2026-05-04T11:49:00Z',
+      at('2026-05-04T11:50:00Z'),
+      { action: 'restart' },
+    ],
+    [
+      'restarted exactly the spacing ago',
+      '2026-05-04T11:50:00.700Z',
+      at('2026-05-04T11:51:00Z'),
+      { action: 'restart' },
+    ],
+    [
+      'restarted 2 minutes ago, pod created since (content that changes on every read)',
+      '2026-05-04T11:58:00Z',
+      at('2026-05-04T11:58:30Z'),
+      { action: 'defer', last: at('2026-05-04T11:58:00Z'), until: at('2026-05-04T12:08:00Z') },
+    ],
+    [
+      'pod created in the second of the restart: a new pod, deferred',
+      '2026-05-04T11:58:00Z',
+      at('2026-05-04T11:58:00Z'),
+      { action: 'defer', last: at('2026-05-04T11:58:00Z'), until: at('2026-05-04T12:08:00Z') },
+    ],
+    [
+      'pod creation unknown, restarted 1 minute ago',
+      '2026-05-04T11:59:00Z',
+      undefined,
+      { action: 'defer', last: at('2026-05-04T11:59:00Z'), until: at('2026-05-04T12:09:00Z') },
+    ],
+    [
+      'restartedAt ahead of this clock: counted as now',
+      '2026-05-04T15:00:00Z',
+      undefined,
+      { action: 'defer', last: NOW, until: at('2026-05-04T12:10:00.700Z') },
+    ],
   ];
   for (const [name, restartedAt, podCreated, expected] of cases) {
     it(name, () => {
@@ -31,7 +72,10 @@ describe('decideRestart', () => {
   it('uses the configured spacing', () => {
     const facts = { now: NOW, restartedAt: '2026-05-04T11:59:00Z', podCreated: at('2026-05-04T11:59:30Z') };
     expect(decideRestart({ ...facts, minIntervalMs: 30_000 })).to.deep.equal({ action: 'restart' });
-    expect(decideRestart({ ...facts, minIntervalMs: 3_600_000 })).to.deep.include({ action: 'defer', until: at('2026-05-04T12:59:00Z') });
+    expect(decideRestart({ ...facts, minIntervalMs: 3_600_000 })).to.deep.include({
+      action: 'defer',
+      until: at('2026-05-04T12:59:00Z'),
+    });
   });
 });
 
@@ -62,7 +106,11 @@ describe('restartPatch', () => {
 
   it('without template metadata, adds it', () => {
     expect(restartPatch(undefined, NOW)).to.deep.equal([
-      { op: 'add', path: '/spec/template/metadata', value: { annotations: { 'kubectl.kubernetes.io/restartedAt': STAMP } } },
+      {
+        op: 'add',
+        path: '/spec/template/metadata',
+        value: { annotations: { 'kubectl.kubernetes.io/restartedAt': STAMP } },
+      },
     ]);
   });
 });

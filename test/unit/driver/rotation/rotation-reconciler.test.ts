@@ -6,7 +6,12 @@ import { RotationSchedule } from '../../../../driver/rotation/schedule.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
 const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
-const volume = (targetPath: string, provider = 'file', intervalMs = 60_000, refreshRequested = false): RotationVolume => ({ targetPath, pod, spcName: 's', provider, intervalMs, refreshRequested });
+const volume = (
+  targetPath: string,
+  provider = 'file',
+  intervalMs = 60_000,
+  refreshRequested = false,
+): RotationVolume => ({ targetPath, pod, spcName: 's', provider, intervalMs, refreshRequested });
 
 function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => RefreshReport | Promise<RefreshReport>) {
   let now = 1_000_000;
@@ -14,13 +19,31 @@ function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => Refr
   const metrics: string[] = [];
   const reconciler = new RotationReconciler({
     source: { list: async () => volumes },
-    refresher: { refresh: async (v) => { calls.push(v.targetPath); return outcome(v); } },
+    refresher: {
+      refresh: async (v) => {
+        calls.push(v.targetPath);
+        return outcome(v);
+      },
+    },
     schedule: new RotationSchedule(),
-    metrics: { reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`), reconcileFailed: (p, e, rotated) => metrics.push(`${p}:error:${e}:${rotated}`) },
+    metrics: {
+      reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`),
+      reconcileFailed: (p, e, rotated) => metrics.push(`${p}:error:${e}:${rotated}`),
+    },
     logger: createLogger({ component: 'test', silent: true }),
-    now: () => now, sleep: async () => undefined, defaultIntervalMs: 60_000, concurrencyPerProvider: 2,
+    now: () => now,
+    sleep: async () => undefined,
+    defaultIntervalMs: 60_000,
+    concurrencyPerProvider: 2,
   });
-  return { reconciler, calls, metrics, advance: (ms: number) => { now += ms; } };
+  return {
+    reconciler,
+    calls,
+    metrics,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 describe('RotationReconciler.runRound', () => {
@@ -34,10 +57,22 @@ describe('RotationReconciler.runRound', () => {
   });
 
   it('counts changed and failed volumes and records upstream metrics (rotated on errors too)', async () => {
-    const h = harness([volume('/a'), volume('/b', 'vault'), volume('/c', 'vault')], (v): RefreshReport => v.targetPath === '/a' ? { result: 'changed', provider: 'file' }
-      : { result: 'failed', provider: 'vault', errorType: v.targetPath === '/b' ? 'ProviderTimeout' : 'KubernetesAPIError', rotated: v.targetPath === '/c' });
+    const h = harness([volume('/a'), volume('/b', 'vault'), volume('/c', 'vault')], (v): RefreshReport =>
+      v.targetPath === '/a'
+        ? { result: 'changed', provider: 'file' }
+        : {
+            result: 'failed',
+            provider: 'vault',
+            errorType: v.targetPath === '/b' ? 'ProviderTimeout' : 'KubernetesAPIError',
+            rotated: v.targetPath === '/c',
+          },
+    );
     expect(await h.reconciler.runRound()).to.include({ refreshed: 3, changed: 1, failed: 2 });
-    expect(h.metrics.sort()).to.deep.equal(['file:true', 'vault:error:KubernetesAPIError:true', 'vault:error:ProviderTimeout:false']);
+    expect(h.metrics.sort()).to.deep.equal([
+      'file:true',
+      'vault:error:KubernetesAPIError:true',
+      'vault:error:ProviderTimeout:false',
+    ]);
   });
 
   it('runs a volume whose refresh was requested even when it is not due', async () => {
@@ -49,7 +84,10 @@ describe('RotationReconciler.runRound', () => {
   });
 
   it('treats a refresher that throws as a failure of that volume only', async () => {
-    const h = harness([volume('/a'), volume('/b')], (v) => { if (v.targetPath === '/a') throw new Error('bug'); return { result: 'unchanged', provider: 'file' }; });
+    const h = harness([volume('/a'), volume('/b')], (v) => {
+      if (v.targetPath === '/a') throw new Error('bug');
+      return { result: 'unchanged', provider: 'file' };
+    });
     expect(await h.reconciler.runRound()).to.include({ refreshed: 2, failed: 1 });
   });
 
@@ -60,22 +98,36 @@ describe('RotationReconciler.runRound', () => {
     let lists = 0;
     const waits: number[] = [];
     let fourRounds!: () => void;
-    const listed = new Promise<void>((resolve) => { fourRounds = resolve; });
+    const listed = new Promise<void>((resolve) => {
+      fourRounds = resolve;
+    });
     const reconciler = new RotationReconciler({
-      source: { list: async () => { if (++lists === 4) fourRounds(); return [volume('/a', 'file', 1_000), volume('/b', 'file', 1_000)]; } },
+      source: {
+        list: async () => {
+          if (++lists === 4) fourRounds();
+          return [volume('/a', 'file', 1_000), volume('/b', 'file', 1_000)];
+        },
+      },
       // Each refresh takes three intervals of the injected clock.
-      refresher: { refresh: async () => {
-        maxActive = Math.max(maxActive, ++active);
-        await new Promise((r) => setImmediate(r));
-        now += 3_000;
-        active--;
-        return { result: 'unchanged', provider: 'file' };
-      } },
+      refresher: {
+        refresh: async () => {
+          maxActive = Math.max(maxActive, ++active);
+          await new Promise((r) => setImmediate(r));
+          now += 3_000;
+          active--;
+          return { result: 'unchanged', provider: 'file' };
+        },
+      },
       schedule: new RotationSchedule(),
       metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
       logger: createLogger({ component: 'test', silent: true }),
-      now: () => now, sleep: async (ms) => { waits.push(ms); await new Promise((r) => setImmediate(r)); },
-      defaultIntervalMs: 1_000, concurrencyPerProvider: 1,
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        await new Promise((r) => setImmediate(r));
+      },
+      defaultIntervalMs: 1_000,
+      concurrencyPerProvider: 1,
     });
     reconciler.start();
     await listed;
@@ -89,12 +141,18 @@ describe('RotationReconciler.runRound', () => {
   it('stop() mid-round: the refreshes in flight finish, the queued ones never start, and stop() resolves', async () => {
     const release: (() => void)[] = [];
     let twoStarted!: () => void;
-    const started = new Promise<void>((resolve) => { twoStarted = resolve; });
+    const started = new Promise<void>((resolve) => {
+      twoStarted = resolve;
+    });
     const volumes = ['/v1', '/v2', '/v3', '/v4', '/v5'].map((p) => volume(p));
-    const h = harness(volumes, () => new Promise<RefreshReport>((resolve) => {
-      release.push(() => resolve({ result: 'unchanged', provider: 'file' }));
-      if (release.length === 2) twoStarted();
-    }));
+    const h = harness(
+      volumes,
+      () =>
+        new Promise<RefreshReport>((resolve) => {
+          release.push(() => resolve({ result: 'unchanged', provider: 'file' }));
+          if (release.length === 2) twoStarted();
+        }),
+    );
     h.reconciler.start();
     await started;
     expect(h.calls).to.deep.equal(['/v1', '/v2']); // concurrencyPerProvider: 2
@@ -106,8 +164,13 @@ describe('RotationReconciler.runRound', () => {
 
   it('loops until stop(), which waits for the loop to end', async () => {
     let refreshed!: () => void;
-    const first = new Promise<void>((resolve) => { refreshed = resolve; });
-    const h = harness([volume('/a')], () => { refreshed(); return { result: 'unchanged', provider: 'file' }; });
+    const first = new Promise<void>((resolve) => {
+      refreshed = resolve;
+    });
+    const h = harness([volume('/a')], () => {
+      refreshed();
+      return { result: 'unchanged', provider: 'file' };
+    });
     h.reconciler.start();
     await first;
     await h.reconciler.stop();
@@ -118,18 +181,35 @@ describe('RotationReconciler.runRound', () => {
   });
 });
 
-describe('finding a pod\'s CSI volume for a target path', () => {
-  const podObj = { spec: { containers: [], volumes: [
-    { name: 'other', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'a' } } },
-    { name: 'secrets', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'b' } } },
-  ] } };
+describe("finding a pod's CSI volume for a target path", () => {
+  const podObj = {
+    spec: {
+      containers: [],
+      volumes: [
+        { name: 'other', csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'a' } } },
+        {
+          name: 'secrets',
+          csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'b' } },
+        },
+      ],
+    },
+  };
   it('reads the volume name from a kubelet target path', () => {
     expect(volumeNameOf('/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount')).to.equal('secrets');
     expect(volumeNameOf('/tmp/x')).to.equal(undefined);
   });
   it('finds the volume by name, else by class', () => {
-    expect(csiVolumeOf(podObj, '/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount', 'secrets-store.csi.k8s.io', 'zzz')?.volumeAttributes?.['secretProviderClass']).to.equal('b');
-    expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'a')?.volumeAttributes?.['secretProviderClass']).to.equal('a');
+    expect(
+      csiVolumeOf(
+        podObj,
+        '/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/secrets/mount',
+        'secrets-store.csi.k8s.io',
+        'zzz',
+      )?.volumeAttributes?.['secretProviderClass'],
+    ).to.equal('b');
+    expect(
+      csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'a')?.volumeAttributes?.['secretProviderClass'],
+    ).to.equal('a');
     expect(csiVolumeOf(podObj, '/tmp/x', 'secrets-store.csi.k8s.io', 'none')).to.equal(undefined);
   });
 });

@@ -70,18 +70,23 @@ describe('forEachLimited', () => {
     const started: string[] = [];
     const done: string[] = [];
     const items = ['a1', 'a2', 'a3', 'a4', 'a5', 'b1', 'b2', 'b3'];
-    await forEachLimited(items, (i) => i[0] as string, 2, async (i) => {
-      const g = i[0] as string;
-      started.push(i);
-      running.set(g, (running.get(g) ?? 0) + 1);
-      peak.set(g, Math.max(peak.get(g) ?? 0, running.get(g) ?? 0));
-      peakTotal = Math.max(peakTotal, ++total);
-      await new Promise((r) => setImmediate(r));
-      running.set(g, (running.get(g) ?? 0) - 1);
-      total--;
-      done.push(i);
-      if (i === 'a2') throw new Error('boom');
-    });
+    await forEachLimited(
+      items,
+      (i) => i[0] as string,
+      2,
+      async (i) => {
+        const g = i[0] as string;
+        started.push(i);
+        running.set(g, (running.get(g) ?? 0) + 1);
+        peak.set(g, Math.max(peak.get(g) ?? 0, running.get(g) ?? 0));
+        peakTotal = Math.max(peakTotal, ++total);
+        await new Promise((r) => setImmediate(r));
+        running.set(g, (running.get(g) ?? 0) - 1);
+        total--;
+        done.push(i);
+        if (i === 'a2') throw new Error('boom');
+      },
+    );
     expect([...done].sort()).to.deep.equal([...items].sort());
     expect(peak.get('a')).to.equal(2);
     expect(peak.get('b')).to.equal(2);
@@ -103,6 +108,11 @@ describe('forEachLimited', () => {
   });
 
   it('resolves at once for no items', async () => {
-    await forEachLimited([], () => 'g', 2, () => Promise.reject(new Error('not called')));
+    await forEachLimited(
+      [],
+      () => 'g',
+      2,
+      () => Promise.reject(new Error('not called')),
+    );
   });
 });

@@ -1,12 +1,30 @@
 import { expect } from 'chai';
 import type { PublishRequest } from '../../../../driver/publish/publish-request.js';
-import { parseVolumeRecord, recordOwner, requestOfRecord, serializeVolumeRecord, VOLUME_RECORD_FILE, volumeRecordOf } from '../../../../driver/rotation/volume-record.js';
+import {
+  parseVolumeRecord,
+  recordOwner,
+  requestOfRecord,
+  serializeVolumeRecord,
+  VOLUME_RECORD_FILE,
+  volumeRecordOf,
+} from '../../../../driver/rotation/volume-record.js';
 
 const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 const pod = { name: 'web', namespace: 'team', uid: 'u-1', serviceAccountName: 'app' };
-const context = { secretProviderClass: 'cls', 'csi.storage.k8s.io/pod.name': 'web', 'csi.storage.k8s.io/pod.namespace': 'team', extra: 'attr' };
+const context = {
+  secretProviderClass: 'cls',
+  'csi.storage.k8s.io/pod.name': 'web',
+  'csi.storage.k8s.io/pod.namespace': 'team',
+  extra: 'attr',
+};
 const request = (over: Partial<PublishRequest> = {}): PublishRequest => ({
-  volumeId: 'vol-1', targetPath: '/var/lib/kubelet/pods/u-1/volumes/kubernetes.io~csi/s/mount', spcName: 'cls', pod, volumeContext: context, secrets: {}, ...over,
+  volumeId: 'vol-1',
+  targetPath: '/var/lib/kubelet/pods/u-1/volumes/kubernetes.io~csi/s/mount',
+  spcName: 'cls',
+  pod,
+  volumeContext: context,
+  secrets: {},
+  ...over,
 });
 const owner = recordOwner('secrets-store.csi.k8s.io', '/csi/csi.sock');
 
@@ -34,7 +52,11 @@ describe('volume record: what a restarted local-mode driver needs, never a secre
 
   it('round-trips through its text, which does not depend on key order', () => {
     const record = volumeRecordOf(request(), 'vault', owner);
-    const reordered = volumeRecordOf(request({ volumeContext: Object.fromEntries(Object.entries(context).reverse()) }), 'vault', owner);
+    const reordered = volumeRecordOf(
+      request({ volumeContext: Object.fromEntries(Object.entries(context).reverse()) }),
+      'vault',
+      owner,
+    );
     expect(serializeVolumeRecord(reordered)).to.equal(serializeVolumeRecord(record));
     expect(parseVolumeRecord(serializeVolumeRecord(record))).to.deep.equal(record);
   });
@@ -44,7 +66,7 @@ describe('volume record: what a restarted local-mode driver needs, never a secre
     expect(rebuilt).to.deep.equal(request());
   });
 
-  it('keeps the mount group (the pod\'s fsGroup), so rotation after a restart writes for the same group', () => {
+  it("keeps the mount group (the pod's fsGroup), so rotation after a restart writes for the same group", () => {
     const record = volumeRecordOf(request({ mountGroup: 2000 }), 'vault', owner);
     expect(record.mountGroup).to.equal(2000);
     expect(parseVolumeRecord(serializeVolumeRecord(record))).to.deep.equal(record);
@@ -65,7 +87,11 @@ describe('volume record: what a restarted local-mode driver needs, never a secre
     ['a missing owner', { ...good, owner: undefined }, 'owner is not a string'],
     ['a pod without uid', { ...good, pod: { ...pod, uid: 7 } }, 'uid is not a string'],
     ['a non-string attribute', { ...good, volumeContext: { a: 1 } }, 'a is not a string'],
-    ['a token in the volume context', { ...good, volumeContext: { [TOKENS_KEY]: 'x' } }, `volumeContext holds ${TOKENS_KEY}`],
+    [
+      'a token in the volume context',
+      { ...good, volumeContext: { [TOKENS_KEY]: 'x' } },
+      `volumeContext holds ${TOKENS_KEY}`,
+    ],
     ['a withheld that is not a boolean', { ...good, withheld: 'no' }, 'withheld is not a boolean'],
     ['a relative target path', { ...good, targetPath: 'rel' }, 'empty or relative'],
     ['an empty class name', { ...good, spcName: '' }, 'empty or relative'],

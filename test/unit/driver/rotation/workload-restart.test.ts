@@ -10,7 +10,10 @@ const POD = { name: 'web-1', namespace: 'ns', uid: 'u', serviceAccountName: 'sa'
 const OWNERS = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'w', controller: true }];
 
 /** A StatefulSet the fake API serves: each get returns the next template annotations given. */
-function fakeApi(reads: (Record<string, string> | undefined)[], patchFailures: number[]): { api: KubeApi; gets: number; patches: number } {
+function fakeApi(
+  reads: (Record<string, string> | undefined)[],
+  patchFailures: number[],
+): { api: KubeApi; gets: number; patches: number } {
   const state = { gets: 0, patches: 0, api: undefined as unknown as KubeApi };
   state.api = {
     get: async () => {
@@ -29,8 +32,16 @@ function fakeApi(reads: (Record<string, string> | undefined)[], patchFailures: n
 function restarter(api: KubeApi, sleep: (ms: number, signal?: AbortSignal) => Promise<void>) {
   const events: string[] = [];
   const r = new WorkloadRestarter({
-    api, logger: createLogger({ component: 'test', silent: true }), now: () => NOW, sleep, minIntervalMs: 600_000,
-    events: { event: async (_pod: unknown, _type: string, reason: string) => { events.push(reason); } } as unknown as EventRecorder,
+    api,
+    logger: createLogger({ component: 'test', silent: true }),
+    now: () => NOW,
+    sleep,
+    minIntervalMs: 600_000,
+    events: {
+      event: async (_pod: unknown, _type: string, reason: string) => {
+        events.push(reason);
+      },
+    } as unknown as EventRecorder,
   });
   return { r, events };
 }
@@ -56,7 +67,9 @@ describe('WorkloadRestarter', () => {
     const fake = fakeApi([{ [RESTARTED_AT_ANNOTATION]: '2026-11-23T11:59:00Z' }], []);
     let waiting: Promise<void> | undefined;
     const sleep = (_ms: number, signal?: AbortSignal) => {
-      waiting = new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+      waiting = new Promise<void>((_, reject) =>
+        signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
+      );
       return waiting;
     };
     const { r, events } = restarter(fake.api, sleep);

@@ -13,7 +13,9 @@ class ScriptedSecrets implements SecretApi {
   readonly writes: string[] = [];
   reads = 0;
   constructor(readonly stored: Map<string, Secret>) {}
-  private async turn(): Promise<void> { await new Promise((r) => setImmediate(r)); }
+  private async turn(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+  }
   async get<T>(path: string): Promise<T> {
     await this.turn();
     this.reads++;
@@ -34,7 +36,8 @@ class ScriptedSecrets implements SecretApi {
     // Optimistic concurrency, as the API server does it: a stale resourceVersion is a 409.
     const current = this.stored.get(path)?.metadata?.resourceVersion;
     const sent = (body as Secret).metadata?.resourceVersion;
-    if (current !== undefined && sent !== current) throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
+    if (current !== undefined && sent !== current)
+      throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
     this.writes.push(`PUT ${path}`);
     const next = structuredClone(body as Secret);
     next.metadata = { ...next.metadata, resourceVersion: String(Number(current ?? 0) + 1) };
@@ -52,7 +55,8 @@ class ScriptedSecrets implements SecretApi {
     for (const op of ops as { op: string; path: string; value: unknown }[]) {
       if (op.path === '/metadata/resourceVersion') {
         // As the API server does: a patched resourceVersion other than the stored one is a 409.
-        if (op.value !== (current.metadata?.resourceVersion ?? '')) throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
+        if (op.value !== (current.metadata?.resourceVersion ?? ''))
+          throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
       } else if (op.path === '/metadata/ownerReferences') {
         next.metadata = { ...next.metadata, ownerReferences: op.value as OwnerReference[] };
       } else throw new Error(`unexpected patch op ${op.op} ${op.path}`);
@@ -65,23 +69,46 @@ class ScriptedSecrets implements SecretApi {
 }
 
 describe('SecretSyncer: one Secret shared by volumes that rotate together', () => {
-
-  const object: SecretObject = { secretName: 'shared', type: 'Opaque', labels: {}, annotations: {}, data: [{ objectName: 'token', key: 'token' }] };
+  const object: SecretObject = {
+    secretName: 'shared',
+    type: 'Opaque',
+    labels: {},
+    annotations: {},
+    data: [{ objectName: 'token', key: 'token' }],
+  };
   const path = '/api/v1/namespaces/ns/secrets/shared';
   const pod = (i: number) => ({ name: `p${i}`, namespace: 'ns', uid: `u${i}`, serviceAccountName: 'default' });
 
   /** Mounted files per target path (the syncer's file reader, injected). */
   let mounted = new Map<string, string>();
   /** Four volumes' targets, all holding `content`. */
-  const targets = (content: string) => { const paths = ['a', 'b', 'c', 'd'].map((n) => `/target/${n}`); for (const p of paths) mounted.set(p, content); return paths; };
+  const targets = (content: string) => {
+    const paths = ['a', 'b', 'c', 'd'].map((n) => `/target/${n}`);
+    for (const p of paths) mounted.set(p, content);
+    return paths;
+  };
 
   function syncerOver(api: ScriptedSecrets): { syncer: SecretSyncer } {
     const readFiles = async (target: string) => new Map([['token', Buffer.from(mounted.get(target) ?? '')]]);
-    return { syncer: new SecretSyncer(api, createLogger({ component: 'test', silent: true }), async () => undefined, readFiles) };
+    return {
+      syncer: new SecretSyncer(
+        api,
+        createLogger({ component: 'test', silent: true }),
+        async () => undefined,
+        readFiles,
+      ),
+    };
   }
-  const managed = (token: string, type = 'Opaque'): Secret => ({ metadata: { name: 'shared', namespace: 'ns', labels: { [MANAGED_LABEL]: 'true' } }, type, data: { token: Buffer.from(token).toString('base64') } });
-  const stored = (api: ScriptedSecrets) => Buffer.from(api.stored.get(path)?.data?.['token'] ?? '', 'base64').toString();
-  beforeEach(() => { mounted = new Map(); });
+  const managed = (token: string, type = 'Opaque'): Secret => ({
+    metadata: { name: 'shared', namespace: 'ns', labels: { [MANAGED_LABEL]: 'true' } },
+    type,
+    data: { token: Buffer.from(token).toString('base64') },
+  });
+  const stored = (api: ScriptedSecrets) =>
+    Buffer.from(api.stored.get(path)?.data?.['token'] ?? '', 'base64').toString();
+  beforeEach(() => {
+    mounted = new Map();
+  });
 
   it('writes the Secret once: syncs wanting what the one before them just wrote make no API call', async () => {
     const api = new ScriptedSecrets(new Map([[path, managed('v1')]]));
@@ -97,12 +124,17 @@ describe('SecretSyncer: one Secret shared by volumes that rotate together', () =
   });
 
   it('runs syncs of different data in arrival order: the newer data is what stays', async () => {
-    const api = new ScriptedSecrets(new Map([[path, { ...managed('v0'), metadata: { ...managed('v0').metadata, resourceVersion: '1' } }]]));
+    const api = new ScriptedSecrets(
+      new Map([[path, { ...managed('v0'), metadata: { ...managed('v0').metadata, resourceVersion: '1' } }]]),
+    );
     api.putDelays.push(5); // the older data's write is slow: the newer must still land last
     const { syncer } = syncerOver(api);
     mounted.set('/target/old', 'v1');
     mounted.set('/target/new', 'v2');
-    const outcomes = await Promise.all([syncer.sync(pod(0), '/target/old', object, []), syncer.sync(pod(1), '/target/new', object, [])]);
+    const outcomes = await Promise.all([
+      syncer.sync(pod(0), '/target/old', object, []),
+      syncer.sync(pod(1), '/target/new', object, []),
+    ]);
     expect(outcomes).to.deep.equal(['updated', 'updated']);
     expect(stored(api)).to.equal('v2');
   });
@@ -126,16 +158,23 @@ describe('SecretSyncer: one Secret shared by volumes that rotate together', () =
 
   it('shares a lasting failure with the syncs that waited for it (each caller gets it), without calling the API again', async () => {
     const api = new ScriptedSecrets(new Map());
-    api.get = async () => { api.reads++; throw Object.assign(new Error('forbidden'), { code: 403, body: '{"message":"secrets is forbidden"}' }); };
+    api.get = async () => {
+      api.reads++;
+      throw Object.assign(new Error('forbidden'), { code: 403, body: '{"message":"secrets is forbidden"}' });
+    };
     const { syncer } = syncerOver(api);
-    const results = await Promise.all(targets('v2').map((t, i) => syncer.sync(pod(i), t, object, []).catch((e: Error) => e.message)));
+    const results = await Promise.all(
+      targets('v2').map((t, i) => syncer.sync(pod(i), t, object, []).catch((e: Error) => e.message)),
+    );
     expect(new Set(results).size).to.equal(1);
     expect(results[0]).to.match(/HTTP 403 secrets is forbidden/);
     expect(api.reads).to.equal(1);
   });
 
   it('answers conflict for a Secret it does not manage, to every pod that wants it, and writes nothing', async () => {
-    const api = new ScriptedSecrets(new Map([[path, { metadata: { name: 'shared', namespace: 'ns' }, type: 'Opaque', data: {} }]]));
+    const api = new ScriptedSecrets(
+      new Map([[path, { metadata: { name: 'shared', namespace: 'ns' }, type: 'Opaque', data: {} }]]),
+    );
     const { syncer } = syncerOver(api);
     const outcomes = await Promise.all(targets('v3').map((t, i) => syncer.sync(pod(i), t, object, [owner('rs-a')])));
     expect(outcomes).to.deep.equal(['conflict', 'conflict', 'conflict', 'conflict']);
@@ -143,21 +182,39 @@ describe('SecretSyncer: one Secret shared by volumes that rotate together', () =
   });
 });
 
-const owner = (name: string): OwnerReference => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid: `uid-${name}` });
+const owner = (name: string): OwnerReference => ({
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  name,
+  uid: `uid-${name}`,
+});
 
 describe('SecretSyncer: owner references are merged, never replaced (issue 10 item 2)', () => {
-  const object: SecretObject = { secretName: 'shared', type: 'Opaque', labels: {}, annotations: {}, data: [{ objectName: 'token', key: 'token' }] };
+  const object: SecretObject = {
+    secretName: 'shared',
+    type: 'Opaque',
+    labels: {},
+    annotations: {},
+    data: [{ objectName: 'token', key: 'token' }],
+  };
   const path = '/api/v1/namespaces/ns/secrets/shared';
   const pod = (i: number) => ({ name: `p${i}`, namespace: 'ns', uid: `u${i}`, serviceAccountName: 'default' });
-  const syncer = (api: ScriptedSecrets) => new SecretSyncer(api, createLogger({ component: 'test', silent: true }), async () => undefined,
-    async () => new Map([['token', Buffer.from('v1')]]));
+  const syncer = (api: ScriptedSecrets) =>
+    new SecretSyncer(
+      api,
+      createLogger({ component: 'test', silent: true }),
+      async () => undefined,
+      async () => new Map([['token', Buffer.from('v1')]]),
+    );
   const owners = (api: ScriptedSecrets) => api.stored.get(path)?.metadata?.ownerReferences?.map((o) => o.name);
 
-  it('creates with this pod\'s owners, adds another pod\'s owner with one conditional PATCH (no data write), keeps owners it did not set', async () => {
+  it("creates with this pod's owners, adds another pod's owner with one conditional PATCH (no data write), keeps owners it did not set", async () => {
     const api = new ScriptedSecrets(new Map());
     expect(await syncer(api).sync(pod(0), '/t/a', object, [owner('rs-a')])).to.equal('created');
     api.stored.get(path)!.metadata!.resourceVersion = '7';
-    api.stored.get(path)!.metadata!.ownerReferences!.push({ apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: 'uid-keeper' });
+    api.stored
+      .get(path)!
+      .metadata!.ownerReferences!.push({ apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: 'uid-keeper' });
     expect(await syncer(api).sync(pod(1), '/t/b', object, [owner('rs-b')])).to.equal('owned');
     expect(owners(api)).to.deep.equal(['rs-a', 'keeper', 'rs-b']);
     expect(api.writes).to.deep.equal([`POST /api/v1/namespaces/ns/secrets`, `PATCH ${path}`]);
@@ -167,16 +224,53 @@ describe('SecretSyncer: owner references are merged, never replaced (issue 10 it
   });
 
   it('two nodes adding owners at once both end up present: the loser of the race gets 409, reads again and merges', async () => {
-    const api = new ScriptedSecrets(new Map([[path, { metadata: { name: 'shared', namespace: 'ns', resourceVersion: '1', labels: { [MANAGED_LABEL]: 'true' }, ownerReferences: [owner('rs-a')] }, type: 'Opaque', data: { token: Buffer.from('v1').toString('base64') } }]]));
+    const api = new ScriptedSecrets(
+      new Map([
+        [
+          path,
+          {
+            metadata: {
+              name: 'shared',
+              namespace: 'ns',
+              resourceVersion: '1',
+              labels: { [MANAGED_LABEL]: 'true' },
+              ownerReferences: [owner('rs-a')],
+            },
+            type: 'Opaque',
+            data: { token: Buffer.from('v1').toString('base64') },
+          },
+        ],
+      ]),
+    );
     api.patchDelays.push(3, 0); // both read resourceVersion 1; the first patch lands late, after the second
-    const results = await Promise.all([syncer(api).sync(pod(1), '/t/b', object, [owner('rs-b')]), syncer(api).sync(pod(2), '/t/c', object, [owner('rs-c')])]);
+    const results = await Promise.all([
+      syncer(api).sync(pod(1), '/t/b', object, [owner('rs-b')]),
+      syncer(api).sync(pod(2), '/t/c', object, [owner('rs-c')]),
+    ]);
     expect(results).to.deep.equal(['owned', 'owned']);
     expect(owners(api)?.sort()).to.deep.equal(['rs-a', 'rs-b', 'rs-c']);
     expect(api.writes.filter((w) => w.startsWith('PATCH'))).to.have.length(2);
   });
 
   it('an update of the data carries the merged owners in the same write', async () => {
-    const api = new ScriptedSecrets(new Map([[path, { metadata: { name: 'shared', namespace: 'ns', resourceVersion: '1', labels: { [MANAGED_LABEL]: 'true' }, ownerReferences: [owner('rs-a')] }, type: 'Opaque', data: { token: Buffer.from('v0').toString('base64') } }]]));
+    const api = new ScriptedSecrets(
+      new Map([
+        [
+          path,
+          {
+            metadata: {
+              name: 'shared',
+              namespace: 'ns',
+              resourceVersion: '1',
+              labels: { [MANAGED_LABEL]: 'true' },
+              ownerReferences: [owner('rs-a')],
+            },
+            type: 'Opaque',
+            data: { token: Buffer.from('v0').toString('base64') },
+          },
+        ],
+      ]),
+    );
     expect(await syncer(api).sync(pod(1), '/t/b', object, [owner('rs-b')])).to.equal('updated');
     expect(owners(api)).to.deep.equal(['rs-a', 'rs-b']);
     expect(api.writes).to.deep.equal([`PUT ${path}`]);

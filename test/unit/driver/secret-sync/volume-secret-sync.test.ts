@@ -9,8 +9,16 @@ import { createLogger } from '../../../../lib/logging/logger.js';
 
 describe('syncRetryDelayMs: 1s doubling to 5m, less up to 20% jitter', () => {
   const table: [number, number, number][] = [
-    [0, 0, 1000], [1, 0, 2000], [2, 0, 4000], [8, 0, 256_000], [9, 0, 300_000], [50, 0, 300_000],
-    [0, 0.5, 900], [0, 0.999999, 800], [9, 0.5, 270_000], [-1, 0, 1000],
+    [0, 0, 1000],
+    [1, 0, 2000],
+    [2, 0, 4000],
+    [8, 0, 256_000],
+    [9, 0, 300_000],
+    [50, 0, 300_000],
+    [0, 0.5, 900],
+    [0, 0.999999, 800],
+    [9, 0.5, 270_000],
+    [-1, 0, 1000],
   ];
   for (const [retry, random, want] of table) {
     it(`retry ${retry}, random ${random} → ${want} ms`, () => expect(syncRetryDelayMs(retry, random)).to.equal(want));
@@ -24,12 +32,20 @@ describe('syncRetryDelayMs: 1s doubling to 5m, less up to 20% jitter', () => {
 class ManualSleep {
   readonly pending: { ms: number; release: () => void }[] = [];
   readonly requested: number[] = [];
-  readonly sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-    this.requested.push(ms);
-    const entry = { ms, release: resolve };
-    this.pending.push(entry);
-    signal?.addEventListener('abort', () => { this.pending.splice(this.pending.indexOf(entry), 1); reject(new Error('aborted')); }, { once: true });
-  });
+  readonly sleep = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      this.requested.push(ms);
+      const entry = { ms, release: resolve };
+      this.pending.push(entry);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.pending.splice(this.pending.indexOf(entry), 1);
+          reject(new Error('aborted'));
+        },
+        { once: true },
+      );
+    });
   /** Releases the oldest pending sleep and lets the attempt it starts run to its end. */
   async release(): Promise<void> {
     const next = this.pending.shift();
@@ -44,8 +60,21 @@ async function settle(): Promise<void> {
 }
 
 const pod: PodRef = { name: 'web-1', namespace: 'ns', uid: 'pod-uid', serviceAccountName: 'default' };
-const object = (objectName: string, secretName = 'app'): SecretObject => ({ secretName, type: 'Opaque', labels: {}, annotations: {}, data: [{ objectName, key: 'k' }] });
-const spc = (objects: SecretObject[]): SecretProviderClass => ({ namespace: 'ns', name: 'cls', provider: 'file', parameters: {}, secretObjects: objects, annotations: {} });
+const object = (objectName: string, secretName = 'app'): SecretObject => ({
+  secretName,
+  type: 'Opaque',
+  labels: {},
+  annotations: {},
+  data: [{ objectName, key: 'k' }],
+});
+const spc = (objects: SecretObject[]): SecretProviderClass => ({
+  namespace: 'ns',
+  name: 'cls',
+  provider: 'file',
+  parameters: {},
+  secretObjects: objects,
+  annotations: {},
+});
 
 describe('VolumeSecretSync: a sync failure never fails the mount; it is reported, recorded and retried (issue 10 item 4)', () => {
   let events: string[];
@@ -56,31 +85,53 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
   let sync: VolumeSecretSync;
   let mounted: Set<string>;
 
-  const volume = (recordedError?: string, s = spc([object('db-pasword')])): SyncedVolume => ({ pod, targetPath: '/t/web-1', spc: s, owners: [], recordedError });
+  const volume = (recordedError?: string, s = spc([object('db-pasword')])): SyncedVolume => ({
+    pod,
+    targetPath: '/t/web-1',
+    spc: s,
+    owners: [],
+    recordedError,
+  });
 
   beforeEach(() => {
     events = [];
     statusWrites = [];
     currentClass = spc([object('db-pasword')]);
-    outcome = (o) => { throw new SscError('failed-precondition', `secretObjects app: objectName "${o.data[0]?.objectName}" is not a file in the mounted volume`, { reason: 'InvalidSecretObject' }); };
+    outcome = (o) => {
+      throw new SscError(
+        'failed-precondition',
+        `secretObjects app: objectName "${o.data[0]?.objectName}" is not a file in the mounted volume`,
+        { reason: 'InvalidSecretObject' },
+      );
+    };
     sleeper = new ManualSleep();
     mounted = new Set(['/t/web-1', '/t/other', '/t/b']);
     sync = new VolumeSecretSync({
       secrets: { sync: async (_p, _t, o) => outcome(o) },
-      events: { event: async (_p, type, reason, message) => { events.push(`${type} ${reason}: ${message}`); } },
-      recordError: async (_p, _spc, message) => { statusWrites.push(message); },
+      events: {
+        event: async (_p, type, reason, message) => {
+          events.push(`${type} ${reason}: ${message}`);
+        },
+      },
+      recordError: async (_p, _spc, message) => {
+        statusWrites.push(message);
+      },
       classes: { get: async () => currentClass },
       isMounted: async (t) => mounted.has(t),
       synced: () => undefined,
       logger: createLogger({ component: 'test', silent: true }),
-      sleep: sleeper.sleep, random: () => 0,
+      sleep: sleeper.sleep,
+      random: () => 0,
     });
   });
-  afterEach(async () => { await sync.stop(); });
+  afterEach(async () => {
+    await sync.stop();
+  });
 
   it('reports once, records the error, retries 1s, 2s, 4s … quietly, and clears the error when a fixed class makes it succeed', async () => {
     expect(await sync.sync(volume(''), 'publish')).to.equal(false);
-    const message = 'failed to sync Secret ns/app: secretObjects app: objectName "db-pasword" is not a file in the mounted volume';
+    const message =
+      'failed to sync Secret ns/app: secretObjects app: objectName "db-pasword" is not a file in the mounted volume';
     expect(events).to.deep.equal([`Warning FailedToCreateSecret: ${message}`]);
     expect(statusWrites).to.deep.equal([message]);
     expect(sync.isRetrying('/t/web-1')).to.equal(true);
@@ -100,9 +151,16 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
 
   it('reports a changed failure during retries, and every failure of a publish', async () => {
     await sync.sync(volume(''), 'publish');
-    outcome = () => { throw new SscError('permission-denied', 'Kubernetes API refused to get Secret ns/app: HTTP 403', { reason: 'KubernetesAPIError' }); };
+    outcome = () => {
+      throw new SscError('permission-denied', 'Kubernetes API refused to get Secret ns/app: HTTP 403', {
+        reason: 'KubernetesAPIError',
+      });
+    };
     await sleeper.release();
-    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal(['Warning FailedToCreateSecret', 'Warning FailedToCreateSecret']);
+    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal([
+      'Warning FailedToCreateSecret',
+      'Warning FailedToCreateSecret',
+    ]);
     expect(events[1]).to.match(/HTTP 403/);
     expect(statusWrites).to.have.length(2);
     await sync.sync(volume(), 'publish');
@@ -137,7 +195,9 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     await sync.sync(volume(), 'republish');
     await sync.sync(volume(), 'republish');
     expect(events).to.have.length(1);
-    outcome = () => { throw new SscError('permission-denied', 'HTTP 403', { reason: 'KubernetesAPIError' }); };
+    outcome = () => {
+      throw new SscError('permission-denied', 'HTTP 403', { reason: 'KubernetesAPIError' });
+    };
     await sync.sync(volume(), 'republish');
     expect(events).to.have.length(2);
   });
@@ -149,14 +209,20 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     await sync.sync(volume(''), 'republish');
     await sync.sync(volume(), 'resync');
     await sync.sync(volume(), 'resync');
-    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal(['Warning SecretOwnershipConflict', 'Warning SecretOwnershipConflict']);
+    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal([
+      'Warning SecretOwnershipConflict',
+      'Warning SecretOwnershipConflict',
+    ]);
     expect(sync.isRetrying('/t/web-1')).to.equal(false);
     expect(statusWrites).to.deep.equal([]);
   });
 
   it('a rotation that could not update the Secret says so (SecretRotationFailed) and retries', async () => {
     await sync.sync(volume(''), 'rotation');
-    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal(['Warning FailedToCreateSecret', 'Warning SecretRotationFailed']);
+    expect(events.map((e) => e.replace(/:.*/, ''))).to.deep.equal([
+      'Warning FailedToCreateSecret',
+      'Warning SecretRotationFailed',
+    ]);
     expect(sync.isRetrying('/t/web-1')).to.equal(true);
   });
 
@@ -175,7 +241,10 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
   it('a retry finding the volume unmounted (its unpublish was missed) stops without an attempt', async () => {
     let attempts = 0;
     const fail = outcome;
-    outcome = (o) => { attempts++; return fail(o); };
+    outcome = (o) => {
+      attempts++;
+      return fail(o);
+    };
     await sync.sync(volume(''), 'publish');
     expect(attempts).to.equal(1);
     mounted.delete('/t/web-1');

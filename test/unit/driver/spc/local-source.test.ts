@@ -22,7 +22,9 @@ describe('LocalSecretProviderClassSource', () => {
     dir = await mkdtemp(join(tmpdir(), 'ssc-spc-'));
     source = new LocalSecretProviderClassSource(dir, createLogger({ component: 'test', silent: true }));
   });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('finds a class by namespace and name among several documents', async () => {
     await writeFile(join(dir, 'a.yaml'), `${spc('one', 'file')}---\n${spc('two', 'vault')}---\nkind: ConfigMap\n`);
@@ -60,7 +62,11 @@ describe('LocalSecretProviderClassSource', () => {
     await writeFile(join(dir, 'c.yaml'), `${spc('fine', 'file')}---\nmetadata:\n  name: lost\n  bad: [unclosed\n`);
     const err = await source.get('team-a', 'lost').catch((e: SscError) => e);
     expect((err as SscError).kind).to.equal('not-found');
-    expect((err as SscError).message).to.match(new RegExp(`^SecretProviderClass team-a/lost not found in ${dir}; c\\.yaml does not parse: Flow sequence .+ at line \\d+, column \\d+$`));
+    expect((err as SscError).message).to.match(
+      new RegExp(
+        `^SecretProviderClass team-a/lost not found in ${dir}; c\\.yaml does not parse: Flow sequence .+ at line \\d+, column \\d+$`,
+      ),
+    );
   });
 
   it('reports an alias that does not resolve as a parse error of its file, not an internal error', async () => {
@@ -80,8 +86,12 @@ describe('LocalSecretProviderClassSource', () => {
 describe('LocalSecretProviderClassSource.open: checks --spc-dir at startup', () => {
   const logger = createLogger({ component: 'test', silent: true });
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-spc-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-spc-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('refuses a directory that does not exist, naming the flag and the path', async () => {
     const err = await LocalSecretProviderClassSource.open(join(dir, 'absent'), logger).catch((e: Error) => e);

@@ -21,8 +21,14 @@ describe('writeAtomically', () => {
   let root = '';
   let n = 0;
   let oldUmask = 0;
-  before(async () => { root = await mkdtemp(join(tmpdir(), 'ssc-atomic-')); oldUmask = process.umask(0o077); });
-  after(async () => { process.umask(oldUmask); await rm(root, { recursive: true, force: true }); });
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ssc-atomic-'));
+    oldUmask = process.umask(0o077);
+  });
+  after(async () => {
+    process.umask(oldUmask);
+    await rm(root, { recursive: true, force: true });
+  });
 
   async function freshTarget(): Promise<string> {
     const dir = join(root, `t${n++}`);
@@ -46,7 +52,13 @@ describe('writeAtomically', () => {
     expect(await readFile(join(t, 'password'), 'utf8')).to.equal('hunter2');
     expect(await readFile(join(t, 'certs/deep/key.pem'), 'utf8')).to.equal('KEY');
     expect(await readFile(join(t, '.metadata/versions.json'), 'utf8')).to.equal('{"writeTime":"1"}');
-    const modes: [string, number][] = [['username', 0o640], ['password', 0o600], ['certs/ca.pem', 0o444], ['certs/deep/key.pem', 0o400], ['.metadata/username', 0o644]];
+    const modes: [string, number][] = [
+      ['username', 0o640],
+      ['password', 0o600],
+      ['certs/ca.pem', 0o444],
+      ['certs/deep/key.pem', 0o400],
+      ['.metadata/username', 0o644],
+    ];
     for (const [p, mode] of modes) expect(await modeOf(join(t, p)), p).to.equal(mode);
     expect(await modeOf(join(t, dataDir))).to.equal(0o755);
     expect((await stat(join(t, 'certs/deep'))).isDirectory()).to.equal(true);
@@ -64,7 +76,10 @@ describe('writeAtomically', () => {
     const t = await freshTarget();
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     const before = await readlink(join(t, DATA_DIR_LINK));
-    expect(await writeAtomically(t, new Map(BASE), VOLATILE('2'), new Date(NOW.getTime() + 60_000))).to.deep.equal({ changed: false, dataDir: before });
+    expect(await writeAtomically(t, new Map(BASE), VOLATILE('2'), new Date(NOW.getTime() + 60_000))).to.deep.equal({
+      changed: false,
+      dataDir: before,
+    });
     expect(await readlink(join(t, DATA_DIR_LINK))).to.equal(before);
     expect(await readFile(join(t, '.metadata/versions.json'), 'utf8')).to.equal('{"writeTime":"1"}');
     expect((await entries(t)).filter((e) => e.startsWith('..2026'))).to.deep.equal([before]);
@@ -115,7 +130,10 @@ describe('writeAtomically', () => {
   it('refuses when ..data is not a symlink', async () => {
     const t = await freshTarget();
     await mkdir(join(t, DATA_DIR_LINK));
-    const err = await writeAtomically(t, BASE, VOLATILE('1'), NOW).then(() => undefined, (e: unknown) => e);
+    const err = await writeAtomically(t, BASE, VOLATILE('1'), NOW).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(SscError);
     expect((err as SscError).kind).to.equal('failed-precondition');
     expect((err as SscError).message).to.equal(`${join(t, DATA_DIR_LINK)} is not a symlink`);
@@ -125,10 +143,15 @@ describe('writeAtomically', () => {
     const t = await freshTarget();
     await writeAtomically(t, BASE, VOLATILE('1'), NOW);
     await writeFile(join(t, 'token'), 'mine');
-    const err = await writeAtomically(t, new Map([...BASE, ['token', f('tok')]]), VOLATILE('2'), NOW).then(() => undefined, (e: unknown) => e);
+    const err = await writeAtomically(t, new Map([...BASE, ['token', f('tok')]]), VOLATILE('2'), NOW).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(SscError);
     expect((err as SscError).kind).to.equal('failed-precondition');
-    expect((err as SscError).message).to.equal(`${join(t, 'token')} exists and is not a link into ..data; refusing to replace it`);
+    expect((err as SscError).message).to.equal(
+      `${join(t, 'token')} exists and is not a link into ..data; refusing to replace it`,
+    );
     expect(await readFile(join(t, 'token'), 'utf8')).to.equal('mine');
   });
 
@@ -140,10 +163,15 @@ describe('writeAtomically', () => {
     const oldDir = await readlink(join(t, DATA_DIR_LINK));
     await writeFile(join(t, 'token'), 'mine');
     const next = new Map([...BASE, ['password', f('NEW', 0o600)], ['token', f('tok')]]);
-    await writeAtomically(t, next, VOLATILE('2'), NOW).then(() => expect.fail('expected an error'), () => undefined);
+    await writeAtomically(t, next, VOLATILE('2'), NOW).then(
+      () => expect.fail('expected an error'),
+      () => undefined,
+    );
     expect(await readlink(join(t, DATA_DIR_LINK))).to.equal(oldDir);
     expect(await readFile(join(t, 'password'), 'utf8')).to.equal('hunter2');
-    expect(await entries(t)).to.deep.equal(['..data', oldDir, '.metadata', 'certs', 'password', 'token', 'username'].sort());
+    expect(await entries(t)).to.deep.equal(
+      ['..data', oldDir, '.metadata', 'certs', 'password', 'token', 'username'].sort(),
+    );
   });
 
   it('removes payload directories a crash left behind when it next writes', async () => {
@@ -175,7 +203,12 @@ describe('writeAtomically', () => {
     const writer = new AtomicWriter();
     const one = new Map([['a', { mode: 0o644, contents: Buffer.from('1') }]]);
     await writer.write(t, one, new Map(), new Date());
-    await new AtomicWriter().write(t, new Map([['a', { mode: 0o644, contents: Buffer.from('2') }]]), new Map(), new Date());
+    await new AtomicWriter().write(
+      t,
+      new Map([['a', { mode: 0o644, contents: Buffer.from('2') }]]),
+      new Map(),
+      new Date(),
+    );
     expect((await writer.write(t, one, new Map(), new Date())).changed).to.equal(true);
     expect(await readFile(join(t, 'a'), 'utf8')).to.equal('1');
     writer.forget(t);

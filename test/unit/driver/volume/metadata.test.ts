@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { metadataFileName, metadataFiles, readMountedVersions, sortVersions, versionsFile, VERSIONS_FILE } from '../../../../driver/volume/metadata.js';
+import {
+  metadataFileName,
+  metadataFiles,
+  readMountedVersions,
+  sortVersions,
+  versionsFile,
+  VERSIONS_FILE,
+} from '../../../../driver/volume/metadata.js';
 
 describe('metadataFileName', () => {
   const cases: [string, string][] = [
@@ -29,7 +36,14 @@ describe('metadataFileName', () => {
   }
 
   it('keeps very long ids within NAME_MAX and distinct', () => {
-    const ids = ['a'.repeat(10_000), 'a'.repeat(10_001), `${'a'.repeat(9_999)}b`, '/'.repeat(300), 'é'.repeat(300), 'x'.repeat(201)];
+    const ids = [
+      'a'.repeat(10_000),
+      'a'.repeat(10_001),
+      `${'a'.repeat(9_999)}b`,
+      '/'.repeat(300),
+      'é'.repeat(300),
+      'x'.repeat(201),
+    ];
     const names = ids.map(metadataFileName);
     for (const name of names) {
       expect(Buffer.byteLength(name)).to.be.at.most(255);
@@ -50,14 +64,22 @@ describe('metadataFileName', () => {
 
 describe('sortVersions', () => {
   it('sorts by id (code-unit order) without touching its input', () => {
-    const input = [{ id: 'b', version: '1' }, { id: 'B', version: '2' }, { id: 'a/b', version: '3' }, { id: 'a', version: '4' }];
+    const input = [
+      { id: 'b', version: '1' },
+      { id: 'B', version: '2' },
+      { id: 'a/b', version: '3' },
+      { id: 'a', version: '4' },
+    ];
     expect(sortVersions(input).map((v) => v.id)).to.deep.equal(['B', 'a', 'a/b', 'b']);
     expect(input.map((v) => v.id)).to.deep.equal(['b', 'B', 'a/b', 'a']);
   });
 });
 
 describe('metadataFiles and versionsFile', () => {
-  const versions = [{ id: 'z/key', version: 'v2' }, { id: 'a', version: 'v1' }];
+  const versions = [
+    { id: 'z/key', version: 'v2' },
+    { id: 'a', version: 'v1' },
+  ];
 
   it('writes one 0644 file per object, named after the encoded id', () => {
     const files = metadataFiles(versions);
@@ -69,15 +91,23 @@ describe('metadataFiles and versionsFile', () => {
     const file = versionsFile(versions, new Date('2026-01-02T03:04:05.000Z')).get(VERSIONS_FILE);
     expect(file?.mode).to.equal(0o644);
     expect(JSON.parse(file?.contents.toString() ?? '')).to.deep.equal({
-      objects: [{ id: 'a', version: 'v1' }, { id: 'z/key', version: 'v2' }], writeTime: '2026-01-02T03:04:05.000Z',
+      objects: [
+        { id: 'a', version: 'v1' },
+        { id: 'z/key', version: 'v2' },
+      ],
+      writeTime: '2026-01-02T03:04:05.000Z',
     });
   });
 });
 
 describe('readMountedVersions', () => {
   let root = '';
-  before(async () => { root = await mkdtemp(join(tmpdir(), 'ssc-metadata-')); });
-  after(async () => { await rm(root, { recursive: true, force: true }); });
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ssc-metadata-'));
+  });
+  after(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
 
   async function target(name: string, versionsJson?: string): Promise<string> {
     const dir = join(root, name);
@@ -87,9 +117,15 @@ describe('readMountedVersions', () => {
   }
 
   it('reads what versionsFile wrote', async () => {
-    const versions = [{ id: 'b', version: '2' }, { id: 'a', version: '1' }];
+    const versions = [
+      { id: 'b', version: '2' },
+      { id: 'a', version: '1' },
+    ];
     const dir = await target('roundtrip', versionsFile(versions, new Date(0)).get(VERSIONS_FILE)?.contents.toString());
-    expect(await readMountedVersions(dir)).to.deep.equal([{ id: 'a', version: '1' }, { id: 'b', version: '2' }]);
+    expect(await readMountedVersions(dir)).to.deep.equal([
+      { id: 'a', version: '1' },
+      { id: 'b', version: '2' },
+    ]);
   });
 
   const cases: [string, string | undefined, { id: string; version: string }[]][] = [
@@ -97,11 +133,17 @@ describe('readMountedVersions', () => {
     ['garbage', 'not json {', []],
     ['JSON null', 'null', []],
     ['objects not a list', '{"objects":{"id":"a"}}', []],
-    ['bad entries dropped, extra fields stripped', '{"objects":[{"id":"a","version":"1","x":1},{"id":2,"version":"1"},null,{"id":"b"}]}', [{ id: 'a', version: '1' }]],
+    [
+      'bad entries dropped, extra fields stripped',
+      '{"objects":[{"id":"a","version":"1","x":1},{"id":2,"version":"1"},null,{"id":"b"}]}',
+      [{ id: 'a', version: '1' }],
+    ],
   ];
   for (const [name, json, expected] of cases) {
-    it(`${name} → ${JSON.stringify(expected)}`, async () => expect(await readMountedVersions(await target(name.replace(/\W/g, '_'), json))).to.deep.equal(expected));
+    it(`${name} → ${JSON.stringify(expected)}`, async () =>
+      expect(await readMountedVersions(await target(name.replace(/\W/g, '_'), json))).to.deep.equal(expected));
   }
 
-  it('a missing target directory → []', async () => expect(await readMountedVersions(join(root, 'nope'))).to.deep.equal([]));
+  it('a missing target directory → []', async () =>
+    expect(await readMountedVersions(join(root, 'nope'))).to.deep.equal([]));
 });

@@ -33,7 +33,8 @@ describe('mount group mode rule (kubelet SetVolumeOwnership, read-only)', () => 
     [0o2755, 0o2755],
   ];
   for (const [mode, expected] of dirs) {
-    it(`directory ${mode.toString(8).padStart(4, '0')} → ${expected.toString(8)}`, () => expect(dirModeFor(mode, 1000)).to.equal(expected));
+    it(`directory ${mode.toString(8).padStart(4, '0')} → ${expected.toString(8)}`, () =>
+      expect(dirModeFor(mode, 1000)).to.equal(expected));
   }
 
   it('group 0 is a group like any other', () => {
@@ -41,7 +42,7 @@ describe('mount group mode rule (kubelet SetVolumeOwnership, read-only)', () => 
     expect(dirModeFor(0o755, 0)).to.equal(0o2755);
   });
 
-  it('without a mount group, modes are the provider\'s as they are', () => {
+  it("without a mount group, modes are the provider's as they are", () => {
     for (const [mode] of files) expect(fileModeFor(mode, undefined)).to.equal(mode);
     expect(dirModeFor(0o755, undefined)).to.equal(0o755);
   });

@@ -12,8 +12,22 @@ const long = (n: number, c = 'a') => c.repeat(n);
 
 describe('pathProblem', () => {
   const valid: string[] = [
-    'a', 'username', 'dir/file', 'a/b/c/d', '.hidden', 'a/.b', 'a/..b', 'a/b..', 'metadata', 'x/.metadata', '.metadatax',
-    'with space', 'é', long(255), `${long(255)}/${long(255)}`, Array(128).fill('a').join('/'),
+    'a',
+    'username',
+    'dir/file',
+    'a/b/c/d',
+    '.hidden',
+    'a/.b',
+    'a/..b',
+    'a/b..',
+    'metadata',
+    'x/.metadata',
+    '.metadatax',
+    'with space',
+    'é',
+    long(255),
+    `${long(255)}/${long(255)}`,
+    Array(128).fill('a').join('/'),
   ];
   for (const path of valid) {
     it(`accepts ${quotePath(path)}`, () => expect(pathProblem(path)).to.equal(undefined));
@@ -68,12 +82,16 @@ describe('PathSetChecker', () => {
   }
 
   const ok: string[][] = [[], ['a'], ['a', 'b', 'c/d', 'c/e', 'f/g/h'], ['ab', 'a/b'], ['a/b', 'a/bc', 'a/b2/c']];
-  for (const paths of ok) it(`accepts ${JSON.stringify(paths)}`, () => expect(() => assertValidPaths(paths)).to.not.throw());
+  for (const paths of ok)
+    it(`accepts ${JSON.stringify(paths)}`, () => expect(() => assertValidPaths(paths)).to.not.throw());
 
   const bad: [string[], string][] = [
     [['a', '/abs'], 'provider returned an invalid file path "/abs": path is absolute'],
     [['a', '..data'], 'provider returned an invalid file path "..data": path starts with ".."'],
-    [['.metadata/v'], 'provider returned an invalid file path ".metadata/v": path is inside the reserved .metadata directory'],
+    [
+      ['.metadata/v'],
+      'provider returned an invalid file path ".metadata/v": path is inside the reserved .metadata directory',
+    ],
     [['a', 'b', 'a'], 'provider returned the file path "a" more than once'],
     [['a', 'a/b'], 'provider returned "a" both as a file and as a directory'],
     [['a/b/c', 'a/b'], 'provider returned "a/b" both as a file and as a directory'],
@@ -82,12 +100,18 @@ describe('PathSetChecker', () => {
   for (const [paths, message] of bad) {
     it(`rejects ${JSON.stringify(paths)}`, () => {
       const err = failure(paths);
-      expect([err.kind, err.reason, err.message]).to.deep.equal(['invalid-argument', 'InvalidProviderResponse', message]);
+      expect([err.kind, err.reason, err.message]).to.deep.equal([
+        'invalid-argument',
+        'InvalidProviderResponse',
+        message,
+      ]);
     });
   }
 
   it('shortens very long paths in its message', () => {
     const err = failure([`/${long(5000)}`]);
-    expect(err.message).to.equal(`provider returned an invalid file path "/${long(63)}…": path is longer than 4096 bytes`);
+    expect(err.message).to.equal(
+      `provider returned an invalid file path "/${long(63)}…": path is longer than 4096 bytes`,
+    );
   });
 });

@@ -12,19 +12,54 @@ import { TlsInputError } from '../../../../lib/asn1/tls-input-error.js';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('PEM as Go reads and writes it', () => {
-  const decoded: [string, string, { type: string; headers?: Record<string, string>; bytes: string } | undefined, string][] = [
-    ['a plain block', `-----BEGIN X-----\n${b64('hello')}\n-----END X-----\nafter`, { type: 'X', bytes: 'hello' }, 'after'],
-    ['text before the block', `garbage\n-----BEGIN X-----\n${b64('a')}\n-----END X-----\n`, { type: 'X', bytes: 'a' }, ''],
-    ['CRLF lines and trailing blanks', `-----BEGIN X-----  \r\n${b64('crlf')}\r\n-----END X-----\t\r\n`, { type: 'X', bytes: 'crlf' }, ''],
-    ['spaces and tabs inside base64', `-----BEGIN X-----\n${b64('spaced').slice(0, 4)} \t${b64('spaced').slice(4)}\n-----END X-----\n`, { type: 'X', bytes: 'spaced' }, ''],
-    ['headers', `-----BEGIN X-----\nProc-Type: 4,ENCRYPTED\n b : c \n\n${b64('h')}\n-----END X-----\n`, { type: 'X', headers: { 'Proc-Type': '4,ENCRYPTED', b: 'c' }, bytes: 'h' }, ''],
+  const decoded: [
+    string,
+    string,
+    { type: string; headers?: Record<string, string>; bytes: string } | undefined,
+    string,
+  ][] = [
+    [
+      'a plain block',
+      `-----BEGIN X-----\n${b64('hello')}\n-----END X-----\nafter`,
+      { type: 'X', bytes: 'hello' },
+      'after',
+    ],
+    [
+      'text before the block',
+      `garbage\n-----BEGIN X-----\n${b64('a')}\n-----END X-----\n`,
+      { type: 'X', bytes: 'a' },
+      '',
+    ],
+    [
+      'CRLF lines and trailing blanks',
+      `-----BEGIN X-----  \r\n${b64('crlf')}\r\n-----END X-----\t\r\n`,
+      { type: 'X', bytes: 'crlf' },
+      '',
+    ],
+    [
+      'spaces and tabs inside base64',
+      `-----BEGIN X-----\n${b64('spaced').slice(0, 4)} \t${b64('spaced').slice(4)}\n-----END X-----\n`,
+      { type: 'X', bytes: 'spaced' },
+      '',
+    ],
+    [
+      'headers',
+      `-----BEGIN X-----\nProc-Type: 4,ENCRYPTED\n b : c \n\n${b64('h')}\n-----END X-----\n`,
+      { type: 'X', headers: { 'Proc-Type': '4,ENCRYPTED', b: 'c' }, bytes: 'h' },
+      '',
+    ],
     ['an empty block', '-----BEGIN X-----\n-----END X-----\n', { type: 'X', bytes: '' }, ''],
     ['a BEGIN not at the start of a line', `x-----BEGIN X-----\n${b64('a')}\n-----END X-----\n`, undefined, ''],
     ['a mismatched END label', `-----BEGIN X-----\n${b64('a')}\n-----END Y-----\n`, undefined, ''],
     ['text after the END label', `-----BEGIN X-----\n${b64('a')}\n-----END X-----junk\n`, undefined, ''],
     ['invalid base64 (unpadded)', '-----BEGIN X-----\nYWJjZA\n-----END X-----\n', undefined, ''],
     ['no END line', `-----BEGIN X-----\n${b64('a')}\n`, undefined, ''],
-    ['the last BEGIN before an END', `-----BEGIN X-----\n-----BEGIN Y-----\n${b64('y')}\n-----END Y-----\n`, { type: 'Y', bytes: 'y' }, ''],
+    [
+      'the last BEGIN before an END',
+      `-----BEGIN X-----\n-----BEGIN Y-----\n${b64('y')}\n-----END Y-----\n`,
+      { type: 'Y', bytes: 'y' },
+      '',
+    ],
   ];
   for (const [name, input, block, rest] of decoded) {
     it(`decodes ${name}`, () => {
@@ -42,16 +77,30 @@ describe('PEM as Go reads and writes it', () => {
   }
 
   it('skips a block with bad base64 and finds the next one', () => {
-    const { blocks } = decodeAllPem(Buffer.from(`-----BEGIN A-----\n!!!!\n-----END A-----\n-----BEGIN B-----\n${b64('b')}\n-----END B-----\n`));
+    const { blocks } = decodeAllPem(
+      Buffer.from(`-----BEGIN A-----\n!!!!\n-----END A-----\n-----BEGIN B-----\n${b64('b')}\n-----END B-----\n`),
+    );
     expect(blocks.map((b) => b.type)).to.deep.equal(['B']);
   });
 
   it('encodes base64 in lines of 64, Proc-Type first and other headers sorted, a blank line after them', () => {
     const bytes = Buffer.alloc(100, 7);
-    const out = encodePem({ type: 'T', headers: new Map([['Zeta', 'z'], ['Proc-Type', '4,X'], ['Alpha', 'a']]), bytes })?.toString();
+    const out = encodePem({
+      type: 'T',
+      headers: new Map([
+        ['Zeta', 'z'],
+        ['Proc-Type', '4,X'],
+        ['Alpha', 'a'],
+      ]),
+      bytes,
+    })?.toString();
     const body = bytes.toString('base64');
-    expect(out).to.equal(`-----BEGIN T-----\nProc-Type: 4,X\nAlpha: a\nZeta: z\n\n${body.slice(0, 64)}\n${body.slice(64, 128)}\n${body.slice(128)}\n-----END T-----\n`);
-    expect(encodePem({ type: 'T', headers: new Map(), bytes: Buffer.alloc(0) })?.toString()).to.equal('-----BEGIN T-----\n-----END T-----\n');
+    expect(out).to.equal(
+      `-----BEGIN T-----\nProc-Type: 4,X\nAlpha: a\nZeta: z\n\n${body.slice(0, 64)}\n${body.slice(64, 128)}\n${body.slice(128)}\n-----END T-----\n`,
+    );
+    expect(encodePem({ type: 'T', headers: new Map(), bytes: Buffer.alloc(0) })?.toString()).to.equal(
+      '-----BEGIN T-----\n-----END T-----\n',
+    );
     expect(encodePem({ type: 'T', headers: new Map([['a:b', 'c']]), bytes })).to.equal(undefined);
   });
 });
@@ -70,7 +119,9 @@ describe('RC2 (RFC 2268 section 5 vectors)', () => {
   for (const [key, bits, plain, cipher] of vectors) {
     it(`decrypts with key ${key.slice(0, 8)}… and ${bits} effective bits`, () => {
       // CBC with a zero IV is ECB for one block.
-      expect(rc2CbcDecrypt(Buffer.from(key, 'hex'), bits, Buffer.alloc(8), Buffer.from(cipher, 'hex')).toString('hex')).to.equal(plain);
+      expect(
+        rc2CbcDecrypt(Buffer.from(key, 'hex'), bits, Buffer.alloc(8), Buffer.from(cipher, 'hex')).toString('hex'),
+      ).to.equal(plain);
     });
   }
 });
@@ -90,7 +141,11 @@ describe('DER strictness (as Go encoding/asn1)', () => {
 
   it('refuses a non-minimal INTEGER in a key', () => {
     const key = encodeSequence([encodeInteger(0n), encodeTlv(0x02, Buffer.from([0, 1]))]);
-    expect(() => tlsPrivateKeyData(Buffer.from(`-----BEGIN RSA PRIVATE KEY-----\n${key.toString('base64')}\n-----END RSA PRIVATE KEY-----\n`))).to.throw(TlsInputError, /not a private key/);
+    expect(() =>
+      tlsPrivateKeyData(
+        Buffer.from(`-----BEGIN RSA PRIVATE KEY-----\n${key.toString('base64')}\n-----END RSA PRIVATE KEY-----\n`),
+      ),
+    ).to.throw(TlsInputError, /not a private key/);
   });
 });
 
@@ -126,28 +181,39 @@ describe('tls.key encodings (against OpenSSL through Node)', () => {
     const d = Buffer.from(ec.export({ format: 'jwk' }).d as string, 'base64url');
     // SEC1 with only version and scalar (no [0] curve, no [1] point), wrapped in PKCS#8 naming P-256.
     const bare = encodeSequence([encodeInteger(1n), encodeTlv(0x04, d)]);
-    const algorithm = encodeSequence([encodeTlv(0x06, Buffer.from('2a8648ce3d0201', 'hex')), encodeTlv(0x06, Buffer.from('2a8648ce3d030107', 'hex'))]);
+    const algorithm = encodeSequence([
+      encodeTlv(0x06, Buffer.from('2a8648ce3d0201', 'hex')),
+      encodeTlv(0x06, Buffer.from('2a8648ce3d030107', 'hex')),
+    ]);
     const pkcs8 = encodeSequence([encodeInteger(0n), algorithm, encodeTlv(0x04, bare)]);
     expect(tlsPrivateKeyData(pem('PRIVATE KEY', pkcs8)).toString()).to.equal(keyPem(ec, 'sec1').toString());
   });
   it('refuses an RSA key whose numbers do not agree (p * q != n), as Go does', () => {
     const jwk = rsa.export({ format: 'jwk' });
     const n = BigInt(`0x${Buffer.from(jwk.n as string, 'base64url').toString('hex')}`) + 2n;
-    const broken = createPrivateKey({ key: { ...jwk, n: Buffer.from(n.toString(16), 'hex').toString('base64url') }, format: 'jwk' });
+    const broken = createPrivateKey({
+      key: { ...jwk, n: Buffer.from(n.toString(16), 'hex').toString('base64url') },
+      format: 'jwk',
+    });
     expect(() => tlsPrivateKeyData(keyPem(broken, 'pkcs1'))).to.throw(TlsInputError, /p \* q != n/);
   });
   it('refuses a curve upstream does not know, naming it', () => {
     const k1 = generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).privateKey;
-    expect(() => tlsPrivateKeyData(keyPem(k1, 'pkcs8'))).to.throw(TlsInputError, /unknown elliptic curve 1\.3\.132\.0\.10/);
+    expect(() => tlsPrivateKeyData(keyPem(k1, 'pkcs8'))).to.throw(
+      TlsInputError,
+      /unknown elliptic curve 1\.3\.132\.0\.10/,
+    );
   });
 });
 
 describe('tls.crt', () => {
   it('re-encodes every CERTIFICATE block in order, dropping other blocks and text', () => {
     const one = b64('first certificate bytes, long enough to wrap past sixty-four columns of base64');
-    const input = `subject=/CN=x\n-----BEGIN CERTIFICATE-----\n${one.slice(0, 76)}\n${one.slice(76)}\n-----END CERTIFICATE-----\n` +
+    const input =
+      `subject=/CN=x\n-----BEGIN CERTIFICATE-----\n${one.slice(0, 76)}\n${one.slice(76)}\n-----END CERTIFICATE-----\n` +
       `-----BEGIN PRIVATE KEY-----\n${b64('k')}\n-----END PRIVATE KEY-----\n-----BEGIN CERTIFICATE-----\n${b64('second')}\n-----END CERTIFICATE-----`;
     expect(tlsCertificateData(Buffer.from(input)).toString()).to.equal(
-      `-----BEGIN CERTIFICATE-----\n${one.slice(0, 64)}\n${one.slice(64)}\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\n${b64('second')}\n-----END CERTIFICATE-----\n`);
+      `-----BEGIN CERTIFICATE-----\n${one.slice(0, 64)}\n${one.slice(64)}\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\n${b64('second')}\n-----END CERTIFICATE-----\n`,
+    );
   });
 });

@@ -27,7 +27,9 @@ interface Answer {
 function serve(handler: grpc.handleUnaryCall<unknown, unknown>): Promise<Answer> {
   const call = Object.assign(new EventEmitter(), { request: {}, cancelled: false, getDeadline: () => Infinity });
   return new Promise((resolve) => {
-    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, res) => resolve({ err: err ?? null, res }));
+    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, res) =>
+      resolve({ err: err ?? null, res }),
+    );
   });
 }
 
@@ -35,12 +37,18 @@ describe('InFlightCalls', () => {
   it('cancels running calls with UNAVAILABLE ShuttingDown and waits for their cleanup', async () => {
     const calls = new InFlightCalls('driver');
     const cleanedUp: string[] = [];
-    const handler = unary('Slow', async (_req: unknown, ctx) => {
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-      await Promise.resolve();
-      cleanedUp.push('rolled back');
-      throw ctx.signal.reason;
-    }, logger, undefined, calls);
+    const handler = unary(
+      'Slow',
+      async (_req: unknown, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await Promise.resolve();
+        cleanedUp.push('rolled back');
+        throw ctx.signal.reason;
+      },
+      logger,
+      undefined,
+      calls,
+    );
     const answered = serve(handler);
     expect(calls.size).to.equal(1);
     expect(await calls.cancelAll(60_000)).to.equal(true);
@@ -56,7 +64,16 @@ describe('InFlightCalls', () => {
     const calls = new InFlightCalls('driver');
     await calls.cancelAll(0);
     let ran = false;
-    const handler = unary('Any', async () => { ran = true; return {}; }, logger, undefined, calls);
+    const handler = unary(
+      'Any',
+      async () => {
+        ran = true;
+        return {};
+      },
+      logger,
+      undefined,
+      calls,
+    );
     expect((await serve(handler)).err?.code).to.equal(grpc.status.UNAVAILABLE);
     expect(ran).to.equal(false);
   });
@@ -70,7 +87,16 @@ describe('InFlightCalls', () => {
   it('leaves nothing attached to the shutdown signal once a call ended', async () => {
     const calls = new InFlightCalls('driver');
     let seen: AbortSignal | undefined;
-    const handler = unary('Quick', async (_req: unknown, ctx) => { seen = ctx.signal; return {}; }, logger, undefined, calls);
+    const handler = unary(
+      'Quick',
+      async (_req: unknown, ctx) => {
+        seen = ctx.signal;
+        return {};
+      },
+      logger,
+      undefined,
+      calls,
+    );
     expect((await serve(handler)).err).to.equal(null);
     await new Promise((resolve) => setImmediate(resolve));
     await calls.cancelAll(0);
@@ -80,24 +106,54 @@ describe('InFlightCalls', () => {
 
 describe('VolumePublisher cancelled by shutdown', () => {
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-cancel-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-cancel-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('fails with the shutdown error (named for the pod and class) and rolls back a first publish', async () => {
     const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
     const calls = new InFlightCalls('driver');
     const publisher = new VolumePublisher({
-      locks: new TargetLocks(), mounter: new DirMounter(), logger, now: () => new Date(), classes: { get: async () => spc },
+      locks: new TargetLocks(),
+      mounter: new DirMounter(),
+      logger,
+      now: () => new Date(),
+      classes: { get: async () => spc },
       // The provider call notices the abort as a cancellation, as the real client does.
-      providers: { mount: async () => { void calls.cancelAll(0); throw new SscError('aborted', 'provider "fake" Mount was cancelled', { reason: 'Cancelled' }); } },
+      providers: {
+        mount: async () => {
+          void calls.cancelAll(0);
+          throw new SscError('aborted', 'provider "fake" Mount was cancelled', { reason: 'Cancelled' });
+        },
+      },
     });
     const targetPath = join(dir, 'first');
-    const req = { volumeId: 'v', targetPath, spcName: 's', pod: { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: '' }, volumeContext: {}, secrets: {} };
-    const err = await publisher.publish(req, { signal: calls.signal }).then(() => undefined, (e: unknown) => e);
+    const req = {
+      volumeId: 'v',
+      targetPath,
+      spcName: 's',
+      pod: { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: '' },
+      volumeContext: {},
+      secrets: {},
+    };
+    const err = await publisher.publish(req, { signal: calls.signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(SscError);
     expect((err as SscError).kind).to.equal('unavailable');
     expect((err as SscError).reason).to.equal('ShuttingDown');
-    expect((err as SscError).message).to.equal('failed to publish volume v for pod n/p, SecretProviderClass n/s: the driver is shutting down and cancelled this call; it can be retried');
-    expect(await stat(targetPath).then(() => 'exists', () => 'gone')).to.equal('gone');
+    expect((err as SscError).message).to.equal(
+      'failed to publish volume v for pod n/p, SecretProviderClass n/s: the driver is shutting down and cancelled this call; it can be retried',
+    );
+    expect(
+      await stat(targetPath).then(
+        () => 'exists',
+        () => 'gone',
+      ),
+    ).to.equal('gone');
   });
 });

@@ -7,7 +7,10 @@ describe('socketPathFromEndpoint', () => {
     ['unix:///csi/csi.sock', '/csi/csi.sock'],
     ['unix:/csi/csi.sock', '/csi/csi.sock'],
     ['/csi/csi.sock', '/csi/csi.sock'],
-    ['  unix:///var/lib/kubelet/plugins/csi-secrets-store/csi.sock\n', '/var/lib/kubelet/plugins/csi-secrets-store/csi.sock'],
+    [
+      '  unix:///var/lib/kubelet/plugins/csi-secrets-store/csi.sock\n',
+      '/var/lib/kubelet/plugins/csi-secrets-store/csi.sock',
+    ],
     ['csi.sock', '/csi.sock'],
   ];
   for (const [endpoint, path] of valid) {
@@ -24,7 +27,11 @@ describe('socketPathFromEndpoint', () => {
   for (const [endpoint, message] of invalid) {
     it(`rejects ${JSON.stringify(endpoint)}`, () => {
       let caught: unknown;
-      try { socketPathFromEndpoint(endpoint); } catch (err) { caught = err; }
+      try {
+        socketPathFromEndpoint(endpoint);
+      } catch (err) {
+        caught = err;
+      }
       expect(caught).to.be.instanceOf(SscError);
       expect((caught as SscError).kind).to.equal('invalid-argument');
       expect((caught as SscError).message).to.equal(message);

@@ -8,7 +8,9 @@ import { LIST_REFUSAL_MS, listRefusalMemory, MountReads, type Read } from '../..
 import type { KeyVaultObject } from '../../../../providers/azure/objects.js';
 
 const PLACE: IdentityPlace = {
-  tenantId: 't', authorityHost: 'https://login.example', customAuthority: true,
+  tenantId: 't',
+  authorityHost: 'https://login.example',
+  customAuthority: true,
   serviceAccount: { namespace: 'shop', name: 'web' },
 };
 const CLIENTS = { agent: undefined, userAgent: '', count: () => undefined };
@@ -58,7 +60,13 @@ describe('azure refused listings (MountReads)', () => {
     const shared = { cache, clock, listRefusals: listRefusalMemory(clock, 10) };
     const where = { keyvaultName: 'kv', identityKind: 'service principal' } as const;
     const mount = new MountReads(shared, reader, 'alice', where, undefined, logger);
-    return { lister: mount.lister(new AbortController().signal), listings, advance: (ms: number) => { t += ms; } };
+    return {
+      lister: mount.lister(new AbortController().signal),
+      listings,
+      advance: (ms: number) => {
+        t += ms;
+      },
+    };
   }
 
   it('does not ask again for LIST_REFUSAL_MS once Key Vault refused a listing, and asks again after', async () => {

@@ -8,7 +8,13 @@ import { SscError } from '../../../../lib/errors.js';
 import { jwkToPublicKeyPem, type PublicJwk } from '../../../../providers/azure/jwk-pem.js';
 import { decodeObjectEncoding } from '../../../../providers/azure/object-encoding.js';
 import { parseKeyVaultObjects, type KeyVaultObject } from '../../../../providers/azure/objects.js';
-import { describeObject, renderCertificate, renderKey, renderSecret, type RenderOptions } from '../../../../providers/azure/render.js';
+import {
+  describeObject,
+  renderCertificate,
+  renderKey,
+  renderSecret,
+  type RenderOptions,
+} from '../../../../providers/azure/render.js';
 import { JWK_SPKI_FIXTURES } from '../../../support/jwk-spki-fixtures.js';
 
 // objectEncoding (Go's base64.StdEncoding / hex.DecodeString), key and cert objects
@@ -16,7 +22,10 @@ import { JWK_SPKI_FIXTURES } from '../../../support/jwk-spki-fixtures.js';
 // which writes the same DER and the same 64-column PEM.
 
 function kvObject(body: string): KeyVaultObject {
-  const yaml = `array:\n  - |\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+  const yaml = `array:\n  - |\n${body
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`;
   return parseKeyVaultObjects(yaml).objects[0] as KeyVaultObject;
 }
 const OPTIONS: RenderOptions = { constructPemChain: true, writeCertAndKeyInSeparateFiles: false };
@@ -38,7 +47,9 @@ function jwkOf(key: KeyObject): PublicJwk {
 }
 
 function opensslPublicPem(key: KeyObject): string {
-  return execFileSync('openssl', ['pkey', '-pubout'], { input: key.export({ type: 'pkcs8', format: 'pem' }) }).toString();
+  return execFileSync('openssl', ['pkey', '-pubout'], {
+    input: key.export({ type: 'pkcs8', format: 'pem' }),
+  }).toString();
 }
 
 describe('azure objectEncoding (Go base64.StdEncoding, hex.DecodeString)', () => {
@@ -50,7 +61,8 @@ describe('azure objectEncoding (Go base64.StdEncoding, hex.DecodeString)', () =>
     ['00ff7F', 'hex', Buffer.from([0, 255, 127])],
   ];
   for (const [value, encoding, bytes] of ok) {
-    it(`${encoding} ${JSON.stringify(value)}`, () => expect(decodeObjectEncoding(value, encoding, 'secret "s"').equals(bytes)).to.equal(true));
+    it(`${encoding} ${JSON.stringify(value)}`, () =>
+      expect(decodeObjectEncoding(value, encoding, 'secret "s"').equals(bytes)).to.equal(true));
   }
   const bad: [string, 'base64' | 'hex', RegExp][] = [
     ['aGVs bG8=', 'base64', /not valid base64/], // a space is an error to Go
@@ -70,7 +82,14 @@ describe('azure objectEncoding (Go base64.StdEncoding, hex.DecodeString)', () =>
 
   it('a secret object decodes its value; a plain secret is never treated as a certificate', () => {
     const o = kvObject('objectName: s\nobjectType: secret\nobjectEncoding: hex');
-    expect(renderSecret(o, { value: '6869', contentType: 'application/x-pkcs12', certificateBacked: false }, OPTIONS, describeObject(o, 'v1'))).to.deep.equal([{ suffix: '', bytes: Buffer.from('hi') }]);
+    expect(
+      renderSecret(
+        o,
+        { value: '6869', contentType: 'application/x-pkcs12', certificateBacked: false },
+        OPTIONS,
+        describeObject(o, 'v1'),
+      ),
+    ).to.deep.equal([{ suffix: '', bytes: Buffer.from('hi') }]);
     expect(describeObject(o, 'v1')).to.equal('secret "s" (version "v1")');
   });
 });
@@ -96,7 +115,9 @@ describe('azure key objects: JWK → PUBLIC KEY PEM (Go x509.MarshalPKIXPublicKe
   it('leading zeros in n, x and y do not change the output (big.Int, elliptic.Marshal padding)', () => {
     const rsa = keys[0]?.[1] as KeyObject;
     const jwk = jwkOf(rsa);
-    expect(jwkToPublicKeyPem({ ...jwk, n: Buffer.concat([Buffer.alloc(1), Buffer.from(jwk.n ?? [])]) }, 'k').toString()).to.equal(opensslPublicPem(rsa));
+    expect(
+      jwkToPublicKeyPem({ ...jwk, n: Buffer.concat([Buffer.alloc(1), Buffer.from(jwk.n ?? [])]) }, 'k').toString(),
+    ).to.equal(opensslPublicPem(rsa));
     let ec: KeyObject | undefined;
     for (let i = 0; i < 5000 && ec === undefined; i++) {
       const k = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
@@ -104,15 +125,22 @@ describe('azure key objects: JWK → PUBLIC KEY PEM (Go x509.MarshalPKIXPublicKe
     }
     expect(ec, 'a P-256 key whose x starts with a zero byte').to.not.equal(undefined);
     const ecJwk = jwkOf(ec as KeyObject);
-    expect(jwkToPublicKeyPem({ ...ecJwk, x: Buffer.from(ecJwk.x ?? []).subarray(1) }, 'k').toString()).to.equal(opensslPublicPem(ec as KeyObject));
+    expect(jwkToPublicKeyPem({ ...ecJwk, x: Buffer.from(ecJwk.x ?? []).subarray(1) }, 'k').toString()).to.equal(
+      opensslPublicPem(ec as KeyObject),
+    );
   });
 
   // The bytes the hand-built DER encoder wrote before node:crypto took over, for fixed keys
   // and the inputs openssl cannot be given (leading zeros, absent fields, the x = 0 point).
   for (const [name, jwk, der] of JWK_SPKI_FIXTURES) {
     it(`${name}: the bytes of the former DER encoder`, () => {
-      const lines = Buffer.from(der, 'base64').toString('base64').match(/.{1,64}/g) ?? [];
-      expect(jwkToPublicKeyPem(jwk, 'key "k"').toString()).to.equal(`-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`);
+      const lines =
+        Buffer.from(der, 'base64')
+          .toString('base64')
+          .match(/.{1,64}/g) ?? [];
+      expect(jwkToPublicKeyPem(jwk, 'key "k"').toString()).to.equal(
+        `-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`,
+      );
     });
   }
 
@@ -132,22 +160,56 @@ describe('azure key objects: JWK → PUBLIC KEY PEM (Go x509.MarshalPKIXPublicKe
 
   const refused: [string, PublicJwk, RegExp][] = [
     ['a symmetric key', { kty: 'oct' }, /key type "oct" is not supported \(RSA, RSA-HSM, EC and EC-HSM are\)/],
-    ['secp256k1', { kty: 'EC', crv: 'P-256K', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) }, /curve "P-256K" is not supported/],
-    ['a point off the curve', { kty: 'EC', crv: 'P-256', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) }, /the key's point is not on P-256/],
-    ['a coordinate too long for the curve', { kty: 'EC', crv: 'P-256', x: Buffer.alloc(33, 1), y: Buffer.alloc(32, 2) }, /not on P-256/],
-    ['an exponent past int64', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.alloc(9, 1) }, /exponent is larger than 2\^63/],
+    [
+      'secp256k1',
+      { kty: 'EC', crv: 'P-256K', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) },
+      /curve "P-256K" is not supported/,
+    ],
+    [
+      'a point off the curve',
+      { kty: 'EC', crv: 'P-256', x: Buffer.alloc(32, 1), y: Buffer.alloc(32, 2) },
+      /the key's point is not on P-256/,
+    ],
+    [
+      'a coordinate too long for the curve',
+      { kty: 'EC', crv: 'P-256', x: Buffer.alloc(33, 1), y: Buffer.alloc(32, 2) },
+      /not on P-256/,
+    ],
+    [
+      'an exponent past int64',
+      { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.alloc(9, 1) },
+      /exponent is larger than 2\^63/,
+    ],
     // node:crypto would write these exponents; 2^63 - 1 is still accepted (jwk-spki-fixtures).
-    ['an exponent of exactly 2^63', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('8000000000000000', 'hex') }, /exponent is larger than 2\^63/],
-    ['an exponent of 2^63 behind a leading zero byte', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('008000000000000000', 'hex') }, /exponent is larger than 2\^63/],
-    ['an exponent of 2^64 + 1', { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('010000000000000001', 'hex') }, /exponent is larger than 2\^63/],
+    [
+      'an exponent of exactly 2^63',
+      { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('8000000000000000', 'hex') },
+      /exponent is larger than 2\^63/,
+    ],
+    [
+      'an exponent of 2^63 behind a leading zero byte',
+      { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('008000000000000000', 'hex') },
+      /exponent is larger than 2\^63/,
+    ],
+    [
+      'an exponent of 2^64 + 1',
+      { kty: 'RSA', n: Buffer.alloc(256, 0xc5), e: Buffer.from('010000000000000001', 'hex') },
+      /exponent is larger than 2\^63/,
+    ],
     ['an EC key without y', { kty: 'EC', crv: 'P-384', x: Buffer.alloc(48, 1) }, /the key's point is not on P-384/],
-    ['a coordinate too long for the curve, its extra byte not zero', { kty: 'EC', crv: 'P-521', x: Buffer.alloc(67, 1), y: Buffer.alloc(66, 1) }, /the key's point is not on P-521/],
+    [
+      'a coordinate too long for the curve, its extra byte not zero',
+      { kty: 'EC', crv: 'P-521', x: Buffer.alloc(67, 1), y: Buffer.alloc(66, 1) },
+      /the key's point is not on P-521/,
+    ],
   ];
   for (const [name, jwk, message] of refused) {
     it(`refuses ${name} (FAILED_PRECONDITION UnsupportedKeyType)`, () => {
       const e = thrown(() => jwkToPublicKeyPem(jwk, 'key "k" (version "v")'));
       expect([e.kind, e.reason]).to.deep.equal(['failed-precondition', 'UnsupportedKeyType']);
-      expect(e.message).to.match(message).and.match(/^azure provider: key "k" \(version "v"\): /);
+      expect(e.message)
+        .to.match(message)
+        .and.match(/^azure provider: key "k" \(version "v"\): /);
     });
   }
 });
@@ -156,8 +218,20 @@ describe('azure cert objects: CER → CERTIFICATE PEM', () => {
   it('the same bytes as openssl x509 writes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'azure-cert-'));
     try {
-      writeFileSync(join(dir, 'k.pem'), generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
-      const pem = execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=cert-object', '-days', '1']).toString();
+      writeFileSync(
+        join(dir, 'k.pem'),
+        generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      );
+      const pem = execFileSync('openssl', [
+        'req',
+        '-x509',
+        '-key',
+        join(dir, 'k.pem'),
+        '-subj',
+        '/CN=cert-object',
+        '-days',
+        '1',
+      ]).toString();
       const der = execFileSync('openssl', ['x509', '-outform', 'DER'], { input: pem });
       expect(renderCertificate(der)[0]?.bytes.toString()).to.equal(pem);
     } finally {

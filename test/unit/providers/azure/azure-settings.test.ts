@@ -8,12 +8,34 @@ const specs = { ...commonProviderFlags('azure'), ...azureProviderFlags };
 const parse = (argv: string[]) => parseFlags(argv, specs);
 
 describe('azure provider settings', () => {
-  it('takes upstream\'s DaemonSet arguments unchanged', () => {
-    const flags = parse(['--endpoint=unix:///provider/azure.sock', '--construct-pem-chain=true', '--write-cert-and-key-in-separate-files=false', '--healthz-port=8989', '--healthz-path=/healthz', '--healthz-timeout=5s', '-v=2', '--log-format-json', '--metrics-backend=Prometheus', '--prometheus-port=8898']);
+  it("takes upstream's DaemonSet arguments unchanged", () => {
+    const flags = parse([
+      '--endpoint=unix:///provider/azure.sock',
+      '--construct-pem-chain=true',
+      '--write-cert-and-key-in-separate-files=false',
+      '--healthz-port=8989',
+      '--healthz-path=/healthz',
+      '--healthz-timeout=5s',
+      '-v=2',
+      '--log-format-json',
+      '--metrics-backend=Prometheus',
+      '--prometheus-port=8898',
+    ]);
     const settings = azureSettings(flags);
-    expect(settings).to.include({ constructPemChain: true, writeCertAndKeyInSeparateFiles: false, cloudName: 'AzurePublicCloud', readCacheWindowMs: 5000 });
+    expect(settings).to.include({
+      constructPemChain: true,
+      writeCertAndKeyInSeparateFiles: false,
+      cloudName: 'AzurePublicCloud',
+      readCacheWindowMs: 5000,
+    });
     expect(azureHealthAddress(flags)).to.equal(':8989');
-    expect(flags.ignoredGiven).to.deep.equal(['healthz-timeout', 'v', 'log-format-json', 'metrics-backend', 'prometheus-port']);
+    expect(flags.ignoredGiven).to.deep.equal([
+      'healthz-timeout',
+      'v',
+      'log-format-json',
+      'metrics-backend',
+      'prometheus-port',
+    ]);
   });
 
   it('--health-addr wins over --healthz-port; neither given: no health server', () => {
@@ -28,15 +50,23 @@ describe('azure provider settings', () => {
     ['a bad cache size', ['--identity-cache-size=-1'], /--identity-cache-size must be a whole number/],
     ['a bad connect-to rule', ['--test-only-connect-to=vault.azure.net=127.0.0.1:1'], /--test-only-connect-to/],
   ];
-  for (const [name, argv, message] of bad) it(`refuses ${name}`, () => { expect(() => azureSettings(parse(argv))).to.throw(message); });
+  for (const [name, argv, message] of bad)
+    it(`refuses ${name}`, () => {
+      expect(() => azureSettings(parse(argv))).to.throw(message);
+    });
 
-  it('refuses a bad --healthz-port', () => { expect(() => azureHealthAddress(parse(['--healthz-port=http']))).to.throw(/--healthz-port/); });
+  it('refuses a bad --healthz-port', () => {
+    expect(() => azureHealthAddress(parse(['--healthz-port=http']))).to.throw(/--healthz-port/);
+  });
 
   it('connect-to rules map exactly the named host and port', () => {
     const rules = parseConnectTo('kv1.vault.azure.net:443=127.0.0.1:4000, LOGIN.microsoftonline.com:443=[::1]:4001');
     expect(connectTarget(rules, 'kv1.vault.azure.net', 443)).to.deep.equal({ host: '127.0.0.1', port: 4000 });
     expect(connectTarget(rules, 'login.microsoftonline.com', 443)).to.deep.equal({ host: '::1', port: 4001 });
-    expect(connectTarget(rules, 'kv1.vault.azure.net', 8443)).to.deep.equal({ host: 'kv1.vault.azure.net', port: 8443 });
+    expect(connectTarget(rules, 'kv1.vault.azure.net', 8443)).to.deep.equal({
+      host: 'kv1.vault.azure.net',
+      port: 8443,
+    });
     expect(connectTarget(rules, 'kv2.vault.azure.net', 443)).to.deep.equal({ host: 'kv2.vault.azure.net', port: 443 });
     expect(parseConnectTo('')).to.deep.equal([]);
   });

@@ -1,11 +1,19 @@
 import { expect } from 'chai';
 import { SscError } from '../../../../lib/errors.js';
-import { latestVersion, selectVersionHistory, type VersionProperties } from '../../../../providers/azure/version-history.js';
+import {
+  latestVersion,
+  selectVersionHistory,
+  type VersionProperties,
+} from '../../../../providers/azure/version-history.js';
 
 // Upstream getLatestNKeyVaultObjects, with exactly N versions (upstream writes N+1).
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
-const v = (version: string, second: number | undefined, enabled?: boolean): VersionProperties => ({ version, createdOn: second === undefined ? undefined : at(second), enabled });
+const v = (version: string, second: number | undefined, enabled?: boolean): VersionProperties => ({
+  version,
+  createdOn: second === undefined ? undefined : at(second),
+  enabled,
+});
 // Listed in no particular order, as Key Vault's list-versions pages may be.
 const VERSIONS = [v('v2', 20), v('v4', 40), v('v1', 10), v('v3', 30, false), v('v5', 50, true), v('v0', undefined)];
 
@@ -28,9 +36,20 @@ describe('azure version history', () => {
   it('versions created in the same second sort by version id, whatever the list order', () => {
     const a = [v('b', 5), v('a', 5), v('c', 4)];
     expect(selectVersionHistory(a, undefined, 3, 'x').map((p) => p.version)).to.deep.equal(['a', 'b', 'c']);
-    expect(selectVersionHistory([...a].reverse(), undefined, 3, 'x').map((p) => p.version)).to.deep.equal(['a', 'b', 'c']);
+    expect(selectVersionHistory([...a].reverse(), undefined, 3, 'x').map((p) => p.version)).to.deep.equal([
+      'a',
+      'b',
+      'c',
+    ]);
     // Sub-second differences do not count: Key Vault's createdOn has whole seconds.
-    expect(selectVersionHistory([v('z', 5), { version: 'y', createdOn: new Date(at(5).getTime() + 900), enabled: true }], undefined, 2, 'x').map((p) => p.version)).to.deep.equal(['y', 'z']);
+    expect(
+      selectVersionHistory(
+        [v('z', 5), { version: 'y', createdOn: new Date(at(5).getTime() + 900), enabled: true }],
+        undefined,
+        2,
+        'x',
+      ).map((p) => p.version),
+    ).to.deep.equal(['y', 'z']);
   });
 
   it('a pinned version that is missing or disabled is NOT_FOUND naming the object and version', () => {
@@ -39,8 +58,13 @@ describe('azure version history', () => {
         selectVersionHistory(VERSIONS, pinned, 2, 'secret "db"');
         expect.fail(pinned);
       } catch (err) {
-        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['not-found', 'ObjectVersionNotFound']);
-        expect((err as SscError).message).to.equal(`azure provider: secret "db": objectVersion "${pinned}" is not an enabled version, so its history cannot start there`);
+        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal([
+          'not-found',
+          'ObjectVersionNotFound',
+        ]);
+        expect((err as SscError).message).to.equal(
+          `azure provider: secret "db": objectVersion "${pinned}" is not an enabled version, so its history cannot start there`,
+        );
       }
     }
   });

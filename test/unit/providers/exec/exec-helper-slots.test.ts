@@ -5,8 +5,17 @@ import { HelperSlots } from '../../../../providers/exec/helper-slots.js';
 /** A call that runs until `finish` is called, recording when it started. */
 function held(log: string[], name: string): { call: () => Promise<string>; finish: () => void } {
   let finish!: () => void;
-  const done = new Promise<void>((resolve) => { finish = resolve; });
-  return { call: async () => { log.push(name); await done; return name; }, finish };
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  return {
+    call: async () => {
+      log.push(name);
+      await done;
+      return name;
+    },
+    finish,
+  };
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -16,7 +25,12 @@ describe('exec provider: the helper slots (--max-concurrent-helpers)', () => {
     const s = new HelperSlots(2);
     const signal = new AbortController().signal;
     const started: string[] = [];
-    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => held(started, n)) as [ReturnType<typeof held>, ReturnType<typeof held>, ReturnType<typeof held>, ReturnType<typeof held>];
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => held(started, n)) as [
+      ReturnType<typeof held>,
+      ReturnType<typeof held>,
+      ReturnType<typeof held>,
+      ReturnType<typeof held>,
+    ];
     const results = [a, b, c, d].map((x) => s.run(signal, x.call));
     await turn();
     expect([s.running, s.waiting, started]).to.deep.equal([2, 2, ['a', 'b']]);
@@ -37,12 +51,18 @@ describe('exec provider: the helper slots (--max-concurrent-helpers)', () => {
     const first = held(log, 'first');
     const running = s.run(new AbortController().signal, first.call);
     const ctl = new AbortController();
-    const waiting = s.run(ctl.signal, async () => { log.push('never'); return 'never'; });
+    const waiting = s.run(ctl.signal, async () => {
+      log.push('never');
+      return 'never';
+    });
     await turn();
     expect(s.waiting).to.equal(1);
     ctl.abort(new Error('the Mount ended'));
     // Rejected while the first call still runs, and out of the queue.
-    const err = await waiting.then(() => undefined, (e: unknown) => e);
+    const err = await waiting.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(SscError);
     expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['deadline-exceeded', 'HelperTimeout']);
     expect([s.running, s.waiting]).to.deep.equal([1, 0]);
@@ -56,7 +76,14 @@ describe('exec provider: the helper slots (--max-concurrent-helpers)', () => {
     const ctl = new AbortController();
     ctl.abort();
     let ran = false;
-    const outcome = await new HelperSlots(1).run(ctl.signal, async () => { ran = true; }).then(() => 'granted', (e: unknown) => (e as SscError).reason);
+    const outcome = await new HelperSlots(1)
+      .run(ctl.signal, async () => {
+        ran = true;
+      })
+      .then(
+        () => 'granted',
+        (e: unknown) => (e as SscError).reason,
+      );
     expect([outcome, ran]).to.deep.equal(['HelperTimeout', false]);
   });
 
@@ -67,9 +94,19 @@ describe('exec provider: the helper slots (--max-concurrent-helpers)', () => {
     const log: string[] = [];
     const ctl = new AbortController();
     let killed!: () => void;
-    const gone = new Promise<void>((resolve) => { killed = resolve; });
-    const cancelledRun = s.run(ctl.signal, async () => { log.push('helper'); await gone; log.push('helper gone'); return 'cancelled'; });
-    const next = s.run(new AbortController().signal, async () => { log.push('next'); return 'next'; });
+    const gone = new Promise<void>((resolve) => {
+      killed = resolve;
+    });
+    const cancelledRun = s.run(ctl.signal, async () => {
+      log.push('helper');
+      await gone;
+      log.push('helper gone');
+      return 'cancelled';
+    });
+    const next = s.run(new AbortController().signal, async () => {
+      log.push('next');
+      return 'next';
+    });
     await turn();
     ctl.abort(new Error('the Mount ended'));
     await turn();
@@ -83,7 +120,12 @@ describe('exec provider: the helper slots (--max-concurrent-helpers)', () => {
 
   it("a call's own failure comes back as it is", async () => {
     const failure = new SscError('not-found', 'exec provider: helper said no', { reason: 'HelperFailed' });
-    const err = await new HelperSlots(1).run(new AbortController().signal, () => Promise.reject(failure)).then(() => undefined, (e: unknown) => e);
+    const err = await new HelperSlots(1)
+      .run(new AbortController().signal, () => Promise.reject(failure))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).to.equal(failure);
   });
 });

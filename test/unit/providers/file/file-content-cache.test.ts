@@ -1,20 +1,40 @@
 import { expect } from 'chai';
 import { inspect } from 'node:util';
 import {
-  CACHEABLE_FILE_SYSTEMS, CONTENT_CACHE_ENTRIES, CONTENT_CACHE_MAX_FILE_BYTES, CONTENT_CACHE_MAX_IDLE_MS,
-  RACY_WINDOW_MS, SourceContentCache, sameState, settledBefore, type FileState,
+  CACHEABLE_FILE_SYSTEMS,
+  CONTENT_CACHE_ENTRIES,
+  CONTENT_CACHE_MAX_FILE_BYTES,
+  CONTENT_CACHE_MAX_IDLE_MS,
+  RACY_WINDOW_MS,
+  SourceContentCache,
+  sameState,
+  settledBefore,
+  type FileState,
 } from '../../../../providers/file/content-cache.js';
 
 /** The file provider's cache of source files (content-cache.ts), on a clock the test moves. */
 describe('file provider content cache (SourceContentCache)', () => {
   const T = 1_800_000_000_000;
-  const state = (over: Partial<FileState> = {}): FileState => ({ dev: 1, ino: 42, size: 6, mtimeMs: T - 5_000, ctimeMs: T - 5_000, ...over });
+  const state = (over: Partial<FileState> = {}): FileState => ({
+    dev: 1,
+    ino: 42,
+    size: 6,
+    mtimeMs: T - 5_000,
+    ctimeMs: T - 5_000,
+    ...over,
+  });
   const served = (text = 's3cret') => ({ contents: Buffer.from(text), version: `v-${text}` });
   let clock = T;
   const EXT4 = 0xef53;
   const NFS = 0x6969;
-  const cache = (fileSystem = EXT4) => new SourceContentCache(() => clock, () => fileSystem);
-  beforeEach(() => { clock = T; });
+  const cache = (fileSystem = EXT4) =>
+    new SourceContentCache(
+      () => clock,
+      () => fileSystem,
+    );
+  beforeEach(() => {
+    clock = T;
+  });
 
   it('serves a settled file again while its state is the same', () => {
     const c = cache();
@@ -24,8 +44,11 @@ describe('file provider content cache (SourceContentCache)', () => {
   });
 
   const changes: [string, Partial<FileState>][] = [
-    ['another inode (replaced by rename)', { ino: 43 }], ['another device', { dev: 2 }], ['another size', { size: 7 }],
-    ['another mtime', { mtimeMs: T - 4_000 }], ['another ctime (chmod, write with the same mtime)', { ctimeMs: T - 1 }],
+    ['another inode (replaced by rename)', { ino: 43 }],
+    ['another device', { dev: 2 }],
+    ['another size', { size: 7 }],
+    ['another mtime', { mtimeMs: T - 4_000 }],
+    ['another ctime (chmod, write with the same mtime)', { ctimeMs: T - 1 }],
   ];
   for (const [what, change] of changes) {
     it(`reads again after ${what}, and forgets the old contents`, () => {
@@ -43,7 +66,11 @@ describe('file provider content cache (SourceContentCache)', () => {
     expect(c.size).to.equal(0);
     c.remember('/r/a', state({ ctimeMs: T - RACY_WINDOW_MS, mtimeMs: T - RACY_WINDOW_MS }), T, served());
     expect(c.size).to.equal(1);
-    expect([settledBefore(T - RACY_WINDOW_MS, T), settledBefore(T - RACY_WINDOW_MS + 1, T), settledBefore(T + 5, T)]).to.deep.equal([true, false, false]);
+    expect([
+      settledBefore(T - RACY_WINDOW_MS, T),
+      settledBefore(T - RACY_WINDOW_MS + 1, T),
+      settledBefore(T + 5, T),
+    ]).to.deep.equal([true, false, false]);
   });
 
   it('does not keep a file larger than the size limit, nor one that changed size while read', () => {
@@ -92,7 +119,13 @@ describe('file provider content cache (SourceContentCache)', () => {
   it('asks for the file system of a device once, whether or not it may be cached', () => {
     for (const fileSystem of [EXT4, NFS]) {
       let asked = 0;
-      const c = new SourceContentCache(() => clock, () => { asked++; return fileSystem; });
+      const c = new SourceContentCache(
+        () => clock,
+        () => {
+          asked++;
+          return fileSystem;
+        },
+      );
       c.remember('/r/a', state(), T, served());
       c.remember('/r/b', state(), T, served());
       c.remember('/r/c', state({ dev: 2 }), T, served());

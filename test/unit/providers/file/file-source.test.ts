@@ -40,7 +40,8 @@ describe('file provider source files (SourceReader)', () => {
   });
 
   // A reader per read, uncached: what one object of a Mount gets.
-  const read = (sourcePath: string) => new SourceReader(root, () => '').read({ objectName: 'x', sourcePath }).contents.toString();
+  const read = (sourcePath: string) =>
+    new SourceReader(root, () => '').read({ objectName: 'x', sourcePath }).contents.toString();
   const failure = (sourcePath: string): SscError => {
     try {
       read(sourcePath);
@@ -64,10 +65,28 @@ describe('file provider source files (SourceReader)', () => {
   }
 
   const refused: [string, string, string, string, RegExp][] = [
-    ['a symlink leading outside', 'link-out', 'permission-denied', 'OutsideRoot', /"x" \(sourcePath "link-out"\) is outside the provider root/],
-    ['a file below a symlinked directory leading outside', 'dir-link-out/file', 'permission-denied', 'OutsideRoot', /is outside the provider root/],
+    [
+      'a symlink leading outside',
+      'link-out',
+      'permission-denied',
+      'OutsideRoot',
+      /"x" \(sourcePath "link-out"\) is outside the provider root/,
+    ],
+    [
+      'a file below a symlinked directory leading outside',
+      'dir-link-out/file',
+      'permission-denied',
+      'OutsideRoot',
+      /is outside the provider root/,
+    ],
     ['.. out of the root', '../outside', 'permission-denied', 'OutsideRoot', /is outside the provider root/],
-    ['.. out of a symlinked directory', 'dir-link-in/../../outside', 'permission-denied', 'OutsideRoot', /is outside the provider root/],
+    [
+      '.. out of a symlinked directory',
+      'dir-link-in/../../outside',
+      'permission-denied',
+      'OutsideRoot',
+      /is outside the provider root/,
+    ],
     ['the root itself', '.', 'permission-denied', 'OutsideRoot', /is outside the provider root/],
     ['a missing file', 'nope', 'not-found', 'ObjectNotFound', /"x" \(sourcePath "nope"\) not found/],
     ['a file below a missing directory', 'nodir/password', 'not-found', 'ObjectNotFound', /not found/],
@@ -76,7 +95,13 @@ describe('file provider source files (SourceReader)', () => {
     ['a directory', 'db', 'invalid-argument', 'ReadFailed', /"x" \(sourcePath "db"\) cannot be read \(EISDIR\)/],
     ['a directory spelled with a trailing /', 'db/', 'invalid-argument', 'ReadFailed', /cannot be read \(EISDIR\)/],
     ['a FIFO (without hanging)', 'fifo', 'invalid-argument', 'ReadFailed', /is not a regular file/],
-    ['an absolute path', '/etc/hostname', 'invalid-argument', 'InvalidParameters', /sourcePath must be relative to the provider root/],
+    [
+      'an absolute path',
+      '/etc/hostname',
+      'invalid-argument',
+      'InvalidParameters',
+      /sourcePath must be relative to the provider root/,
+    ],
   ];
   for (const [name, sourcePath, kind, reason, message] of refused) {
     it(`refuses ${name} (${sourcePath})`, () => {
@@ -93,15 +118,29 @@ describe('file provider source files (SourceReader)', () => {
 
     it('reads several objects of one folder and a symlinked one alike', () => {
       const reader = new SourceReader(root, version);
-      const got = ['db/password', 'db/deep/key', 'dir-link-in/deep/key', 'db/password', 'top'].map((sourcePath) => reader.read({ objectName: 'x', sourcePath }).contents.toString());
+      const got = ['db/password', 'db/deep/key', 'dir-link-in/deep/key', 'db/password', 'top'].map((sourcePath) =>
+        reader.read({ objectName: 'x', sourcePath }).contents.toString(),
+      );
       expect(got).to.deep.equal(['s3cret', 'deep key', 'deep key', 's3cret', 'top secret']);
     });
 
     it('takes a root given with a trailing slash, or through a symlink', () => {
-      expect(new SourceReader(`${root}/`, version).read({ objectName: 'x', sourcePath: 'db/password' }).contents.toString()).to.equal('s3cret');
-      expect(new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'db/deep/key' }).contents.toString()).to.equal('deep key');
-      expect(new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-in' }).contents.toString()).to.equal('s3cret');
-      expect(() => new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-out' })).to.throw(/outside the provider root/);
+      expect(
+        new SourceReader(`${root}/`, version).read({ objectName: 'x', sourcePath: 'db/password' }).contents.toString(),
+      ).to.equal('s3cret');
+      expect(
+        new SourceReader(join(work, 'root-link'), version)
+          .read({ objectName: 'x', sourcePath: 'db/deep/key' })
+          .contents.toString(),
+      ).to.equal('deep key');
+      expect(
+        new SourceReader(join(work, 'root-link'), version)
+          .read({ objectName: 'x', sourcePath: 'link-in' })
+          .contents.toString(),
+      ).to.equal('s3cret');
+      expect(() =>
+        new SourceReader(join(work, 'root-link'), version).read({ objectName: 'x', sourcePath: 'link-out' }),
+      ).to.throw(/outside the provider root/);
     });
 
     it('refuses an empty root (RootMissing) instead of reading from /', () => {
@@ -130,7 +169,8 @@ describe('file provider source files (SourceReader)', () => {
     const version = (contents: Buffer): string => `v-${contents.toString()}`;
     // A clock 5 s ahead makes files written just now settled (older than the racy window).
     const settledCache = () => new SourceContentCache(() => Date.now() + 5_000);
-    const readWith = (cache: SourceContentCache, sourcePath: string) => new SourceReader(root, version, cache).read({ objectName: 'x', sourcePath });
+    const readWith = (cache: SourceContentCache, sourcePath: string) =>
+      new SourceReader(root, version, cache).read({ objectName: 'x', sourcePath });
     let n = 0;
     const fresh = async (contents: string): Promise<string> => {
       const sourcePath = `cached/f${++n}`;

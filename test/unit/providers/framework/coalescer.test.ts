@@ -5,10 +5,15 @@ import { deferred, rejection } from '../../../support/deferred.js';
 describe('vault Coalescer', () => {
   it('runs one call for concurrent callers of a key and gives each its result', async () => {
     let coalesced = 0;
-    const c = new Coalescer<string>(() => { coalesced++; });
+    const c = new Coalescer<string>(() => {
+      coalesced++;
+    });
     const login = deferred<string>();
     let calls = 0;
-    const fn = () => { calls++; return login.promise; };
+    const fn = () => {
+      calls++;
+      return login.promise;
+    };
     const waiting = [c.coalesce('alice', fn), c.coalesce('alice', fn), c.coalesce('alice', fn)];
     expect(c.inFlight).to.equal(1);
     login.resolve('token');
@@ -19,7 +24,14 @@ describe('vault Coalescer', () => {
   it('does not share between keys', async () => {
     const c = new Coalescer<string>();
     const calls: string[] = [];
-    const results = await Promise.all(['alice', 'bob', 'alice'].map((k) => c.coalesce(k, async () => { calls.push(k); return `token of ${k}`; })));
+    const results = await Promise.all(
+      ['alice', 'bob', 'alice'].map((k) =>
+        c.coalesce(k, async () => {
+          calls.push(k);
+          return `token of ${k}`;
+        }),
+      ),
+    );
     expect(results).to.deep.equal(['token of alice', 'token of bob', 'token of alice']);
     expect(calls).to.deep.equal(['alice', 'bob']);
   });
@@ -28,11 +40,19 @@ describe('vault Coalescer', () => {
     const c = new Coalescer<string>();
     const login = deferred<string>();
     let calls = 0;
-    const fn = () => { calls++; return login.promise; };
+    const fn = () => {
+      calls++;
+      return login.promise;
+    };
     const waiting = [c.coalesce('alice', fn), c.coalesce('alice', fn)];
     login.reject(new Error('permission denied'));
     for (const p of waiting) expect(((await rejection(p)) as Error).message).to.equal('permission denied');
-    expect(await c.coalesce('alice', async () => { calls++; return 'token'; })).to.equal('token');
+    expect(
+      await c.coalesce('alice', async () => {
+        calls++;
+        return 'token';
+      }),
+    ).to.equal('token');
     expect(calls).to.equal(2);
   });
 
@@ -45,7 +65,11 @@ describe('vault Coalescer', () => {
 
   it('turns a synchronous throw into a rejection', async () => {
     const c = new Coalescer<number>();
-    const err = await rejection(c.coalesce('k', () => { throw new Error('sync'); }));
+    const err = await rejection(
+      c.coalesce('k', () => {
+        throw new Error('sync');
+      }),
+    );
     expect((err as Error).message).to.equal('sync');
     expect(c.inFlight).to.equal(0);
   });
@@ -54,7 +78,10 @@ describe('vault Coalescer', () => {
     const c = new Coalescer<string>();
     const read = deferred<string>();
     let callSignal: AbortSignal | undefined;
-    const fn = (signal: AbortSignal) => { callSignal = signal; return read.promise; };
+    const fn = (signal: AbortSignal) => {
+      callSignal = signal;
+      return read.promise;
+    };
     const first = new AbortController();
     const leaving = c.coalesce('k', fn, first.signal);
     const staying = c.coalesce('k', fn, new AbortController().signal);
@@ -81,7 +108,10 @@ describe('vault Coalescer', () => {
     expect(signals[0]?.aborted).to.equal(false);
     b.abort(new Error('b gave up'));
     expect(signals[0]?.aborted).to.equal(true);
-    expect((await Promise.all(waits.map(rejection))).map((e) => (e as Error).message)).to.deep.equal(['a gave up', 'b gave up']);
+    expect((await Promise.all(waits.map(rejection))).map((e) => (e as Error).message)).to.deep.equal([
+      'a gave up',
+      'b gave up',
+    ]);
     expect(await c.coalesce('k', fn)).to.equal('second');
     stopping.reject(signals[0]?.reason);
     expect(c.inFlight).to.equal(0);
@@ -91,7 +121,20 @@ describe('vault Coalescer', () => {
     const c = new Coalescer<string>();
     let calls = 0;
     const gone = AbortSignal.abort(new Error('too late'));
-    expect(((await rejection(c.coalesce('k', async () => { calls++; return 'x'; }, gone))) as Error).message).to.equal('too late');
+    expect(
+      (
+        (await rejection(
+          c.coalesce(
+            'k',
+            async () => {
+              calls++;
+              return 'x';
+            },
+            gone,
+          ),
+        )) as Error
+      ).message,
+    ).to.equal('too late');
     expect(calls).to.equal(0);
   });
 });

@@ -10,8 +10,10 @@ const KEY = Buffer.alloc(32, 7);
 const logger = createLogger({ component: 'test', silent: true });
 
 describe('hmacVersion', () => {
-  it('without a context is the plain HMAC-SHA-256 of the contents (the file provider\'s versions, unchanged)', () => {
-    expect(hmacVersion(KEY, Buffer.from('hunter2'))).to.equal(createHmac('sha256', KEY).update('hunter2').digest('hex'));
+  it("without a context is the plain HMAC-SHA-256 of the contents (the file provider's versions, unchanged)", () => {
+    expect(hmacVersion(KEY, Buffer.from('hunter2'))).to.equal(
+      createHmac('sha256', KEY).update('hunter2').digest('hex'),
+    );
   });
 
   it('is neither the contents nor their bare hash, and depends on the key', () => {
@@ -29,7 +31,8 @@ describe('hmacVersion', () => {
     ['same context, different contents', ['a', 'x'], ['a', 'y']],
   ];
   for (const [name, [c1, b1], [c2, b2]] of distinct) {
-    it(`differs for ${name}`, () => expect(hmacVersion(KEY, Buffer.from(b1), c1)).to.not.equal(hmacVersion(KEY, Buffer.from(b2), c2)));
+    it(`differs for ${name}`, () =>
+      expect(hmacVersion(KEY, Buffer.from(b1), c1)).to.not.equal(hmacVersion(KEY, Buffer.from(b2), c2)));
   }
 
   it('is the same for the same key, context and contents (any node, any restart)', () => {
@@ -37,14 +40,21 @@ describe('hmacVersion', () => {
   });
 
   it('is the same under the key converted once by versionKey', () => {
-    for (const context of [undefined, 'c']) expect(hmacVersion(versionKey(KEY), Buffer.from('x'), context)).to.equal(hmacVersion(KEY, Buffer.from('x'), context));
+    for (const context of [undefined, 'c'])
+      expect(hmacVersion(versionKey(KEY), Buffer.from('x'), context)).to.equal(
+        hmacVersion(KEY, Buffer.from('x'), context),
+      );
   });
 });
 
 describe('loadOrCreateHmacKey', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-hmac-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-hmac-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('creates a missing key file (32 bytes, 0600) and reads the same key back', async () => {
     const path = join(dir, 'hmac.key');
@@ -65,7 +75,11 @@ describe('loadOrCreateHmacKey', () => {
     const path = join(dir, 'short');
     await writeFile(path, 'short');
     let error: unknown;
-    try { await loadOrCreateHmacKey(path, logger); } catch (err) { error = err; }
+    try {
+      await loadOrCreateHmacKey(path, logger);
+    } catch (err) {
+      error = err;
+    }
     expect((error as Error).message).to.equal(`--hmac-key-file ${path} holds fewer than 16 bytes`);
   });
 

@@ -6,17 +6,23 @@ import { entryBound, lifeUntil, ttlClock, ttlOf } from '../../../../providers/fr
 describe('lru-cache options (lru-options.ts)', () => {
   it('entryBound keeps at most that many entries, evicting the least recently used', () => {
     const evicted: string[] = [];
-    const dispose = (_v: number, k: string, reason: string) => { if (reason === 'evict') evicted.push(k); };
+    const dispose = (_v: number, k: string, reason: string) => {
+      if (reason === 'evict') evicted.push(k);
+    };
     const lru = new LRUCache<string, number>({ ...entryBound(2), dispose });
-    lru.set('a', 1); lru.set('b', 2);
+    lru.set('a', 1);
+    lru.set('b', 2);
     expect(lru.get('a')).to.equal(1);
     lru.set('c', 3);
     expect([[...lru.rkeys()], lru.get('b'), evicted]).to.deep.equal([['a', 'c'], undefined, ['b']]);
     expect(() => entryBound(0)).to.throw(RangeError);
   });
 
-  it('entryBound allocates nothing up front for a large bound (lru-cache\'s max would: ~17 MB for a million)', () => {
-    const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+  it("entryBound allocates nothing up front for a large bound (lru-cache's max would: ~17 MB for a million)", () => {
+    const used = () => {
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
     const before = used();
     const lru = new LRUCache<string, number>(entryBound(1_000_000));
     lru.set('a', 1);

@@ -19,11 +19,14 @@ describe('providerLogLevel', () => {
     [['--log-level=info', '--debug'], 'info'],
   ];
   for (const [argv, want] of cases) {
-    it(`${argv.join(' ') || '(none)'} → ${want}`, () => expect(providerLogLevel(parseFlags(argv, vaultSpecs))).to.equal(want));
+    it(`${argv.join(' ') || '(none)'} → ${want}`, () =>
+      expect(providerLogLevel(parseFlags(argv, vaultSpecs))).to.equal(want));
   }
 
   it('refuses an unknown level naming the flag and every accepted value', () => {
-    expect(() => providerLogLevel(parseFlags(['--log-level=verbose'], vaultSpecs))).to.throw('--log-level must be one of error, warn, info, debug, trace, off, got "verbose"');
+    expect(() => providerLogLevel(parseFlags(['--log-level=verbose'], vaultSpecs))).to.throw(
+      '--log-level must be one of error, warn, info, debug, trace, off, got "verbose"',
+    );
   });
 
   it('a provider that does not declare --debug refuses it', () => {

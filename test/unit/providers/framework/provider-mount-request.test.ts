@@ -6,8 +6,14 @@ import { SscError } from '../../../../lib/errors.js';
 const SECRET = 'hunter2-Zq9';
 const raw = (o: Partial<MountRequest__Output> = {}): MountRequest__Output => ({
   attributes: '{"objects":"- objectName: a","csi.storage.k8s.io/pod.name":"p"}',
-  secrets: `{"password":"${SECRET}"}`, target_path: '/var/lib/kubelet/pods/x/volumes/v/mount', permission: '420',
-  current_object_version: [{ id: 'a', version: '1' }, { id: 'b', version: '2' }], ...o,
+  secrets: `{"password":"${SECRET}"}`,
+  target_path: '/var/lib/kubelet/pods/x/volumes/v/mount',
+  permission: '420',
+  current_object_version: [
+    { id: 'a', version: '1' },
+    { id: 'b', version: '2' },
+  ],
+  ...o,
 });
 
 function failure(r: MountRequest__Output): SscError {
@@ -15,7 +21,10 @@ function failure(r: MountRequest__Output): SscError {
     parseMountRequest(r);
   } catch (err) {
     expect(err).to.be.instanceOf(SscError);
-    expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['invalid-argument', 'InvalidMountRequest']);
+    expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal([
+      'invalid-argument',
+      'InvalidMountRequest',
+    ]);
     return err as SscError;
   }
   throw new Error('expected the request to be rejected');
@@ -28,21 +37,34 @@ describe('parseMountRequest', () => {
     expect(req.secrets).to.deep.equal({ password: SECRET });
     expect(req.targetPath).to.equal('/var/lib/kubelet/pods/x/volumes/v/mount');
     expect(req.permission).to.equal(0o644);
-    expect([...req.currentObjectVersions]).to.deep.equal([['a', '1'], ['b', '2']]);
+    expect([...req.currentObjectVersions]).to.deep.equal([
+      ['a', '1'],
+      ['b', '2'],
+    ]);
   });
 
   // 'null' is what the Go driver v1.6.0 sends for a pod without nodePublishSecretRef.
-  const okSecrets: [string, Record<string, string>][] = [['', {}], ['{}', {}], ['null', {}], [' null\n', {}]];
+  const okSecrets: [string, Record<string, string>][] = [
+    ['', {}],
+    ['{}', {}],
+    ['null', {}],
+    [' null\n', {}],
+  ];
   for (const [secrets, expected] of okSecrets) {
-    it(`secrets ${JSON.stringify(secrets)} → {}`, () => expect(parseMountRequest(raw({ secrets })).secrets).to.deep.equal(expected));
+    it(`secrets ${JSON.stringify(secrets)} → {}`, () =>
+      expect(parseMountRequest(raw({ secrets })).secrets).to.deep.equal(expected));
   }
 
   it('parses the request the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', () => {
     // json.Marshal output: keys sorted, <, > and & escaped as \u003c, \u003e, \u0026; no versions.
     const req = parseMountRequest({
-      attributes: '{"csi.storage.k8s.io/ephemeral":"true","csi.storage.k8s.io/pod.name":"web-0","csi.storage.k8s.io/pod.namespace":"default",'
-        + '"csi.storage.k8s.io/pod.uid":"0c3b","csi.storage.k8s.io/serviceAccount.name":"default","objects":"- objectName: a\\u0026b\\n","secretProviderClass":"app"}',
-      secrets: 'null', target_path: '/var/lib/kubelet/pods/0c3b/volumes/kubernetes.io~csi/secrets/mount', permission: '420', current_object_version: [],
+      attributes:
+        '{"csi.storage.k8s.io/ephemeral":"true","csi.storage.k8s.io/pod.name":"web-0","csi.storage.k8s.io/pod.namespace":"default",' +
+        '"csi.storage.k8s.io/pod.uid":"0c3b","csi.storage.k8s.io/serviceAccount.name":"default","objects":"- objectName: a\\u0026b\\n","secretProviderClass":"app"}',
+      secrets: 'null',
+      target_path: '/var/lib/kubelet/pods/0c3b/volumes/kubernetes.io~csi/secrets/mount',
+      permission: '420',
+      current_object_version: [],
     });
     expect(req.secrets).to.deep.equal({});
     expect(req.attributes.objects).to.equal('- objectName: a&b\n');
@@ -51,9 +73,15 @@ describe('parseMountRequest', () => {
     expect(req.currentObjectVersions.size).to.equal(0);
   });
 
-  const okPermission: [string, number][] = [['420', 420], ['0', 0], ['511', 511], ['384', 384]];
+  const okPermission: [string, number][] = [
+    ['420', 420],
+    ['0', 0],
+    ['511', 511],
+    ['384', 384],
+  ];
   for (const [permission, mode] of okPermission) {
-    it(`permission ${JSON.stringify(permission)} → ${mode}`, () => expect(parseMountRequest(raw({ permission })).permission).to.equal(mode));
+    it(`permission ${JSON.stringify(permission)} → ${mode}`, () =>
+      expect(parseMountRequest(raw({ permission })).permission).to.equal(mode));
   }
 
   // One message for unparsable and out-of-range values (providers/framework/mount-request.ts as of this run).

@@ -11,24 +11,51 @@ const BOB = '{"serviceAccount":"ns/bob"}';
 const DB = '{"method":"GET","path":"secret/data/db"}';
 const API = '{"method":"GET","path":"secret/data/api"}';
 
-interface Body { readonly data: Record<string, unknown>; readonly lease_id?: string }
+interface Body {
+  readonly data: Record<string, unknown>;
+  readonly lease_id?: string;
+}
 
 /** A cache on a test clock, counting its hooks. */
 function cache(options: Partial<ReadCacheOptions<Body>> = {}) {
   let t = 5_000_000;
   const counts = { hit: 0, miss: 0, coalesced: 0 };
   const c = new ReadCache<Body>({
-    weigh: jsonBytes, shareable: (b) => !leaseOf(b), now: () => t,
-    hooks: { hit: () => { counts.hit++; }, miss: () => { counts.miss++; }, coalesced: () => { counts.coalesced++; } },
+    weigh: jsonBytes,
+    shareable: (b) => !leaseOf(b),
+    now: () => t,
+    hooks: {
+      hit: () => {
+        counts.hit++;
+      },
+      miss: () => {
+        counts.miss++;
+      },
+      coalesced: () => {
+        counts.coalesced++;
+      },
+    },
     ...options,
   });
-  return { c, counts, advance: (ms: number) => { t += ms; } };
+  return {
+    c,
+    counts,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 /** A load counting its calls, answering `body`. */
 function loader(body: Body = { data: { password: SECRET } }) {
   const calls = { n: 0 };
-  return { calls, load: async () => { calls.n++; return body; } };
+  return {
+    calls,
+    load: async () => {
+      calls.n++;
+      return body;
+    },
+  };
 }
 
 describe('vault ReadCache', () => {
@@ -45,7 +72,10 @@ describe('vault ReadCache', () => {
     const { c, advance } = cache();
     const slow = deferred<Body>();
     let calls = 0;
-    const load = () => { calls++; return calls === 1 ? slow.promise : Promise.resolve({ data: { v: 2 } }); };
+    const load = () => {
+      calls++;
+      return calls === 1 ? slow.promise : Promise.resolve({ data: { v: 2 } });
+    };
     const first = c.read(ALICE, DB, load);
     advance(3_000); // the read took 3 s: it serves 2 s more, not 5
     slow.resolve({ data: { v: 1 } });
@@ -70,7 +100,10 @@ describe('vault ReadCache', () => {
     const { c, counts } = cache();
     const read = deferred<Body>();
     let calls = 0;
-    const load = () => { calls++; return read.promise; };
+    const load = () => {
+      calls++;
+      return read.promise;
+    };
     const waiting = Array.from({ length: 100 }, () => c.read(ALICE, DB, load));
     read.resolve({ data: { password: SECRET } });
     expect((await Promise.all(waiting)).every((b) => b.data['password'] === SECRET)).to.equal(true);
@@ -81,7 +114,10 @@ describe('vault ReadCache', () => {
     const { c } = cache();
     const read = deferred<Body>();
     let calls = 0;
-    const failing = () => { calls++; return read.promise; };
+    const failing = () => {
+      calls++;
+      return read.promise;
+    };
     const waiting = [c.read(ALICE, DB, failing), c.read(ALICE, DB, failing)];
     read.reject(new Error('Vault is sealed'));
     for (const p of waiting) expect(((await rejection(p)) as Error).message).to.equal('Vault is sealed');
@@ -95,7 +131,12 @@ describe('vault ReadCache', () => {
     const { c, counts } = cache();
     const first = deferred<Body>();
     let n = 0;
-    const load = () => { n++; return n === 1 ? first.promise : Promise.resolve({ data: { username: `u${n}` }, lease_id: `database/creds/app/${n}` }); };
+    const load = () => {
+      n++;
+      return n === 1
+        ? first.promise
+        : Promise.resolve({ data: { username: `u${n}` }, lease_id: `database/creds/app/${n}` });
+    };
     const waiting = [c.read(ALICE, DB, load), c.read(ALICE, DB, load)];
     first.resolve({ data: { username: 'u1' }, lease_id: 'database/creds/app/1' });
     expect((await Promise.all(waiting)).map((b) => b.data['username'])).to.deep.equal(['u1', 'u2']);
@@ -166,7 +207,10 @@ describe('vault ReadCache', () => {
     const { c } = cache({ windowMs: 0 });
     const read = deferred<Body>();
     let calls = 0;
-    const load = () => { calls++; return calls === 1 ? read.promise : Promise.resolve({ data: {} }); };
+    const load = () => {
+      calls++;
+      return calls === 1 ? read.promise : Promise.resolve({ data: {} });
+    };
     const waiting = [c.read(ALICE, DB, load), c.read(ALICE, DB, load)];
     read.resolve({ data: {} });
     await Promise.all(waiting);
@@ -178,7 +222,10 @@ describe('vault ReadCache', () => {
     const { c, counts } = cache({ maxEntries: 0 });
     const read = deferred<Body>();
     let calls = 0;
-    const load = () => { calls++; return calls === 1 ? read.promise : Promise.resolve({ data: {} }); };
+    const load = () => {
+      calls++;
+      return calls === 1 ? read.promise : Promise.resolve({ data: {} });
+    };
     const waiting = [c.read(ALICE, DB, load), c.read(ALICE, DB, load)];
     read.resolve({ data: {} });
     await Promise.all(waiting);
@@ -187,7 +234,11 @@ describe('vault ReadCache', () => {
   });
 
   it('serves a read whose weight is no whole number of bytes, keeping it only if the weight is a number', async () => {
-    for (const [weight, kept] of [[0.4, true], [-3, true], [Number.NaN, false]] as const) {
+    for (const [weight, kept] of [
+      [0.4, true],
+      [-3, true],
+      [Number.NaN, false],
+    ] as const) {
       const { c } = cache({ weigh: () => weight });
       const { calls, load } = loader();
       expect((await c.read(ALICE, DB, load)).data['password']).to.equal(SECRET);
@@ -200,7 +251,10 @@ describe('vault ReadCache', () => {
     let t = 1_000;
     const c = new ReadCache<number>({ weigh: () => 8, now: () => t });
     let calls = 0;
-    const load = async () => { calls++; return 0; };
+    const load = async () => {
+      calls++;
+      return 0;
+    };
     expect([await c.read(ALICE, DB, load), await c.read(ALICE, DB, load), calls]).to.deep.equal([0, 0, 1]);
     t += 5_000;
     await c.read(ALICE, DB, load);
@@ -223,7 +277,12 @@ describe('vault ReadCache', () => {
   it('never shows what it holds to util.inspect, JSON.stringify or String()', async () => {
     const { c } = cache();
     await c.read(ALICE, DB, loader().load);
-    for (const text of [inspect(c, { showHidden: true, depth: 9 }), String(c), JSON.stringify(c), JSON.stringify({ c })]) {
+    for (const text of [
+      inspect(c, { showHidden: true, depth: 9 }),
+      String(c),
+      JSON.stringify(c),
+      JSON.stringify({ c }),
+    ]) {
       expect(text).to.not.include(SECRET);
     }
     expect(String(c)).to.equal(`ReadCache { entries: 1, bytes: ${c.bytes}, windowMs: 5000 }`);

@@ -10,10 +10,12 @@ import { SscError } from '../../../../lib/errors.js';
 
 describe('YAML class parameters are parsed bounded and in linear time', () => {
   it('refuses text over the limit, naming the parameter', () => {
-    expect(() => parseYamlParameter(`a: ${'x'.repeat(MAX_YAML_PARAMETER_BYTES)}`, 'objects')).to.throw(/objects is \d+ bytes; at most 262144 are read/);
+    expect(() => parseYamlParameter(`a: ${'x'.repeat(MAX_YAML_PARAMETER_BYTES)}`, 'objects')).to.throw(
+      /objects is \d+ bytes; at most 262144 are read/,
+    );
   });
 
-  it('a map of 20,000 keys parses in well under a second (the yaml package\'s unique-key check took 4 s)', () => {
+  it("a map of 20,000 keys parses in well under a second (the yaml package's unique-key check took 4 s)", () => {
     const text = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join('\n');
     const started = process.hrtime.bigint();
     parseYamlParameter(text, 'objects');
@@ -28,7 +30,9 @@ describe('YAML class parameters are parsed bounded and in linear time', () => {
 
   it('azure objects: thousands of ignored fields warn ten times, not thousands', () => {
     const fields = Array.from({ length: 5_000 }, (_, i) => `      junk${i}: x`).join('\n');
-    const { warnings } = parseKeyVaultObjects(`array:\n  - |\n      objectName: db\n      objectType: secret\n${fields}\n`);
+    const { warnings } = parseKeyVaultObjects(
+      `array:\n  - |\n      objectName: db\n      objectType: secret\n${fields}\n`,
+    );
     expect(warnings).to.have.length(11);
     expect(warnings[10]).to.equal('… and 4990 more ignored fields');
   });
@@ -36,7 +40,10 @@ describe('YAML class parameters are parsed bounded and in linear time', () => {
   it('azure objects: aliases repeating one long entry are refused before any entry is parsed', () => {
     const long = `objectName: db\nobjectType: secret\npad: ${'x'.repeat(20_000)}`;
     const text = `array:\n  - &e ${JSON.stringify(long)}\n${Array.from({ length: 100 }, () => '  - *e').join('\n')}\n`;
-    expect(() => parseKeyVaultObjects(text)).to.throw(SscError, /entries hold \d+ bytes of YAML together \(aliases expanded\)/);
+    expect(() => parseKeyVaultObjects(text)).to.throw(
+      SscError,
+      /entries hold \d+ bytes of YAML together \(aliases expanded\)/,
+    );
   });
 
   it('azure objects: more entries than allowed are refused before any is parsed', () => {
@@ -45,7 +52,13 @@ describe('YAML class parameters are parsed bounded and in linear time', () => {
   });
 
   it('vault objects: the same bounds', () => {
-    expect(() => parseObjects(`- objectName: a\n  secretPath: ${'x'.repeat(MAX_YAML_PARAMETER_BYTES)}\n`)).to.throw(SscError, /at most 262144 are read/);
-    expect(() => parseObjects('- objectName: a\n  objectName: b\n  secretPath: s\n')).to.throw(SscError, /"objectName" is defined twice/);
+    expect(() => parseObjects(`- objectName: a\n  secretPath: ${'x'.repeat(MAX_YAML_PARAMETER_BYTES)}\n`)).to.throw(
+      SscError,
+      /at most 262144 are read/,
+    );
+    expect(() => parseObjects('- objectName: a\n  objectName: b\n  secretPath: s\n')).to.throw(
+      SscError,
+      /"objectName" is defined twice/,
+    );
   });
 });

@@ -85,14 +85,67 @@ describe('pki CA loading', () => {
     ['no ca.crt', () => ({ 'ca.key': newCa.keyPem }), 'CaMissing', /nodePublishSecretRef has no ca.crt \(/],
     ['no ca.key', () => ({ 'ca.crt': newCa.certPem }), 'CaMissing', /has no ca.key/],
     ['neither', () => ({}), 'CaMissing', /has no ca.crt and ca.key/],
-    ['ca.crt without a certificate', () => ({ 'ca.crt': 'hello', 'ca.key': newCa.keyPem }), 'CaInvalid', /ca.crt holds no PEM CERTIFICATE block/],
-    ['a broken certificate', () => ({ 'ca.crt': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', 'ca.key': newCa.keyPem }), 'CaInvalid', /certificate 1 is not a valid X.509 certificate/],
-    ['ca.key no key', () => ({ 'ca.crt': newCa.certPem, 'ca.key': newCa.certPem }), 'CaInvalid', /ca.key is not an unencrypted PEM private key/],
-    ['an encrypted ca.key', () => ({ 'ca.crt': newCa.certPem, 'ca.key': newCa.key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' }).toString() }), 'CaInvalid', /not an unencrypted PEM private key/],
-    ['ca.key of no certificate in ca.crt', () => ({ 'ca.crt': oldCa.certPem, 'ca.key': newCa.keyPem }), 'CaInvalid', /no certificate in nodePublishSecretRef ca.crt has the public key of ca.key/],
-    ['an X25519 ca.key', () => ({ 'ca.crt': newCa.certPem, 'ca.key': generateKeyPairSync('x25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }), 'CaInvalid', /ca.key: x25519 keys cannot sign certificates/],
-    ['a secp256k1 ca.key', () => ({ 'ca.crt': newCa.certPem, 'ca.key': generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }), 'CaInvalid', /curve secp256k1 cannot sign/],
-    ['an expired signer', () => caSecret([oldCa, newCa], oldCa), 'CaExpired', /the CA certificate for ca.key expired at 2027-01-20T08:00:00.000Z/],
+    [
+      'ca.crt without a certificate',
+      () => ({ 'ca.crt': 'hello', 'ca.key': newCa.keyPem }),
+      'CaInvalid',
+      /ca.crt holds no PEM CERTIFICATE block/,
+    ],
+    [
+      'a broken certificate',
+      () => ({ 'ca.crt': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', 'ca.key': newCa.keyPem }),
+      'CaInvalid',
+      /certificate 1 is not a valid X.509 certificate/,
+    ],
+    [
+      'ca.key no key',
+      () => ({ 'ca.crt': newCa.certPem, 'ca.key': newCa.certPem }),
+      'CaInvalid',
+      /ca.key is not an unencrypted PEM private key/,
+    ],
+    [
+      'an encrypted ca.key',
+      () => ({
+        'ca.crt': newCa.certPem,
+        'ca.key': newCa.key
+          .export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'pw' })
+          .toString(),
+      }),
+      'CaInvalid',
+      /not an unencrypted PEM private key/,
+    ],
+    [
+      'ca.key of no certificate in ca.crt',
+      () => ({ 'ca.crt': oldCa.certPem, 'ca.key': newCa.keyPem }),
+      'CaInvalid',
+      /no certificate in nodePublishSecretRef ca.crt has the public key of ca.key/,
+    ],
+    [
+      'an X25519 ca.key',
+      () => ({
+        'ca.crt': newCa.certPem,
+        'ca.key': generateKeyPairSync('x25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      }),
+      'CaInvalid',
+      /ca.key: x25519 keys cannot sign certificates/,
+    ],
+    [
+      'a secp256k1 ca.key',
+      () => ({
+        'ca.crt': newCa.certPem,
+        'ca.key': generateKeyPairSync('ec', { namedCurve: 'secp256k1' })
+          .privateKey.export({ type: 'pkcs8', format: 'pem' })
+          .toString(),
+      }),
+      'CaInvalid',
+      /curve secp256k1 cannot sign/,
+    ],
+    [
+      'an expired signer',
+      () => caSecret([oldCa, newCa], oldCa),
+      'CaExpired',
+      /the CA certificate for ca.key expired at 2027-01-20T08:00:00.000Z/,
+    ],
   ];
   for (const [name, secrets, reason, message] of refusals) {
     it(`refuses ${name}`, () => {
@@ -107,7 +160,18 @@ describe('pki CA loading', () => {
     expect(refusal(caSecret([future], future)).message).to.match(/is not valid before 2027-01-16T08:00:00.000Z/);
     const leafLike = makeTestCa('not a CA', 'EC-P256', NOW - D, NOW + D);
     // A self-signed certificate with basicConstraints CA:FALSE for the same key.
-    const der = buildCertificate({ serial: Buffer.from([1]), issuer: encodeCommonName('x'), subject: encodeCommonName('x'), notBefore: new Date((NOW - D) * 1000), notAfter: new Date((NOW + D) * 1000), publicKey: leafLike.key, extensions: [basicConstraints(false)] }, leafLike.key);
+    const der = buildCertificate(
+      {
+        serial: Buffer.from([1]),
+        issuer: encodeCommonName('x'),
+        subject: encodeCommonName('x'),
+        notBefore: new Date((NOW - D) * 1000),
+        notAfter: new Date((NOW + D) * 1000),
+        publicKey: leafLike.key,
+        extensions: [basicConstraints(false)],
+      },
+      leafLike.key,
+    );
     const e = refusal({ 'ca.crt': certificatePem(der).toString('latin1'), 'ca.key': leafLike.keyPem });
     expect(e.reason).to.equal('CaInvalid');
     expect(e.message).to.match(/is not a CA \(it needs basicConstraints CA:TRUE\)/);

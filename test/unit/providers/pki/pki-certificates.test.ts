@@ -8,7 +8,15 @@ import type { ProviderMountRequest, ProviderMountResult } from '../../../../prov
 import { PkiMetrics } from '../../../../providers/pki/pki-metrics.js';
 import { PkiProvider } from '../../../../providers/pki/pki-provider.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
-import { caSecret, makeTestCa, opensslDir, opensslText, opensslVerify, type CaAlgorithm, type TestCa } from '../../../support/pki-test-ca.js';
+import {
+  caSecret,
+  makeTestCa,
+  opensslDir,
+  opensslText,
+  opensslVerify,
+  type CaAlgorithm,
+  type TestCa,
+} from '../../../support/pki-test-ca.js';
 
 // What the pki provider issues, checked by openssl (not by our own parser): the chain
 // verifies to the CA for the usage asked, and `openssl x509 -text` shows the SANs, key
@@ -19,8 +27,10 @@ const run = promisify(execFile);
 const D = 24 * 3600;
 const NOW = Math.floor(Date.now() / 1000);
 const POD = {
-  'csi.storage.k8s.io/pod.name': 'web-0', 'csi.storage.k8s.io/pod.namespace': 'shop',
-  'csi.storage.k8s.io/serviceAccount.name': 'web-sa', 'csi.storage.k8s.io/pod.uid': '6f1c1c8e-0d5e-4a4e-9d0c-2a1f4b1e9c11',
+  'csi.storage.k8s.io/pod.name': 'web-0',
+  'csi.storage.k8s.io/pod.namespace': 'shop',
+  'csi.storage.k8s.io/serviceAccount.name': 'web-sa',
+  'csi.storage.k8s.io/pod.uid': '6f1c1c8e-0d5e-4a4e-9d0c-2a1f4b1e9c11',
 };
 const logger = createLogger({ level: 'error', component: 'test' });
 
@@ -33,9 +43,18 @@ function provider(clock: Clock): PkiProvider {
   return new PkiProvider({ minDurationSeconds: 3600 }, { metrics: new PkiMetrics(), now: clock.now });
 }
 
-function mount(p: PkiProvider, attributes: Record<string, string>, secrets: Record<string, string>, current: ProviderMountResult | undefined = undefined, permission = 0o644): Promise<ProviderMountResult> {
+function mount(
+  p: PkiProvider,
+  attributes: Record<string, string>,
+  secrets: Record<string, string>,
+  current: ProviderMountResult | undefined = undefined,
+  permission = 0o644,
+): Promise<ProviderMountResult> {
   const request: ProviderMountRequest = {
-    attributes: { ...POD, ...attributes }, secrets, targetPath: '/var/lib/kubelet/pods/p/volumes/v', permission,
+    attributes: { ...POD, ...attributes },
+    secrets,
+    targetPath: '/var/lib/kubelet/pods/p/volumes/v',
+    permission,
     currentObjectVersions: new Map((current?.objectVersions ?? []).map((v) => [v.id, v.version])),
   };
   return p.mount(request, { signal: new AbortController().signal, logger });
@@ -47,28 +66,64 @@ function file(result: ProviderMountResult, path: string): Buffer {
   return f.contents;
 }
 
-const colonHex = (b: Buffer) => b.toString('hex').toUpperCase().replace(/(..)(?=.)/g, '$1:');
+const colonHex = (b: Buffer) =>
+  b
+    .toString('hex')
+    .toUpperCase()
+    .replace(/(..)(?=.)/g, '$1:');
 
 describe('pki certificates under openssl', function () {
   this.timeout(60_000);
   const cas = new Map<CaAlgorithm, TestCa>();
-  for (const alg of ['EC-P256', 'EC-P384', 'RSA-2048', 'Ed25519'] as const) cas.set(alg, makeTestCa(`${alg} test CA`, alg, NOW - D, NOW + 400 * D));
-  const signatureName: Record<CaAlgorithm, string> = { 'EC-P256': 'ecdsa-with-SHA256', 'EC-P384': 'ecdsa-with-SHA384', 'RSA-2048': 'sha256WithRSAEncryption', 'Ed25519': 'ED25519' };
-  const leafKeyText: Record<string, RegExp> = { 'ECDSA-P256': /id-ecPublicKey[\s\S]*NIST CURVE: P-256/, 'RSA-2048': /rsaEncryption[\s\S]*Public-Key: \(2048 bit\)/, 'RSA-4096': /Public-Key: \(4096 bit\)/, 'Ed25519': /Public Key Algorithm: ED25519/ };
+  for (const alg of ['EC-P256', 'EC-P384', 'RSA-2048', 'Ed25519'] as const)
+    cas.set(alg, makeTestCa(`${alg} test CA`, alg, NOW - D, NOW + 400 * D));
+  const signatureName: Record<CaAlgorithm, string> = {
+    'EC-P256': 'ecdsa-with-SHA256',
+    'EC-P384': 'ecdsa-with-SHA384',
+    'RSA-2048': 'sha256WithRSAEncryption',
+    Ed25519: 'ED25519',
+  };
+  const leafKeyText: Record<string, RegExp> = {
+    'ECDSA-P256': /id-ecPublicKey[\s\S]*NIST CURVE: P-256/,
+    'RSA-2048': /rsaEncryption[\s\S]*Public-Key: \(2048 bit\)/,
+    'RSA-4096': /Public-Key: \(4096 bit\)/,
+    Ed25519: /Public Key Algorithm: ED25519/,
+  };
   const combos: [string, CaAlgorithm][] = [
-    ['ECDSA-P256', 'EC-P256'], ['RSA-2048', 'EC-P256'], ['Ed25519', 'EC-P256'], ['RSA-4096', 'EC-P256'],
-    ['ECDSA-P256', 'RSA-2048'], ['RSA-2048', 'RSA-2048'], ['Ed25519', 'RSA-2048'],
-    ['ECDSA-P256', 'Ed25519'], ['RSA-2048', 'Ed25519'], ['Ed25519', 'Ed25519'],
+    ['ECDSA-P256', 'EC-P256'],
+    ['RSA-2048', 'EC-P256'],
+    ['Ed25519', 'EC-P256'],
+    ['RSA-4096', 'EC-P256'],
+    ['ECDSA-P256', 'RSA-2048'],
+    ['RSA-2048', 'RSA-2048'],
+    ['Ed25519', 'RSA-2048'],
+    ['ECDSA-P256', 'Ed25519'],
+    ['RSA-2048', 'Ed25519'],
+    ['Ed25519', 'Ed25519'],
     ['ECDSA-P256', 'EC-P384'],
   ];
   for (const [keyAlgorithm, caAlg] of combos) {
     it(`a ${keyAlgorithm} leaf from a ${caAlg} CA verifies and carries every extension`, async () => {
       const ca = cas.get(caAlg) as TestCa;
-      const result = await mount(provider(new Clock(NOW)), {
-        commonName: '${POD_NAME}.${POD_NAMESPACE}', keyAlgorithm, usages: 'server,client', duration: '48h', keyFilePermission: '0640',
-        dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc,*.web.example', ipAddresses: '10.1.2.3,2001:db8::1', uris: 'spiffe://cluster.local/ns/${POD_NAMESPACE}/sa/${SERVICE_ACCOUNT_NAME}',
-      }, caSecret([ca], ca));
-      expect(result.files.map((f) => [f.path, f.mode])).to.deep.equal([['tls.crt', 0o644], ['tls.key', 0o640], ['ca.crt', 0o644]]);
+      const result = await mount(
+        provider(new Clock(NOW)),
+        {
+          commonName: '${POD_NAME}.${POD_NAMESPACE}',
+          keyAlgorithm,
+          usages: 'server,client',
+          duration: '48h',
+          keyFilePermission: '0640',
+          dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc,*.web.example',
+          ipAddresses: '10.1.2.3,2001:db8::1',
+          uris: 'spiffe://cluster.local/ns/${POD_NAMESPACE}/sa/${SERVICE_ACCOUNT_NAME}',
+        },
+        caSecret([ca], ca),
+      );
+      expect(result.files.map((f) => [f.path, f.mode])).to.deep.equal([
+        ['tls.crt', 0o644],
+        ['tls.key', 0o640],
+        ['ca.crt', 0o644],
+      ]);
       const dir = await opensslDir();
       try {
         const tlsCrt = await dir.write('tls.crt', file(result, 'tls.crt'));
@@ -86,9 +141,17 @@ describe('pki certificates under openssl', function () {
         expect(text).to.include('Subject: CN = web-0.shop');
         expect(text).to.match(leafKeyText[keyAlgorithm] as RegExp);
         expect(text).to.match(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
-        expect(text).to.match(new RegExp(`X509v3 Key Usage: critical\\s+${keyAlgorithm.startsWith('RSA') ? 'Digital Signature, Key Encipherment' : 'Digital Signature'}\\n`));
-        expect(text).to.match(/X509v3 Extended Key Usage: \s+TLS Web Server Authentication, TLS Web Client Authentication/);
-        expect(text).to.include('DNS:web-0.shop.svc, DNS:*.web.example, IP Address:10.1.2.3, IP Address:2001:DB8:0:0:0:0:0:1, URI:spiffe://cluster.local/ns/shop/sa/web-sa');
+        expect(text).to.match(
+          new RegExp(
+            `X509v3 Key Usage: critical\\s+${keyAlgorithm.startsWith('RSA') ? 'Digital Signature, Key Encipherment' : 'Digital Signature'}\\n`,
+          ),
+        );
+        expect(text).to.match(
+          /X509v3 Extended Key Usage: \s+TLS Web Server Authentication, TLS Web Client Authentication/,
+        );
+        expect(text).to.include(
+          'DNS:web-0.shop.svc, DNS:*.web.example, IP Address:10.1.2.3, IP Address:2001:DB8:0:0:0:0:0:1, URI:spiffe://cluster.local/ns/shop/sa/web-sa',
+        );
         const leaf = new X509Certificate(file(result, 'tls.crt'));
         const spki = leaf.publicKey.export({ type: 'spki', format: 'der' });
         const caX509 = new X509Certificate(ca.certPem);
@@ -98,7 +161,9 @@ describe('pki certificates under openssl', function () {
         expect(text).to.match(new RegExp(`X509v3 Authority Key Identifier: \\s+(keyid:)?${caSki}`));
         const ski = /Subject Key Identifier: \s+([0-9A-F:]+)/.exec(text)?.[1];
         // RFC 5280 method 1 from the SPKI's BIT STRING, computed independently here.
-        const spkiText = (await run('openssl', ['asn1parse', '-inform', 'DER', '-in', await dir.write('spki.der', spki)])).stdout;
+        const spkiText = (
+          await run('openssl', ['asn1parse', '-inform', 'DER', '-in', await dir.write('spki.der', spki)])
+        ).stdout;
         const bitString = /^\s*(\d+):d=1\s+hl=(\d+) l=\s*(\d+) prim: BIT STRING/m.exec(spkiText);
         expect(bitString).to.not.equal(null);
         const [offset, header, length] = [Number(bitString?.[1]), Number(bitString?.[2]), Number(bitString?.[3])];
@@ -106,7 +171,9 @@ describe('pki certificates under openssl', function () {
         expect(ski).to.equal(colonHex(createHash('sha1').update(keyBits).digest()));
         expect(leaf.checkIssued(caX509)).to.equal(true);
         // tls.chain = leaf then the CA; tls.key is PKCS#8 and matches the leaf.
-        expect(file(result, 'tls.crt').toString()).to.match(/^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n$/);
+        expect(file(result, 'tls.crt').toString()).to.match(
+          /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n$/,
+        );
         expect(file(result, 'tls.crt').toString()).to.include(ca.certPem);
         expect(file(result, 'tls.key').toString()).to.match(/^-----BEGIN PRIVATE KEY-----\n/);
         const keyPub = (await run('openssl', ['pkey', '-in', tlsKey, '-pubout'])).stdout;
@@ -115,7 +182,8 @@ describe('pki certificates under openssl', function () {
         // Validity and serial as the version.
         const serialHex = leaf.serialNumber.toLowerCase().padStart(40, '0');
         expect(result.objectVersions).to.deep.equal([
-          { id: 'tls.crt', version: serialHex }, { id: 'tls.key', version: serialHex },
+          { id: 'tls.crt', version: serialHex },
+          { id: 'tls.key', version: serialHex },
           { id: 'ca.crt', version: createHash('sha256').update(file(result, 'ca.crt')).digest('hex') },
         ]);
         expect(new Date(leaf.validFrom).getTime() / 1000).to.equal(NOW);
@@ -148,11 +216,40 @@ describe('pki certificates under openssl', function () {
   it('a CA made by openssl itself (its own SKI/AKI layout) signs leaves openssl verifies', async () => {
     const dir = await opensslDir();
     try {
-      await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir.dir, 'ca.key'), '-out', join(dir.dir, 'ca.pem'),
-        '-days', '30', '-subj', '/O=Example Org/CN=openssl CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-      const secrets = { 'ca.crt': await readFile(join(dir.dir, 'ca.pem'), 'utf8'), 'ca.key': await readFile(join(dir.dir, 'ca.key'), 'utf8') };
-      const result = await mount(provider(new Clock(Math.floor(Date.now() / 1000))), { commonName: 'web', dnsNames: 'web.example' }, secrets);
-      const verified = await opensslVerify(join(dir.dir, 'ca.pem'), await dir.write('tls.crt', file(result, 'tls.crt')));
+      await run('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        join(dir.dir, 'ca.key'),
+        '-out',
+        join(dir.dir, 'ca.pem'),
+        '-days',
+        '30',
+        '-subj',
+        '/O=Example Org/CN=openssl CA',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ]);
+      const secrets = {
+        'ca.crt': await readFile(join(dir.dir, 'ca.pem'), 'utf8'),
+        'ca.key': await readFile(join(dir.dir, 'ca.key'), 'utf8'),
+      };
+      const result = await mount(
+        provider(new Clock(Math.floor(Date.now() / 1000))),
+        { commonName: 'web', dnsNames: 'web.example' },
+        secrets,
+      );
+      const verified = await opensslVerify(
+        join(dir.dir, 'ca.pem'),
+        await dir.write('tls.crt', file(result, 'tls.crt')),
+      );
       expect(verified.output).to.include(': OK');
       expect(await opensslText(join(dir.dir, 'tls.crt'))).to.include('Issuer: O = Example Org, CN = openssl CA');
     } finally {
@@ -160,9 +257,13 @@ describe('pki certificates under openssl', function () {
     }
   });
 
-  it('a leaf never outlives its CA: notAfter is the CA\'s when the duration reaches past it', async () => {
+  it("a leaf never outlives its CA: notAfter is the CA's when the duration reaches past it", async () => {
     const shortCa = makeTestCa('short CA', 'EC-P256', NOW - D, NOW + 2 * D);
-    const result = await mount(provider(new Clock(NOW)), { commonName: 'x', duration: '720h' }, caSecret([shortCa], shortCa));
+    const result = await mount(
+      provider(new Clock(NOW)),
+      { commonName: 'x', duration: '720h' },
+      caSecret([shortCa], shortCa),
+    );
     expect(new Date(new X509Certificate(file(result, 'tls.crt')).validTo).getTime() / 1000).to.equal(NOW + 2 * D);
   });
 });
@@ -205,7 +306,9 @@ describe('pki two-phase CA rotation under openssl', function () {
       expect((await opensslVerify(bundle2, leaf2, { at: clock.seconds })).output).to.include(': OK');
       expect((await opensslVerify(bundle2, leaf1, { at: clock.seconds })).output).to.include(': OK');
       // The new leaf does not verify against the old CA alone (the bundle is needed).
-      expect((await opensslVerify(await dir.write('old.crt', oldCa.certPem), leaf2, { at: clock.seconds })).ok).to.equal(false);
+      expect(
+        (await opensslVerify(await dir.write('old.crt', oldCa.certPem), leaf2, { at: clock.seconds })).ok,
+      ).to.equal(false);
       // Phase 2 again: nothing to do.
       expect((await mount(p, attrs, caSecret([oldCa, newCa], newCa), phase2)).files).to.deep.equal([]);
 
@@ -214,7 +317,10 @@ describe('pki two-phase CA rotation under openssl', function () {
       const phase3 = await mount(p, attrs, caSecret([oldCa, newCa], newCa), phase2);
       expect(file(phase3, 'ca.crt').toString()).to.equal(newCa.certPem);
       const bundle3 = await dir.write('bundle3.crt', file(phase3, 'ca.crt'));
-      expect((await opensslVerify(bundle3, await dir.write('leaf3.crt', file(phase3, 'tls.crt')), { at: clock.seconds })).output).to.include(': OK');
+      expect(
+        (await opensslVerify(bundle3, await dir.write('leaf3.crt', file(phase3, 'tls.crt')), { at: clock.seconds }))
+          .output,
+      ).to.include(': OK');
       expect((await opensslVerify(bundle3, leaf1, { at: clock.seconds - 3600 })).ok).to.equal(false);
     } finally {
       await dir.done();

@@ -24,13 +24,18 @@ describe('pki renewal point', () => {
     ['10s', 10, 8],
   ];
   for (const [name, validity, after] of table) {
-    it(`${name} → renew ${after}s (${(after / H).toFixed(1)}h) after notBefore`, () => expect(renewAt(T0, T0 + validity) - T0).to.equal(after));
+    it(`${name} → renew ${after}s (${(after / H).toFixed(1)}h) after notBefore`, () =>
+      expect(renewAt(T0, T0 + validity) - T0).to.equal(after));
   }
 });
 
 describe('pki serial', () => {
   it('round-trips notBefore, notAfter and the signer tag, 20 octets, positive', () => {
-    for (const [nb, na] of [[0, 1], [T0, T0 + D], [0xfffffffe, 0xffffffff]] as const) {
+    for (const [nb, na] of [
+      [0, 1],
+      [T0, T0 + D],
+      [0xfffffffe, 0xffffffff],
+    ] as const) {
       const serial = encodeSerial({ notBefore: nb, notAfter: na, signerTag: 'a1b2c3d4' }, Buffer.alloc(7, 0xff));
       expect(serial.length).to.equal(20);
       expect(serial[0]).to.equal(1);
@@ -41,23 +46,47 @@ describe('pki serial', () => {
   });
   it('random octets make serials of one second and signer differ', () => {
     const facts = { notBefore: T0, notAfter: T0 + D, signerTag: '00000000' };
-    expect(serialVersion(encodeSerial(facts, Buffer.alloc(7, 1)))).to.not.equal(serialVersion(encodeSerial(facts, Buffer.alloc(7, 2))));
+    expect(serialVersion(encodeSerial(facts, Buffer.alloc(7, 1)))).to.not.equal(
+      serialVersion(encodeSerial(facts, Buffer.alloc(7, 2))),
+    );
   });
-  const foreign = ['', 'abc', '02' + '00'.repeat(19), '01' + '00'.repeat(18), 'AB'.repeat(20), `01${'00'.repeat(8)}${'00'.repeat(11)}`, 'zz'.repeat(20)];
-  for (const v of foreign) it(`a foreign version ${JSON.stringify(v.slice(0, 12))}… decodes to nothing`, () => expect(decodeSerialVersion(v)).to.equal(undefined));
+  const foreign = [
+    '',
+    'abc',
+    '02' + '00'.repeat(19),
+    '01' + '00'.repeat(18),
+    'AB'.repeat(20),
+    `01${'00'.repeat(8)}${'00'.repeat(11)}`,
+    'zz'.repeat(20),
+  ];
+  for (const v of foreign)
+    it(`a foreign version ${JSON.stringify(v.slice(0, 12))}… decodes to nothing`, () =>
+      expect(decodeSerialVersion(v)).to.equal(undefined));
   it('refuses what does not fit', () => {
-    expect(() => encodeSerial({ notBefore: -1, notAfter: 1, signerTag: '00000000' }, Buffer.alloc(7))).to.throw(RangeError);
-    expect(() => encodeSerial({ notBefore: 0, notAfter: 2 ** 32, signerTag: '00000000' }, Buffer.alloc(7))).to.throw(RangeError);
+    expect(() => encodeSerial({ notBefore: -1, notAfter: 1, signerTag: '00000000' }, Buffer.alloc(7))).to.throw(
+      RangeError,
+    );
+    expect(() => encodeSerial({ notBefore: 0, notAfter: 2 ** 32, signerTag: '00000000' }, Buffer.alloc(7))).to.throw(
+      RangeError,
+    );
     expect(() => encodeSerial({ notBefore: 0, notAfter: 1, signerTag: 'xyz' }, Buffer.alloc(7))).to.throw(RangeError);
-    expect(() => encodeSerial({ notBefore: 0, notAfter: 1, signerTag: '00000000' }, Buffer.alloc(6))).to.throw(RangeError);
+    expect(() => encodeSerial({ notBefore: 0, notAfter: 1, signerTag: '00000000' }, Buffer.alloc(6))).to.throw(
+      RangeError,
+    );
   });
 });
 
 describe('pki renewal decision (injected clock)', () => {
   const SIGNER = 'a1b2c3d4';
   const BUNDLE = 'b'.repeat(64);
-  const version = (nb: number, na: number, signer = SIGNER) => serialVersion(encodeSerial({ notBefore: nb, notAfter: na, signerTag: signer }, Buffer.alloc(7, 9)));
-  const mounted = (v: string, bundle = BUNDLE, key = v) => new Map([[OBJECT_IDS.cert, v], [OBJECT_IDS.key, key], [OBJECT_IDS.bundle, bundle]]);
+  const version = (nb: number, na: number, signer = SIGNER) =>
+    serialVersion(encodeSerial({ notBefore: nb, notAfter: na, signerTag: signer }, Buffer.alloc(7, 9)));
+  const mounted = (v: string, bundle = BUNDLE, key = v) =>
+    new Map([
+      [OBJECT_IDS.cert, v],
+      [OBJECT_IDS.key, key],
+      [OBJECT_IDS.bundle, bundle],
+    ]);
   const day = version(T0, T0 + D);
   const table: [string, Map<string, string>, number, boolean, RenewalDecision][] = [
     ['first mount', new Map(), T0, true, 'first'],
@@ -74,12 +103,29 @@ describe('pki renewal decision (injected clock)', () => {
     ['another bundle', mounted(day, 'c'.repeat(64)), T0 + H, true, 'bundle-changed'],
     ['the class or permission changed', mounted(day), T0 + H, false, 'rendering-changed'],
     ['a version this provider did not write', mounted('1'), T0 + H, true, 'unknown-version'],
-    ['tls.key of another serial', mounted(day, BUNDLE, version(T0, T0 + D, '00000000')), T0 + H, true, 'unknown-version'],
-    ['tls.key not mounted', new Map([[OBJECT_IDS.cert, day], [OBJECT_IDS.bundle, BUNDLE]]), T0 + H, true, 'unknown-version'],
+    [
+      'tls.key of another serial',
+      mounted(day, BUNDLE, version(T0, T0 + D, '00000000')),
+      T0 + H,
+      true,
+      'unknown-version',
+    ],
+    [
+      'tls.key not mounted',
+      new Map([
+        [OBJECT_IDS.cert, day],
+        [OBJECT_IDS.bundle, BUNDLE],
+      ]),
+      T0 + H,
+      true,
+      'unknown-version',
+    ],
   ];
   for (const [name, current, now, sameRendering, expected] of table) {
     it(`${name} → ${expected}`, () => {
-      expect(renewalDecision({ current, sameRendering, signerTag: SIGNER, bundleVersion: BUNDLE, now })).to.equal(expected);
+      expect(renewalDecision({ current, sameRendering, signerTag: SIGNER, bundleVersion: BUNDLE, now })).to.equal(
+        expected,
+      );
     });
   }
 });

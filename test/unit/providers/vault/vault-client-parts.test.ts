@@ -1,21 +1,45 @@
 import { expect } from 'chai';
 import { SscError } from '../../../../lib/errors.js';
 import { identityKey, type VaultIdentity } from '../../../../providers/vault/identity.js';
-import { deletedVersion, parseMountInfo, readPlan, readQuery, secretData, type MountInfo } from '../../../../providers/vault/kv-path.js';
+import {
+  deletedVersion,
+  parseMountInfo,
+  readPlan,
+  readQuery,
+  secretData,
+  type MountInfo,
+} from '../../../../providers/vault/kv-path.js';
 import { parseObjects, type VaultObject } from '../../../../providers/vault/objects.js';
 import { SessionCache } from '../../../../providers/vault/session-cache.js';
 import { requestTimeoutMs } from '../../../../providers/vault/request-timeout.js';
 import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../../../providers/framework/sa-token.js';
 import { tokenNeedsLogin } from '../../../../providers/vault/token-expiry.js';
-import { failureOf, vaultError, type VaultFailure, type VaultOperation } from '../../../../providers/vault/vault-errors.js';
+import {
+  failureOf,
+  vaultError,
+  type VaultFailure,
+  type VaultOperation,
+} from '../../../../providers/vault/vault-errors.js';
 import { encodePath } from '../../../../providers/vault/vault-http.js';
 import { checkTokenSubject, jwtSubject } from '../../../../providers/framework/jwt-subject.js';
 import { VAULT_TOKEN_REQUESTER } from '../../../../providers/vault/parameters.js';
 import { rejection } from '../../../support/deferred.js';
 
 const ID: VaultIdentity = {
-  vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes', roleName: 'app', audience: 'vault',
-  serviceAccount: 'shop/web', tls: { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false },
+  vaultAddress: 'https://vault:8200',
+  vaultNamespace: undefined,
+  vaultAuthMountPath: 'kubernetes',
+  roleName: 'app',
+  audience: 'vault',
+  serviceAccount: 'shop/web',
+  tls: {
+    caCertPath: undefined,
+    caDirectory: undefined,
+    serverName: undefined,
+    clientCertPath: undefined,
+    clientKeyPath: undefined,
+    skipVerify: false,
+  },
 };
 
 function object(yaml: string): VaultObject {
@@ -27,9 +51,16 @@ function object(yaml: string): VaultObject {
 describe('vault identity key', () => {
   it('differs when any field differs, and only then', () => {
     const variants: VaultIdentity[] = [
-      { ...ID, vaultAddress: 'https://other:8200' }, { ...ID, vaultNamespace: 'team' }, { ...ID, vaultAuthMountPath: 'jwt' },
-      { ...ID, roleName: 'admin' }, { ...ID, audience: 'bao' }, { ...ID, serviceAccount: 'shop/api' }, { ...ID, serviceAccount: 'other/web' },
-      { ...ID, tls: { ...ID.tls, skipVerify: true } }, { ...ID, tls: { ...ID.tls, caCertPath: '/ca.pem' } }, { ...ID, tls: { ...ID.tls, serverName: 'v' } },
+      { ...ID, vaultAddress: 'https://other:8200' },
+      { ...ID, vaultNamespace: 'team' },
+      { ...ID, vaultAuthMountPath: 'jwt' },
+      { ...ID, roleName: 'admin' },
+      { ...ID, audience: 'bao' },
+      { ...ID, serviceAccount: 'shop/api' },
+      { ...ID, serviceAccount: 'other/web' },
+      { ...ID, tls: { ...ID.tls, skipVerify: true } },
+      { ...ID, tls: { ...ID.tls, caCertPath: '/ca.pem' } },
+      { ...ID, tls: { ...ID.tls, serverName: 'v' } },
       { ...ID, tls: { ...ID.tls, clientCertPath: '/c', clientKeyPath: '/k' } },
     ];
     const keys = new Set([identityKey(ID), ...variants.map(identityKey)]);
@@ -40,10 +71,22 @@ describe('vault identity key', () => {
 
 describe('vault SessionCache', () => {
   /** A session that counts its closes, and a factory of them counting what it made. */
-  class FakeSession { closes = 0; constructor(readonly name: string) {} close(): void { this.closes++; } }
+  class FakeSession {
+    closes = 0;
+    constructor(readonly name: string) {}
+    close(): void {
+      this.closes++;
+    }
+  }
   const made: FakeSession[] = [];
-  const create = (name: string) => () => { const s = new FakeSession(name); made.push(s); return Promise.resolve(s); };
-  beforeEach(() => { made.length = 0; });
+  const create = (name: string) => () => {
+    const s = new FakeSession(name);
+    made.push(s);
+    return Promise.resolve(s);
+  };
+  beforeEach(() => {
+    made.length = 0;
+  });
 
   it('keeps one session per key, evicting and closing the least recently used beyond capacity', async () => {
     const cache = new SessionCache<FakeSession>(2);
@@ -107,27 +150,62 @@ describe('vault KV path mapping', () => {
   }
 
   it('parses sys/internal/ui/mounts answers: KV v2, KV v1, other engines, nonsense', () => {
-    expect(parseMountInfo({ data: { path: 'secret/', type: 'kv', options: { version: '2' } } })).to.deep.equal({ path: 'secret', type: 'kv', kvVersion: 2 });
-    expect(parseMountInfo({ data: { path: 'kv1/', type: 'kv', options: null } })).to.deep.equal({ path: 'kv1', type: 'kv', kvVersion: 1 });
-    expect(parseMountInfo({ data: { path: 'pki/', type: 'pki', options: { version: '2' } } })).to.deep.equal({ path: 'pki', type: 'pki', kvVersion: 1 });
+    expect(parseMountInfo({ data: { path: 'secret/', type: 'kv', options: { version: '2' } } })).to.deep.equal({
+      path: 'secret',
+      type: 'kv',
+      kvVersion: 2,
+    });
+    expect(parseMountInfo({ data: { path: 'kv1/', type: 'kv', options: null } })).to.deep.equal({
+      path: 'kv1',
+      type: 'kv',
+      kvVersion: 1,
+    });
+    expect(parseMountInfo({ data: { path: 'pki/', type: 'pki', options: { version: '2' } } })).to.deep.equal({
+      path: 'pki',
+      type: 'pki',
+      kvVersion: 1,
+    });
     expect(parseMountInfo({ data: null })).to.equal(undefined);
     expect(parseMountInfo(undefined)).to.equal(undefined);
   });
 
   it('sends version first, then the other query parameters, encoded', () => {
-    expect(readQuery(object('- {objectName: a, secretPath: "secret/x?b=1&version=2&c=a%20b"}'))).to.equal('?version=2&b=1&c=a+b');
+    expect(readQuery(object('- {objectName: a, secretPath: "secret/x?b=1&version=2&c=a%20b"}'))).to.equal(
+      '?version=2&b=1&c=a+b',
+    );
     expect(readQuery(object('- {objectName: a, secretPath: secret/x}'))).to.equal('');
   });
 
   it('unwraps KV v2 data.data; a deleted or destroyed version is NOT_FOUND naming the path', () => {
     const o = object('- {objectName: a, secretPath: "secret/x?version=2"}');
-    expect(secretData(o, { path: 'secret/data/x', kv2Data: true }, { data: { data: { k: 'v' }, metadata: { version: 2 } } })).to.deep.equal({ k: 'v' });
+    expect(
+      secretData(o, { path: 'secret/data/x', kv2Data: true }, { data: { data: { k: 'v' }, metadata: { version: 2 } } }),
+    ).to.deep.equal({ k: 'v' });
     expect(secretData(o, { path: 'kv1/x', kv2Data: false }, { data: { k: 'v' } })).to.deep.equal({ k: 'v' });
-    expect(deletedVersion({ data: { data: null, metadata: { deletion_time: '2026-01-01T00:00:00Z', destroyed: false } } })).to.equal('deleted');
-    expect(deletedVersion({ data: { data: null, metadata: { deletion_time: '', destroyed: true } } })).to.equal('destroyed');
+    expect(
+      deletedVersion({ data: { data: null, metadata: { deletion_time: '2026-01-01T00:00:00Z', destroyed: false } } }),
+    ).to.equal('deleted');
+    expect(deletedVersion({ data: { data: null, metadata: { deletion_time: '', destroyed: true } } })).to.equal(
+      'destroyed',
+    );
     expect(deletedVersion({ data: { data: { k: 'v' }, metadata: { deletion_time: '' } } })).to.equal(undefined);
-    const err = (() => { try { secretData(o, { path: 'secret/data/x', kv2Data: true }, { data: { data: null, metadata: { deletion_time: 't', destroyed: false } } }); } catch (e) { return e as SscError; } return undefined; })();
-    expect([err?.kind, err?.reason, err?.message]).to.deep.equal(['not-found', 'SecretVersionDeleted', 'secret "secret/x?version=2" version 2 was deleted in Vault (KV v2); undelete it or write a new version']);
+    const err = (() => {
+      try {
+        secretData(
+          o,
+          { path: 'secret/data/x', kv2Data: true },
+          { data: { data: null, metadata: { deletion_time: 't', destroyed: false } } },
+        );
+      } catch (e) {
+        return e as SscError;
+      }
+      return undefined;
+    })();
+    expect([err?.kind, err?.reason, err?.message]).to.deep.equal([
+      'not-found',
+      'SecretVersionDeleted',
+      'secret "secret/x?version=2" version 2 was deleted in Vault (KV v2); undelete it or write a new version',
+    ]);
     expect(() => secretData(o, { path: 'p', kv2Data: false }, undefined)).to.throw(SscError, 'holds no data');
   });
 
@@ -137,23 +215,112 @@ describe('vault KV path mapping', () => {
 });
 
 describe('vault errors as gRPC codes', () => {
-  const read: VaultOperation = { action: 'read', path: 'secret/data/db', roleName: 'app', vaultAddress: 'https://v:8200', vaultNamespace: 'team' };
+  const read: VaultOperation = {
+    action: 'read',
+    path: 'secret/data/db',
+    roleName: 'app',
+    vaultAddress: 'https://v:8200',
+    vaultNamespace: 'team',
+  };
   const login: VaultOperation = { ...read, action: 'login', path: 'auth/kubernetes/login' };
-  const status = (s: number, errors: string[] = []): VaultFailure => ({ type: 'status', status: s, errors, body: { errors } });
+  const status = (s: number, errors: string[] = []): VaultFailure => ({
+    type: 'status',
+    status: s,
+    errors,
+    body: { errors },
+  });
   const table: [VaultFailure, VaultOperation, string, string, string][] = [
-    [status(403, ['permission denied']), read, 'permission-denied', 'VaultPermissionDenied', 'Vault at https://v:8200 (namespace "team") denied reading "secret/data/db" to role "app" (HTTP 403): the role\'s policies must allow it'],
-    [status(404), read, 'not-found', 'SecretNotFound', 'secret "secret/data/db" not found in Vault at https://v:8200 (namespace "team")'],
-    [status(503, ['Vault is sealed']), read, 'unavailable', 'VaultSealed', 'Vault at https://v:8200 (namespace "team") is sealed or not ready (HTTP 503) for "secret/data/db"'],
-    [status(500), read, 'unavailable', 'VaultServerError', 'Vault at https://v:8200 (namespace "team") failed read "secret/data/db" (HTTP 500)'],
-    [status(429), read, 'unavailable', 'VaultServerError', 'Vault at https://v:8200 (namespace "team") failed read "secret/data/db" (HTTP 429)'],
-    [status(400, ['common name evil.test not allowed\n']), read, 'invalid-argument', 'VaultBadRequest', 'Vault at https://v:8200 (namespace "team") refused read "secret/data/db" as a bad request (HTTP 400): common name evil.test not allowed'],
-    [status(400, ['invalid audience (aud) claim\u001b[31m']), login, 'permission-denied', 'VaultLoginFailed', 'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 400): invalid audience (aud) claim\\u001b[31m'],
-    [status(403, ['permission denied']), login, 'permission-denied', 'VaultLoginFailed', 'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 403): permission denied'],
-    [status(404, []), { ...login, path: 'auth/k8s/c1/login' }, 'invalid-argument', 'VaultAuthMountNotFound', 'Vault at https://v:8200 (namespace "team") has no auth method at "k8s/c1" (login "auth/k8s/c1/login" answered HTTP 404): check vaultAuthMountPath (or --vault-mount)'],
-    [{ type: 'network', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, read, 'unavailable', 'VaultUnreachable', 'cannot reach Vault at https://v:8200 (namespace "team") (ECONNREFUSED)'],
-    [{ type: 'tls', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', message: 'unable to verify the first certificate' }, read, 'unavailable', 'VaultTLSError', 'TLS with Vault at https://v:8200 (namespace "team") failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE): unable to verify the first certificate; check vaultCACertPath, vaultTLSServerName and the client certificate'],
-    [{ type: 'timeout', ms: 1500 }, read, 'deadline-exceeded', 'VaultTimeout', 'Vault at https://v:8200 (namespace "team") did not answer read "secret/data/db" within 1500 ms'],
-    [{ type: 'deadline' }, login, 'deadline-exceeded', 'VaultTimeout', 'the Mount\'s deadline passed before Vault at https://v:8200 (namespace "team") answered (login "auth/kubernetes/login")'],
+    [
+      status(403, ['permission denied']),
+      read,
+      'permission-denied',
+      'VaultPermissionDenied',
+      'Vault at https://v:8200 (namespace "team") denied reading "secret/data/db" to role "app" (HTTP 403): the role\'s policies must allow it',
+    ],
+    [
+      status(404),
+      read,
+      'not-found',
+      'SecretNotFound',
+      'secret "secret/data/db" not found in Vault at https://v:8200 (namespace "team")',
+    ],
+    [
+      status(503, ['Vault is sealed']),
+      read,
+      'unavailable',
+      'VaultSealed',
+      'Vault at https://v:8200 (namespace "team") is sealed or not ready (HTTP 503) for "secret/data/db"',
+    ],
+    [
+      status(500),
+      read,
+      'unavailable',
+      'VaultServerError',
+      'Vault at https://v:8200 (namespace "team") failed read "secret/data/db" (HTTP 500)',
+    ],
+    [
+      status(429),
+      read,
+      'unavailable',
+      'VaultServerError',
+      'Vault at https://v:8200 (namespace "team") failed read "secret/data/db" (HTTP 429)',
+    ],
+    [
+      status(400, ['common name evil.test not allowed\n']),
+      read,
+      'invalid-argument',
+      'VaultBadRequest',
+      'Vault at https://v:8200 (namespace "team") refused read "secret/data/db" as a bad request (HTTP 400): common name evil.test not allowed',
+    ],
+    [
+      status(400, ['invalid audience (aud) claim\u001b[31m']),
+      login,
+      'permission-denied',
+      'VaultLoginFailed',
+      'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 400): invalid audience (aud) claim\\u001b[31m',
+    ],
+    [
+      status(403, ['permission denied']),
+      login,
+      'permission-denied',
+      'VaultLoginFailed',
+      'Vault at https://v:8200 (namespace "team") refused the login at "auth/kubernetes/login" as role "app" (HTTP 403): permission denied',
+    ],
+    [
+      status(404, []),
+      { ...login, path: 'auth/k8s/c1/login' },
+      'invalid-argument',
+      'VaultAuthMountNotFound',
+      'Vault at https://v:8200 (namespace "team") has no auth method at "k8s/c1" (login "auth/k8s/c1/login" answered HTTP 404): check vaultAuthMountPath (or --vault-mount)',
+    ],
+    [
+      { type: 'network', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' },
+      read,
+      'unavailable',
+      'VaultUnreachable',
+      'cannot reach Vault at https://v:8200 (namespace "team") (ECONNREFUSED)',
+    ],
+    [
+      { type: 'tls', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', message: 'unable to verify the first certificate' },
+      read,
+      'unavailable',
+      'VaultTLSError',
+      'TLS with Vault at https://v:8200 (namespace "team") failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE): unable to verify the first certificate; check vaultCACertPath, vaultTLSServerName and the client certificate',
+    ],
+    [
+      { type: 'timeout', ms: 1500 },
+      read,
+      'deadline-exceeded',
+      'VaultTimeout',
+      'Vault at https://v:8200 (namespace "team") did not answer read "secret/data/db" within 1500 ms',
+    ],
+    [
+      { type: 'deadline' },
+      login,
+      'deadline-exceeded',
+      'VaultTimeout',
+      'the Mount\'s deadline passed before Vault at https://v:8200 (namespace "team") answered (login "auth/kubernetes/login")',
+    ],
   ];
   for (const [failure, op, kind, reason, message] of table) {
     it(`${failure.type}${failure.type === 'status' ? ` ${failure.status}` : ''} on ${op.action} → ${kind} ${reason}`, () => {
@@ -163,10 +330,30 @@ describe('vault errors as gRPC codes', () => {
   }
 
   it('reduces node-vault and axios errors to what may be shown (never the request config or its token)', () => {
-    expect(failureOf({ response: { statusCode: 403, body: { errors: ['permission denied'] } } }, 1000)).to.deep.equal({ type: 'status', status: 403, errors: ['permission denied'], body: { errors: ['permission denied'] } });
-    expect(failureOf({ code: 'ECONNABORTED', message: 'timeout of 1000ms exceeded', config: { headers: { 'X-Vault-Token': 's.x' } } }, 1000)).to.deep.equal({ type: 'timeout', ms: 1000 });
-    expect(failureOf({ code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: 'Hostname/IP does not match', config: {} }, 1000)).to.deep.equal({ type: 'tls', code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: 'Hostname/IP does not match' });
-    expect(failureOf({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' }, 1000)).to.deep.equal({ type: 'network', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' });
+    expect(failureOf({ response: { statusCode: 403, body: { errors: ['permission denied'] } } }, 1000)).to.deep.equal({
+      type: 'status',
+      status: 403,
+      errors: ['permission denied'],
+      body: { errors: ['permission denied'] },
+    });
+    expect(
+      failureOf(
+        {
+          code: 'ECONNABORTED',
+          message: 'timeout of 1000ms exceeded',
+          config: { headers: { 'X-Vault-Token': 's.x' } },
+        },
+        1000,
+      ),
+    ).to.deep.equal({ type: 'timeout', ms: 1000 });
+    expect(
+      failureOf({ code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: 'Hostname/IP does not match', config: {} }, 1000),
+    ).to.deep.equal({ type: 'tls', code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: 'Hostname/IP does not match' });
+    expect(failureOf({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' }, 1000)).to.deep.equal({
+      type: 'network',
+      code: 'ECONNREFUSED',
+      message: 'connect ECONNREFUSED 127.0.0.1:1',
+    });
     expect(failureOf('weird', 1000)).to.deep.equal({ type: 'network', code: 'error', message: '' });
   });
 });
@@ -181,7 +368,8 @@ describe('vault token expiry and request timeouts', () => {
     ['expired', [token, 400_000, 1000], true],
     ['a token that does not expire', [{ ...token, leaseSeconds: 0 }, 10 ** 12, 1000], false],
   ];
-  for (const [name, args, expected] of cases) it(`${name}: ${expected ? 'log in' : 'reuse'}`, () => expect(tokenNeedsLogin(...args)).to.equal(expected));
+  for (const [name, args, expected] of cases)
+    it(`${name}: ${expected ? 'log in' : 'reuse'}`, () => expect(tokenNeedsLogin(...args)).to.equal(expected));
 
   it('bounds each call by the Mount deadline minus a margin, else the default', () => {
     expect(requestTimeoutMs(undefined, 0, 10_000)).to.equal(10_000);
@@ -194,37 +382,56 @@ describe('vault token expiry and request timeouts', () => {
 describe('vault service-account token from the driver', () => {
   const attrs = (tokens: unknown) => ({ [TOKENS_ATTRIBUTE]: JSON.stringify(tokens) });
   it('picks the token of the audience', () => {
-    expect(serviceAccountToken(attrs({ vault: { token: 'jwt-1', expirationTimestamp: 'x' }, other: { token: 'jwt-2' } }), 'other', VAULT_TOKEN_REQUESTER)).to.equal('jwt-2');
+    expect(
+      serviceAccountToken(
+        attrs({ vault: { token: 'jwt-1', expirationTimestamp: 'x' }, other: { token: 'jwt-2' } }),
+        'other',
+        VAULT_TOKEN_REQUESTER,
+      ),
+    ).to.equal('jwt-2');
   });
   it('a missing audience is FAILED_PRECONDITION naming it and the tokenRequests, without tokens', () => {
-    const failure = (a: Record<string, string>, aud: string) => { try { serviceAccountToken(a, aud, VAULT_TOKEN_REQUESTER); } catch (e) { return e as SscError; } throw new Error('expected an error'); };
+    const failure = (a: Record<string, string>, aud: string) => {
+      try {
+        serviceAccountToken(a, aud, VAULT_TOKEN_REQUESTER);
+      } catch (e) {
+        return e as SscError;
+      }
+      throw new Error('expected an error');
+    };
     const e = failure(attrs({ vault: { token: 'jwt-1' } }), 'bao');
     expect([e.kind, e.reason]).to.deep.equal(['failed-precondition', 'ServiceAccountTokenMissing']);
-    expect(e.message).to.equal('vault provider: no service-account token for audience "bao" (the driver passed only "vault"): add {audience: "bao"} to the CSIDriver\'s spec.tokenRequests (the class\'s audience parameter picks it)');
+    expect(e.message).to.equal(
+      'vault provider: no service-account token for audience "bao" (the driver passed only "vault"): add {audience: "bao"} to the CSIDriver\'s spec.tokenRequests (the class\'s audience parameter picks it)',
+    );
     expect(failure({}, 'vault').message).to.include('the driver passed no csi.storage.k8s.io/serviceAccount.tokens');
     expect(failure({ [TOKENS_ATTRIBUTE]: '{' }, 'vault').kind).to.equal('invalid-argument');
   });
 });
 
-describe('vault provider and node-vault\'s token-storing commands', () => {
-  it('calls none of node-vault\'s commands that store a token in the shared client (logins, certLogin) nor its renewal timers', async () => {
+describe("vault provider and node-vault's token-storing commands", () => {
+  it("calls none of node-vault's commands that store a token in the shared client (logins, certLogin) nor its renewal timers", async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const { createRequire } = await import('node:module');
     const { fileURLToPath } = await import('node:url');
     const require = createRequire(import.meta.url);
     const commands = require('node-vault/src/commands.js') as Record<string, { tokenSource?: boolean }>;
-    const stores = Object.entries(commands).filter(([, c]) => c.tokenSource).map(([name]) => name);
+    const stores = Object.entries(commands)
+      .filter(([, c]) => c.tokenSource)
+      .map(([name]) => name);
     expect(stores).to.include.members(['kubernetesLogin', 'jwtLogin', 'certLogin']);
     const dir = fileURLToPath(new URL('../../../../../providers/vault/', import.meta.url));
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
       const source = readFileSync(`${dir}${file}`, 'utf8');
-      for (const name of [...stores, 'tokenRenewSelf', 'startTokenRenewal']) expect(source, `${file} calls ${name}`).to.not.match(new RegExp(`\\.${name}\\(`));
+      for (const name of [...stores, 'tokenRenewSelf', 'startTokenRenewal'])
+        expect(source, `${file} calls ${name}`).to.not.match(new RegExp(`\\.${name}\\(`));
     }
   });
 });
 
 describe('vault service-account token subject', () => {
-  const jwtWith = (payload: unknown): string => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.c2lnbmF0dXJl`;
+  const jwtWith = (payload: unknown): string =>
+    `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.c2lnbmF0dXJl`;
   it('reads the sub claim without verifying; nonsense has none', () => {
     expect(jwtSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }))).to.equal('system:serviceaccount:shop:web');
     expect(jwtSubject(jwtWith({ aud: ['vault'] }))).to.equal(undefined);
@@ -232,7 +439,9 @@ describe('vault service-account token subject', () => {
     expect(jwtSubject('a.!!!.c')).to.equal(undefined);
   });
   it('a token of another service account, or no JWT, is FAILED_PRECONDITION naming the expected subject, never the token', () => {
-    expect(() => checkTokenSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }), 'shop', 'web', 'vault')).to.not.throw();
+    expect(() =>
+      checkTokenSubject(jwtWith({ sub: 'system:serviceaccount:shop:web' }), 'shop', 'web', 'vault'),
+    ).to.not.throw();
     const cases: [string, string][] = [
       [jwtWith({ sub: 'system:serviceaccount:shop:admin' }), 'has sub "system:serviceaccount:shop:admin"'],
       ['not-a-jwt-s3cret', 'is not a JWT with a "sub" claim'],
@@ -242,8 +451,15 @@ describe('vault service-account token subject', () => {
         checkTokenSubject(token, 'shop', 'web', 'vault');
         expect.fail('expected FAILED_PRECONDITION');
       } catch (err) {
-        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal(['failed-precondition', 'ServiceAccountTokenMismatch']);
-        expect((err as SscError).message).to.include(why).and.include('not "system:serviceaccount:shop:web"').and.not.include('s3cret').and.not.include('c2lnbmF0dXJl');
+        expect([(err as SscError).kind, (err as SscError).reason]).to.deep.equal([
+          'failed-precondition',
+          'ServiceAccountTokenMismatch',
+        ]);
+        expect((err as SscError).message)
+          .to.include(why)
+          .and.include('not "system:serviceaccount:shop:web"')
+          .and.not.include('s3cret')
+          .and.not.include('c2lnbmF0dXJl');
       }
     }
   });

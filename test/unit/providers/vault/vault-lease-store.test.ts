@@ -25,7 +25,12 @@ const [USER, PASS, CERT] = parseObjects(`
 
 function clock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
   let t = start;
-  return { now: () => t, advance: (ms) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
 }
 
 function lease(now: number, ttlMs = TTL): MountedLease {
@@ -37,7 +42,11 @@ function mounted(...pairs: [VaultObject, string | undefined][]): MountedObject[]
 }
 
 /** A store with a clock and the reasons leases left it. */
-function store(options: { maxLeases?: number; maxBytes?: number } = {}): { s: LeaseStore; c: ReturnType<typeof clock>; drops: LeaseDropReason[] } {
+function store(options: { maxLeases?: number; maxBytes?: number } = {}): {
+  s: LeaseStore;
+  c: ReturnType<typeof clock>;
+  drops: LeaseDropReason[];
+} {
   const c = clock();
   const drops: LeaseDropReason[] = [];
   return { s: new LeaseStore({ ...options, now: c.now, onDrop: (r) => drops.push(r) }), c, drops };
@@ -71,7 +80,18 @@ describe('vault LeaseStore', () => {
 
   it('finds a held lease by identity and the versions the driver has mounted, with its data', () => {
     const { s, c } = store();
-    expect(s.hold(ALICE, [{ object: USER, version: 'v1' }, { object: PASS, version: 'v2' }], 'db/l1', lease(c.now()), data)).to.equal(true);
+    expect(
+      s.hold(
+        ALICE,
+        [
+          { object: USER, version: 'v1' },
+          { object: PASS, version: 'v2' },
+        ],
+        'db/l1',
+        lease(c.now()),
+        data,
+      ),
+    ).to.equal(true);
     const found = s.find(ALICE, mounted([USER, 'v1'], [PASS, 'v2']));
     expect(found?.leaseId).to.equal('db/l1');
     expect(found?.data).to.deep.equal(data);
@@ -82,8 +102,16 @@ describe('vault LeaseStore', () => {
 
   const misses: [string, string, MountedObject[]][] = [
     ['another identity (never served across identities)', BOB, mounted([USER, 'v1'], [PASS, 'v2'])],
-    ['the driver has another version mounted (another pod, a stale entry)', ALICE, mounted([USER, 'v1'], [PASS, 'other'])],
-    ['the driver has nothing mounted for one object (a new pod, a new object)', ALICE, mounted([USER, 'v1'], [PASS, undefined])],
+    [
+      'the driver has another version mounted (another pod, a stale entry)',
+      ALICE,
+      mounted([USER, 'v1'], [PASS, 'other']),
+    ],
+    [
+      'the driver has nothing mounted for one object (a new pod, a new object)',
+      ALICE,
+      mounted([USER, 'v1'], [PASS, undefined]),
+    ],
     ['an object the lease did not produce joined the group', ALICE, mounted([USER, 'v1'], [PASS, 'v2'], [CERT, 'v1'])],
     ['the object was edited (other file permission)', ALICE, mounted([{ ...USER, filePermission: 0o600 }, 'v1'])],
     ['no objects', ALICE, []],
@@ -91,7 +119,16 @@ describe('vault LeaseStore', () => {
   for (const [name, identity, objects] of misses) {
     it(`finds nothing when ${name}`, () => {
       const { s, c } = store();
-      s.hold(ALICE, [{ object: USER, version: 'v1' }, { object: PASS, version: 'v2' }], 'db/l1', lease(c.now()), data);
+      s.hold(
+        ALICE,
+        [
+          { object: USER, version: 'v1' },
+          { object: PASS, version: 'v2' },
+        ],
+        'db/l1',
+        lease(c.now()),
+        data,
+      );
       expect(s.find(identity, objects)).to.equal(undefined);
     });
   }
@@ -106,7 +143,13 @@ describe('vault LeaseStore', () => {
   it('drops a lease when it ends, and when its issuing token ends first', () => {
     const { s, c, drops } = store();
     s.hold(ALICE, [{ object: USER, version: 'v1' }], 'db/l1', lease(c.now()), data);
-    s.hold(ALICE, [{ object: PASS, version: 'v2' }], 'db/l2', { ...lease(c.now()), tokenExpiresAtMs: c.now() + 10_000 }, data);
+    s.hold(
+      ALICE,
+      [{ object: PASS, version: 'v2' }],
+      'db/l2',
+      { ...lease(c.now()), tokenExpiresAtMs: c.now() + 10_000 },
+      data,
+    );
     c.advance(10_000);
     expect(s.find(ALICE, mounted([PASS, 'v2']))).to.equal(undefined);
     expect(s.find(ALICE, mounted([USER, 'v1']))?.leaseId).to.equal('db/l1');
@@ -129,7 +172,11 @@ describe('vault LeaseStore', () => {
     s.hold(ALICE, [{ object: USER, version: 'b' }], 'l-b', lease(c.now()), data);
     expect(s.find(ALICE, mounted([USER, 'a']))).to.not.equal(undefined); // a is now the most recently used
     s.hold(ALICE, [{ object: USER, version: 'c' }], 'l-c', lease(c.now()), data);
-    expect(['a', 'b', 'c'].map((v) => s.find(ALICE, mounted([USER, v]))?.leaseId)).to.deep.equal(['l-a', undefined, 'l-c']);
+    expect(['a', 'b', 'c'].map((v) => s.find(ALICE, mounted([USER, v]))?.leaseId)).to.deep.equal([
+      'l-a',
+      undefined,
+      'l-c',
+    ]);
     expect(drops).to.deep.equal(['capacity']);
   });
 
@@ -139,7 +186,11 @@ describe('vault LeaseStore', () => {
     s.hold(ALICE, [{ object: USER, version: 'b' }], 'l-b', lease(c.now(), 1000), data);
     c.advance(1000);
     s.hold(ALICE, [{ object: USER, version: 'c' }], 'l-c', lease(c.now()), data);
-    expect(['a', 'b', 'c'].map((v) => s.find(ALICE, mounted([USER, v]))?.leaseId)).to.deep.equal(['l-a', undefined, 'l-c']);
+    expect(['a', 'b', 'c'].map((v) => s.find(ALICE, mounted([USER, v]))?.leaseId)).to.deep.equal([
+      'l-a',
+      undefined,
+      'l-c',
+    ]);
     expect(drops).to.deep.equal(['ended']);
   });
 
@@ -151,7 +202,9 @@ describe('vault LeaseStore', () => {
     expect(s.hold(ALICE, [{ object: CERT, version: 'c' }], 'l-c', lease(c.now()), big)).to.equal(true);
     expect(s.bytes).to.be.at.most(1000);
     expect(s.size).to.equal(2);
-    expect(s.hold(ALICE, [{ object: CERT, version: 'd' }], 'l-d', lease(c.now()), { certificate: 'x'.repeat(2000) })).to.equal(false);
+    expect(
+      s.hold(ALICE, [{ object: CERT, version: 'd' }], 'l-d', lease(c.now()), { certificate: 'x'.repeat(2000) }),
+    ).to.equal(false);
     expect(s.size).to.equal(2);
     expect(drops).to.deep.equal(['capacity', 'too-large']);
   });
@@ -223,7 +276,14 @@ describe('vault LeaseStore', () => {
     const { s, c } = store();
     s.hold(ALICE, [{ object: USER, version: 'a' }], 'l-a', lease(c.now()), data);
     const found = s.find(ALICE, mounted([USER, 'a']));
-    for (const text of [inspect(s, { showHidden: true, depth: 9 }), String(s), JSON.stringify(s), JSON.stringify(found), inspect(found, { depth: 9 }), `${JSON.stringify({ s })}`]) {
+    for (const text of [
+      inspect(s, { showHidden: true, depth: 9 }),
+      String(s),
+      JSON.stringify(s),
+      JSON.stringify(found),
+      inspect(found, { depth: 9 }),
+      `${JSON.stringify({ s })}`,
+    ]) {
       expect(text).to.not.include(SECRET);
     }
     expect(String(s)).to.equal(`LeaseStore { leases: 1, bytes: ${s.bytes} }`);

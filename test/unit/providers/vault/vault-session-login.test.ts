@@ -21,15 +21,21 @@ describe('vault session logins shared by concurrent Mounts', () => {
   before(async () => {
     server = createServer((req, res) => {
       let body = '';
-      req.on('data', (c: Buffer) => { body += c.toString(); });
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
       req.on('end', () => {
-        if (req.method !== 'POST' || req.url !== '/v1/auth/jwt/login') { res.writeHead(404).end('{"errors":[]}'); return; }
+        if (req.method !== 'POST' || req.url !== '/v1/auth/jwt/login') {
+          res.writeHead(404).end('{"errors":[]}');
+          return;
+        }
         const jwt = (JSON.parse(body) as { jwt: string }).jwt;
         logins.push(jwt);
         setTimeout(() => {
           res.setHeader('content-type', 'application/json');
           if (jwt === REFUSED_JWT) res.writeHead(403).end(JSON.stringify({ errors: ['permission denied'] }));
-          else res.writeHead(200).end(JSON.stringify({ auth: { client_token: `token-for-${jwt}`, lease_duration: 600 } }));
+          else
+            res.writeHead(200).end(JSON.stringify({ auth: { client_token: `token-for-${jwt}`, lease_duration: 600 } }));
         }, LOGIN_MS);
       });
     });
@@ -40,15 +46,40 @@ describe('vault session logins shared by concurrent Mounts', () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
-  beforeEach(() => { logins = []; });
+  beforeEach(() => {
+    logins = [];
+  });
 
   async function session(): Promise<VaultSession> {
-    const tls = { caCertPath: undefined, caDirectory: undefined, serverName: undefined, clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false };
-    const identity: VaultIdentity = { vaultAddress: address, vaultNamespace: undefined, vaultAuthMountPath: 'jwt', roleName: 'app', audience: 'vault', serviceAccount: 'shop/web', tls };
+    const tls = {
+      caCertPath: undefined,
+      caDirectory: undefined,
+      serverName: undefined,
+      clientCertPath: undefined,
+      clientKeyPath: undefined,
+      skipVerify: false,
+    };
+    const identity: VaultIdentity = {
+      vaultAddress: address,
+      vaultNamespace: undefined,
+      vaultAuthMountPath: 'jwt',
+      roleName: 'app',
+      audience: 'vault',
+      serviceAccount: 'shop/web',
+      tls,
+    };
     return new VaultSession(identity, await createVaultHttp(address, undefined, tls, { maxResponseBytes: 1 << 20 }));
   }
-  const call = (jwt: string, deadlineInMs = 10_000): SessionCall => ({ jwt, deadlineMs: Date.now() + deadlineInMs, requestTimeoutMs: 10_000 });
-  const settle = <T>(p: Promise<T>) => p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
+  const call = (jwt: string, deadlineInMs = 10_000): SessionCall => ({
+    jwt,
+    deadlineMs: Date.now() + deadlineInMs,
+    requestTimeoutMs: 10_000,
+  });
+  const settle = <T>(p: Promise<T>) =>
+    p.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
   const joinSoon = () => new Promise((resolve) => setTimeout(resolve, 100));
 
   it('a refused JWT that logged in first does not fail a concurrent Mount with a good one', async () => {

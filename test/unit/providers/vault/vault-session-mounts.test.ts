@@ -5,12 +5,21 @@ import type { VaultCall, VaultHttp } from '../../../../providers/vault/vault-htt
 import { MOUNT_INFO_TTL_MS, VaultSession, type SessionCall } from '../../../../providers/vault/vault-session.js';
 
 const TLS = {
-  caCertPath: undefined, caDirectory: undefined, serverName: undefined,
-  clientCertPath: undefined, clientKeyPath: undefined, skipVerify: false,
+  caCertPath: undefined,
+  caDirectory: undefined,
+  serverName: undefined,
+  clientCertPath: undefined,
+  clientKeyPath: undefined,
+  skipVerify: false,
 };
 const ID: VaultIdentity = {
-  vaultAddress: 'https://vault:8200', vaultNamespace: undefined, vaultAuthMountPath: 'kubernetes',
-  roleName: 'app', audience: 'vault', serviceAccount: 'shop/web', tls: TLS,
+  vaultAddress: 'https://vault:8200',
+  vaultNamespace: undefined,
+  vaultAuthMountPath: 'kubernetes',
+  roleName: 'app',
+  audience: 'vault',
+  serviceAccount: 'shop/web',
+  tls: TLS,
 };
 const CALL: SessionCall = { jwt: 'jwt', requestTimeoutMs: 10_000 };
 
@@ -39,7 +48,14 @@ function session() {
       return { data: { data: { password: 'pw' }, metadata: { version: 1 } } };
     },
   };
-  return { s: new VaultSession(ID, http, () => t), lookups, reads, advance: (ms: number) => { t += ms; } };
+  return {
+    s: new VaultSession(ID, http, () => t),
+    lookups,
+    reads,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 describe('vault session mount lookups (sys/internal/ui/mounts)', () => {

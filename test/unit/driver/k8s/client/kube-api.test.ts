@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { LineDecoder } from '../../../../../driver/k8s/client/http-transport.js';
 import { resourcePath } from '../../../../../driver/k8s/client/kube-api.js';
-import { appsPath, corePath, csiDriverPath, podStatusPath, secretProviderClassPath } from '../../../../../driver/k8s/resource-paths.js';
+import {
+  appsPath,
+  corePath,
+  csiDriverPath,
+  podStatusPath,
+  secretProviderClassPath,
+} from '../../../../../driver/k8s/resource-paths.js';
 
 describe('Kubernetes REST paths', () => {
   const cases: [string, string][] = [
@@ -9,10 +15,16 @@ describe('Kubernetes REST paths', () => {
     [corePath('secrets', 'team-a', 'db'), '/api/v1/namespaces/team-a/secrets/db'],
     [corePath('serviceaccounts', 'ns', 'default', 'token'), '/api/v1/namespaces/ns/serviceaccounts/default/token'],
     [podStatusPath(), '/apis/secrets-store.csi.x-k8s.io/v1/secretproviderclasspodstatuses'],
-    [podStatusPath('ns', 'app-ns-spc'), '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasspodstatuses/app-ns-spc'],
+    [
+      podStatusPath('ns', 'app-ns-spc'),
+      '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasspodstatuses/app-ns-spc',
+    ],
     [secretProviderClassPath('ns', 'db'), '/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasses/db'],
     // The raw builder escapes what it is given; resource-paths.ts refuses such names first.
-    [resourcePath({ version: 'v1', resource: 'secrets', namespace: 'ns', name: 'a b/c' }), '/api/v1/namespaces/ns/secrets/a%20b%2Fc'],
+    [
+      resourcePath({ version: 'v1', resource: 'secrets', namespace: 'ns', name: 'a b/c' }),
+      '/api/v1/namespaces/ns/secrets/a%20b%2Fc',
+    ],
     [appsPath('deployments', 'ns', 'web'), '/apis/apps/v1/namespaces/ns/deployments/web'],
     [csiDriverPath('secrets-store.csi.k8s.io'), '/apis/storage.k8s.io/v1/csidrivers/secrets-store.csi.k8s.io'],
   ];

@@ -5,26 +5,47 @@ import { join } from 'node:path';
 import { CredentialSource, TOKEN_FILE_TTL_MS, type RunPlugin } from '../../../../../driver/k8s/client/credentials.js';
 import type { ExecPlugin } from '../../../../../driver/k8s/client/kubeconfig.js';
 
-const plugin: ExecPlugin = { command: 'get-token', args: ['--x'], env: { REGION: 'eu' }, apiVersion: 'client.authentication.k8s.io/v1', baseDir: '/cfg' };
+const plugin: ExecPlugin = {
+  command: 'get-token',
+  args: ['--x'],
+  env: { REGION: 'eu' },
+  apiVersion: 'client.authentication.k8s.io/v1',
+  baseDir: '/cfg',
+};
 
 /** A scripted credential plugin: prints the next of `outputs`, recording each run's env. */
 function scripted(outputs: string[]): { run: RunPlugin; envs: NodeJS.ProcessEnv[] } {
   const envs: NodeJS.ProcessEnv[] = [];
-  return { envs, run: async (_p, env) => { envs.push(env); const out = outputs.shift(); if (out === undefined) throw new Error('no more runs'); return out; } };
+  return {
+    envs,
+    run: async (_p, env) => {
+      envs.push(env);
+      const out = outputs.shift();
+      if (out === undefined) throw new Error('no more runs');
+      return out;
+    },
+  };
 }
 
-const credential = (status: Record<string, unknown>) => JSON.stringify({ apiVersion: plugin.apiVersion, kind: 'ExecCredential', status });
+const credential = (status: Record<string, unknown>) =>
+  JSON.stringify({ apiVersion: plugin.apiVersion, kind: 'ExecCredential', status });
 
 describe('CredentialSource: what each API request authenticates with', () => {
   let dir: string;
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'ssc-creds-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ssc-creds-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('sends a static token as Bearer and basic auth as Basic; neither is renewable', async () => {
     const token = new CredentialSource({ type: 'token', token: 'abc' });
     expect(await token.current()).to.deep.equal({ authorization: 'Bearer abc' });
     expect(token.renewable).to.equal(false);
-    expect(await new CredentialSource({ type: 'basic', username: 'u', password: 'p' }).current()).to.deep.equal({ authorization: `Basic ${Buffer.from('u:p').toString('base64')}` });
+    expect(await new CredentialSource({ type: 'basic', username: 'u', password: 'p' }).current()).to.deep.equal({
+      authorization: `Basic ${Buffer.from('u:p').toString('base64')}`,
+    });
     expect(await new CredentialSource({ type: 'none' }).current()).to.deep.equal({});
   });
 
@@ -58,14 +79,21 @@ describe('CredentialSource: what each API request authenticates with', () => {
 
   it('runs an exec plugin with its env and KUBERNETES_EXEC_INFO, once for concurrent requests, again near expiry', async () => {
     let now = Date.parse('2026-01-01T00:00:00Z');
-    const plugin1 = scripted([credential({ token: 't1', expirationTimestamp: '2026-01-01T00:10:00Z' }), credential({ token: 't2' })]);
+    const plugin1 = scripted([
+      credential({ token: 't1', expirationTimestamp: '2026-01-01T00:10:00Z' }),
+      credential({ token: 't2' }),
+    ]);
     const source = new CredentialSource({ type: 'exec', plugin }, () => now, plugin1.run, { PATH: '/bin' });
     const [a, b] = await Promise.all([source.current(), source.current()]);
     expect(a).to.deep.equal({ authorization: 'Bearer t1' });
     expect(b).to.equal(a);
     expect(plugin1.envs).to.have.length(1);
     expect(plugin1.envs[0]).to.include({ PATH: '/bin', REGION: 'eu' });
-    expect(JSON.parse(plugin1.envs[0]?.['KUBERNETES_EXEC_INFO'] ?? '{}')).to.deep.equal({ apiVersion: plugin.apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
+    expect(JSON.parse(plugin1.envs[0]?.['KUBERNETES_EXEC_INFO'] ?? '{}')).to.deep.equal({
+      apiVersion: plugin.apiVersion,
+      kind: 'ExecCredential',
+      spec: { interactive: false },
+    });
     now = Date.parse('2026-01-01T00:09:00Z');
     expect(await source.current()).to.deep.equal({ authorization: 'Bearer t1' });
     now = Date.parse('2026-01-01T00:09:31Z');
@@ -77,7 +105,11 @@ describe('CredentialSource: what each API request authenticates with', () => {
   });
 
   it('takes a client certificate and key from an exec plugin', async () => {
-    const source = new CredentialSource({ type: 'exec', plugin }, Date.now, scripted([credential({ clientCertificateData: 'CERT', clientKeyData: 'KEY' })]).run);
+    const source = new CredentialSource(
+      { type: 'exec', plugin },
+      Date.now,
+      scripted([credential({ clientCertificateData: 'CERT', clientKeyData: 'KEY' })]).run,
+    );
     const auth = await source.current();
     expect(String(auth.cert)).to.equal('CERT');
     expect(String(auth.key)).to.equal('KEY');
@@ -85,16 +117,28 @@ describe('CredentialSource: what each API request authenticates with', () => {
   });
 
   it('refuses plugin output without a credential, never quoting it', async () => {
-    for (const out of ['not json sekret', credential({ expirationTimestamp: 'x' }), JSON.stringify({ kind: 'ExecCredential' })]) {
-      const err = await new CredentialSource({ type: 'exec', plugin }, Date.now, scripted([out]).run).current().then(() => undefined, (e: unknown) => e as Error);
-      expect(err?.message).to.match(/^kubeconfig credential plugin get-token (printed no ExecCredential status|returned neither a token nor a client certificate and key)$/);
+    for (const out of [
+      'not json sekret',
+      credential({ expirationTimestamp: 'x' }),
+      JSON.stringify({ kind: 'ExecCredential' }),
+    ]) {
+      const err = await new CredentialSource({ type: 'exec', plugin }, Date.now, scripted([out]).run).current().then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err?.message).to.match(
+        /^kubeconfig credential plugin get-token (printed no ExecCredential status|returned neither a token nor a client certificate and key)$/,
+      );
       expect(err?.message).not.to.include('sekret');
     }
   });
 
   it('reports a plugin that fails by its exit status only (its output may hold a token)', async () => {
     const failing: ExecPlugin = { ...plugin, command: 'sh', args: ['-c', 'echo sekret; exit 3'] };
-    const err = await new CredentialSource({ type: 'exec', plugin: failing }).current().then(() => undefined, (e: unknown) => e as Error);
+    const err = await new CredentialSource({ type: 'exec', plugin: failing }).current().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err?.message).to.equal('kubeconfig credential plugin sh failed (exit status 3)');
   });
 });
