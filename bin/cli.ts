@@ -41,47 +41,51 @@ function wantsHelp(args: readonly string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).some((a) => /^--?h(elp)?$/.test(a));
 }
 
+/** `secrets-store-csi driver …`: help, upstream's version line, or the driver. */
+async function driverCommand(rest: readonly string[]): Promise<void> {
+  const { DRIVER_FLAGS, versionRequested } = await import('../driver/config.js');
+  if (rest.includes('--help')) {
+    const { flagsHelp } = await import('../lib/flags.js');
+    process.stdout.write(`secrets-store-csi driver [flags]\n${flagsHelp(DRIVER_FLAGS)}\n`);
+    return;
+  }
+  // -version / --version[=true] as upstream's binary: its JSON line, exit 0.
+  if (versionRequested(rest)) {
+    const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([
+      import('../driver/upstream-flags.js'),
+      import('../lib/version.js'),
+    ]);
+    process.stdout.write(upstreamVersionLine(packageVersion()));
+    return;
+  }
+  return (await import('../driver/main.js')).runDriver(rest);
+}
+
+/** `secrets-store-csi provider <name> …`: help, or the named provider. */
+async function providerCommand(given: readonly string[]): Promise<void> {
+  if (wantsHelp(given.slice(0, 1))) {
+    process.stdout.write(PROVIDER_USAGE);
+    return;
+  }
+  const [name, ...provided] = given;
+  const flags = wantsHelp(provided) ? ['--help'] : provided;
+  const load = name === undefined ? undefined : PROVIDERS[name];
+  if (!load) {
+    const what = name === undefined ? 'missing provider name' : `unknown provider ${JSON.stringify(name)}`;
+    throw Object.assign(new Error(`${what}\n\n${PROVIDER_USAGE}`), { exitCode: 2 });
+  }
+  const { runProvider } = await import('../providers/framework/run-provider.js');
+  await runProvider(await load(), flags);
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...given] = argv;
   const rest = wantsHelp(given) ? ['--help'] : given;
   switch (command) {
-    case 'driver': {
-      const { DRIVER_FLAGS, versionRequested } = await import('../driver/config.js');
-      if (rest.includes('--help')) {
-        const { flagsHelp } = await import('../lib/flags.js');
-        process.stdout.write(`secrets-store-csi driver [flags]\n${flagsHelp(DRIVER_FLAGS)}\n`);
-        return;
-      }
-      // -version / --version[=true] as upstream's binary: its JSON line, exit 0.
-      if (versionRequested(rest)) {
-        const [{ upstreamVersionLine }, { packageVersion }] = await Promise.all([
-          import('../driver/upstream-flags.js'),
-          import('../lib/version.js'),
-        ]);
-        process.stdout.write(upstreamVersionLine(packageVersion()));
-        return;
-      }
-      return (await import('../driver/main.js')).runDriver(rest);
-    }
-    case 'provider': {
-      if (wantsHelp(given.slice(0, 1))) {
-        process.stdout.write(PROVIDER_USAGE);
-        return;
-      }
-      const [name, ...provided] = given;
-      const flags = wantsHelp(provided) ? ['--help'] : provided;
-      const load = name === undefined ? undefined : PROVIDERS[name];
-      if (!load)
-        throw Object.assign(
-          new Error(
-            `${name === undefined ? 'missing provider name' : `unknown provider ${JSON.stringify(name)}`}\n\n${PROVIDER_USAGE}`,
-          ),
-          { exitCode: 2 },
-        );
-      const { runProvider } = await import('../providers/framework/run-provider.js');
-      await runProvider(await load(), flags);
-      return;
-    }
+    case 'driver':
+      return driverCommand(rest);
+    case 'provider':
+      return providerCommand(given);
     case 'publish':
       return (await import('./kubelet-commands.js')).publishCommand(rest);
     case 'unpublish':

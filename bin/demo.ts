@@ -34,31 +34,22 @@ stops it at any point; it still unmounts, stops every process it started and del
 directory (exit code 130 or 143).
 `;
 
-/** The demo's steps; every wait goes through session.step so a signal ends it at once. */
-async function showSteps(session: DemoSession, client: CsiClient, target: string): Promise<void> {
+/** Copies the example secrets and classes into the demo's directory, then starts the file provider and the driver. */
+async function startProcesses(session: DemoSession, mountMode: 'tmpfs' | 'dir'): Promise<Child> {
   const { work } = session;
-  const mountMode = process.getuid?.() === 0 ? 'tmpfs' : 'dir';
-  step(`working in ${work} (mount mode: ${mountMode}${mountMode === 'dir' ? ', not root: no tmpfs' : ''})`);
   await session.step(cp(join(EXAMPLES, 'secrets'), join(work, 'secrets'), { recursive: true }));
   // The driver reads a copy of the classes: the vault part adds its class there.
   await session.step(mkdir(join(work, 'classes')));
   await session.step(cp(join(EXAMPLES, 'secretproviderclass.yaml'), join(work, 'classes', 'secretproviderclass.yaml')));
 
   step('starting the file provider');
-  await session.start(
-    [
-      'provider',
-      'file',
-      `--endpoint=unix://${join(work, 'providers', 'file.sock')}`,
-      `--root=${join(work, 'secrets')}`,
-      `--hmac-key-file=${join(work, 'hmac.key')}`,
-    ],
-    /provider started/,
-  );
-  line(`serving ${join(work, 'providers', 'file.sock')}`);
+  const socket = join(work, 'providers', 'file.sock');
+  const provider = ['provider', 'file', `--endpoint=unix://${socket}`, `--root=${join(work, 'secrets')}`];
+  await session.start([...provider, `--hmac-key-file=${join(work, 'hmac.key')}`], /provider started/);
+  line(`serving ${socket}`);
 
   step('starting the driver in local mode');
-  const driver: Child = await session.start(
+  return session.start(
     [
       'driver',
       `--endpoint=unix://${join(work, 'csi.sock')}`,
@@ -73,17 +64,38 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
     ],
     /driver started/,
   );
+}
+
+/** Changes a secret in the store and shows the rotation reconciler swapping it in. */
+async function showRotation(session: DemoSession, driver: Child, target: string): Promise<void> {
+  step('the secret changes in the store; the rotation reconciler (every 2s) picks it up');
+  const before = await session.step(readlink(join(target, '..data')));
+  await session.step(writeFile(join(session.work, 'secrets', 'db', 'password'), 'demo-db-password-2\n'));
+  const rotatedAt = performance.now();
+  await session.step(untilLogged(driver, /"message":"volume rotated"/));
+  line(`rotated after ${((performance.now() - rotatedAt) / 1000).toFixed(1)} s, without a republish`);
+  line(`db-password now: ${JSON.stringify(await session.step(readFile(join(target, 'db-password'), 'utf8')))}`);
+  line(`..data: ${before} -> ${await session.step(readlink(join(target, '..data')))} (swapped atomically)`);
+  await session.step(showVersions(target));
   const metricsPort = Number(/"metricsPort":(\d+)/.exec(driver.stderr())?.[1]);
+  const metrics = await session.step(fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()));
+  for (const m of metrics.split('\n').filter((l) => /^(rotation_reconcile_total|node_publish_total)\{/.test(l)))
+    line(m);
+}
+
+/** The demo's steps; every wait goes through session.step so a signal ends it at once. */
+async function showSteps(session: DemoSession, client: CsiClient, target: string): Promise<void> {
+  const { work } = session;
+  const mountMode = process.getuid?.() === 0 ? 'tmpfs' : 'dir';
+  step(`working in ${work} (mount mode: ${mountMode}${mountMode === 'dir' ? ', not root: no tmpfs' : ''})`);
+  const driver = await startProcesses(session, mountMode);
   const info = await session.step(client.pluginInfo());
   line(`${info.name} ${info.vendor_version}, Probe ready: ${await session.step(client.probe())}`);
 
   step(`NodePublishVolume for pod default/demo-pod, SecretProviderClass ${SPC_NAME}`);
-  const ctx = inlineVolumeContext(
-    { name: 'demo-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' },
-    SPC_NAME,
-  );
+  const pod = { name: 'demo-pod', namespace: 'default', uid: randomUUID(), serviceAccountName: 'default' };
   const started = performance.now();
-  await session.step(client.publish(inlinePublishRequest(VOLUME_ID, target, ctx)));
+  await session.step(client.publish(inlinePublishRequest(VOLUME_ID, target, inlineVolumeContext(pod, SPC_NAME))));
   line(`published in ${(performance.now() - started).toFixed(1)} ms at ${target}`);
   await session.step(showTree(target));
 
@@ -91,37 +103,25 @@ async function showSteps(session: DemoSession, client: CsiClient, target: string
   await session.step(showContents(target, ['db-password', 'api/token', 'config.json']));
   step('.metadata/versions.json (HMAC versions: they never reveal the content)');
   await session.step(showVersions(target));
-
-  step('the secret changes in the store; the rotation reconciler (every 2s) picks it up');
-  const before = await session.step(readlink(join(target, '..data')));
-  await session.step(writeFile(join(work, 'secrets', 'db', 'password'), 'demo-db-password-2\n'));
-  const rotatedAt = performance.now();
-  await session.step(untilLogged(driver, /"message":"volume rotated"/));
-  line(`rotated after ${((performance.now() - rotatedAt) / 1000).toFixed(1)} s, without a republish`);
-  line(`db-password now: ${JSON.stringify(await session.step(readFile(join(target, 'db-password'), 'utf8')))}`);
-  line(`..data: ${before} -> ${await session.step(readlink(join(target, '..data')))} (swapped atomically)`);
-  await session.step(showVersions(target));
-  const metrics = await session.step(fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()));
-  for (const m of metrics.split('\n').filter((l) => /^(rotation_reconcile_total|node_publish_total)\{/.test(l)))
-    line(m);
+  await showRotation(session, driver, target);
 
   step('NodeUnpublishVolume');
   await session.step(client.unpublish(VOLUME_ID, target));
-  line(
-    `target path removed: ${await lstat(target).then(
-      () => false,
-      () => true,
-    )}`,
+  const removed = await lstat(target).then(
+    () => false,
+    () => true,
   );
+  line(`target path removed: ${removed}`);
 
   const bao = locateBao();
-  if (bao)
-    await showVaultSteps(session, client, bao, {
+  if (bao) {
+    const paths = {
       classesDir: join(work, 'classes'),
       providersDir: join(work, 'providers'),
       target: vaultTarget(work),
-    });
-  else step(NO_BAO_LINE);
+    };
+    await showVaultSteps(session, client, bao, paths);
+  } else step(NO_BAO_LINE);
   step('done');
 }
 

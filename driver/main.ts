@@ -1,3 +1,4 @@
+import type { Server } from '@grpc/grpc-js';
 import { csiProto } from '../lib/grpc/grpc-proto.js';
 import { createGrpcServer, routeGrpcLogs } from '../lib/grpc/service.js';
 import { createLogger, type Logger } from '../lib/logging/logger.js';
@@ -10,13 +11,14 @@ import { warnMissingNodeFlags } from '../lib/node-flags.js';
 import { createProcessRegistry } from '../lib/process-registry.js';
 import { parseDriverConfig, type DriverConfig } from './config.js';
 import { controllerHandlers, identityHandlers } from './csi/identity-service.js';
-import { nodeHandlers } from './csi/node-service.js';
+import { nodeHandlers, type NodeServiceDeps } from './csi/node-service.js';
 import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from '../lib/sleep.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
 import type { SecretProviderClass } from './spc/secret-provider-class.js';
-import { DirMounter, TmpfsMounter, volumeMountSource } from './mount/mounter.js';
+import { DirMounter, TmpfsMounter, volumeMountSource, type Mounter } from './mount/mounter.js';
+import { TargetLifecycle } from './mount/target-lifecycle.js';
 import { loadMountSyscalls } from './mount/mount-syscalls.js';
 import { assertMountRights } from './mount/mount-rights.js';
 import { VolumePublisher } from './publish/publisher.js';
@@ -54,14 +56,8 @@ function wakeOnRefreshRequests(rotation: Pick<Rotation, 'wake'>, kube: Pick<Kube
   kube.pods?.onChange(wakeOnRequest);
 }
 
-/** Wires the driver's parts from its config and starts serving CSI on the socket. */
-export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
-  logConfiguration(config, logger);
-
-  // The process's one registry: the driver's metrics and the default process and Node.js ones.
-  const registry = createProcessRegistry();
-  const metrics = new DriverMetrics(registry);
-  const locks = new TargetLocks();
+/** The parts a publish goes through: target locks and lifecycle, the mounter, the provider client. */
+function volumeParts(config: DriverConfig, logger: Logger) {
   const mountFallback = (reason: string, addon: string) =>
     logger.warn('mounting tmpfs with the mount program: the mount addon is not available', { addon, reason });
   const mounter =
@@ -76,7 +72,16 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
     logger,
     sleep: realSleep,
   });
-  // Loaded only in Kubernetes mode: local mode never pays for the API client.
+  return { locks: new TargetLocks(), targets: new TargetLifecycle(), mounter, providers };
+}
+
+/** Kubernetes mode and rotation, each loaded only when configured: local mode never pays for the API client. */
+async function optionalParts(
+  config: DriverConfig,
+  metrics: DriverMetrics,
+  logger: Logger,
+  { mounter, targets }: { mounter: Mounter; targets: TargetLifecycle },
+) {
   const kube =
     config.spcDir === ''
       ? (await import('./kubernetes-mode/kubernetes-mode.js')).startKubernetesMode(
@@ -85,67 +90,66 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
           logger,
           mounter,
           packageVersion(),
+          targets,
         )
       : undefined;
-  const classes = kube
-    ? kube.classes
-    : await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' }));
   const rotation = config.enableSecretRotation
     ? (await import('./rotation/rotation-mode.js')).createRotation(
         config,
         mounter,
         metrics,
         logger,
+        targets,
         kube?.volumes,
         kube?.readCsiDriver,
       )
     : undefined;
+  return { kube, rotation };
+}
+
+/** A gRPC server with the CSI Identity, Controller (capabilities only) and Node services. */
+function csiServer(config: DriverConfig, logger: Logger, ready: () => boolean, node: NodeServiceDeps): Server {
+  routeGrpcLogs(logger);
+  const server = createGrpcServer();
+  const csi = csiProto();
+  const vendorVersion = packageVersion();
+  server.addService(
+    csi.Identity.service,
+    identityHandlers({ driverName: config.driverName, vendorVersion, ready }, logger),
+  );
+  server.addService(csi.Controller.service, controllerHandlers(logger));
+  server.addService(csi.Node.service, nodeHandlers(node));
+  return server;
+}
+
+/** Wires the driver's parts from its config and starts serving CSI on the socket. */
+export async function startDriver(config: DriverConfig, logger: Logger): Promise<RunningDriver> {
+  logConfiguration(config, logger);
+  // The process's one registry: the driver's metrics and the default process and Node.js ones.
+  const registry = createProcessRegistry();
+  const metrics = new DriverMetrics(registry);
+  const { locks, targets, mounter, providers } = volumeParts(config, logger);
+  const { kube, rotation } = await optionalParts(config, metrics, logger, { mounter, targets });
+  const classes =
+    kube?.classes ?? (await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' })));
   const publisher = new VolumePublisher({
-    locks,
-    mounter,
-    providers,
-    logger,
-    now: () => new Date(),
-    classes,
+    ...{ locks, mounter, providers, logger, classes, targets, now: () => new Date() },
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
     skippedHooks: rotation?.hooks ?? [],
     failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
     ...(rotation ? { republish: (t: string, spc: SecretProviderClass) => rotation.republish(t, spc) } : {}),
   });
-
   // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;
   // a --mount-mode=dir target is repaired by its next write).
   if (config.mountMode === 'tmpfs')
     await repairMountedVolumes(volumeMountSource(config.socketPath), logger.child({ component: 'volume' }));
 
   let serving = false;
-  routeGrpcLogs(logger);
-  const server = createGrpcServer();
   const ready = () => serving && (kube?.classes.ready ?? true);
-  const csi = csiProto();
-  server.addService(
-    csi.Identity.service,
-    identityHandlers({ driverName: config.driverName, vendorVersion: packageVersion(), ready }, logger),
-  );
-  server.addService(csi.Controller.service, controllerHandlers(logger));
   const calls = new InFlightCalls('driver');
-  server.addService(
-    csi.Node.service,
-    nodeHandlers({
-      nodeId: config.nodeId,
-      publisher,
-      mounter,
-      locks,
-      metrics,
-      logger,
-      calls,
-      kubeletCaller: config.spcDir === '',
-      onUnpublished: (t: string) => {
-        rotation?.forget(t);
-        kube?.forget(t);
-      },
-    }),
-  );
+  const kubeletCaller = config.spcDir === '';
+  const node = { nodeId: config.nodeId, publisher, mounter, locks, targets, metrics, logger, calls, kubeletCaller };
+  const server = csiServer(config, logger, ready, node);
   // The health endpoint first: a driver that cannot serve it fails before it owns the socket.
   const health =
     config.metricsAddr === ''
@@ -178,7 +182,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
       serving = false;
       await rotation?.stop();
       // Publishes in flight are cancelled and rolled back before the process exits: a
-      // first mount no kubelet knows about must not outlive it (issue 9 item 7).
+      // first mount no kubelet knows about must not outlive it.
       await shutdownServer(server, 5000, calls);
       await kube?.stop();
       providers.close();

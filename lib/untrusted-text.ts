@@ -9,8 +9,8 @@
  * paragraph separators, BOM, interlinear annotation). With the `u` flag a surrogate
  * pair is one code point, so only a lone half matches.
  */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]/gu;
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };

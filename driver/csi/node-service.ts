@@ -10,6 +10,7 @@ import { unary, type AsyncUnaryHandler } from '../../lib/grpc/unary.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import type { Mounter } from '../mount/mounter.js';
 import { PublishError, type VolumePublisher } from '../publish/publisher.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import type { TargetLocks } from '../mount/target-locks.js';
 import { parsePublishRequest, parseUnpublishRequest } from './requests.js';
 
@@ -21,9 +22,9 @@ export interface NodeServiceDeps {
   readonly locks: TargetLocks;
   readonly metrics: DriverMetrics;
   readonly logger: Logger;
-  /** Called after a successful NodeUnpublishVolume (rotation forgets the volume). */
-  readonly onUnpublished?: (targetPath: string) => void;
-  /** Publishes and unpublishes in flight, for shutdown to cancel and wait for (issue 9 item 7). */
+  /** Told after a successful NodeUnpublishVolume: every part that keeps state per target forgets it. */
+  readonly targets: TargetLifecycle;
+  /** Publishes and unpublishes in flight, for shutdown to cancel and wait for (a first mount must not outlive the driver). */
   readonly calls?: InFlightCalls;
   /**
    * Kubernetes mode (kubelet is the caller): a failed republish of a mounted volume is
@@ -126,8 +127,7 @@ function unpublishVolume(
     try {
       const req = parseUnpublishRequest(raw);
       await deps.locks.withLock(req.targetPath, () => deps.mounter.unmount(req.targetPath));
-      deps.publisher.forget(req.targetPath);
-      deps.onUnpublished?.(req.targetPath);
+      deps.targets.forget(req.targetPath);
       metrics.unpublishSucceeded();
       logger.info('volume unpublished', { volumeId: req.volumeId, targetPath: req.targetPath });
       return {};

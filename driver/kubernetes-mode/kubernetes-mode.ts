@@ -6,6 +6,7 @@ import type { PublishFailureHook, PublishHook } from '../publish/publisher.js';
 import type { VolumeSource } from '../rotation/reconciler.js';
 import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../mount/mounter.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import { ApiVolumes } from './api-volumes.js';
 import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
 import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
@@ -36,8 +37,6 @@ export interface KubernetesMode {
   readonly volumes: VolumeSource & RequestRebuilder;
   /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
   readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
-  /** NodeUnpublishVolume happened: the hooks forget the volume, and a failed Secret sync of it stops retrying. */
-  forget(targetPath: string): void;
   /** Stops the watches and closes the API connections. */
   stop(): Promise<void>;
 }
@@ -148,13 +147,51 @@ function startSecretSync(
   return { secretSync, resync };
 }
 
-/** Kubernetes mode: the API client, the SecretProviderClass cache and the publish hook. */
+/** Restart-on-rotation's restarter: only when rotation is on. */
+function workloadRestarter(
+  api: KubeApi,
+  config: DriverConfig,
+  events: EventRecorder,
+  logger: Logger,
+): WorkloadRestarter | undefined {
+  if (!config.enableSecretRotation) return undefined;
+  const minIntervalMs = config.workloadRestartMinIntervalMs;
+  return new WorkloadRestarter({ api, events, logger, now: () => new Date(), sleep: realSleep, minIntervalMs });
+}
+
+/** Rotation's and Secret resync's view of this node's volumes. */
+function apiVolumes(
+  api: KubeApi,
+  config: DriverConfig,
+  classes: ApiSecretProviderClassSource,
+  mounter: Mounter,
+  logger: Logger,
+  watches: ReconcilerWatches,
+): ApiVolumes {
+  return new ApiVolumes(
+    api,
+    classes,
+    new ServiceAccountTokens(api, config.driverName, Date.now),
+    mounter,
+    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs },
+    logger.child({ component: 'rotation' }),
+    watches.pods,
+    watches.usedSecrets,
+    watches.podStatuses,
+  );
+}
+
+/**
+ * Kubernetes mode: the API client, the SecretProviderClass cache and the publish hooks.
+ * The hooks and Secret sync forget a target when `targets` does.
+ */
 export function startKubernetesMode(
   config: DriverConfig,
   metrics: DriverMetrics,
   logger: Logger,
   mounter: Mounter,
   version: string,
+  targets: TargetLifecycle,
 ): KubernetesMode {
   const api = connectKubeApi(config.kubeconfig, process.env, {
     userAgent: `secrets-store-csi/${version} (${config.nodeId})`,
@@ -165,29 +202,13 @@ export function startKubernetesMode(
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
-  const { pods, podStatuses, usedSecrets } = startReconcilerWatches(api, config, k8sLogger);
-  const restarter = config.enableSecretRotation
-    ? new WorkloadRestarter({
-        api,
-        events,
-        logger: k8sLogger,
-        now,
-        sleep: realSleep,
-        minIntervalMs: config.workloadRestartMinIntervalMs,
-      })
-    : undefined;
-  const volumes = new ApiVolumes(
-    api,
-    classes,
-    new ServiceAccountTokens(api, config.driverName, Date.now),
-    mounter,
-    { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs },
-    k8sLogger.child({ component: 'rotation' }),
-    pods,
-    usedSecrets,
-    podStatuses,
-  );
+  const watches = startReconcilerWatches(api, config, k8sLogger);
+  const { pods, podStatuses, usedSecrets } = watches;
+  const restarter = workloadRestarter(api, config, events, k8sLogger);
+  const volumes = apiVolumes(api, config, classes, mounter, k8sLogger, watches);
   const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
+  const podStatus = new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored));
+  const secrets = sync?.secretSync;
   const hooks = kubernetesHooks({
     api,
     nodeId: config.nodeId,
@@ -195,9 +216,14 @@ export function startKubernetesMode(
     now,
     logger: k8sLogger,
     pods,
-    podStatus: new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored)),
-    secrets: sync?.secretSync,
+    podStatus,
+    secrets,
     restarter,
+  });
+  // A volume unpublished: the hooks drop its lastError mark, and a failed Secret sync of it stops retrying.
+  targets.onForgotten((targetPath) => {
+    hooks.forget(targetPath);
+    secrets?.forget(targetPath);
   });
   return {
     classes,
@@ -207,10 +233,6 @@ export function startKubernetesMode(
     volumes,
     failureHook: hooks.failureHook,
     readCsiDriver: () => readCsiDriver(api, config.driverName),
-    forget: (targetPath) => {
-      hooks.forget(targetPath);
-      sync?.secretSync.forget(targetPath);
-    },
     async stop() {
       restarter?.stop();
       await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);

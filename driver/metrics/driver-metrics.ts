@@ -9,7 +9,7 @@ function providerLabel(provider: string): string {
 const OS_TYPE = process.platform === 'win32' ? 'windows' : 'linux';
 
 /**
- * The driver's Prometheus metrics, with upstream's names and labels (SPEC 9) so
+ * The driver's Prometheus metrics, with upstream's names and labels (docs/metrics.md) so
  * existing dashboards and alerts keep working. One instance per driver process.
  */
 export class DriverMetrics {
@@ -26,69 +26,53 @@ export class DriverMetrics {
 
   /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
   constructor(readonly registry: Registry = new Registry()) {
-    this.publishTotal = new Counter({
-      name: 'node_publish_total',
-      help: 'Successful NodePublishVolume calls',
-      labelNames: ['provider', 'os_type'],
-      registers: [this.registry],
-    });
-    this.publishErrors = new Counter({
-      name: 'node_publish_error_total',
-      help: 'Failed NodePublishVolume calls',
-      labelNames: ['provider', 'error_type', 'os_type'],
-      registers: [this.registry],
-    });
-    this.unpublishTotal = new Counter({
-      name: 'node_unpublish_total',
-      help: 'Successful NodeUnpublishVolume calls',
-      labelNames: ['os_type'],
-      registers: [this.registry],
-    });
-    this.unpublishErrors = new Counter({
-      name: 'node_unpublish_error_total',
-      help: 'Failed NodeUnpublishVolume calls',
-      labelNames: ['error_type', 'os_type'],
-      registers: [this.registry],
-    });
-    this.syncTotal = new Counter({
-      name: 'sync_k8s_secret_total',
-      help: 'Kubernetes Secrets synced from mounted files',
-      labelNames: ['provider', 'os_type'],
-      registers: [this.registry],
-    });
-    this.rotationTotal = new Counter({
-      name: 'rotation_reconcile_total',
-      help: 'Volumes refreshed by the rotation reconciler',
-      labelNames: ['provider', 'os_type', 'rotated'],
-      registers: [this.registry],
-    });
-    this.rotationErrors = new Counter({
-      name: 'rotation_reconcile_error_total',
-      help: 'Failed rotation refreshes',
-      labelNames: ['provider', 'os_type', 'error_type', 'rotated'],
-      registers: [this.registry],
-    });
-    this.rotationDuration = new Histogram({
-      name: 'rotation_reconcile_duration_sec',
-      help: 'Time to refresh one volume',
-      labelNames: ['os_type'],
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
-      registers: [this.registry],
-    });
+    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
+      new Counter({ name, help, labelNames, registers: [registry] });
+    const histogram = (name: string, help: string, buckets: number[]): Histogram<'os_type'> =>
+      new Histogram({ name, help, labelNames: ['os_type'], buckets, registers: [registry] });
+    // Registered in the order /metrics lists them.
+    this.publishTotal = counter('node_publish_total', 'Successful NodePublishVolume calls', ['provider', 'os_type']);
+    this.publishErrors = counter('node_publish_error_total', 'Failed NodePublishVolume calls', [
+      'provider',
+      'error_type',
+      'os_type',
+    ]);
+    this.unpublishTotal = counter('node_unpublish_total', 'Successful NodeUnpublishVolume calls', ['os_type']);
+    this.unpublishErrors = counter('node_unpublish_error_total', 'Failed NodeUnpublishVolume calls', [
+      'error_type',
+      'os_type',
+    ]);
+    this.syncTotal = counter('sync_k8s_secret_total', 'Kubernetes Secrets synced from mounted files', [
+      'provider',
+      'os_type',
+    ]);
+    this.rotationTotal = counter('rotation_reconcile_total', 'Volumes refreshed by the rotation reconciler', [
+      'provider',
+      'os_type',
+      'rotated',
+    ]);
+    this.rotationErrors = counter('rotation_reconcile_error_total', 'Failed rotation refreshes', [
+      'provider',
+      'os_type',
+      'error_type',
+      'rotated',
+    ]);
+    this.rotationDuration = histogram(
+      'rotation_reconcile_duration_sec',
+      'Time to refresh one volume',
+      [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+    );
     // client-go's name, so API load dashboards cover this driver too (Kubernetes mode only).
-    this.apiRequests = new Counter({
-      name: 'rest_client_requests_total',
-      help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)',
-      labelNames: ['method', 'code'],
-      registers: [this.registry],
-    });
-    this.syncDuration = new Histogram({
-      name: 'k8s_secret_duration_sec',
-      help: 'Time to sync one Kubernetes Secret',
-      labelNames: ['os_type'],
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [this.registry],
-    });
+    this.apiRequests = counter(
+      'rest_client_requests_total',
+      'Kubernetes API requests by HTTP method and status code ("<error>": no answer)',
+      ['method', 'code'],
+    );
+    this.syncDuration = histogram(
+      'k8s_secret_duration_sec',
+      'Time to sync one Kubernetes Secret',
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    );
   }
 
   /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */

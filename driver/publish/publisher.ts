@@ -16,6 +16,7 @@ import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from '
 import type { Mounter } from '../mount/mounter.js';
 import { assertNoOverlap } from '../mount/nesting.js';
 import type { ObjectVersion } from '../volume/payload.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import type { TargetLocks } from '../mount/target-locks.js';
 
 /** The provider side of publishing: one Mount call. */
@@ -57,6 +58,8 @@ export interface PublisherDeps {
    * volume does. Without it, republishes re-fetch as kubelet publishes.
    */
   readonly republish?: (targetPath: string, spc: SecretProviderClass) => RepublishDecision;
+  /** Where the publisher learns that a target was unpublished (absent: only its own rollbacks forget). */
+  readonly targets?: TargetLifecycle;
   /** The atomic writer (shared so it remembers digests of what it wrote). */
   readonly writer?: AtomicWriter<readonly ObjectVersion[]>;
 }
@@ -110,9 +113,10 @@ export class VolumePublisher {
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter({ logger: deps.logger });
+    deps.targets?.onForgotten((targetPath) => this.forget(targetPath));
   }
 
-  /** Forgets what it knows of a target (after NodeUnpublishVolume). */
+  /** Forgets what it knows of a target (after NodeUnpublishVolume, or a first mount rolled back). */
   forget(targetPath: string): void {
     this.writer.forget(targetPath);
     this.hooksOwed.delete(targetPath);

@@ -39,15 +39,7 @@ export class PublishingRefresher implements VolumeRefresher {
       request = await this.requests.rebuild(volume);
     } catch (err) {
       const e = toSscError(err);
-      const message = `rotation for ${where} could not prepare the request: ${e.message}`;
-      this.logger.warn('rotation refresh failed', {
-        pod: `${volume.pod.namespace}/${volume.pod.name}`,
-        spc: volume.spcName,
-        targetPath: volume.targetPath,
-        reason: e.reason,
-        error: message,
-      });
-      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', message);
+      await this.reportFailure(volume, e.reason, `rotation for ${where} could not prepare the request: ${e.message}`);
       return { result: 'failed', provider: volume.provider, errorType: e.reason, rotated: false };
     }
     if (!request) return { result: 'skipped', provider: volume.provider };
@@ -78,14 +70,7 @@ export class PublishingRefresher implements VolumeRefresher {
       // Another operation holds the target (a kubelet publish or unpublish): try next round.
       // A driver shutting down cancels refreshes in flight: not a failure to report.
       if (e.reason === 'OperationInProgress' || signal.aborted) return { result: 'skipped', provider: volume.provider };
-      this.logger.warn('rotation refresh failed', {
-        pod: `${volume.pod.namespace}/${volume.pod.name}`,
-        spc: volume.spcName,
-        targetPath: volume.targetPath,
-        reason: e.reason,
-        error: e.message,
-      });
-      await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', e.message);
+      await this.reportFailure(volume, e.reason, e.message);
       const { provider, rotated } = err as { provider?: string; rotated?: boolean };
       return {
         result: 'failed',
@@ -94,5 +79,17 @@ export class PublishingRefresher implements VolumeRefresher {
         rotated: rotated === true,
       };
     }
+  }
+
+  /** Logs a failed refresh and tells the pod (MountRotationFailed). */
+  private async reportFailure(volume: RotationVolume, reason: string, message: string): Promise<void> {
+    this.logger.warn('rotation refresh failed', {
+      pod: `${volume.pod.namespace}/${volume.pod.name}`,
+      spc: volume.spcName,
+      targetPath: volume.targetPath,
+      reason,
+      error: message,
+    });
+    await this.events?.event(volume.pod, 'Warning', 'MountRotationFailed', message);
   }
 }

@@ -5,6 +5,7 @@ import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../../lib/sleep.js';
 import type { Mounter } from '../mount/mounter.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import type {
   PublishedVolume,
   PublishFailureHook,
@@ -37,8 +38,6 @@ export interface Rotation {
   republish(targetPath: string, spc: SecretProviderClass): RepublishDecision;
   /** Ends the reconciler's wait early (an on-demand refresh was requested). */
   wake(): void;
-  /** NodeUnpublishVolume happened. */
-  forget(targetPath: string): void;
   /** Starts the loop once the publisher exists. */
   start(publisher: VolumePublisher, events: EventRecorder | undefined): void;
   stop(): Promise<void>;
@@ -68,6 +67,7 @@ function republishRotation(
   metrics: DriverMetrics,
   logger: Logger,
   csiDriver: CsiDriverReader | undefined,
+  targets: TargetLifecycle,
 ): Rotation {
   const rotation = new RepublishRotation({
     config,
@@ -76,11 +76,11 @@ function republishRotation(
     now: Date.now,
     csiDriver,
   });
+  targets.onForgotten((targetPath) => rotation.forget(targetPath));
   return {
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
     republish: (targetPath, spc) => rotation.republish(targetPath, spc),
-    forget: (targetPath) => rotation.forget(targetPath),
     wake: () => undefined,
     start: (_publisher, events) => {
       void rotation.start(events);
@@ -100,14 +100,16 @@ export function createRotation(
   mounter: Mounter,
   metrics: DriverMetrics,
   logger: Logger,
+  targets: TargetLifecycle,
   api?: VolumeSource & RequestRebuilder,
   csiDriver?: CsiDriverReader,
 ): Rotation {
-  if (config.rotationMode === 'republish') return republishRotation(config, metrics, logger, csiDriver);
+  if (config.rotationMode === 'republish') return republishRotation(config, metrics, logger, csiDriver, targets);
   const interval = config.rotationPollIntervalMs;
   const schedule = new RotationSchedule();
   const log = logger.child({ component: 'rotation' });
   const source: VolumeSource & RequestRebuilder = api ?? localVolumes(config, mounter, log);
+  targets.onForgotten((targetPath) => source.forget?.(targetPath));
   let reconciler: RotationReconciler | undefined;
   const recordPublish: PublishHook = async (volume: PublishedVolume) => {
     if (volume.origin !== 'kubelet') return;
@@ -123,7 +125,6 @@ export function createRotation(
     failureHooks: [],
     // A kubelet republish (requiresRepublish) of a volume refreshed within the interval is a no-op.
     republish: (targetPath) => (schedule.isFresh(targetPath, interval, Date.now()) ? 'skip' : 'refresh'),
-    forget: (targetPath) => source.forget?.(targetPath),
     wake: () => reconciler?.wake(),
     start(publisher, events) {
       reconciler = new RotationReconciler({

@@ -196,27 +196,7 @@ export class SecretSyncer {
     const { namespace } = pod;
     const name = object.secretName;
     const existing = await this.read(namespace, name);
-    if (!existing) {
-      const body: Secret = {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name,
-          namespace,
-          labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
-          annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
-          // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
-          ownerReferences: owners.filter((o) => o.uid !== ''),
-        },
-        type: object.type,
-        data: encode(data),
-      };
-      await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => {
-        throw fromKubeError(err, `create Secret ${namespace}/${name}`);
-      });
-      this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
-      return 'created';
-    }
+    if (!existing) return this.create(namespace, object, data, digest, owners);
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
     const ownerReferences = [...(existing.metadata.ownerReferences ?? []), ...missing];
@@ -251,6 +231,36 @@ export class SecretSyncer {
     });
     this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
     return 'updated';
+  }
+
+  /** Creates the Secret, labelled as ours and owned by `owners`. */
+  private async create(
+    namespace: string,
+    object: SecretObject,
+    data: Map<string, Buffer>,
+    digest: string,
+    owners: readonly OwnerReference[],
+  ): Promise<SecretSyncOutcome> {
+    const name = object.secretName;
+    const body: Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace,
+        labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
+        annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
+        // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
+        ownerReferences: owners.filter((o) => o.uid !== ''),
+      },
+      type: object.type,
+      data: encode(data),
+    };
+    await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => {
+      throw fromKubeError(err, `create Secret ${namespace}/${name}`);
+    });
+    this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
+    return 'created';
   }
 
   /**

@@ -40,6 +40,41 @@ export function errnoError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/** Node refuses a header it cannot send (a credential with a control character) synchronously: say which. */
+function refusedRequestError(err: unknown): Error {
+  if ((err as { code?: unknown }).code === 'ERR_INVALID_CHAR') {
+    return new KubeCredentialError('the credentials hold a character an HTTP header cannot carry');
+  }
+  return err as Error;
+}
+
+/** Marks a reset of a reused keep-alive connection: the server closed it idle, so the request may be sent again. */
+function markStaleConnection(req: ClientRequest, err: Error): void {
+  const code = (err as { code?: unknown }).code;
+  if ((req as { reusedSocket?: boolean }).reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) {
+    Object.assign(err, { [STALE_CONNECTION]: true });
+  }
+}
+
+/** Calls `abort` when the exchange's signal aborts or its deadline passes; returns what stops watching. */
+function watchLimits(limits: ExchangeLimits, abort: (err: Error) => void): () => void {
+  const { signal, deadlineMs } = limits;
+  const onAbort = () =>
+    abort(signal?.reason instanceof Error ? signal.reason : errnoError('request aborted', 'ABORT_ERR'));
+  if (signal?.aborted) {
+    onAbort();
+    return () => {};
+  }
+  const deadline = `no answer from the API server within ${deadlineMs} ms`;
+  const timer =
+    deadlineMs === undefined ? undefined : setTimeout(() => abort(errnoError(deadline, 'ETIMEDOUT')), deadlineMs);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return () => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  };
+}
+
 /**
  * HTTP exchanges with the API server: the endpoint's TLS settings, keep-alive pools
  * (one for requests, one for watches), the server URL's path prefix kept (a proxied
@@ -68,23 +103,14 @@ export class HttpTransport {
     limits: ExchangeLimits,
   ): Promise<Answer> {
     const url = new URL(`${this.base}${path}`);
-    const headers: OutgoingHttpHeaders = { Accept: 'application/json', 'User-Agent': this.userAgent };
-    if (auth.authorization) headers['Authorization'] = auth.authorization;
-    if (payload !== undefined) {
-      headers['Content-Type'] = contentType;
-      headers['Content-Length'] = Buffer.byteLength(payload);
-    }
+    const headers = this.headersFor(auth, payload, contentType);
     const request = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
     return new Promise((resolve, reject) => {
       let reason: Error | undefined;
       let answered = false;
       let settled = false;
-      let timer: NodeJS.Timeout | undefined;
       let req: ClientRequest | undefined;
-      const cleanup = () => {
-        clearTimeout(timer);
-        limits.signal?.removeEventListener('abort', onAbort);
-      };
+      let cleanup = () => {};
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
@@ -98,10 +124,6 @@ export class HttpTransport {
         req?.destroy(err);
         if (!answered) fail(err);
       };
-      const onAbort = () =>
-        abort(
-          limits.signal?.reason instanceof Error ? limits.signal.reason : errnoError('request aborted', 'ABORT_ERR'),
-        );
       try {
         req = request(
           url,
@@ -115,30 +137,31 @@ export class HttpTransport {
           },
         );
       } catch (err) {
-        // Node refuses a header it cannot send (a credential with a control character) synchronously.
-        fail(
-          (err as { code?: unknown }).code === 'ERR_INVALID_CHAR'
-            ? new KubeCredentialError('the credentials hold a character an HTTP header cannot carry')
-            : (err as Error),
-        );
+        fail(refusedRequestError(err));
         return;
       }
       const sent = req;
       sent.on('error', (err) => {
-        const code = (err as { code?: unknown }).code;
-        if ((sent as { reusedSocket?: boolean }).reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !reason)
-          Object.assign(err, { [STALE_CONNECTION]: true });
+        if (!reason) markStaleConnection(sent, err);
         fail(reason ?? err);
       });
-      if (limits.deadlineMs !== undefined)
-        timer = setTimeout(
-          () => abort(errnoError(`no answer from the API server within ${limits.deadlineMs} ms`, 'ETIMEDOUT')),
-          limits.deadlineMs,
-        );
-      if (limits.signal?.aborted) onAbort();
-      else limits.signal?.addEventListener('abort', onAbort, { once: true });
+      cleanup = watchLimits(limits, abort);
       sent.end(payload);
     });
+  }
+
+  private headersFor(
+    auth: RequestAuth,
+    payload: string | undefined,
+    contentType: string | undefined,
+  ): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = { Accept: 'application/json', 'User-Agent': this.userAgent };
+    if (auth.authorization) headers['Authorization'] = auth.authorization;
+    if (payload !== undefined) {
+      headers['Content-Type'] = contentType;
+      headers['Content-Length'] = Buffer.byteLength(payload);
+    }
+    return headers;
   }
 
   /** Closes pooled connections (driver shutdown). */

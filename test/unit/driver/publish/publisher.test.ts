@@ -3,6 +3,7 @@ import { mkdtemp, readFile, readlink, rename, rm, symlink, unlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../../../driver/mount/mounter.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { PublishError, VolumePublisher, type PublishedVolume } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
@@ -15,7 +16,9 @@ function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   let calls = 0;
   let contents = 'v1';
   const sentVersions: string[][] = [];
+  const targets = new TargetLifecycle();
   const publisher = new VolumePublisher({
+    targets,
     locks: new TargetLocks(),
     mounter: new DirMounter(),
     logger: createLogger({ component: 'test', silent: true }),
@@ -36,6 +39,7 @@ function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   });
   return {
     publisher,
+    targets,
     calls: () => calls,
     set: (c: string) => {
       contents = c;
@@ -231,8 +235,8 @@ describe('VolumePublisher', () => {
     // The files (and .metadata/a) matched, so nothing was rewritten: from now on the
     // publisher knows the payload directory holds what the provider returned...
     await p.publisher.publish(r, {}, 'rotation');
-    // ...and after forget (NodeUnpublishVolume) it knows nothing and reads the disk again.
-    p.publisher.forget(r.targetPath);
+    // ...and once the target is forgotten (NodeUnpublishVolume) it knows nothing and reads the disk again.
+    p.targets.forget(r.targetPath);
     await p.publisher.publish(r, {}, 'rotation');
     expect(p.sentVersions).to.deep.equal([[], ['a=v0'], ['a=v1'], ['a=v0']]);
   });

@@ -15,11 +15,20 @@ describe('YAML class parameters are parsed bounded and in linear time', () => {
     );
   });
 
-  it("a map of 20,000 keys parses in well under a second (the yaml package's unique-key check took 4 s)", () => {
-    const text = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join('\n');
-    const started = process.hrtime.bigint();
-    parseYamlParameter(text, 'objects');
-    expect(Number(process.hrtime.bigint() - started) / 1e6).to.be.lessThan(1_000);
+  it("a map's keys are checked in linear time: 4× the keys take far less than 16× as long (the yaml package's unique-key check is quadratic)", () => {
+    const ms = (keys: number): number => {
+      const text = Array.from({ length: keys }, (_, i) => `k${i}: v`).join('\n');
+      let best = Infinity;
+      // The best of three: a GC pause or a busy machine only ever adds time.
+      for (let run = 0; run < 3; run++) {
+        const started = process.hrtime.bigint();
+        parseYamlParameter(text, 'objects');
+        best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6);
+      }
+      return best;
+    };
+    ms(2_000); // warm up the parser
+    expect(ms(20_000) / ms(5_000)).to.be.lessThan(8);
   });
 
   it('a key defined twice in one map is an error, as yaml.v3\'s "already defined"', () => {
