@@ -10,7 +10,7 @@ import { checkTokenSubject } from '../framework/jwt-subject.js';
 import { serviceAccountToken, type TokenRequester } from '../framework/sa-token.js';
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
-import { invalidParameter } from './azure-parameter-error.js';
+import { invalidParameter } from './azure-errors.js';
 
 /** The identity of a Mount; secrets and tokens are only here, never in messages. */
 export type AzureAuth =

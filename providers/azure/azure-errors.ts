@@ -4,6 +4,10 @@
 // and neither may carry a token or a value into a log, event or gRPC status.
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { invalidParameterOf } from '../framework/parameter-errors.js';
+
+/** A bad SecretProviderClass parameter of the azure provider (providers/framework/parameter-errors.ts). */
+export const invalidParameter = invalidParameterOf('azure');
 
 /** Which identity a Mount used, in words for messages (never its secret). */
 export type IdentityKind = 'workload identity' | 'service principal' | 'managed identity';

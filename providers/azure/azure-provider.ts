@@ -8,7 +8,6 @@
 import type { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
-import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import type {
   ProviderCallContext,
@@ -30,6 +29,7 @@ import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
 import { parseAzureMount } from './parameters.js';
 import type { AzureSettings } from './settings.js';
 import type { RetryClock } from './throttle-retry.js';
+import { invalidParameter } from './azure-errors.js';
 
 /** Targets whose last answer the provider remembers (for properties-only rotations). */
 const REMEMBERED_TARGETS = 10_000;
@@ -93,9 +93,7 @@ export class AzureProvider implements SecretsProvider {
     for (const warning of config.warnings) ctx.logger.warn(`azure provider: ${warning}`);
     if (config.objects.length === 0) {
       // Upstream answers no object versions, which both drivers refuse with a vaguer error.
-      throw new SscError('invalid-argument', 'azure provider: objects lists no object (objects.array is empty)', {
-        reason: 'InvalidParameters',
-      });
+      throw invalidParameter('objects lists no object (objects.array is empty)');
     }
     const identity = this.identities.identity(config.auth, {
       tenantId: config.tenantId,

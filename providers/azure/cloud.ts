@@ -8,7 +8,7 @@
 // authority and the Key Vault resource (upstream: KeyVaultEndpoint without its "/").
 import { quoted } from '../../lib/untrusted-text.js';
 import { SscError } from '../../lib/errors.js';
-import { invalidParameter } from './azure-parameter-error.js';
+import { invalidParameter } from './azure-errors.js';
 import { goEqualFold } from './go-strings.js';
 
 /** What a Mount needs to know of a cloud. */

@@ -5,12 +5,12 @@
 // object's latest version comes with its value. On a rotation (the driver sent the
 // mounted versions) each unpinned object's versions are listed first (properties, no
 // value), so that when nothing changed the Mount is answered without reading a value.
-import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import type { VersionProperties } from './keyvault-reader.js';
 import { hasVersionHistory, historyFileName, historyObjectId, objectId, type KeyVaultObject } from './objects.js';
 import { describeObject } from './render.js';
 import { latestVersion, selectVersionHistory } from './version-history.js';
+import { invalidParameter } from './azure-errors.js';
 
 /** One file-producing read of a Mount. */
 export interface PlannedEntry {
@@ -83,10 +83,8 @@ export function uniqueVersions(
   for (const { id, version } of entries) {
     const seen = byId.get(id);
     if (seen !== undefined && seen !== version) {
-      throw new SscError(
-        'invalid-argument',
-        `azure provider: ${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`,
-        { reason: 'InvalidParameters' },
+      throw invalidParameter(
+        `${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`,
       );
     }
     byId.set(id, version);

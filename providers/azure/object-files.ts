@@ -3,7 +3,6 @@
 // writes 0 as is, mode 000). Two objects whose files collide
 // (an alias equal to another object's `.crt`/`.key` under
 // --write-cert-and-key-in-separate-files) are refused here, where the flag is known.
-import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { CertificateRead, KeyRead, SecretRead } from './keyvault-reader.js';
@@ -16,6 +15,7 @@ import {
   type RenderedContent,
   type RenderOptions,
 } from './render.js';
+import { invalidParameter } from './azure-errors.js';
 
 /** What was read for one entry, by object type. */
 export type FetchedObject =
@@ -53,10 +53,8 @@ export function mountFiles(
       const path = `${entry.fileName}${c.suffix}`;
       const owner = owners.get(path);
       if (owner !== undefined && owner !== entry.id) {
-        throw new SscError(
-          'invalid-argument',
-          `azure provider: objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`,
-          { reason: 'InvalidParameters' },
+        throw invalidParameter(
+          `objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`,
         );
       }
       owners.set(path, entry.id);

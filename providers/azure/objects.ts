@@ -21,7 +21,8 @@ import {
   parseYamlParameter,
   resolveAlias,
 } from '../framework/go-yaml.js';
-import { invalidParameter } from './azure-parameter-error.js';
+import { fieldName as objectFieldName, goStringField } from '../framework/parameter-errors.js';
+import { invalidParameter } from './azure-errors.js';
 import { goTrimSpace } from './go-strings.js';
 
 /** Key Vault's three object kinds, spelled as upstream's objectType (case-sensitive there). */
@@ -94,14 +95,12 @@ function yamlParameter(text: string, what: string): Document {
 
 /** `objects.array[1] ("db-pass").objectType`: a field named for messages. */
 function fieldName(index: number, objectName: string | undefined, field: string): string {
-  return `objects.array[${index}]${objectName === undefined ? '' : ` (${quoted(objectName, 64)})`}.${field}`;
+  return objectFieldName('objects.array', index, objectName, field);
 }
 
 /** A string field as yaml.v3 fills a Go string, then strings.TrimSpace as upstream's formatKeyVaultObject. */
 function stringField(node: unknown, name: string): string {
-  const value = goString(node);
-  if (value === NOT_A_SCALAR) throw invalidParameter(`${name} must be a string, not ${describeNode(node)}`);
-  return goTrimSpace(value ?? '');
+  return goTrimSpace(goStringField(node, name, invalidParameter));
 }
 
 /**

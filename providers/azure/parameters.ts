@@ -9,7 +9,7 @@ import { parseGoBool } from '../../lib/flags.js';
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import { resolveAuth, type AzureAuth } from './auth-mode.js';
-import { invalidParameter } from './azure-parameter-error.js';
+import { invalidParameter } from './azure-errors.js';
 import { resolveCloud, type AzureCloud } from './cloud.js';
 import { goTrimSpace } from './go-strings.js';
 import { parseKeyVaultObjects, type KeyVaultObject } from './objects.js';

@@ -1,16 +1,10 @@
 // The exec provider's errors: INVALID_ARGUMENT for a bad class, and one SscError per way a
 // helper run can fail. Messages name the object and helper, never a parameter value, a
 // token or the helper's output (stderr only through helper-stderr.ts, redacted).
-import { SscError } from '../../lib/errors.js';
+import { invalidParameterOf } from '../framework/parameter-errors.js';
 
-/**
- * A bad SecretProviderClass parameter of the exec provider: INVALID_ARGUMENT, reason
- * `InvalidParameters` as for the other providers. `message` names the parameter and
- * never holds a parameter value.
- */
-export function invalidParameter(message: string): SscError {
-  return new SscError('invalid-argument', `exec provider: ${message}`, { reason: 'InvalidParameters' });
-}
+/** A bad SecretProviderClass parameter of the exec provider (providers/framework/parameter-errors.ts). */
+export const invalidParameter = invalidParameterOf('exec');
 
 /** What a helper's exit status means to the driver and the operator (documented in docs/providers/exec.md). */
 export interface ExitMeaning {

@@ -32,13 +32,12 @@ import {
   type HelperOperation,
   type PodIdentity,
 } from './invocation.js';
+import { callTimeoutMs } from '../framework/call-deadline.js';
 import { parseExecParameters, type ExecObject } from './parameters.js';
 import type { ExecSettings } from './settings.js';
 
 /** Targets whose last answer's fingerprint the provider remembers. */
 const REMEMBERED_TARGETS = 10_000;
-/** Time kept back from the Mount's deadline so a helper's error, not the driver's timeout, is what the driver sees. */
-const DEADLINE_MARGIN_MS = 200;
 
 /**
  * Whether a Mount may answer "unchanged" (no files): every object has a version, the
@@ -163,8 +162,7 @@ export class ExecProvider implements SecretsProvider {
   ): Promise<{ outcome: HelperOutcome; context: CallContext }> {
     const path = await resolveHelper(this.settings.helpersDir, object.helper);
     return this.slots.run(signal, async () => {
-      const left = ctx.deadline === undefined ? Infinity : ctx.deadline.getTime() - Date.now() - DEADLINE_MARGIN_MS;
-      const timeoutMs = Math.min(this.settings.helperTimeoutMs, left);
+      const timeoutMs = callTimeoutMs(ctx.deadline?.getTime(), Date.now(), this.settings.helperTimeoutMs);
       const context: CallContext = {
         operation,
         objectName: object.objectName,

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import { helperNameProblem } from './parameters.js';
+import { invalidParameter } from './exec-errors.js';
 
 function notUsable(name: string, why: string): SscError {
   return new SscError('failed-precondition', `exec provider: helper ${quoted(name, 64)} ${why}`, {
@@ -22,10 +23,7 @@ function notUsable(name: string, why: string): SscError {
  */
 export async function resolveHelper(helpersDir: string, name: string): Promise<string> {
   const problem = helperNameProblem(name);
-  if (problem)
-    throw new SscError('invalid-argument', `exec provider: helper ${quoted(name, 64)} ${problem}`, {
-      reason: 'InvalidParameters',
-    });
+  if (problem) throw invalidParameter(`helper ${quoted(name, 64)} ${problem}`);
   let dir: string;
   try {
     dir = await realpath(helpersDir);

@@ -4,17 +4,14 @@
 // is INVALID_ARGUMENT naming the field, never quoting a parameter value.
 import type { Document } from 'yaml';
 import { parseGoBool } from '../../lib/flags.js';
-import { pathProblem } from '../../lib/provider-file-path.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { describeNode, goString, mapEntries, NOT_A_SCALAR } from '../framework/go-yaml.js';
 import {
-  describeNode,
-  goString,
-  goUnsigned,
-  mapEntries,
-  NOT_A_SCALAR,
-  parseYamlList,
-  resolveAlias,
-} from '../framework/go-yaml.js';
+  filePermissionField,
+  parseObjectList,
+  readObjectEntry,
+  type ObjectListRules,
+} from '../framework/object-list.js';
 import { invalidParameter } from './exec-errors.js';
 
 /** A helper's file name: letters, digits, `.`, `_`, `-`; never `.` or `..`, never a path. */
@@ -67,16 +64,6 @@ export function helperNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-function fieldName(index: number, objectName: string | undefined, field: string): string {
-  return `objects[${index}]${objectName === undefined ? '' : ` (${quoted(objectName, 64)})`}.${field}`;
-}
-
-function stringField(node: unknown, name: string): string | undefined {
-  const value = goString(node);
-  if (value === NOT_A_SCALAR) throw invalidParameter(`${name} must be a string, not ${describeNode(node)}`);
-  return value === '' ? undefined : value;
-}
-
 function parseParameters(node: unknown, doc: Document, field: (f: string) => string): [string, string][] {
   if (node === undefined || describeNode(node) === 'null') return [];
   const entries = mapEntries(node, doc);
@@ -112,35 +99,21 @@ function parseParameters(node: unknown, doc: Document, field: (f: string) => str
   });
 }
 
-function parseObject(entry: unknown, index: number, doc: Document, warnings: string[]): ExecObject {
-  const entries = mapEntries(entry, doc);
-  if (!entries) throw invalidParameter(`objects[${index}] must be a map, not ${describeNode(entry)}`);
-  const fields = new Map(entries);
-  const objectName = stringField(fields.get('objectName'), `objects[${index}].objectName`);
-  if (objectName === undefined) throw invalidParameter(`objects[${index}].objectName is required`);
-  const field = (f: string) => fieldName(index, objectName, f);
-  const problem = pathProblem(objectName);
-  if (problem) throw invalidParameter(`${field('objectName')} is not a file name the volume can hold: ${problem}`);
-  for (const [key] of entries)
-    if (!FIELDS.has(key))
-      warnings.push(`${field(key === '' ? '(key)' : key)} is not a field of an exec object; ignored`);
-  const helper = stringField(fields.get('helper'), field('helper'));
+const RULES: ObjectListRules = { invalid: invalidParameter, known: FIELDS, kind: 'an exec object' };
+
+function parseObject(raw: unknown, index: number, doc: Document, warnings: string[]): ExecObject {
+  const entry = readObjectEntry(raw, index, doc, RULES, warnings);
+  const { objectName, field } = entry;
+  const helper = entry.string('helper');
   if (helper === undefined)
     throw invalidParameter(`${field('helper')} is required: the file name of a helper in --helpers-dir`);
   const helperProblem = helperNameProblem(helper);
   if (helperProblem) throw invalidParameter(`${field('helper')} ${quoted(helper, 64)} ${helperProblem}`);
-  const mode = goUnsigned(fields.get('filePermission'));
-  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o777)) {
-    throw invalidParameter(
-      `${field('filePermission')} must be a file mode from 0 to 0777, such as 0600 (octal) or 384`,
-    );
-  }
   return {
     objectName,
     helper,
-    parameters: parseParameters(fields.get('parameters'), doc, field),
-    // 0 is "unset", as in the vault provider: the Mount's permission applies.
-    filePermission: mode === 0 ? undefined : mode,
+    parameters: parseParameters(entry.fields.get('parameters'), doc, field),
+    filePermission: filePermissionField(entry, invalidParameter),
   };
 }
 
@@ -153,26 +126,10 @@ export function parseExecParameters(attributes: Readonly<Record<string, string>>
   const passServiceAccountTokens = pass === undefined || pass === '' ? false : parseGoBool(pass);
   if (passServiceAccountTokens === undefined)
     throw invalidParameter(`passServiceAccountTokens must be "true" or "false", not ${quoted(pass ?? '', 16)}`);
-  const raw = attributes['objects'];
-  if (raw === undefined || raw.trim() === '')
-    throw invalidParameter('objects is required: a YAML list of objectName/helper entries');
-  let parsed: { readonly doc: Document; readonly items: readonly unknown[] };
-  try {
-    parsed = parseYamlList(raw, 'objects', MAX_OBJECTS);
-  } catch (err) {
-    throw invalidParameter((err as Error).message);
-  }
-  const { doc } = parsed;
   const warnings: string[] = [];
-  const seen = new Set<string>();
-  const objects = parsed.items.map((item, i) => {
-    const object = parseObject(resolveAlias(item, doc), i, doc, warnings);
-    if (seen.has(object.objectName))
-      throw invalidParameter(
-        `objects[${i}].objectName ${quoted(object.objectName, 64)} is listed twice; each objectName must be unique`,
-      );
-    seen.add(object.objectName);
-    return object;
-  });
+  const required = 'objects is required: a YAML list of objectName/helper entries';
+  const objects = parseObjectList(attributes['objects'], MAX_OBJECTS, { ...RULES, required }, (entry, i, doc) =>
+    parseObject(entry, i, doc, warnings),
+  );
   return { objects, passServiceAccountTokens, warnings };
 }

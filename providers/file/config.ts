@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { SscError } from '../../lib/errors.js';
+import { invalidParameterOf } from '../framework/parameter-errors.js';
 
 /** One object the file provider serves: a file under its root, mounted as `objectName`. */
 export interface FileObject {
@@ -11,9 +11,8 @@ export interface FileObject {
   readonly mode: number | undefined;
 }
 
-function invalid(message: string): SscError {
-  return new SscError('invalid-argument', `file provider: ${message}`, { reason: 'InvalidParameters' });
-}
+/** A bad SecretProviderClass parameter of the file provider (providers/framework/parameter-errors.ts). */
+export const invalid = invalidParameterOf('file');
 
 function parseMode(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;

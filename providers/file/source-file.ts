@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rea
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SscError } from '../../lib/errors.js';
 import type { SourceContentCache, VersionedContents } from './content-cache.js';
+import { invalid } from './config.js';
 
 // Reading one object's source file strictly inside the provider root. Synchronous on
 // purpose: secrets are small files under a local root, mostly in the page cache, where a
@@ -77,12 +78,7 @@ export class SourceReader {
    */
   read(obj: SourceRef): VersionedContents {
     if (this.root === '') this.realRoot();
-    if (isAbsolute(obj.sourcePath))
-      throw new SscError(
-        'invalid-argument',
-        `file provider: ${describe(obj)}: sourcePath must be relative to the provider root`,
-        { reason: 'InvalidParameters' },
-      );
+    if (isAbsolute(obj.sourcePath)) throw invalid(`${describe(obj)}: sourcePath must be relative to the provider root`);
     const path = this.pathWithoutLinks(obj);
     if (path !== undefined) {
       const served = this.readPlain(path, obj);

@@ -2,11 +2,10 @@
 // in docs/metrics.md). Messages name the parameter or the nodePublishSecretRef key and
 // never quote key material or a whole certificate.
 import { SscError } from '../../lib/errors.js';
+import { invalidParameterOf } from '../framework/parameter-errors.js';
 
-/** A bad SecretProviderClass parameter: INVALID_ARGUMENT, reason `InvalidParameters` as for the other providers. */
-export function invalidParameter(message: string): SscError {
-  return new SscError('invalid-argument', `pki provider: ${message}`, { reason: 'InvalidParameters' });
-}
+/** A bad SecretProviderClass parameter of the pki provider (providers/framework/parameter-errors.ts). */
+export const invalidParameter = invalidParameterOf('pki');
 
 /** A template names pod information the Mount lacks (the CSIDriver needs podInfoOnMount: true). */
 export function podInfoMissing(message: string): SscError {

@@ -12,7 +12,7 @@ import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import type { TokenRequester } from '../framework/sa-token.js';
 import { parseObjects, type VaultObject } from './objects.js';
-import { invalidParameter } from './parameter-error.js';
+import { invalidParameter } from './vault-errors.js';
 
 /** TLS settings of one layer (environment, flags or class); undefined fields are not set there. */
 export interface VaultTlsLayer {

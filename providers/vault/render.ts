@@ -8,15 +8,13 @@
 // alone as stable JSON (stable-json.ts), and `encoding` does not apply, as there.
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { decodeGoBase64, decodeGoHex } from '../framework/go-encoding.js';
 import { hmacVersion, type HmacKey } from '../framework/hmac-version.js';
 import type { ProviderFile } from '../framework/provider.js';
 import type { VaultObject } from './objects.js';
 import { objectConfigKey } from './request-key.js';
 import { stableJson } from './stable-json.js';
 
-/** Go's base64.StdEncoding after it dropped `\r` and `\n`: padded groups of the standard alphabet. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const HEX = /^(?:[0-9a-fA-F]{2})*$/;
 /** Names the version scheme inside the HMAC input, so a later scheme can never give the same versions. */
 const VERSION_SCHEME = 'vault-object/1';
 
@@ -32,8 +30,8 @@ function where(object: VaultObject): string {
 
 function decode(object: VaultObject, text: string): Buffer {
   if (object.encoding === 'utf-8') return Buffer.from(text, 'utf8');
-  const ok = object.encoding === 'base64' ? BASE64.test(text.replace(/[\r\n]/g, '')) : HEX.test(text);
-  if (!ok) {
+  const decoded = object.encoding === 'base64' ? decodeGoBase64(text) : decodeGoHex(text);
+  if ('problem' in decoded) {
     // The value itself is never shown: it is the secret.
     throw new SscError(
       'invalid-argument',
@@ -41,7 +39,7 @@ function decode(object: VaultObject, text: string): Buffer {
       { reason: 'InvalidSecretEncoding' },
     );
   }
-  return object.encoding === 'base64' ? Buffer.from(text.replace(/[\r\n]/g, ''), 'base64') : Buffer.from(text, 'hex');
+  return decoded.bytes;
 }
 
 /**

@@ -8,6 +8,10 @@
 // claims, roles and parameters there, never a secret value.
 import { SscError } from '../../lib/errors.js';
 import { printable, quoted } from '../../lib/untrusted-text.js';
+import { invalidParameterOf } from '../framework/parameter-errors.js';
+
+/** A bad SecretProviderClass parameter of the vault provider (providers/framework/parameter-errors.ts). */
+export const invalidParameter = invalidParameterOf('vault');
 
 /** A failed Vault call, reduced to what may be shown. */
 export type VaultFailure =
