@@ -15,6 +15,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
+import { logChangedObjects } from '../framework/provider.js';
 import { entryBound } from '../framework/lru-options.js';
 import { ReadCache } from '../framework/read-cache.js';
 import type { AzureMetrics } from './azure-metrics.js';
@@ -84,6 +85,25 @@ export class AzureProvider implements SecretsProvider {
     };
   }
 
+  /** The Mount's reads: its identity's Key Vault reader, shared with Mounts of the same identity and vault. */
+  private mountReads(config: ReturnType<typeof parseAzureMount>, ctx: ProviderCallContext): MountReads {
+    const identity = this.identities.identity(config.auth, {
+      tenantId: config.tenantId,
+      authorityHost: config.cloud.authorityHost,
+      customAuthority: !isKnownAuthority(config.cloud.authorityHost),
+      serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },
+    });
+    const idKey = `${JSON.stringify([identity.kind, config.vaultUrl])}|${this.identityTag(identity)}`;
+    return new MountReads(
+      this.shared,
+      identity.reader(config.vaultUrl),
+      idKey,
+      { keyvaultName: config.keyvaultName, identityKind: identity.kind },
+      ctx.deadline?.getTime(),
+      ctx.logger,
+    );
+  }
+
   async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
     const config = parseAzureMount(request.attributes, request.secrets, {
       cloudName: this.settings.cloudName,
@@ -95,21 +115,7 @@ export class AzureProvider implements SecretsProvider {
       // Upstream answers no object versions, which both drivers refuse with a vaguer error.
       throw invalidParameter('objects lists no object (objects.array is empty)');
     }
-    const identity = this.identities.identity(config.auth, {
-      tenantId: config.tenantId,
-      authorityHost: config.cloud.authorityHost,
-      customAuthority: !isKnownAuthority(config.cloud.authorityHost),
-      serviceAccount: { namespace: config.pod.namespace, name: config.pod.serviceAccountName ?? '' },
-    });
-    const idKey = `${JSON.stringify([identity.kind, config.vaultUrl])}|${this.identityTag(identity)}`;
-    const reads = new MountReads(
-      this.shared,
-      identity.reader(config.vaultUrl),
-      idKey,
-      { keyvaultName: config.keyvaultName, identityKind: identity.kind },
-      ctx.deadline?.getTime(),
-      ctx.logger,
-    );
+    const reads = this.mountReads(config, ctx);
     const fingerprint = renderFingerprint(request.attributes, request.permission);
     const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
     const planned = (
@@ -145,10 +151,7 @@ export class AzureProvider implements SecretsProvider {
     const objectVersions = uniqueVersions(
       planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })),
     );
-    for (const v of objectVersions) {
-      const previous = request.currentObjectVersions.get(v.id);
-      if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectId: v.id });
-    }
+    logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions, 'objectId');
     this.renderedAs.set(request.targetPath, fingerprint);
     return { files, objectVersions };
   }

@@ -132,6 +132,33 @@ function filePermission(text: string, name: string): number | undefined {
   return mode;
 }
 
+/**
+ * objectFormat and objectEncoding, as upstream's validate.go checks them: the format pem or
+ * pfx in any case, lowercase "pfx" refused for a key or cert (others are ignored for them);
+ * the encoding only for secrets, utf-8, base64 or hex in any case.
+ */
+function formatAndEncoding(
+  objectType: KeyVaultObjectType,
+  text: (field: string) => string,
+  field: (name: string) => string,
+): { objectFormat: ObjectFormat; objectEncoding: ObjectEncoding } {
+  const formatText = text('objectFormat');
+  const objectFormat: ObjectFormat = formatText.toLowerCase() === 'pfx' ? 'pfx' : 'pem';
+  if (formatText !== '' && formatText.toLowerCase() !== 'pem' && formatText.toLowerCase() !== 'pfx')
+    throw invalidParameter(`${field('objectFormat')} must be pem or pfx, not ${quoted(formatText, 16)}`);
+  if (formatText === 'pfx' && objectType !== 'secret')
+    throw invalidParameter(
+      `${field('objectFormat')} pfx is only supported for objectType: secret (a certificate's PFX is its secret)`,
+    );
+  const encodingText = text('objectEncoding');
+  if (encodingText !== '' && objectType !== 'secret')
+    throw invalidParameter(`${field('objectEncoding')} is only supported for objectType: secret`);
+  const objectEncoding = encodingText === '' ? 'utf-8' : ENCODINGS.find((e) => e === encodingText.toLowerCase());
+  if (!objectEncoding)
+    throw invalidParameter(`${field('objectEncoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
+  return { objectFormat, objectEncoding };
+}
+
 function parseObject(text: string, index: number, warnings: string[]): KeyVaultObject {
   const doc: Document = yamlParameter(text, `objects.array[${index}]`);
   const root = resolveAlias(doc.contents, doc);
@@ -164,24 +191,11 @@ function parseObject(text: string, index: number, warnings: string[]): KeyVaultO
       `${field('objectVersion')} must be a Key Vault version id (letters and digits), "latest" or empty`,
     );
 
-  // validate.go validateObjectFormat: pem or pfx in any case; only lowercase "pfx" is
-  // refused for a key or cert there (others are ignored for them), and so here.
-  const formatText = stringField(fields.get('objectFormat'), field('objectFormat'));
-  const objectFormat: ObjectFormat = formatText.toLowerCase() === 'pfx' ? 'pfx' : 'pem';
-  if (formatText !== '' && formatText.toLowerCase() !== 'pem' && formatText.toLowerCase() !== 'pfx')
-    throw invalidParameter(`${field('objectFormat')} must be pem or pfx, not ${quoted(formatText, 16)}`);
-  if (formatText === 'pfx' && objectType !== 'secret')
-    throw invalidParameter(
-      `${field('objectFormat')} pfx is only supported for objectType: secret (a certificate's PFX is its secret)`,
-    );
-
-  // validateObjectEncoding: only for secrets; utf-8, base64 or hex in any case.
-  const encodingText = stringField(fields.get('objectEncoding'), field('objectEncoding'));
-  if (encodingText !== '' && objectType !== 'secret')
-    throw invalidParameter(`${field('objectEncoding')} is only supported for objectType: secret`);
-  const objectEncoding = encodingText === '' ? 'utf-8' : ENCODINGS.find((e) => e === encodingText.toLowerCase());
-  if (!objectEncoding)
-    throw invalidParameter(`${field('objectEncoding')} must be utf-8, base64 or hex, not ${quoted(encodingText, 16)}`);
+  const { objectFormat, objectEncoding } = formatAndEncoding(
+    objectType,
+    (f) => stringField(fields.get(f), field(f)),
+    field,
+  );
 
   const aliasText = stringField(fields.get('objectAlias'), field('objectAlias'));
   const objectAlias = aliasText === '' ? undefined : aliasText;

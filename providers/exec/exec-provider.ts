@@ -18,6 +18,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
+import { logChangedObjects } from '../framework/provider.js';
 import { renderFingerprint } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
@@ -38,6 +39,19 @@ import type { ExecSettings } from './settings.js';
 
 /** Targets whose last answer's fingerprint the provider remembers. */
 const REMEMBERED_TARGETS = 10_000;
+
+/** The files of a Mount: each object's contents with its own mode, or the Mount's. */
+function filesOf(
+  objects: readonly ExecObject[],
+  contents: readonly (Buffer | undefined)[],
+  permission: number,
+): ProviderFile[] {
+  return objects.map((object, i) => ({
+    path: object.objectName,
+    mode: object.filePermission ?? permission,
+    contents: contents[i] as Buffer,
+  }));
+}
 
 /**
  * Whether a Mount may answer "unchanged" (no files): every object has a version, the
@@ -137,17 +151,9 @@ export class ExecProvider implements SecretsProvider {
     }
     await fetch(all.filter((i) => contents[i] === undefined));
     const objectVersions = ids.map((id, i) => ({ id, version: digested(i) as string }));
-    for (const v of objectVersions) {
-      const previous = request.currentObjectVersions.get(v.id);
-      if (previous !== undefined && previous !== v.version) ctx.logger.info('object changed', { objectName: v.id });
-    }
+    logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions);
     this.renderedAs.set(request.targetPath, fingerprint);
-    const files: ProviderFile[] = params.objects.map((object, i) => ({
-      path: object.objectName,
-      mode: object.filePermission ?? request.permission,
-      contents: contents[i] as Buffer,
-    }));
-    return { files, objectVersions };
+    return { files: filesOf(params.objects, contents, request.permission), objectVersions };
   }
 
   /** One helper call: resolve, wait for a slot, run within the time left. */

@@ -58,6 +58,19 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** A helper's exit status. */
+type HelperExit = { readonly code: number | null; readonly signal: string | null };
+
+/** Starts the helper in its own process group (execve of the path, never a shell), or says why it could not. */
+function spawnHelper(run: HelperRun, cwd: string): ChildProcess | { readonly errno: string } {
+  try {
+    const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
+    return spawn(run.path, run.args, { cwd, env: { ...run.env }, detached: true, stdio, shell: false });
+  } catch (err) {
+    return { errno: String((err as NodeJS.ErrnoException).code ?? 'error') };
+  }
+}
+
 /** A helper's stdout, up to its cap, and the first STDERR_KEPT_BYTES of its stderr. */
 class HelperOutput {
   readonly #stdout: Buffer[] = [];
@@ -83,6 +96,13 @@ class HelperOutput {
     this.#stderr.push(kept);
   }
 
+  /** How the run ended: stopped (`stopped` says why) or exited by itself with `exit`; stdout only then. */
+  outcome(stopped: 'timeout' | 'too-large' | 'cancelled' | undefined, exit: HelperExit | undefined): HelperOutcome {
+    if (stopped) return { kind: stopped, stderr: this.stderr() };
+    const { code = null, signal = null } = exit ?? {};
+    return { kind: 'exited', code, signal, stdout: this.stdout(), stderr: this.stderr() };
+  }
+
   stdout(): Buffer {
     return Buffer.concat(this.#stdout);
   }
@@ -91,24 +111,41 @@ class HelperOutput {
   }
 }
 
+/** What a running helper's events mean to its run. */
+interface HelperEvents {
+  tooLarge(): void;
+  startFailed(errno: string): void;
+  exited(code: number | null, signal: NodeJS.Signals | null): void;
+  closed(): void;
+}
+
+/** Collects the helper's output into `output` and reports its process's events. */
+function listen(child: ChildProcess, output: HelperOutput, events: HelperEvents): void {
+  let over = false;
+  child.stdout?.on('data', (chunk: Buffer) => {
+    if (over || output.addStdout(chunk)) return;
+    over = true;
+    events.tooLarge();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => output.addStderr(chunk));
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    // spawn failed (ENOENT, EACCES, ENOEXEC…): no process ran.
+    if (child.pid === undefined) events.startFailed(String(err.code ?? 'error'));
+  });
+  child.on('exit', (code, signal) => events.exited(code, signal));
+  child.on('close', () => events.closed());
+}
+
 function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
   return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(run.path, run.args, {
-        cwd,
-        env: { ...run.env },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        shell: false,
-      });
-    } catch (err) {
-      resolve({ kind: 'start-failed', errno: String((err as NodeJS.ErrnoException).code ?? 'error') });
+    const child = spawnHelper(run, cwd);
+    if ('errno' in child) {
+      resolve({ kind: 'start-failed', errno: child.errno });
       return;
     }
     const output = new HelperOutput(run.maxOutputBytes);
     let stopped: 'timeout' | 'too-large' | 'cancelled' | undefined;
-    let exit: { code: number | null; signal: string | null } | undefined;
+    let exit: HelperExit | undefined;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
@@ -121,16 +158,7 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
       child.stderr?.destroy();
       resolve(outcome);
     };
-    const ended = (): HelperOutcome => {
-      if (stopped) return { kind: stopped, stderr: output.stderr() };
-      return {
-        kind: 'exited',
-        code: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        stdout: output.stdout(),
-        stderr: output.stderr(),
-      };
-    };
+    const ended = (): HelperOutcome => output.outcome(stopped, exit);
     /** Gives up on pipes a process outside the group still holds, `ms` from now. */
     const abandonAfter = (ms: number): void => {
       timers.push(setTimeout(() => finish(ended()), ms));
@@ -145,21 +173,17 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
     };
     const onAbort = (): void => stop('cancelled');
 
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (!stopped && !output.addStdout(chunk)) stop('too-large');
+    listen(child, output, {
+      tooLarge: () => stop('too-large'),
+      startFailed: (errno) => finish({ kind: 'start-failed', errno }),
+      exited: (code, signal) => {
+        exit = { code, signal };
+        // Whatever it forked goes with it; their pipes then close.
+        killGroup(child, 'SIGKILL');
+        abandonAfter(KILL_GRACE_MS);
+      },
+      closed: () => finish(ended()),
     });
-    child.stderr?.on('data', (chunk: Buffer) => output.addStderr(chunk));
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      // spawn failed (ENOENT, EACCES, ENOEXEC…): no process ran.
-      if (child.pid === undefined) finish({ kind: 'start-failed', errno: String(err.code ?? 'error') });
-    });
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      // Whatever it forked goes with it; their pipes then close.
-      killGroup(child, 'SIGKILL');
-      abandonAfter(KILL_GRACE_MS);
-    });
-    child.on('close', () => finish(ended()));
     timers.push(setTimeout(() => stop('timeout'), Math.max(0, run.timeoutMs)));
     if (run.signal.aborted) stop('cancelled');
     else run.signal.addEventListener('abort', onAbort, { once: true });

@@ -59,6 +59,24 @@ export interface RunningProvider {
   stop(): Promise<void>;
 }
 
+/** --help and --version: printed, and true (nothing to run). */
+async function answeredHelpOrVersion(
+  name: string,
+  flags: ParsedFlags,
+  specs: Readonly<Record<string, FlagSpec>>,
+): Promise<boolean> {
+  if (booleanFlag(flags, 'help')) {
+    const { flagsHelp } = await import('../../lib/flags.js');
+    process.stdout.write(`secrets-store-csi provider ${name} [flags]\n${flagsHelp(specs)}\n`);
+    return true;
+  }
+  if (!booleanFlag(flags, 'version')) return false;
+  process.stdout.write(
+    `${JSON.stringify({ name: `secrets-store-csi-provider-${name}`, version: packageVersion() })}\n`,
+  );
+  return true;
+}
+
 /**
  * Runs a provider process: parse flags, build the provider, serve v1alpha1 on the
  * socket (stale socket removed), serve /healthz and /metrics, stop gracefully on SIGTERM.
@@ -69,17 +87,7 @@ export async function runProvider(
 ): Promise<RunningProvider | undefined> {
   const specs = { ...commonProviderFlags(definition.name), ...definition.flags };
   const flags = parseFlags(argv, specs);
-  if (booleanFlag(flags, 'help')) {
-    const { flagsHelp } = await import('../../lib/flags.js');
-    process.stdout.write(`secrets-store-csi provider ${definition.name} [flags]\n${flagsHelp(specs)}\n`);
-    return undefined;
-  }
-  if (booleanFlag(flags, 'version')) {
-    process.stdout.write(
-      `${JSON.stringify({ name: `secrets-store-csi-provider-${definition.name}`, version: packageVersion() })}\n`,
-    );
-    return undefined;
-  }
+  if (await answeredHelpOrVersion(definition.name, flags, specs)) return undefined;
   const logLevel = providerLogLevel(flags);
   const logger = createLogger({ level: logLevel, component: `provider-${definition.name}` });
   for (const name of flags.ignoredGiven)

@@ -25,7 +25,7 @@ import createNodeVault from 'node-vault';
 import { SscError } from '../../lib/errors.js';
 import type { VaultTlsConfig } from './settings.js';
 import { failureOf, type VaultFailure } from './vault-errors.js';
-import { VaultCallError, vaultTransport } from './vault-transport.js';
+import { VaultCallError, vaultTransport, type NodeVaultTransport } from './vault-transport.js';
 
 export { VaultCallError } from './vault-transport.js';
 
@@ -111,6 +111,53 @@ export interface VaultHttpLimits {
   readonly maxResponseBytes: number;
 }
 
+/** node-vault over `transport`, configured only from these arguments. */
+function nodeVaultClient(endpoint: string, namespace: string, transport: NodeVaultTransport): NodeVaultFields {
+  const options = {
+    endpoint,
+    apiVersion: 'v1',
+    token: '',
+    namespace,
+    pathPrefix: '',
+    noCustomHTTPVerbs: true,
+    debug: () => undefined,
+    'request-promise': transport,
+  };
+  const client = createNodeVault(options as Parameters<typeof createNodeVault>[0]) as unknown as NodeVaultFields;
+  // The constructor filled the empty ones from VAULT_*: set them back.
+  client.endpoint = endpoint;
+  client.token = '';
+  client.namespace = namespace;
+  client.pathPrefix = '';
+  return client;
+}
+
+/**
+ * Whichever ends a call first, its timeout or the Mount, aborts the request itself:
+ * `signal` for the request, `ended()` says which ended it, `release()` stops watching.
+ */
+function callLimit(call: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined }) {
+  const stop = new AbortController();
+  let ended: VaultFailure | undefined;
+  const end = (failure: VaultFailure) => {
+    if (!ended) {
+      ended = failure;
+      stop.abort();
+    }
+  };
+  const timer = setTimeout(() => end({ type: 'timeout', ms: call.timeoutMs }), Math.max(1, Math.floor(call.timeoutMs)));
+  const onAbort = () => end({ type: 'deadline' });
+  call.signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: stop.signal,
+    ended: () => ended,
+    release: () => {
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
 /** A node-vault client for `address` (no trailing slash), `namespace` and `tls`, configured only from these arguments. */
 export async function createVaultHttp(
   address: string,
@@ -126,22 +173,7 @@ export async function createVaultHttp(
   // A dropped session may still have calls of a Mount in flight: close after them.
   let active = 0;
   let closing = false;
-  const options = {
-    endpoint,
-    apiVersion: 'v1',
-    token: '',
-    namespace: namespace ?? '',
-    pathPrefix: '',
-    noCustomHTTPVerbs: true,
-    debug: () => undefined,
-    'request-promise': transport,
-  };
-  const client = createNodeVault(options as Parameters<typeof createNodeVault>[0]) as unknown as NodeVaultFields;
-  // The constructor filled the empty ones from VAULT_*: set them back.
-  client.endpoint = endpoint;
-  client.token = '';
-  client.namespace = namespace ?? '';
-  client.pathPrefix = '';
+  const client = nodeVaultClient(endpoint, namespace ?? '', transport);
   return {
     close() {
       closing = true;
@@ -152,37 +184,23 @@ export async function createVaultHttp(
       active++;
       const headers: Record<string, string> = {};
       if (call.token !== undefined) headers['X-Vault-Token'] = call.token;
-      // Whichever ends the call first, the timeout or the Mount, aborts the request itself.
-      const stop = new AbortController();
-      let ended: VaultFailure | undefined;
-      const end = (failure: VaultFailure) => {
-        if (!ended) {
-          ended = failure;
-          stop.abort();
-        }
-      };
-      const timer = setTimeout(
-        () => end({ type: 'timeout', ms: call.timeoutMs }),
-        Math.max(1, Math.floor(call.timeoutMs)),
-      );
-      const onAbort = () => end({ type: 'deadline' });
-      call.signal?.addEventListener('abort', onAbort, { once: true });
+      const limit = callLimit(call);
       try {
         // node-vault passes these through to vault-transport.ts (signal included).
         return await client.request({
           method: call.method,
           path: `/${encodePath(call.path)}${call.query ?? ''}`,
           headers,
-          signal: stop.signal,
+          signal: limit.signal,
           ...(call.body === undefined ? {} : { json: call.body }),
         });
       } catch (err) {
+        const ended = limit.ended();
         if (ended) throw new VaultCallError(ended);
         if (err instanceof VaultCallError) throw err;
         throw new VaultCallError(failureOf(err, call.timeoutMs));
       } finally {
-        clearTimeout(timer);
-        call.signal?.removeEventListener('abort', onAbort);
+        limit.release();
         active--;
         if (closing && active === 0) transport.destroy();
       }

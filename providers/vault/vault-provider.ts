@@ -13,6 +13,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
+import { logChangedObjects } from '../framework/provider.js';
 import { identityKey, identityOf, type VaultIdentity } from './identity.js';
 import { leaseOf } from './lease-policy.js';
 import { jsonBytes, LeaseStore } from './lease-store.js';
@@ -31,6 +32,13 @@ import { mountConfig, type ProviderSettings } from './settings.js';
 import { createVaultHttp } from './vault-http.js';
 import type { VaultMetrics } from './vault-metrics.js';
 import { VaultSession, type SecretRead, type SessionCall } from './vault-session.js';
+
+/** A Mount's logged-in session, its identity's key and the limits of its calls. */
+interface MountSession {
+  readonly idKey: string;
+  readonly session: VaultSession;
+  readonly call: SessionCall;
+}
 
 /** Options of the vault provider beyond its settings. */
 export interface VaultProviderOptions {
@@ -111,9 +119,12 @@ export class VaultProvider implements SecretsProvider {
     session.close();
   }
 
-  async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
-    const config = mountConfig(this.settings, request.attributes);
-    for (const warning of config.warnings) ctx.logger.warn(`vault provider: ${warning}`);
+  /** The session of the Mount's identity, logged in (or its token still valid), and the call limits. */
+  private async loggedIn(
+    config: ReturnType<typeof mountConfig>,
+    request: ProviderMountRequest,
+    ctx: ProviderCallContext,
+  ): Promise<MountSession> {
     requirePodIdentity(config.pod);
     const jwt = serviceAccountToken(request.attributes, config.audience, VAULT_TOKEN_REQUESTER);
     checkTokenSubject(jwt, config.pod.namespace, config.pod.serviceAccountName, 'vault');
@@ -134,6 +145,64 @@ export class VaultProvider implements SecretsProvider {
         ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason })
         : err;
     }
+    return { idKey, session, call };
+  }
+
+  /** Reads one request's group of objects (a lease reused, renewed or issued) and renders them. */
+  private async mountGroup(
+    group: ReturnType<typeof groupByRequest>[number],
+    mountSignal: AbortSignal,
+    { idKey, session, call }: MountSession,
+    request: ProviderMountRequest,
+    ctx: ProviderCallContext,
+  ): Promise<{ rendered: RenderedObject[]; hold: (() => void) | undefined }> {
+    const first = group.objects[0] as VaultObject;
+    const groupCall: SessionCall = { ...call, signal: mountSignal };
+    // PUT and POST issue: never cached nor shared between Mounts.
+    const fetch = (): Promise<SecretRead> =>
+      first.method === 'GET'
+        ? this.reads.read(idKey, group.requestKey, (signal) => session.read(first, { ...call, signal }), mountSignal)
+        : session.read(first, groupCall);
+    const mounted = group.objects.map((object) => ({
+      object,
+      version: request.currentObjectVersions.get(object.objectName),
+    }));
+    let read: LeasedRead;
+    try {
+      read = await readWithLease(
+        { store: this.leases, identityKey: idKey, now: Date.now, mounted },
+        { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) },
+      );
+    } catch (err) {
+      this.dropAfterTlsFailure(idKey, session, err);
+      throw forObject(first, err);
+    }
+    if (read.renewFailure !== undefined) {
+      ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', {
+        objectName: first.objectName,
+        error: renewFailureText(read.renewFailure),
+      });
+    }
+    const rendered = group.objects.map((object) =>
+      renderObject(object, read.data, request.permission, this.versionKey),
+    );
+    const lease = read.lease;
+    if (!lease) return { rendered, hold: undefined };
+    this.metrics.leaseServed(read.outcome);
+    ctx.logger.debug('vault provider: dynamic secret', {
+      objectName: first.objectName,
+      outcome: read.outcome,
+      expiresAt: new Date(lease.lease.expiresAtMs).toISOString(),
+    });
+    // Held again even when reused or renewed: the index follows the versions just returned.
+    const versions = rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version }));
+    return { rendered, hold: () => this.leases.hold(idKey, versions, lease.leaseId, lease.lease, read.data) };
+  }
+
+  async mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult> {
+    const config = mountConfig(this.settings, request.attributes);
+    for (const warning of config.warnings) ctx.logger.warn(`vault provider: ${warning}`);
+    const mountSession = await this.loggedIn(config, request, ctx);
     const byName = new Map<string, RenderedObject>();
     const holds: (() => void)[] = [];
     // A few calls at a time; the first failure aborts the others (bounded-all.ts).
@@ -141,65 +210,9 @@ export class VaultProvider implements SecretsProvider {
       groupByRequest(config.objects),
       MOUNT_CONCURRENCY,
       async (group, mountSignal) => {
-        const first = group.objects[0] as VaultObject;
-        const groupCall: SessionCall = { ...call, signal: mountSignal };
-        // PUT and POST issue: never cached nor shared between Mounts.
-        const fetch = (): Promise<SecretRead> =>
-          first.method === 'GET'
-            ? this.reads.read(
-                idKey,
-                group.requestKey,
-                (signal) => session.read(first, { ...call, signal }),
-                mountSignal,
-              )
-            : session.read(first, groupCall);
-        let read: LeasedRead;
-        try {
-          read = await readWithLease(
-            {
-              store: this.leases,
-              identityKey: idKey,
-              now: Date.now,
-              mounted: group.objects.map((object) => ({
-                object,
-                version: request.currentObjectVersions.get(object.objectName),
-              })),
-            },
-            { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) },
-          );
-        } catch (err) {
-          this.dropAfterTlsFailure(idKey, session, err);
-          throw forObject(first, err);
-        }
-        if (read.renewFailure !== undefined) {
-          ctx.logger.warn('vault provider: a lease renewal did not keep the lease; issued anew', {
-            objectName: first.objectName,
-            error: renewFailureText(read.renewFailure),
-          });
-        }
-        const rendered = group.objects.map((object) =>
-          renderObject(object, read.data, request.permission, this.versionKey),
-        );
+        const { rendered, hold } = await this.mountGroup(group, mountSignal, mountSession, request, ctx);
         rendered.forEach((r) => byName.set(r.version.id, r));
-        const lease = read.lease;
-        if (lease) {
-          this.metrics.leaseServed(read.outcome);
-          ctx.logger.debug('vault provider: dynamic secret', {
-            objectName: first.objectName,
-            outcome: read.outcome,
-            expiresAt: new Date(lease.lease.expiresAtMs).toISOString(),
-          });
-          // Held again even when reused or renewed: the index follows the versions just returned.
-          holds.push(() =>
-            this.leases.hold(
-              idKey,
-              rendered.map((r, i) => ({ object: group.objects[i] as VaultObject, version: r.version.version })),
-              lease.leaseId,
-              lease.lease,
-              read.data,
-            ),
-          );
-        }
+        if (hold) holds.push(hold);
       },
       ctx.signal,
     );
@@ -207,11 +220,8 @@ export class VaultProvider implements SecretsProvider {
     for (const hold of holds) hold();
     const rendered = config.objects.map((object) => byName.get(object.objectName) as RenderedObject);
     const files: ProviderFile[] = rendered.map((r) => r.file);
-    for (const r of rendered) {
-      const previous = request.currentObjectVersions.get(r.version.id);
-      if (previous !== undefined && previous !== r.version.version)
-        ctx.logger.info('object changed', { objectName: r.version.id });
-    }
-    return { files, objectVersions: rendered.map((r) => r.version) };
+    const objectVersions = rendered.map((r) => r.version);
+    logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions);
+    return { files, objectVersions };
   }
 }
