@@ -3,7 +3,7 @@ import { open, readFile, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 /**
- * Where a process's resident pages of its own program file are (issue 15: 47.9 of our
+ * Where a process's resident pages of its own program file are (47.9 of our
  * driver's 74.7 MiB idle RSS are pages of the node binary). Each resident page of the
  * binary (/proc/<pid>/pagemap's present bit) is named by the ELF symbol it falls in
  * (`nm`, `readelf` from binutils) and put in a component: V8's compilers, V8's runtime,

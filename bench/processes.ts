@@ -120,7 +120,7 @@ let resolvedNode: BenchNode | undefined;
 /**
  * The node binary of the benchmarked processes: the images' own (Dockerfile.driver's
  * pinned version, installed once and cached by .ci/install-node, as CI does), so a
- * benchmark measures what a DaemonSet runs (issue 15 item 3: Node 24 maps ~17 MiB more
+ * benchmark measures what a DaemonSet runs (Node 24 maps ~17 MiB more
  * of its binary than the Node 20 a developer machine may have). BENCH_NODE=<path> runs
  * another node (an experiment: latest results stay).
  */

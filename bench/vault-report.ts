@@ -26,7 +26,7 @@ export interface VaultLoadRow {
   readonly driverApiRequests?: number;
 }
 
-/** A goal of issue 12 item 7, per stretch; benchmarks report, they do not fail. */
+/** A goal of the vault load benchmark (bench/README.md), per stretch; benchmarks report, they do not fail. */
 export interface VaultLoadTarget {
   readonly id: string;
   readonly description: string;

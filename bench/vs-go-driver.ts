@@ -249,7 +249,7 @@ async function main(): Promise<void> {
           rssOf('theirs', (r) => r.idle),
         ),
       );
-      // Where the idle RSS is (issue 15's evidence): anonymous memory, and file-backed pages,
+      // Where the idle RSS is (bench/README.md, "What the libraries cost"): anonymous memory, and file-backed pages,
       // most of them the program binary's own.
       const part = (pick: (b: MemoryBreakdown) => number) => (r: Awaited<ReturnType<typeof driverRss>>) =>
         mib(pick(r.idleBreakdown));

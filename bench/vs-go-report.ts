@@ -1,7 +1,7 @@
 import { machineLine, nodeFlagsText, table, type BenchRunHeader } from './report.js';
 
 /**
- * The side-by-side benchmark's rows, ratios and targets (issue 15's targets), and the
+ * The side-by-side benchmark's rows, ratios and targets (the targets in bench/README.md), and the
  * table it prints. Pure: the numbers come in, text and statuses go out.
  */
 
@@ -33,7 +33,7 @@ export function compare(id: string, label: string, unit: RowUnit, ours: number, 
   };
 }
 
-/** A target of issue 15: a limit on a row's ratio or on its own value. */
+/** A target of the side-by-side benchmark: a limit on a row's ratio or on its own value. */
 export interface VsTarget {
   readonly rowId: string;
   readonly description: string;
@@ -94,7 +94,7 @@ const CPU_EVIDENCE: Evidence = {
   ],
 };
 
-/** Issue 15's targets (ratios in one run; memory in MiB of our driver). */
+/** The side-by-side targets (ratios in one run; memory in MiB of our driver). */
 export const VS_TARGETS: readonly VsTarget[] = [
   {
     rowId: 'publish-10-p50',

@@ -28,7 +28,7 @@ export class DemoInterrupted extends Error {
 
 /**
  * What the demo sets up (a temp dir, child processes, a volume), torn down in reverse
- * after success, a failure, or SIGINT/SIGTERM at any moment (issue 9 item 14): nothing
+ * after success, a failure, or SIGINT/SIGTERM at any moment: nothing
  * stays mounted, running or on disk. A terminal's Ctrl-C also reaches the children
  * (one process group), so the driver may be gone before it can unpublish: close()
  * unmounts what is left under the temp dir itself.

@@ -45,7 +45,7 @@ function fail(message: string): never {
   throw Object.assign(new Error(message), { exitCode: 2 });
 }
 
-/** Parses `--timeout`; a bad value is an error naming the flag (issue 9 item 15). */
+/** Parses `--timeout`; a bad value is an error naming the flag. */
 export function parseTimeoutFlag(raw: string): number {
   return parseDurationFlag('timeout', raw, { example: '30s or 2m', positive: true });
 }

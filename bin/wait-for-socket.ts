@@ -3,7 +3,7 @@ import { formatGoDuration } from '../lib/duration.js';
 
 /**
  * Connect errors that mean "no driver there yet": the socket file does not exist (the
- * driver is still starting, issue 9 item 11) or exists with nobody accepting (a stale
+ * driver is still starting) or exists with nobody accepting (a stale
  * file of a stopped driver, which the next driver replaces). Anything else (EACCES,
  * ENOTSOCK, ENOTDIR, …) will not go away by waiting.
  */

@@ -27,14 +27,14 @@ export interface DriverConfig {
   readonly enableSecretRotation: boolean;
   readonly rotationPollIntervalMs: number;
   readonly rotationMode: RotationMode;
-  /** Least time between two restarts of one workload by restart-on-rotation (issue 9: restart loops). */
+  /** Least time between two restarts of one workload by restart-on-rotation (restart loops). */
   readonly workloadRestartMinIntervalMs: number;
   readonly spcDir: string;
   /** Kubernetes mode: path of a kubeconfig ("" = in-cluster or the default kubeconfig). */
   readonly kubeconfig: string;
-  /** On by default, as upstream: a class with secretObjects is synced (issue 10 item 1). */
+  /** On by default, as upstream: a class with secretObjects is synced. */
   readonly enableSecretSync: boolean;
-  /** Kubernetes mode: how often synced Secrets of mounted volumes are checked and re-created (SPEC 7). */
+  /** Kubernetes mode: how often synced Secrets of mounted volumes are checked and re-created. */
   readonly secretResyncIntervalMs: number;
   readonly mountMode: MountMode;
   readonly providerTimeoutMs: number;

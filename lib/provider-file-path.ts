@@ -1,4 +1,4 @@
-// The rules every File.path of a Mount response must pass (SPEC 5.5). The driver
+// The rules every File.path of a Mount response must pass. The driver
 // enforces them on every response (driver/volume/path-rules.ts); providers check their
 // object names with the same function while parsing parameters, so a bad name fails
 // early with the parameter named instead of after the secrets were fetched.
@@ -17,7 +17,7 @@ export const PAYLOAD_DIR_NAME_BYTES = 28;
 export const METADATA_DIR = '.metadata';
 
 /**
- * Why `path` may not be written into a volume, or undefined when it may. Rules (SPEC 5.5):
+ * Why `path` may not be written into a volume, or undefined when it may. Rules:
  * relative, clean, no `..` element, not starting with `..` (the atomic writer's own
  * names), not under `.metadata`, at most 4096 bytes, elements at most 255 bytes, at most
  * 128 elements deep. Linear in the path's length.

@@ -1,7 +1,7 @@
 // Text from another process (a provider's error message, error code or file path) ends up
 // in gRPC messages to kubelet, in events and in log lines. Unbounded, it can flood all
 // three; with control characters it can forge log lines or drive a terminal (ANSI
-// escapes), and bidi controls make it read differently from what it is (issue 9).
+// escapes), and bidi controls make it read differently from what it is.
 
 /**
  * Characters shown escaped: C0 and C1 controls, DEL, lone surrogates, and the invisible

@@ -1,6 +1,6 @@
 // Builds the optional mount(2)/umount2(2) addon (native/mount-syscalls.c) with the
 // node-gyp that npm bundles. Skipped when the addon is newer than its source. Never
-// fatal (issue 9 item 12): without make or a C compiler, or when the build fails, it
+// fatal: without make or a C compiler, or when the build fails, it
 // says so and exits 0, and the driver runs the mount program instead (slower).
 // `npm ci` does not build it: package.json sets "gypfile": false, because npm would
 // otherwise run `node-gyp rebuild` at install for the root binding.gyp and fail there.

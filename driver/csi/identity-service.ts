@@ -7,7 +7,7 @@ import { unary } from '../../lib/grpc/unary.js';
 export interface IdentityOptions {
   readonly driverName: string;
   readonly vendorVersion: string;
-  /** Probe's answer: true only when the driver can actually serve (SPEC 3.1). */
+  /** Probe's answer: true only when the driver can actually serve. */
   readonly ready: () => boolean;
 }
 

@@ -40,7 +40,7 @@ export function parseVolumeMountGroup(raw: string): number | undefined {
 
 /**
  * Validates NodePublishVolume in upstream's order and with upstream's messages (tools
- * match on them, SPEC 3.1), then the attributes this driver needs.
+ * match on them), then the attributes this driver needs.
  */
 export function parsePublishRequest(req: NodePublishVolumeRequest__Output): PublishRequest {
   if (!req.volume_capability) throw invalid('Volume capability missing in request');

@@ -116,7 +116,7 @@ export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
 
 /**
  * Rights the shipped roles grant although no feature calls them, each with its reason
- * (the base role keeps upstream's rules where they match, SPEC 4).
+ * (the base role keeps upstream's rules where they match).
  */
 export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly why: string }[] = Object.freeze([
   {

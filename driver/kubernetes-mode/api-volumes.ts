@@ -103,7 +103,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     const volumes: RotationVolume[] = [];
     for (const item of items) {
       const { podName, secretProviderClassName: spcName, targetPath: written } = item.status ?? {};
-      // Rotation keys its memory by the canonical spelling publishes use (issue 9 item 5).
+      // Rotation keys its memory by the canonical spelling publishes use.
       const targetPath = written === undefined ? undefined : cleanTargetPath(written);
       if (!podName || !spcName || !targetPath || !(await this.mounter.isMounted(targetPath))) continue;
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';

@@ -132,7 +132,7 @@ function startSecretSync(
     recordError: (pod, spcName, message) => recordSecretSyncError(api, pod, spcName, message),
     synced: (provider, seconds) => metrics.secretSynced(provider, seconds),
   });
-  // Deleted Secrets come back and owners stay complete without a publish (SPEC 7).
+  // Deleted Secrets come back and owners stay complete without a publish.
   const resync = new SecretResync({
     podStatuses: () => volumes.podStatusItems(),
     isMounted: (t) => mounter.isMounted(t),

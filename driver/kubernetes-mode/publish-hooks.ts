@@ -70,9 +70,9 @@ async function both<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
 }
 
 /**
- * SPEC 5 step 8 as a publish hook: record the SecretProviderClassPodStatus, then sync
+ * The last step of a publish in Kubernetes mode, as a publish hook: record the SecretProviderClassPodStatus, then sync
  * the class's secretObjects into Kubernetes Secrets, adding this pod's owner to each. A
- * sync failure never fails the publish (issue 10 item 4): VolumeSecretSync reports it
+ * sync failure never fails the publish: VolumeSecretSync reports it
  * and retries in the background. The status needs only the versions: for a first mount
  * its create starts before the files are written (splitHook); it exists before the
  * publish returns, as upstream's does, and the Secrets, read from the files, come after.
@@ -100,7 +100,7 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
   return splitHook<StatusStep>({
     async beforeWrite(volume: PublishedVolume): Promise<StatusStep> {
       const { request, spc } = volume;
-      // An unchanged rotation round writes nothing to the API (SPEC 6: no writes when nothing changed).
+      // An unchanged rotation round writes nothing to the API (no writes when nothing changed).
       // (Unless an earlier failure left a lastError that this success must clear.)
       if (volume.origin === 'rotation' && !volume.changed && !deps.errored?.has(request.targetPath))
         return { done: true };
@@ -139,7 +139,7 @@ export function kubernetesPublishHook(deps: KubernetesHookDeps): PublishHook {
   });
 }
 
-/** Syncs the class's secretObjects (SPEC 7); never throws. */
+/** Syncs the class's secretObjects; never throws. */
 async function syncSecrets(
   deps: KubernetesHookDeps,
   volume: PublishedVolume,

@@ -10,7 +10,7 @@ import { secretProviderClassPath } from '../k8s/resource-paths.js';
 import { WatchedCache } from '../k8s/watched-cache.js';
 
 /**
- * SecretProviderClasses from the API (SPEC 4), read from the pod's namespace only.
+ * SecretProviderClasses from the API, read from the pod's namespace only.
  * A list+watch cache answers most lookups; a miss falls through to a direct GET, so a
  * class created just after its pod (upstream #1436) is found on kubelet's retry
  * before the watch event arrives.

@@ -24,7 +24,7 @@ export interface MountRightsFacts {
 /**
  * The startup error for a driver that must mount tmpfs and may not, else undefined.
  * Without CAP_SYS_ADMIN every NodePublishVolume would fail EPERM while the driver looks
- * healthy (issue 9 item 13), so both modes refuse to start: Kubernetes mode always needs
+ * healthy, so both modes refuse to start: Kubernetes mode always needs
  * to mount; local mode is told about --mount-mode=dir.
  */
 export function mountRightsProblem(facts: MountRightsFacts): string | undefined {

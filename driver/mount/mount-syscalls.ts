@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * Runs a program; on failure rejects with execFile's error carrying its `stderr`, as
  * util.promisify(execFile) does. Not util.promisify itself: on Node 24 an ESM import of
- * node:util loads worker_threads (issue 15: startup modules).
+ * node:util loads worker_threads (startup modules).
  */
 function execFileAsync(file: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -67,8 +67,8 @@ export const mountProgram: MountSyscalls = {
 
 /**
  * The fastest available implementation: the N-API addon (mount(2)/umount2(2), no fork)
- * when it was built and loads, otherwise the mount program. The addon is optional
- * (issue 9 item 12): `onFallback` hears once why it is not used.
+ * when it was built and loads, otherwise the mount program. The addon is optional:
+ * `onFallback` hears once why it is not used.
  */
 export function loadMountSyscalls(
   onFallback: (reason: string, addon: string) => void = () => undefined,

@@ -25,7 +25,7 @@ export interface Mounter {
   assertWritable(targetPath: string): void;
   /**
    * The written volumes (resolved paths) that contain `resolvedTarget` or lie below it,
-   * so a publish never nests one volume in another (issue 9 item 6).
+   * so a publish never nests one volume in another.
    */
   volumesNear(resolvedTarget: string): Promise<string[]>;
 }
@@ -65,7 +65,7 @@ export function volumeMountSource(socketPath: string): string {
 }
 
 /**
- * Mounts a tmpfs at each target path (SPEC 5.3), so secrets never touch the node's disk.
+ * Mounts a tmpfs at each target path, so secrets never touch the node's disk.
  * "Already mounted" comes from /proc/self/mountinfo, never from directory metadata.
  */
 export class TmpfsMounter implements Mounter {
@@ -161,7 +161,7 @@ export class TmpfsMounter implements Mounter {
       await this.syscalls.mountTmpfs(targetPath, 'mode=0755', this.source);
       this.recordMount(await resolvedOrUndefined(targetPath).catch(() => undefined));
     } catch (err) {
-      // Leave nothing behind (SPEC 5.9): remove the directory if this call made it.
+      // Leave nothing behind: remove the directory if this call made it.
       if (created !== undefined) await rmdir(targetPath).catch(() => undefined);
       throw commandError(`mounting tmpfs at ${targetPath}`, 'FailedToMount', err);
     }

@@ -39,7 +39,7 @@ export function findOverlap(target: string, volumes: Iterable<string>): Overlap 
   return undefined;
 }
 
-/** The refusal of an overlapping target, naming both paths (issue 9 item 6). */
+/** The refusal of an overlapping target, naming both paths. */
 export function overlapError(target: string, overlap: Overlap): SscError {
   const relation = overlap.targetInside ? 'is inside' : 'contains';
   return new SscError(

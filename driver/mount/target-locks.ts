@@ -2,7 +2,7 @@ import { SscError } from '../../lib/errors.js';
 import { cleanTargetPath } from './target-path.js';
 
 /**
- * One operation at a time per target path (SPEC 5.1). A second caller is refused with
+ * One operation at a time per target path. A second caller is refused with
  * ABORTED rather than queued: kubelet retries, and rotation skips the volume this round.
  */
 export class TargetLocks {
@@ -10,7 +10,7 @@ export class TargetLocks {
 
   /** Runs `fn` holding the lock for `targetPath`, or throws aborted if it is held. */
   async withLock<T>(targetPath: string, fn: () => Promise<T>): Promise<T> {
-    // Every spelling of one directory takes one lock (issue 9 item 5: four spellings
+    // Every spelling of one directory takes one lock (four spellings
     // published at once stacked four tmpfs mounts).
     const key = cleanTargetPath(targetPath);
     if (this.held.has(key)) {
@@ -26,7 +26,7 @@ export class TargetLocks {
     }
   }
 
-  /** The (clean) paths held now: publishes never nest a volume in one being set up (issue 9 item 6). */
+  /** The (clean) paths held now: publishes never nest a volume in one being set up. */
   heldPaths(): string[] {
     return [...this.held];
   }

@@ -2,7 +2,7 @@ import { SscError } from '../../lib/errors.js';
 
 /**
  * The one spelling of a path: empty and "." elements and trailing slashes removed, so
- * `/a//b`, `/a/./b` and `/a/b/` are the same key (issue 9 item 5). Lexical only: it
+ * `/a//b`, `/a/./b` and `/a/b/` are the same key. Lexical only: it
  * neither validates nor resolves symlinks, and leaves ".." elements alone.
  */
 export function cleanTargetPath(path: string): string {

@@ -49,7 +49,7 @@ export function podStatusName(pod: PodRef, spcName: string): string {
 }
 
 /**
- * The SecretProviderClassPodStatus for a published volume (SPEC 4): upstream's name,
+ * The SecretProviderClassPodStatus for a published volume: upstream's name,
  * node label, owner reference to the Pod, objects sorted by id; plus our optional
  * lastMountTime and lastError, which upstream readers ignore.
  */
@@ -214,14 +214,14 @@ export function recordPodStatusError(api: KubeApi, pod: PodRef, spcName: string,
 
 /**
  * Sets status.secretSyncError: why the volume's Secrets could not be synced ("" once they
- * were; issue 10 item 4). The mount itself succeeded, so lastError stays as it is. A
+ * were). The mount itself succeeded, so lastError stays as it is. A
  * missing object is fine: the volume's pod is gone or its publish not yet recorded.
  */
 export function recordSecretSyncError(api: KubeApi, pod: PodRef, spcName: string, message: string): Promise<void> {
   return setStatusField(api, pod, spcName, 'secretSyncError', message);
 }
 
-/** Deletes the pod status object of a volume whose first publish failed (SPEC 5.9: nothing left behind). */
+/** Deletes the pod status object of a volume whose first publish failed (nothing left behind). */
 export async function deletePodStatus(api: KubeApi, pod: PodRef, spcName: string): Promise<void> {
   const name = podStatusName(pod, spcName);
   try {

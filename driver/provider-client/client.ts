@@ -87,7 +87,7 @@ type Invoke<T> = (
 ) => grpc.ClientUnaryCall;
 
 /**
- * Talks to providers over their Unix sockets (SPEC 3.2) through grpc-js: finds
+ * Talks to providers over their Unix sockets through grpc-js: finds
  * `<dir>/<name>.sock` in search order, keeps one channel per socket, puts a deadline on
  * every call, caps the response size and retries UNAVAILABLE a bounded number of times.
  */

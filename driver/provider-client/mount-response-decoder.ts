@@ -36,7 +36,7 @@ function mountResponseElements(): MountResponseElements {
 const LENGTH_DELIMITED = 2;
 
 /**
- * Decodes a provider's MountResponse (SPEC 3.2) from its wire bytes with protobufjs,
+ * Decodes a provider's MountResponse from its wire bytes with protobufjs,
  * giving the event loop back every few milliseconds: decoding a 4 MiB response of 100,000
  * small files in one call holds the event loop over 100 ms (`npm run bench:decode`), during
  * which Probe and every other pod's publish wait. The top-level loop is protobufjs's

@@ -51,7 +51,7 @@ export function mountAttributes(
 }
 
 /**
- * Builds the v1alpha1 MountRequest (SPEC 3.2): attributes from mountAttributes; service-account
+ * Builds the v1alpha1 MountRequest: attributes from mountAttributes; service-account
  * tokens delivered in `secrets` move into attributes where every provider looks for them;
  * permission is a JSON number.
  */

@@ -29,7 +29,7 @@ const DRIVER_DECISION_REASONS: ReadonlySet<string> = new Set(['OperationInProgre
 const MAX_TEXT_SHOWN = 64;
 
 /**
- * The `reason` (metric `error_type`) for a provider's `error.code` (SPEC 3.2): the code
+ * The `reason` (metric `error_type`) for a provider's `error.code`: the code
  * itself when it is a short identifier, else `ProviderError`.
  */
 export function providerCodeReason(code: string): string {
@@ -41,7 +41,7 @@ function invalid(message: string): SscError {
 }
 
 /**
- * Checks a MountResponse and turns it into files to write (SPEC 3.2, 5.5). Rejects the
+ * Checks a MountResponse and turns it into files to write. Rejects the
  * whole response on a provider error code, no object versions, an object without id,
  * a bad path (too long for `targetPath` too), a duplicate path or a mode outside 0..0777.
  * Mode 0 means `defaultMode`. With a pacer, a response of many files gives the event

@@ -94,7 +94,7 @@ export class PublishError extends SscError {
 }
 
 /**
- * Publishes a volume (SPEC 5): lock the target, resolve the class, mount if needed,
+ * Publishes a volume: lock the target, resolve the class, mount if needed,
  * ask the provider, validate, write atomically with `.metadata`, run hooks. A failed
  * first mount leaves nothing behind; a failed re-publish keeps serving the old content.
  * Rotation re-runs this same path.
@@ -183,7 +183,7 @@ export class VolumePublisher {
     const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
     // A republish naming another group than the files have rewrites ownership, fresh or not.
     if (decision === 'skip' && this.groupUnchanged(req)) {
-      // A kubelet republish inside the rotation interval: nothing to fetch (SPEC 6).
+      // A kubelet republish inside the rotation interval: nothing to fetch.
       const skipped: PublishedVolume = {
         request: req,
         spc,

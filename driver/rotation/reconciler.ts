@@ -70,7 +70,7 @@ export interface ReconcilerDeps {
 const MIN_WAKE_MS = 1000;
 
 /**
- * The rotation loop (SPEC 6): each round lists the node's mounted volumes and refreshes
+ * The rotation loop: each round lists the node's mounted volumes and refreshes
  * the ones that are due, with bounded concurrency per provider. Rounds never overlap:
  * a round that takes longer than the interval makes the next start right after it.
  */

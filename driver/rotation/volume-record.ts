@@ -4,7 +4,7 @@ import { MAX_MOUNT_GROUP } from '../volume/ownership.js';
 
 /**
  * The file in a local-mode target directory that lets a restarted driver rotate the
- * volume (issue 9). Providers cannot write it: their paths may not start with "..". It
+ * volume. Providers cannot write it: their paths may not start with "..". It
  * must not look like a payload directory (`..<digits>_…`), which the atomic writer
  * deletes, and it lives in the volume so an unpublish removes it with everything else.
  */

@@ -28,7 +28,7 @@ export function tlsPart(secretName: string, objectName: string, contents: Buffer
 }
 
 /**
- * Builds a synced Secret's data from the mounted files (SPEC 7): each `data[]` entry
+ * Builds a synced Secret's data from the mounted files: each `data[]` entry
  * takes the file named by `objectName` (path relative to the mount) as `key`. For
  * `kubernetes.io/tls`, `tls.crt` and `tls.key` are converted as upstream converts them
  * (tlsPart), other keys are copied, and both tls keys are required. Errors name the

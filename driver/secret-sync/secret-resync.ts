@@ -14,7 +14,7 @@ import type { VolumeSecretSync } from './volume-secret-sync.js';
 
 /**
  * How often mounted volumes' Secrets are checked: --secret-resync-interval, or the
- * rotation interval when rotation runs and that is shorter (SPEC 7: a deleted Secret is
+ * rotation interval when rotation runs and that is shorter (a deleted Secret is
  * back within a rotation interval, and within 5 minutes without rotation).
  */
 export function secretResyncIntervalMs(config: {
@@ -68,7 +68,7 @@ export interface ResyncReport {
 }
 
 /**
- * The periodic Secret re-sync (issue 10 item 3): every interval, for each volume this
+ * The periodic Secret re-sync: every interval, for each volume this
  * node has mounted (found from its pod status objects, so a restarted driver still knows
  * them) whose class lists secretObjects, make sure each Secret exists with this pod's
  * owner, re-creating it from the mounted files. It never calls a provider and never

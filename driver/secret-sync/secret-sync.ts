@@ -90,10 +90,10 @@ function isTransient(err: unknown): boolean {
 }
 
 /**
- * Keeps Kubernetes Secrets in step with mounted files (SPEC 7): creates a missing
+ * Keeps Kubernetes Secrets in step with mounted files: creates a missing
  * Secret; updates one only when the data digest changed, keeping foreign labels and
- * annotations; adds the caller's owners to its owner references without removing any
- * (issue 10 item 2), so the garbage collector deletes it only when no owner is left;
+ * annotations; adds the caller's owners to its owner references without removing any,
+ * so the garbage collector deletes it only when no owner is left;
  * never touches a Secret without the managed label (outcome `conflict`). Failures throw
  * an SscError naming the Secret; reporting them is the caller's business.
  */

@@ -7,7 +7,7 @@ const JITTER = 0.2;
 
 /**
  * The wait before retry number `retry` (0 for the first) of a Secret sync that failed
- * while its volume stays mounted (issue 10 item 4): 1s doubling up to 5m, less up to 20%
+ * while its volume stays mounted: 1s doubling up to 5m, less up to 20%
  * jitter (`random` in [0, 1), injected so tests are exact). Never above the 5m bound.
  */
 export function syncRetryDelayMs(retry: number, random: number): number {

@@ -79,7 +79,7 @@ interface VolumeState {
 }
 
 /**
- * Syncs a volume's Secrets and owns what happens when that fails (issue 10 item 4): the
+ * Syncs a volume's Secrets and owns what happens when that fails: the
  * mount stands; a Warning FailedToCreateSecret names the cause, status.secretSyncError
  * records it, and the sync is retried with backoff (1s doubling to 5m, jittered) until
  * it succeeds (the error is then cleared) or NodeUnpublishVolume or shutdown cancels it.

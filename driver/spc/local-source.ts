@@ -5,7 +5,7 @@ import { SscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import { parseSecretProviderClass, SPC_KIND, type SecretProviderClass } from './secret-provider-class.js';
 
-/** Where the driver finds SecretProviderClasses: a folder (local mode) or the API (issue 3). */
+/** Where the driver finds SecretProviderClasses: a folder (local mode) or the API. */
 export interface SecretProviderClassSource {
   /** The class `name` in `namespace`; throws not-found naming `namespace/name`. */
   get(namespace: string, name: string): Promise<SecretProviderClass>;
@@ -34,7 +34,7 @@ function yamlErrorText(err: unknown): string {
 }
 
 /**
- * Local mode (SPEC 10): reads SecretProviderClass YAML files (`*.yaml`, `*.yml`, several
+ * Local mode: reads SecretProviderClass YAML files (`*.yaml`, `*.yml`, several
  * documents each) from a folder. Every lookup lists the folder and re-parses only files
  * whose mtime or size changed, so edits apply to the next publish at little cost.
  * Documents of other kinds are ignored; invalid classes are logged and skipped, and a

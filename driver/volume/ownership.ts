@@ -2,7 +2,7 @@ import { chmodSync, chownSync, lchownSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pacer } from '../../lib/pacer.js';
 
-// fsGroup ownership (issue 10 item 13, upstream issue #858). The driver advertises
+// fsGroup ownership (upstream issue #858). The driver advertises
 // VOLUME_MOUNT_GROUP, so kubelet passes the pod's fsGroup as volume_mount_group and never
 // changes the volume's ownership itself; the driver writes the volume for that group the
 // way kubelet's SetVolumeOwnership (pkg/volume/volume_linux.go) treats a read-only volume.

@@ -2,7 +2,7 @@ import { SscError } from '../errors.js';
 
 /**
  * The calls a server is running, so shutdown can cancel them and wait for their cleanup
- * (issue 9 item 7: a SIGTERM during a first publish left its tmpfs mounted). Handlers see
+ * (a SIGTERM during a first publish left its tmpfs mounted). Handlers see
  * `signal` through their call context; once it aborts, new calls are refused.
  */
 export class InFlightCalls {

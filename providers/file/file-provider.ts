@@ -51,7 +51,7 @@ export class FileProvider implements SecretsProvider {
     const files: ProviderFile[] = [];
     const objectVersions: { id: string; version: string }[] = [];
     // `missingObjects: omit` (opt-in): a source file that is gone is left out of the
-    // response instead of failing the Mount, so the driver drops its file (SPEC 6).
+    // response instead of failing the Mount, so the driver drops its file.
     const omitMissing = request.attributes['missingObjects'] === 'omit';
     for (const obj of objects) {
       let read: VersionedContents;

@@ -8,7 +8,7 @@ import { createNamespace } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { statusOf, until } from '../support/until.js';
 
-// Issue 11 scenarios 1 and 6, through a real kubelet and containerd: a pod with a CSI
+// Through a real kubelet and containerd: a pod with a CSI
 // inline volume of a file-provider class reaches Running; its container reads the secret
 // file and an env var from the Secret the driver synced (secretKeyRef), and prints both to
 // its log. Then the pod is deleted: kubelet calls NodeUnpublishVolume, the tmpfs is gone,
@@ -16,7 +16,7 @@ import { statusOf, until } from '../support/until.js';
 
 const PASSWORD = 'e2e-file-secret-7f3a';
 
-describe('end to end: a pod through kubelet and containerd reads its secret (issue 11)', function () {
+describe('end to end: a pod through kubelet and containerd reads its secret', function () {
   this.timeout(300_000);
   let node: E2eNode;
   let ns = '';

@@ -7,7 +7,7 @@ import { createSecretProviderClass } from '../support/kube-objects.js';
 import { podEvents } from '../support/rbac-scenario.js';
 import { until } from '../support/until.js';
 
-// Issue 11 scenario 4 through a real kubelet and containerd: the CSIDriver says
+// Through a real kubelet and containerd: the CSIDriver says
 // requiresRepublish, the driver runs --rotation-mode=republish, and rotation happens only
 // on kubelet's own periodic NodePublishVolume calls. kubelet republishes a mounted volume
 // when it syncs the pod, every syncFrequency (10 s in the harness's kubelet config, 1 m by
@@ -25,7 +25,7 @@ function publishes(node: E2eNode, target: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
 }
 
-describe("end to end: rotation on kubelet's requiresRepublish calls (issue 11)", function () {
+describe("end to end: rotation on kubelet's requiresRepublish calls", function () {
   this.timeout(300_000);
   let node: E2eNode;
 

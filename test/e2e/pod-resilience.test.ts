@@ -13,7 +13,7 @@ import { podEvents } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { until } from '../support/until.js';
 
-// Issue 11 scenarios 7 and 8 through a real kubelet and containerd: the driver restarted
+// Through a real kubelet and containerd: the driver restarted
 // (a rollout, then a crash) while a pod runs, and pods that start while their provider is
 // down or their SecretProviderClass does not exist yet.
 
@@ -89,7 +89,7 @@ async function leaveStaleSocket(socket: string): Promise<void> {
   if (!existsSync(socket)) throw new Error(`${socket} vanished with its process: cannot stage a crashed provider`);
 }
 
-describe('end to end: driver restarts, a provider down and a class missing at pod start (issue 11)', function () {
+describe('end to end: driver restarts, a provider down and a class missing at pod start', function () {
   this.timeout(300_000);
   let node: E2eNode;
   const providers: ScriptedProvider[] = [];

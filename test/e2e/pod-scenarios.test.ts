@@ -11,7 +11,7 @@ import { podEvents } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { until } from '../support/until.js';
 
-// Issue 11 scenarios 2, 3 and 5 through a real kubelet and containerd, on one node whose
+// Through a real kubelet and containerd, on one node whose
 // driver runs the rotation reconciler every ROTATION_S and whose CSIDriver asks kubelet
 // for tokens of E2E_AUDIENCE (fsGroupPolicy File as deploy/ ships it).
 
@@ -23,7 +23,7 @@ function jwtClaims(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
-describe("end to end: rotation, kubelet's tokens and fsGroup through kubelet and containerd (issue 11)", function () {
+describe("end to end: rotation, kubelet's tokens and fsGroup through kubelet and containerd", function () {
   this.timeout(300_000);
   let node: E2eNode;
   let scripted: ScriptedProvider | undefined;

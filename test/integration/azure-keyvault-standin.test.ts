@@ -25,7 +25,7 @@ import { type AzureStandIn, startAzureStandIn } from '../support/azure-keyvault/
 //   SSC_AZURE_KEYVAULT_URL=https://<vault>.vault.azure.net AZURE_TENANT_ID=… AZURE_CLIENT_ID=…
 //   AZURE_CLIENT_SECRET=… (the app needs secrets get/list/set, keys get/list/create,
 //   certificates get/list/import on the vault)
-// No real vault can be reached from these machines (PEERS.md), so that variant skips here.
+// No real vault can be reached from these machines (docs/conformance.md), so that variant skips here.
 
 /** What the shared contract cases need from a vault. */
 interface KeyVaultTarget {

@@ -51,7 +51,7 @@ const SIGTERM_AT = new Set([
   'vault: NodePublishVolume',
 ]);
 
-// Issue 9 item 14: Ctrl-C during the rotation step left the tmpfs holding the demo's
+// Ctrl-C during the rotation step left the tmpfs holding the demo's
 // secrets mounted; SIGTERM while starting left a socket dir behind. With the openbao peer
 // installed the vault part's steps are covered too: OpenBao and the vault provider must
 // go as well (their command lines name the demo's temp dir).

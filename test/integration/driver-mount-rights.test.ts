@@ -72,7 +72,7 @@ async function driverAsNobody(
   return { outcome, run };
 }
 
-// Issue 9 item 13: as non-root without --mount-mode=dir the driver started silently and
+// as non-root without --mount-mode=dir the driver started silently and
 // every publish failed EPERM. It must refuse to start, before it reads a kubeconfig.
 describe('driver without mount rights (run as uid 65534)', function () {
   let work: string;

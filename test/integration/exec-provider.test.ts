@@ -7,7 +7,7 @@ import { startProviderProcess, type MountOptions, type ProviderProcess } from '.
 // The exec provider process with real helper programs in a temp --helpers-dir: what a
 // helper is given (argv entries, environment, working directory, stdin), versions from
 // its `version` subcommand or the keyed digest, a rotation that runs no `get`, and the
-// hostile helpers and classes of issue 14: a hang, a flood, secrets on stderr, argument
+// hostile helpers and classes: a hang, a flood, secrets on stderr, argument
 // injection through pod names, names and symlinks leading out of the directory, and a
 // forked child holding stdout open.
 

@@ -7,7 +7,7 @@ import { runCli } from '../support/cli-run.js';
 import { CAN_MOUNT, fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { readAs, reachableTarget, VOLUME_RECORD, walk, withGroup } from '../support/mount-group.js';
 
-// fsGroup ownership (issue 10 item 13): a kubelet-like client passes the pod's fsGroup as
+// fsGroup ownership: a kubelet-like client passes the pod's fsGroup as
 // volume_mount_group; the real driver writes the file provider's files for that group.
 
 /** Group and user ids no account here has: the pod's fsGroup, a pod user, a stranger. */

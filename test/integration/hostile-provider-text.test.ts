@@ -4,7 +4,7 @@ import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../s
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { failure } from '../support/call-outcome.js';
 
-// Issue 9 item 8: what a provider writes in its error code or error message reaches
+// what a provider writes in its error code or error message reaches
 // kubelet (and from there events), the driver's log and its metrics. A hostile or broken
 // provider must not put unbounded, terminal-driving or secret text into any of them.
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runCli, spawnCli, type CliRun } from '../support/cli-run.js';
 import { fileClass, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
-// Issue 9 item 11: the README's quick start starts the driver in the background and runs
+// the README's quick start starts the driver in the background and runs
 // `publish` at once; the CLI must wait for the socket instead of failing with grpc-js's text.
 describe('publish/unpublish CLI against a driver that is not (yet) listening', function () {
   let work: string;

@@ -239,7 +239,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
       /is not a path inside the volume/,
     ],
   ];
-  // Secrets that cannot be built never fail the mount (issue 10 item 4): kubernetes-secret-sync.test.ts.
+  // Secrets that cannot be built never fail the mount: kubernetes-secret-sync.test.ts.
   for (const [name, spec, code, message] of badClasses) {
     it(`refuses ${name} with a clear error and leaves nothing mounted`, async () => {
       const className = `bad-${badClasses.findIndex((c) => c[0] === name)}`;

@@ -8,7 +8,7 @@ import { createNamespace, readManifests, sharedKubeCluster, type KubeCluster } f
 import { createSecretProviderClass, createTestCsiDriver } from '../support/kube-objects.js';
 import { notInGroup, readAs, reachableTarget, withGroup } from '../support/mount-group.js';
 
-// fsGroup ownership in Kubernetes mode (issue 10 item 13), against the real kube-apiserver:
+// fsGroup ownership in Kubernetes mode, against the real kube-apiserver:
 // the CSIDriver object an upgrader changes, and rotation rebuilding the pod's fsGroup.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

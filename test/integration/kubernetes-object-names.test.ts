@@ -53,7 +53,7 @@ describe('Kubernetes mode refuses names that are not object names (real kube-api
     });
   }
 
-  // A sync problem, so it never fails the mount once sync failures don't (issue 10 item 4): the
+  // A sync problem, so it never fails the mount once sync failures don't: the
   // FailedToCreateSecret event says why either way.
   it('refuses the secretObjects secretName "." before any Secret request, in a FailedToCreateSecret event', async () => {
     const pod = await cluster.admin.core.createNamespacedPod({

@@ -118,7 +118,7 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
       secretObjects: [{ secretName: 'synced', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] }],
     });
     const uid = await createPodWithVolumes(cluster, ns, 'sync-pod', ['synced']);
-    // Today the mount fails with the sync error; issue 10 item 4 makes it succeed and report: either way the right is named.
+    // A sync failure never fails the mount; it is reported, naming the missing right.
     await s.client.publish(s.request(s.targetPath('sync'), 'synced', 'sync-pod', ns, uid)).catch((err: unknown) => {
       if (!isGrpcCallError(err)) throw err;
     });

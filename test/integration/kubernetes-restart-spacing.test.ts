@@ -20,7 +20,7 @@ interface DeploymentObject {
 }
 
 /**
- * Restart loops (issue 9): a provider whose content changes on every read (vault-csi-provider
+ * Restart loops: a provider whose content changes on every read (vault-csi-provider
  * rendering a whole secret with Vault's request_id) must not restart a workload every
  * rotation round. The spacing is read from the workload's restartedAt annotation.
  */

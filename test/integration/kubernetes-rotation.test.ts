@@ -175,8 +175,8 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     ).to.equal(secretVersion);
     expect(await events('MountRotationComplete')).to.have.length(1);
     // Volumes come from the pod status watch, pods and nodePublishSecretRef Secrets from theirs, tokens
-    // from the cache. The Secret re-sync (a deleted Secret comes back within a rotation interval,
-    // SPEC 7) reads the synced Secret once per interval: a GET, nothing else.
+    // from the cache. The Secret re-sync (a deleted Secret comes back within a rotation interval)
+    // reads the synced Secret once per interval: a GET, nothing else.
     const after = await apiRequests();
     const changed = [...after].filter(([series, n]) => n !== (before.get(series) ?? 0)).map(([series]) => series);
     expect(changed.filter((series) => series !== 'GET 200')).to.deep.equal([]);
@@ -333,7 +333,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     await stack.client.unpublish('vol-refpod', target);
   });
 
-  it('never reads a nodePublishSecretRef from another namespace (SPEC 4), even one labelled used=true', async () => {
+  it('never reads a nodePublishSecretRef from another namespace, even one labelled used=true', async () => {
     const other = await createNamespace(cluster, 'rot-other');
     await cluster.admin.core.createNamespacedSecret({
       namespace: other,

@@ -10,7 +10,7 @@ import { createSecretProviderClass } from '../support/kube-objects.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { statusOf, until } from '../support/until.js';
 
-// Issue 10 item 2: every pod that mounts a class makes sure its owner is among the synced
+// every pod that mounts a class makes sure its owner is among the synced
 // Secret's owner references, adding without removing others, so the real garbage
 // collector deletes the Secret only when its last owner is gone. Two drivers (two nodes)
 // publish at once: optimistic concurrency keeps both owners.

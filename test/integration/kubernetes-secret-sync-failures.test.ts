@@ -12,7 +12,7 @@ import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { statusOf, until } from '../support/until.js';
 
-// Issue 10 item 4: a Secret sync failure never fails NodePublishVolume. The files are
+// a Secret sync failure never fails NodePublishVolume. The files are
 // written and the call returns OK; a Warning FailedToCreateSecret says what is wrong; the
 // pod status object records it in status.secretSyncError; the sync is retried with
 // backoff until it succeeds (the error is then cleared) or the volume is unpublished.

@@ -8,7 +8,7 @@ import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { statusOf, until } from '../support/until.js';
 
-// Issue 10 items 1 and 3: Secret sync is on by default, as upstream; a deleted synced
+// Secret sync is on by default, as upstream; a deleted synced
 // Secret comes back from the mounted files while a pod still mounts the class, within
 // the re-sync interval without rotation and within a rotation interval with it, without
 // a provider call or a file write, also after a driver restart.

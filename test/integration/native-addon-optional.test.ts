@@ -30,7 +30,7 @@ function onPath(command: string): boolean {
   return (process.env['PATH'] ?? '').split(delimiter).some((d) => d !== '' && existsSync(join(d, command)));
 }
 
-// Issue 9 item 12: `npm ci` ran node-gyp for the root binding.gyp and failed without a
+// `npm ci` ran node-gyp for the root binding.gyp and failed without a
 // toolchain, although the addon is optional. The build step must never fail for it.
 describe('the mount addon is optional: building without a C toolchain', function () {
   let dir: string;

@@ -6,7 +6,7 @@ import { realSleep } from '../../lib/sleep.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { outcome } from '../support/call-outcome.js';
 
-// Issue 9 item 4: the driver caches one channel per provider. A provider that crashed and
+// the driver caches one channel per provider. A provider that crashed and
 // came back must be usable by the very next publish, whatever grpc-js's reconnect backoff
 // had grown to while it was down.
 

@@ -275,7 +275,7 @@ describe('NodePublishVolume bad input (real driver process)', function () {
       expect(text).to.match(
         /^node_publish_error_total\{provider="invalid",error_type="InvalidProviderName",os_type="linux"\} 1$/m,
       );
-      // A provider's error code is the metric reason (SPEC 3.2).
+      // A provider's error code is the metric reason.
       expect(text).to.match(
         /^node_publish_error_total\{provider="scripted",error_type="VaultUnreachable",os_type="linux"\} 1$/m,
       );

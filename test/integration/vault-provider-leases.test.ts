@@ -12,7 +12,7 @@ import {
   type VaultProviderProcess,
 } from '../support/vault-provider.js';
 
-// Dynamic secrets (issue 12 item 6) with the real provider process against a real
+// Dynamic secrets with the real provider process against a real
 // OpenBao: database credentials from the database engine on a real Postgres (renewable
 // leases) and PKI certificates issued with generate_lease (not renewable). The driver's
 // side is played by passing back, as current_object_version, the versions each Mount

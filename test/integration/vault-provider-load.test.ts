@@ -9,7 +9,7 @@ import {
   type VaultProviderProcess,
 } from '../support/vault-provider.js';
 
-// Vault load (issue 12 item 7) with the real provider process against a real OpenBao:
+// Vault load with the real provider process against a real OpenBao:
 // many pods of one workload (one service account, one class) mounting in the same round
 // cost one login and one read per secret, not one per pod; two workloads never share a
 // token or a read. Counted by OpenBao itself, from its file audit log.

@@ -9,7 +9,7 @@ import { createProcessRegistry } from '../../lib/process-registry.js';
 import { recordDriverMetrics, recordProviderMetrics, shownMetrics, type ShownMetric } from '../support/exposition.js';
 
 // docs/metrics.md lists every `error_type` (an SscError's reason) the code can put into a
-// metric, and nothing else (issue 9 item 17). This reads the sources with the TypeScript
+// metric, and nothing else. This reads the sources with the TypeScript
 // parser, so a new reason fails here until the doc names it.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

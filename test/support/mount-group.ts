@@ -1,4 +1,4 @@
-// What the fsGroup ownership tests (issue 10 item 13) look at: requests carrying the pod's
+// What the fsGroup ownership tests look at: requests carrying the pod's
 // fsGroup as kubelet sends it, what is on disk below a target and who may read it.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,5 +1,5 @@
 // Stand-in for Azure Key Vault certificate material (test only; no real Key Vault can run
-// here, see PEERS.md and issue 13). An imported certificate in Key Vault is three objects
+// here, see docs/conformance.md). An imported certificate in Key Vault is three objects
 // sharing one version id: the certificate (`cer` = DER of the leaf, `x5t` = its SHA-1
 // thumbprint), its key (public JWK) and its backing secret (the whole PFX, base64, or a PEM
 // file with the private key first). Follows the Key Vault REST reference for

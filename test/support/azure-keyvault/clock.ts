@@ -1,5 +1,5 @@
 // Stand-in for Azure Key Vault / Microsoft Entra ID time (test only; no real peer can run
-// here, see PEERS.md and issue 13). Key Vault reports `created`/`updated` as Unix seconds and
+// here, see docs/conformance.md). Key Vault reports `created`/`updated` as Unix seconds and
 // Entra checks token lifetimes; tests drive both with a clock they can advance.
 
 /** The stand-in's notion of now, in milliseconds since the epoch. */

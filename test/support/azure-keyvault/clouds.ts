@@ -1,5 +1,5 @@
 // Stand-in for the Azure clouds' Key Vault and Entra host names (test only; no real Azure can
-// be reached here, see PEERS.md and issue 13). Values as in the Azure SDKs' and go-autorest's
+// be reached here, see docs/conformance.md). Values as in the Azure SDKs' and go-autorest's
 // cloud tables: vault DNS suffix, the Key Vault resource (the challenge's `resource` and the
 // token audience), the Entra login host, and the v1 token issuer prefix.
 

@@ -1,5 +1,5 @@
 // Stand-in for Microsoft Entra ID's v2.0 endpoints (test only; no real Entra can run here,
-// see PEERS.md and issue 13): OpenID configuration, instance discovery (what msal-node asks
+// see docs/conformance.md): OpenID configuration, instance discovery (what msal-node asks
 // of a known authority), the signing keys, and the token endpoint for the client credentials
 // grant with a client secret or a workload identity client assertion (RFC 7523 jwt-bearer,
 // verified as a federated identity credential: signature by the registered issuer's keys,

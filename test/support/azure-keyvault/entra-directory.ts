@@ -1,5 +1,5 @@
 // Stand-in for Microsoft Entra ID's directory (test only; no real Entra can run here, see
-// PEERS.md and issue 13): tenants, app registrations with client secrets and federated
+// docs/conformance.md): tenants, app registrations with client secrets and federated
 // identity credentials (issuer, subject, audience — matched case-sensitively as Entra does
 // since 2025), and a node's managed identities (system-assigned and user-assigned) that IMDS
 // hands tokens for.

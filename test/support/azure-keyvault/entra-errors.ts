@@ -1,5 +1,5 @@
 // Stand-in for Microsoft Entra ID's token-endpoint errors (test only; no real Entra can run
-// here, see PEERS.md and issue 13). Body shape of the v2.0 endpoint: `error`,
+// here, see docs/conformance.md). Body shape of the v2.0 endpoint: `error`,
 // `error_description` ("AADSTSnnn: … Trace ID … Correlation ID … Timestamp …"), `error_codes`,
 // `timestamp`, `trace_id`, `correlation_id`, `error_uri`. Codes and texts as the real service
 // words them in public reports (AADSTS7000215, 700016, 90002, 70021, 700211, 700024, 500011,

@@ -1,5 +1,5 @@
 // Stand-in for the Azure Instance Metadata Service's managed identity endpoint (test only;
-// no real IMDS can be reached here, see PEERS.md and issue 13). Follows "How to use managed
+// no real IMDS can be reached here, see docs/conformance.md). Follows "How to use managed
 // identities for Azure resources on an Azure VM to acquire an access token": GET
 // /metadata/identity/oauth2/token?api-version=2018-02-01&resource=…[&client_id=|object_id=]
 // with `Metadata: true`; answers `access_token`, `expires_in`, `expires_on`, `not_before`,

@@ -1,5 +1,5 @@
 // Stand-in for Microsoft Entra ID's token format (test only): no real Entra or Key Vault can
-// run here (PEERS.md, issue 13), so the stand-in signs its own access tokens and verifies the
+// run here (docs/conformance.md), so the stand-in signs its own access tokens and verifies the
 // client assertions it receives. Compact JWS per RFC 7515/7519 with node:crypto: RS256 (what
 // Entra signs with) and ES256 (what some workload identity issuers use).
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';

@@ -1,5 +1,5 @@
 // Stand-in for the Azure Key Vault data-plane REST API 7.6 (test only; no real Key Vault or
-// emulator can run here, see PEERS.md and issue 13). Follows the Key Vault REST reference:
+// emulator can run here, see docs/conformance.md). Follows the Key Vault REST reference:
 // GET {vault}/secrets|keys|certificates/{name}[/{version}], GET …/{name}/versions (paged:
 // maxresults 1–25, default 25, `nextLink`), PUT /secrets/{name} (set), PATCH
 // /secrets|keys|certificates/{name}/{version} (update attributes), GET /secrets|keys|certificates

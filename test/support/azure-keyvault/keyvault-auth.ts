@@ -1,5 +1,5 @@
 // Stand-in for Azure Key Vault's bearer-token check (test only; no real Key Vault can run
-// here, see PEERS.md and issue 13). Every unauthenticated or badly authenticated request gets
+// here, see docs/conformance.md). Every unauthenticated or badly authenticated request gets
 // 401 with the challenge `Bearer authorization="https://<login host>/<tenant>",
 // resource="<Key Vault resource>"` that the SDKs' challenge policy follows. AKV10000 (no
 // token), AKV10022 (audience), AKV10032 (issuer) and AKV10046 (signature key) are the real

@@ -1,5 +1,5 @@
 // Stand-in for Azure Key Vault's error responses (test only; no real Key Vault can run here,
-// see PEERS.md and issue 13). Shapes follow the Key Vault REST reference (`KeyVaultError`:
+// see docs/conformance.md). Shapes follow the Key Vault REST reference (`KeyVaultError`:
 // `{ error: { code, message, innererror? } }`); message texts as the real service words them
 // in public bug reports (SecretNotFound, SecretDisabled, AccessDenied, AKV10000, Throttled,
 // BadParameter "specified version"). Texts marked "unverified" could not be checked here.

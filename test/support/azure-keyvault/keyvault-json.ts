@@ -1,5 +1,5 @@
 // Stand-in for Azure Key Vault's response bodies (test only; no real Key Vault can run here,
-// see PEERS.md and issue 13). Field names and shapes of SecretBundle/SecretItem,
+// see docs/conformance.md). Field names and shapes of SecretBundle/SecretItem,
 // KeyBundle/KeyItem (JsonWebKey: kid, kty, key_ops, n/e or crv/x/y), CertificateBundle/
 // CertificateItem (id, kid, sid, x5t, cer, policy) as in the Key Vault REST reference 7.6
 // and the @azure/keyvault-* generated models.

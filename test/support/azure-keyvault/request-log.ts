@@ -1,5 +1,5 @@
 // Stand-in request log for Azure Key Vault / Microsoft Entra ID / IMDS (test only; no real
-// peer can run here, see PEERS.md and issue 13). What a test counts: which operations ran,
+// peer can run here, see docs/conformance.md). What a test counts: which operations ran,
 // with what status, whether the caller was authorised and as whom. Never a secret value,
 // token, client secret or assertion: only method, host, path and the query (Key Vault and
 // IMDS queries carry no secrets; Entra token requests are POST bodies, never logged).

@@ -1,5 +1,5 @@
 // Test helpers to point the real Azure SDK clients at the Azure Key Vault / Entra ID stand-in
-// (no real Key Vault or Entra can run here, see PEERS.md and issue 13): the connect-to agent
+// (no real Key Vault or Entra can run here, see docs/conformance.md): the connect-to agent
 // that keeps the real host names, SNI and certificate checks (trusting only the stand-in's
 // test CA), and a raw HTTPS request for the REST-level checks the SDKs would hide.
 import { request, type Agent } from 'node:https';

@@ -1,5 +1,5 @@
 // A stand-in for Azure Key Vault, Microsoft Entra ID and IMDS (test only). No Key Vault
-// emulator or real Azure can run here (PEERS.md, issue 13 "Test peers"), so the real Azure SDK
+// emulator or real Azure can run here (docs/conformance.md), so the real Azure SDK
 // clients talk over real HTTPS to this server, which implements the documented contracts
 // (Key Vault REST API 7.6, Entra v2.0 OAuth client credentials and workload identity
 // federation, IMDS managed identity tokens) strictly. One HTTPS server on 127.0.0.1:0 routes

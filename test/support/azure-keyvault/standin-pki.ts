@@ -1,5 +1,5 @@
 // Stand-in TLS identity for Azure Key Vault and Microsoft Entra ID host names (test only; no
-// real Azure can be reached here, see PEERS.md and issue 13). One test CA and one server
+// real Azure can be reached here, see docs/conformance.md). One test CA and one server
 // certificate whose SANs cover every login host and `*.<vault suffix>` of the clouds the
 // stand-in serves, so clients verify the real names against the test CA (never with
 // verification off). Made once per test process (openssl is the slow part of startup).

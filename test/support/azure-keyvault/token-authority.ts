@@ -1,5 +1,5 @@
 // Stand-in for Microsoft Entra ID's access-token signing (test only; no real Entra can run
-// here, see PEERS.md and issue 13). Entra issues v1.0 access tokens for Key Vault (`aud` =
+// here, see docs/conformance.md). Entra issues v1.0 access tokens for Key Vault (`aud` =
 // the Key Vault resource, `iss` = `https://sts.windows.net/<tenant>/`, `tid`, `oid`, `appid`,
 // `iat`/`nbf`/`exp`) signed RS256; the stand-in's Key Vault side verifies them with the same
 // authority's public key, so a token from another stand-in instance (or a forged one) fails.

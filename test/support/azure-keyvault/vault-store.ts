@@ -1,5 +1,5 @@
 // Stand-in for one Azure Key Vault's contents (test only; no real Key Vault can run here,
-// see PEERS.md and issue 13). Keeps what the Key Vault REST API 7.6 reports per object
+// see docs/conformance.md). Keeps what the Key Vault REST API 7.6 reports per object
 // version: secrets (value, contentType, kid/managed for a certificate's backing secret),
 // keys (public JWK) and certificates (cer, x5t), each with `enabled`/`created`/`updated`
 // attributes in Unix seconds, version ids of 32 hex characters, plus the vault's access

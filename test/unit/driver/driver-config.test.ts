@@ -80,7 +80,7 @@ describe('parseDriverConfig', () => {
     });
   });
 
-  it('syncs Secrets by default, as upstream; --enable-secret-sync=false turns it off (issue 10 item 1)', () => {
+  it('syncs Secrets by default, as upstream; --enable-secret-sync=false turns it off', () => {
     expect(parseDriverConfig(NODE, {}).enableSecretSync).to.equal(true);
     expect(parseDriverConfig([...NODE, '--enable-secret-sync=false'], {}).enableSecretSync).to.equal(false);
     expect(parseDriverConfig([...NODE, '--enable-secret-sync'], {}).enableSecretSync).to.equal(true);

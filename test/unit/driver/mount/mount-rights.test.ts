@@ -24,7 +24,7 @@ describe('effectiveCapabilities (/proc/self/status)', () => {
   for (const [name, text, caps] of cases) it(`reads ${name}`, () => expect(effectiveCapabilities(text)).to.equal(caps));
 });
 
-describe('mountRightsProblem (issue 9 item 13: fail at start, not EPERM at every publish)', () => {
+describe('mountRightsProblem (fail at start, not EPERM at every publish)', () => {
   const base: MountRightsFacts = { mountMode: 'tmpfs', kubernetesMode: true, capEff: ROOT_CAPS, uid: 0 };
   const cases: [string, Partial<MountRightsFacts>, RegExp | undefined][] = [
     ['root may mount', {}, undefined],

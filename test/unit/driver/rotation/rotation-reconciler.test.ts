@@ -91,7 +91,7 @@ describe('RotationReconciler.runRound', () => {
     expect(await h.reconciler.runRound()).to.include({ refreshed: 2, failed: 1 });
   });
 
-  it('never overlaps rounds: a round slower than the interval is followed by one round, not run beside it or made up for in a burst (SPEC 6)', async () => {
+  it('never overlaps rounds: a round slower than the interval is followed by one round, not run beside it or made up for in a burst', async () => {
     let now = 0;
     let active = 0;
     let maxActive = 0;

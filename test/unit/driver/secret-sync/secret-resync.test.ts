@@ -27,7 +27,7 @@ describe('secretResyncIntervalMs: within a rotation interval with rotation, else
   }
 });
 
-describe("SecretResync: one round over this node's mounted volumes (issue 10 item 3)", () => {
+describe("SecretResync: one round over this node's mounted volumes", () => {
   const item = (pod: string, spcName: string, targetPath: string, secretSyncError?: string): PodStatusItem => ({
     metadata: {
       namespace: 'ns',

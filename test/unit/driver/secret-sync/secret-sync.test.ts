@@ -189,7 +189,7 @@ const owner = (name: string): OwnerReference => ({
   uid: `uid-${name}`,
 });
 
-describe('SecretSyncer: owner references are merged, never replaced (issue 10 item 2)', () => {
+describe('SecretSyncer: owner references are merged, never replaced', () => {
   const object: SecretObject = {
     secretName: 'shared',
     type: 'Opaque',

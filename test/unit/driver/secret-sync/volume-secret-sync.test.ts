@@ -76,7 +76,7 @@ const spc = (objects: SecretObject[]): SecretProviderClass => ({
   annotations: {},
 });
 
-describe('VolumeSecretSync: a sync failure never fails the mount; it is reported, recorded and retried (issue 10 item 4)', () => {
+describe('VolumeSecretSync: a sync failure never fails the mount; it is reported, recorded and retried', () => {
   let events: string[];
   let statusWrites: string[];
   let outcome: (o: SecretObject) => SecretSyncOutcome;
