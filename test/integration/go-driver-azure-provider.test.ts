@@ -22,7 +22,7 @@ import {
 } from '../support/go-driver.js';
 import { TOKENS_KEY, type InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { tokensAttribute } from '../support/service-account-tokens.js';
 
 // Our `azure` provider behind upstream's Go driver v1.6.0 (go-driver.ts: the Go driver on a
@@ -45,7 +45,6 @@ import { tokensAttribute } from '../support/service-account-tokens.js';
 // republish from touching the volume is upstream's atomic writer, which skips the write when
 // every file's bytes are equal.
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const VAULT = 'kv-go';
 const WI_CLIENT = '1a1a1a1a-0000-4000-8000-000000000001';
 const WI_DENIED_CLIENT = '1b1b1b1b-0000-4000-8000-000000000002';
@@ -55,17 +54,6 @@ const OUTSIDER_CLIENT = '1d1d1d1d-0000-4000-8000-000000000004';
 const OUTSIDER_SECRET = 'outsider-client-secret-value';
 /** The label upstream's docs tell users to put on nodePublishSecretRef Secrets (v1.6.0 itself no longer reads it: kubelet passes the data). */
 const USED_LABEL = 'secrets-store.csi.k8s.io/used';
-
-interface PodStatus {
-  metadata: { resourceVersion: string };
-  status: {
-    podName: string;
-    secretProviderClassName: string;
-    mounted: boolean;
-    targetPath: string;
-    objects: { id: string; version: string }[];
-  };
-}
 
 describe("our azure provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, Key Vault + Entra stand-in)", function () {
   this.timeout(300_000);
@@ -93,14 +81,7 @@ describe("our azure provider under upstream's Go driver v1.6.0 (real Go driver, 
     };
   }
 
-  async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-${spc}`,
-    })) as PodStatus;
-  }
+  const podStatus = (pod: InlinePod, spc: string) => readPodStatus(cluster, ns, pod.name, spc);
 
   /** Key Vault operations since the log was cleared, as `operation status`, sorted. */
   function keyVaultCalls(): string[] {

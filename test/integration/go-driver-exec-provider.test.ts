@@ -16,7 +16,7 @@ import {
 } from '../support/go-driver.js';
 import { TOKENS_KEY, type InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { ServiceAccountTokenIssuer, tokensAttribute } from '../support/service-account-tokens.js';
 
 // Our `exec` provider behind upstream's Go driver v1.6.0 (go-driver.ts: the Go driver on
@@ -41,7 +41,6 @@ import { ServiceAccountTokenIssuer, tokensAttribute } from '../support/service-a
 // full Mount: every helper's `version` and then `get` run, even when nothing changed. Its
 // atomic writer then keeps the files (same ..data, same inode) when every byte is equal.
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const EXAMPLES = fileURLToPath(new URL('../../../examples/helpers/', import.meta.url));
 const AUDIENCE = 'exec-helpers';
 /** Allowed by Kubernetes (DNS subdomains), and still a test of quoting: dots, `--`. */
@@ -50,17 +49,6 @@ const SERVICE_ACCOUNT = 'build.bot--1';
 const PASSWORD = 'hunter2-exec';
 const ROTATED = 'correct horse exec';
 const LOGIN_PASSWORD = 'pw-S3CRET-login';
-
-interface PodStatus {
-  metadata: { resourceVersion: string };
-  status: {
-    podName: string;
-    secretProviderClassName: string;
-    mounted: boolean;
-    targetPath: string;
-    objects: { id: string; version: string }[];
-  };
-}
 
 /** What `probe` prints as its `get` output. */
 interface Probe {
@@ -94,14 +82,7 @@ describe("our exec provider under upstream's Go driver v1.6.0 (real Go driver, k
     };
   }
 
-  async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-${spc}`,
-    })) as PodStatus;
-  }
+  const podStatus = (pod: InlinePod, spc: string) => readPodStatus(cluster, ns, pod.name, spc);
 
   /** The keyed digest our provider gives `objectName` of the app class with `contents`. */
   async function digestOf(objectName: string, contents: string | Buffer): Promise<string> {

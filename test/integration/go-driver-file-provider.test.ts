@@ -13,26 +13,13 @@ import {
 } from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 
 /** Our `file` provider behind the Go driver: its source tree and HMAC key live in the stack's work dir. */
 const fileProvider: GoDriverProvider = {
   name: 'file',
   args: (work) => [`--root=${join(work, 'file-root')}`, `--hmac-key-file=${join(work, 'hmac.key')}`],
 };
-
-interface PodStatus {
-  metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
-  status: {
-    podName: string;
-    secretProviderClassName: string;
-    mounted: boolean;
-    targetPath: string;
-    objects: { id: string; version: string }[];
-  };
-}
 
 /**
  * Users may keep upstream's Go driver v1.6.0 and adopt our providers: our `file` provider
@@ -53,14 +40,7 @@ describe("our file provider under upstream's Go driver v1.6.0 (real Go driver, k
       .digest('hex');
   }
 
-  async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-${spc}`,
-    })) as PodStatus;
-  }
+  const podStatus = (pod: InlinePod, spc: string) => readPodStatus(cluster, ns, pod.name, spc);
 
   before(async function () {
     const unavailable = goDriverUnavailable();

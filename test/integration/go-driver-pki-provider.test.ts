@@ -14,7 +14,7 @@ import {
 } from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { caSecret, makeTestCa, opensslDir, opensslVerify, type TestCa } from '../support/pki-test-ca.js';
 import { parseMetrics } from '../support/provider-process.js';
 
@@ -33,21 +33,9 @@ import { parseMetrics } from '../support/provider-process.js';
 // renewal point is. The tests assert exactly that (docs/providers/pki.md#under-upstreams-go-driver);
 // renewal spaced by seed 004's rule needs our driver (pki-provider-driver.test.ts).
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 /** The label upstream's docs tell users to put on nodePublishSecretRef Secrets. */
 const USED_LABEL = 'secrets-store.csi.k8s.io/used';
 const D = 24 * 3600;
-
-interface PodStatus {
-  metadata: { resourceVersion: string };
-  status: {
-    podName: string;
-    secretProviderClassName: string;
-    mounted: boolean;
-    targetPath: string;
-    objects: { id: string; version: string }[];
-  };
-}
 
 /** The serial as the provider's version: 40 lowercase hex digits. */
 const serialOf = (leaf: X509Certificate) => leaf.serialNumber.toLowerCase().padStart(40, '0');
@@ -67,14 +55,7 @@ describe("our pki provider under upstream's Go driver v1.6.0 (real Go driver, ku
   /** Every private key the volume showed (tls.key), for the no-key-material checks. */
   const leafKeys: string[] = [];
 
-  async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-${spc}`,
-    })) as PodStatus;
-  }
+  const podStatus = (pod: InlinePod, spc: string) => readPodStatus(cluster, ns, pod.name, spc);
 
   /** kubelet's NodePublishVolume for `pod`: `secrets` is its nodePublishSecretRef Secret's data as the API holds it now. */
   async function kubeletRequest(pod: InlinePod): Promise<NodePublishVolumeRequest> {

@@ -7,15 +7,8 @@ import { mountsUnder } from '../support/driver-stack.js';
 import { goDriverUnavailable, startGoDriverStack, type GoDriverStack } from '../support/go-driver.js';
 import type { InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { until } from '../support/until.js';
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
-
-interface PodStatus {
-  metadata: { labels: Record<string, string> };
-  status: { objects: { id: string; version: string }[] };
-}
 
 /**
  * The rolling update of the driver DaemonSet from upstream's image to ours, on one node:
@@ -31,14 +24,7 @@ describe("switching a node from upstream's Go driver v1.6.0 to ours (real Go dri
   let ns: string;
   let pod: InlinePod;
 
-  async function podStatus(): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-app`,
-    })) as PodStatus;
-  }
+  const podStatus = () => readPodStatus(cluster, ns, pod.name, 'app');
   async function secretToken(): Promise<string | undefined> {
     const secret = await cluster.admin.core
       .readNamespacedSecret({ name: 'app-secret', namespace: ns })

@@ -15,7 +15,7 @@ import {
 } from '../support/go-driver.js';
 import { TOKENS_KEY, type InlinePod } from '../support/inline-pod.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
 import { enableJwtAuth, type JwtAuth } from '../support/vault-provider.js';
 
@@ -28,8 +28,6 @@ import { enableJwtAuth, type JwtAuth } from '../support/vault-provider.js';
 // where kubelet puts it: csi.storage.k8s.io/serviceAccount.tokens in volume_context, or
 // (CSIServiceAccountTokenSecrets, Kubernetes 1.35) in `secrets`. The Go driver copies the
 // attribute into the Mount's parameters either way (nodeserver.go getServiceAccountTokens).
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
 /**
  * Our vault provider behind the Go driver; its HMAC key lives in the stack's work dir. No
@@ -48,16 +46,6 @@ const APP_OBJECTS = `- objectName: db-password
 - objectName: api/config.json
   secretPath: secret/app/api
 `;
-
-interface PodStatus {
-  status: {
-    podName: string;
-    secretProviderClassName: string;
-    mounted: boolean;
-    targetPath: string;
-    objects: { id: string; version: string }[];
-  };
-}
 
 describe("our vault provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, OpenBao with JWT auth)", function () {
   this.timeout(300_000);
@@ -88,14 +76,7 @@ describe("our vault provider under upstream's Go driver v1.6.0 (real Go driver, 
     return objectVersion(await readFile(join(stack.work, 'hmac.key')), object, Buffer.from(contents));
   }
 
-  async function podStatus(pod: InlinePod, spc: string): Promise<PodStatus> {
-    return (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `${pod.name}-${ns}-${spc}`,
-    })) as PodStatus;
-  }
+  const podStatus = (pod: InlinePod, spc: string) => readPodStatus(cluster, ns, pod.name, spc);
 
   before(async function () {
     const unavailable = goDriverUnavailable() ?? openBaoUnavailable();

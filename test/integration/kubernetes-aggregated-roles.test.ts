@@ -4,8 +4,7 @@ import { startControllerManager, type ControllerManager } from '../support/contr
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { clientsAs } from '../support/rbac-identity.js';
 import { until } from '../support/until.js';
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
 /** The HTTP status a client-node call failed with (its ApiException `code`), or 'ok'. */
 async function outcome(call: Promise<unknown>): Promise<number | 'ok'> {
@@ -30,7 +29,8 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
   async function untilAggregated(role: string, resource: string, verb: string): Promise<void> {
     const aggregated = async () =>
       ((await rbac().readClusterRole({ name: role })).rules ?? []).some(
-        (r) => r.apiGroups?.includes(GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb),
+        (r) =>
+          r.apiGroups?.includes(SECRETS_STORE_GROUP.group) && r.resources?.includes(resource) && r.verbs.includes(verb),
       );
     try {
       await until(`${role} to get ${verb} ${resource}`, aggregated, 60_000);
@@ -77,7 +77,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     await bind('ns-editor', 'edit');
     await bind('ns-viewer', 'view');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       body: podStatus('existing'),
@@ -93,7 +93,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       expect(
         await outcome(
           as.custom.createNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasses',
             body: spc(`by-${user}`),
@@ -104,7 +104,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       expect(
         await outcome(
           as.custom.patchNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasses',
             name: `by-${user}`,
@@ -115,14 +115,18 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       ).to.equal('ok');
       expect(
         await outcome(
-          as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' }),
+          as.custom.listNamespacedCustomObject({
+            ...SECRETS_STORE_GROUP,
+            namespace: ns,
+            plural: 'secretproviderclasses',
+          }),
         ),
         user,
       ).to.equal('ok');
       expect(
         await outcome(
           as.custom.deleteNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasses',
             name: `by-${user}`,
@@ -135,7 +139,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
 
   it('a namespace viewer gets and lists SecretProviderClasses and pod statuses, and cannot create or change them', async () => {
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: spc('shared'),
@@ -144,7 +148,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     expect(
       await outcome(
         as.custom.getNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasses',
           name: 'shared',
@@ -152,17 +156,27 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       ),
     ).to.equal('ok');
     expect(
-      await outcome(as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasses' })),
+      await outcome(
+        as.custom.listNamespacedCustomObject({
+          ...SECRETS_STORE_GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasses',
+        }),
+      ),
     ).to.equal('ok');
     expect(
       await outcome(
-        as.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'secretproviderclasspodstatuses' }),
+        as.custom.listNamespacedCustomObject({
+          ...SECRETS_STORE_GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasspodstatuses',
+        }),
       ),
     ).to.equal('ok');
     expect(
       await outcome(
         as.custom.createNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasses',
           body: spc('by-viewer'),
@@ -172,7 +186,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     expect(
       await outcome(
         as.custom.deleteNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasses',
           name: 'shared',
@@ -187,7 +201,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       expect(
         await outcome(
           as.custom.getNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasspodstatuses',
             name: 'existing',
@@ -198,7 +212,7 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
       expect(
         await outcome(
           as.custom.createNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasspodstatuses',
             body: podStatus(`by-${user}`),
@@ -214,13 +228,17 @@ describe('aggregated SecretProviderClass roles for namespace users (real kube-ap
     const as = clientsAs(cluster, 'ns-admin');
     expect(
       await outcome(
-        as.custom.listNamespacedCustomObject({ ...GROUP, namespace: other, plural: 'secretproviderclasses' }),
+        as.custom.listNamespacedCustomObject({
+          ...SECRETS_STORE_GROUP,
+          namespace: other,
+          plural: 'secretproviderclasses',
+        }),
       ),
     ).to.equal(403);
     expect(
       await outcome(
         as.custom.createNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: other,
           plural: 'secretproviderclasses',
           body: spc('x'),

@@ -15,8 +15,8 @@ import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { csiDriverTextForVault } from '../support/deploy-manifests.js';
 import { parseManifests } from '../support/helm.js';
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
@@ -28,7 +28,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
 
   async function createClass(name: string, spec: Record<string, unknown>): Promise<void> {
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
@@ -162,7 +162,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     const target = stack.targetPath('bare');
     await stack.client.publish(stack.request(target, 'bare', 'bare-pod', ns, uid));
     const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       name: `bare-pod-${ns}-bare`,
@@ -178,7 +178,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     await createClass('moved', { provider: 'scripted' });
     const uid = await createPod('moved-pod');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       body: {
@@ -200,7 +200,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     const target = stack.targetPath('moved');
     await stack.client.publish(stack.request(target, 'moved', 'moved-pod', ns, uid));
     const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       name: `moved-pod-${ns}-moved`,
@@ -257,7 +257,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
       ).to.equal('gone');
       const status = await cluster.admin.custom
         .getNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasspodstatuses',
           name: `${className}-pod-${ns}-${className}`,
@@ -296,7 +296,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     const read = async () =>
       (
         (await cluster.admin.custom.getNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasspodstatuses',
           name: `flaky-pod-${ns}-flaky`,

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { failure } from '../support/call-outcome.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIcertA\n-----END CERTIFICATE-----';
 const RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
 const KEY = RSA.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
@@ -92,7 +92,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     });
     podUid = pod.metadata?.uid ?? '';
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: spc('web', SECRET_OBJECTS),
@@ -112,7 +112,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
     const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       name: `web-123-abc-${ns}-web`,
@@ -210,7 +210,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
       body: { metadata: { name: 'taken' }, stringData: { password: 'theirs' } },
     });
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: spc('conflict', [
@@ -233,7 +233,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     expect(err.code).to.equal('NOT_FOUND');
     expect(err.message).to.include(`SecretProviderClass ${ns}/late not found`);
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: spc('late'),
@@ -246,7 +246,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
   it("reads classes from the pod's namespace only", async () => {
     const other = await createNamespace(cluster, 'other');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: other,
       plural: 'secretproviderclasses',
       body: spc('elsewhere'),
@@ -260,7 +260,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
 
   it("mounts a class written through the deprecated v1alpha1 API (deploy/'s CRD serves both versions)", async () => {
     await cluster.admin.custom.createNamespacedCustomObject({
-      group: GROUP.group,
+      group: SECRETS_STORE_GROUP.group,
       version: 'v1alpha1',
       namespace: ns,
       plural: 'secretproviderclasses',
@@ -288,7 +288,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
       stack.client.publish(stack.request(stack.targetPath('missing'), 'missing', 'web-123-abc', ns, podUid)),
     );
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: spc('counted'),

@@ -9,8 +9,8 @@ import { formatRestartedAt, restartPatch } from '../../driver/rotation/restart-d
 import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
 const SPACING_MS = 8000;
 
@@ -34,7 +34,7 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
 
   async function createClass(name: string, provider: string, objects = ''): Promise<void> {
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {

@@ -6,8 +6,7 @@ import { requirePeer } from '../support/peers.js';
 import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
 describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', function () {
   this.timeout(300_000);
@@ -41,7 +40,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       } as never)
       .catch(() => undefined);
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -56,7 +55,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       },
     });
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -119,7 +118,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns });
     expect(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString()).to.equal('v2');
     const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       name: `app-${ns}-rot`,
@@ -146,7 +145,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     const data = await readlink(join(target, '..data'));
     const statusVersion = (
       (await cluster.admin.custom.getNamespacedCustomObject({
-        ...GROUP,
+        ...SECRETS_STORE_GROUP,
         namespace: ns,
         plural: 'secretproviderclasspodstatuses',
         name: `app-${ns}-rot`,
@@ -163,7 +162,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(
       (
         (await cluster.admin.custom.getNamespacedCustomObject({
-          ...GROUP,
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasspodstatuses',
           name: `app-${ns}-rot`,
@@ -215,7 +214,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       },
     });
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -272,7 +271,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       },
     });
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -343,7 +342,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       },
     });
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -415,7 +414,7 @@ describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', fu
 
   async function createClass(name: string, annotations: Record<string, string>, objects: string): Promise<void> {
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -487,13 +486,13 @@ describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', fu
     await writeFile(join(stack.providerRoot, 'b'), 'b2');
     const rotated = count(stack.driver, /"message":"volume rotated"/);
     const spc = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       name: 'ondemand',
     })) as { metadata: Record<string, unknown> };
     await cluster.admin.custom.replaceNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       name: 'ondemand',
@@ -565,7 +564,7 @@ describe('restart of the owning workload on rotation (opt-in, real kube-apiserve
     // Restarts are an opt-in grant, left out of deploy/kustomization.yaml: applied here as a user would.
     await applyOptInRbac(cluster, 'rbac-workload-restart.yaml');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -660,7 +659,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
 
   async function createClass(name: string, provider: string): Promise<void> {
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -771,7 +770,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
     const target = stack.targetPath('gone');
     await stack.client.publish(stack.request(target, 'gone', 'gone-pod', ns, uid));
     await cluster.admin.custom.deleteNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       name: 'gone',
@@ -808,7 +807,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
   it('with on-object-removed: remove, drops the Secret key of an object removed from the store', async () => {
     await writeFile(join(stack.providerRoot, 'gone-soon'), 'g');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -885,7 +884,7 @@ describe("interop in Kubernetes mode: rotation with upstream's provider server (
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'interop');
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {
@@ -966,7 +965,7 @@ describe("interop in Kubernetes mode: rotation with upstream's provider server (
     expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
     expect(await readFile(join(target, '.metadata/secret%2Ffoo'), 'utf8')).to.equal('v2');
     const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasspodstatuses',
       name: `app-${ns}-up`,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import { boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
 import { deployFile } from '../support/rbac-scenario.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
@@ -17,7 +17,6 @@ import { statusOf, until } from '../support/until.js';
 // pod status object records it in status.secretSyncError; the sync is retried with
 // backoff until it succeeds (the error is then cleared) or the volume is unpublished.
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const DER = randomBytes(64);
 
 type Obj = { data: { objectName: string; key: string }[]; secretName: string; type: string };
@@ -49,7 +48,7 @@ async function secretExists(cluster: KubeCluster, ns: string, name: string): Pro
 
 async function syncError(cluster: KubeCluster, ns: string, name: string): Promise<string | undefined> {
   const status = (await cluster.admin.custom.getNamespacedCustomObject({
-    ...GROUP,
+    ...SECRETS_STORE_GROUP,
     namespace: ns,
     plural: 'secretproviderclasspodstatuses',
     name,
@@ -137,7 +136,7 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
 
     const calls = provider.requests.length;
     const cls = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       name: 'typo',
@@ -146,7 +145,7 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
       { secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] },
     ];
     await cluster.admin.custom.replaceNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       name: 'typo',

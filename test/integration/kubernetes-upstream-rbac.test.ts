@@ -6,7 +6,7 @@ import { covers, FEATURE_CALLS, featuresOf } from '../../driver/k8s/api-rights.j
 import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import {
   auditedCalls,
   boundIdentity,
@@ -26,7 +26,6 @@ import {
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { upstreamFile } from '../support/upstream-module.js';
 
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
 /** Upstream v1.6.0's driver roles, read from its release: the base role and the Secret sync role. */
@@ -299,7 +298,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
         (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion,
       ];
       const status = (await cluster.admin.custom.getNamespacedCustomObject({
-        ...GROUP,
+        ...SECRETS_STORE_GROUP,
         namespace: ns,
         plural: 'secretproviderclasspodstatuses',
         name: `app-${ns}-up`,
@@ -314,7 +313,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
       expect(
         (
           (await cluster.admin.custom.getNamespacedCustomObject({
-            ...GROUP,
+            ...SECRETS_STORE_GROUP,
             namespace: ns,
             plural: 'secretproviderclasspodstatuses',
             name: `app-${ns}-up`,
@@ -342,7 +341,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
         ).toString(),
       ).to.equal('a2');
       const status = (await cluster.admin.custom.getNamespacedCustomObject({
-        ...GROUP,
+        ...SECRETS_STORE_GROUP,
         namespace: ns,
         plural: 'secretproviderclasspodstatuses',
         name: `app-${ns}-up`,

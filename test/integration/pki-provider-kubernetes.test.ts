@@ -7,14 +7,13 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { caSecret, makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
+import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
 // The pki provider behind our driver in Kubernetes mode (real kube-apiserver and etcd),
 // rotation every second: the CA Secret named by the pod's nodePublishSecretRef is edited
 // in place through the API, as an operator runs the two-phase CA rotation, and the driver's
 // rotation rounds (which read that Secret themselves) carry each step into the volume:
 // the bundle gains the new CA, then leaves come from the new CA, then the old CA is gone.
-
-const GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' };
 
 describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing the CA Secret', function () {
   this.timeout(300_000);
@@ -61,7 +60,7 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
       } as never)
       .catch(() => undefined);
     await cluster.admin.custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...SECRETS_STORE_GROUP,
       namespace: ns,
       plural: 'secretproviderclasses',
       body: {

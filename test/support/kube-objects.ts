@@ -2,6 +2,40 @@
 // shared CSIDriver object.
 import type { KubeCluster } from './kube-cluster.js';
 
+/** The secrets-store API group and version, as client-node's custom object calls take them. */
+export const SECRETS_STORE_GROUP = { group: 'secrets-store.csi.x-k8s.io', version: 'v1' } as const;
+
+/** A SecretProviderClassPodStatus as the tests read it. */
+export interface PodStatusObject {
+  metadata: {
+    resourceVersion: string;
+    labels: Record<string, string>;
+    ownerReferences: { kind: string; name: string; uid: string }[];
+  };
+  status: {
+    podName: string;
+    secretProviderClassName: string;
+    mounted: boolean;
+    targetPath: string;
+    objects: { id: string; version: string }[];
+  };
+}
+
+/** Reads the pod status object of pod `podName`'s volume of class `spc`: upstream's name, `<pod>-<namespace>-<class>`. */
+export async function readPodStatus(
+  cluster: KubeCluster,
+  namespace: string,
+  podName: string,
+  spc: string,
+): Promise<PodStatusObject> {
+  return (await cluster.admin.custom.getNamespacedCustomObject({
+    ...SECRETS_STORE_GROUP,
+    namespace,
+    plural: 'secretproviderclasspodstatuses',
+    name: `${podName}-${namespace}-${spc}`,
+  })) as PodStatusObject;
+}
+
 /** The token audience the shared test CSIDriver requests (other tests rely on exactly this one). */
 export const TEST_AUDIENCE = 'vault-test';
 
