@@ -25,6 +25,7 @@ export interface ProviderPort {
 }
 
 import type { PublishedVolume, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
+import { planPublish } from './publish-plan.js';
 
 export type {
   PublishedVolume,
@@ -173,46 +174,48 @@ export class VolumePublisher {
     req: PublishRequest,
     limits: CallLimits,
     seen: Seen,
-    origin: PublishOrigin,
+    requested: PublishOrigin,
   ): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
     seen.spc = spc;
     // A target that does not exist holds no volume (kubelet leaves creating it to the driver).
     const alreadyMounted = targetDirectoryExists(req.targetPath) && (await this.deps.mounter.isMounted(req.targetPath));
     seen.alreadyMounted = alreadyMounted;
-    const decision = alreadyMounted && origin === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined;
-    // A republish naming another group than the files have rewrites ownership, fresh or not.
-    if (decision === 'skip' && this.groupUnchanged(req)) {
+    const plan = planPublish({
+      origin: requested,
+      alreadyMounted,
+      republish: alreadyMounted && requested === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined,
+      groupUnchanged: this.groupUnchanged(req),
+    });
+    if (plan.action === 'skip') {
       // A kubelet republish inside the rotation interval: nothing to fetch.
+      const versions = await this.mountedVersions(req.targetPath);
       const skipped: PublishedVolume = {
         request: req,
         spc,
-        versions: await this.mountedVersions(req.targetPath),
+        versions,
         changed: false,
         firstMount: false,
-        origin,
+        origin: requested,
         skipped: true,
       };
       for (const hook of this.deps.skippedHooks ?? []) await hook(skipped, limits);
       return skipped;
     }
-    if (decision === 'rotate') {
-      origin = 'rotation';
-      seen.origin = origin;
-    }
-    if (!alreadyMounted && origin === 'rotation') {
-      // Kubelet unpublished it since the round listed it: rotation never mounts anything,
-      // and what this publisher remembered of the target is stale.
+    if (plan.action === 'gone') {
+      // Kubelet unpublished it since the round listed it: what this publisher remembered of the target is stale.
       this.forget(req.targetPath);
-      return { request: req, spc, versions: [], changed: false, firstMount: false, origin, skipped: true };
+      return { request: req, spc, versions: [], changed: false, firstMount: false, origin: requested, skipped: true };
     }
+    const { origin } = plan;
+    seen.origin = origin;
     if (!alreadyMounted) {
       await assertNoOverlap(req.targetPath, this.deps.mounter, this.deps.locks.heldPaths());
       await this.deps.mounter.mount(req.targetPath);
     }
     try {
       const hooks = new PublishHooks(this.deps.hooks ?? []);
-      const written = await this.fetchAndWrite(req, spc, limits, !alreadyMounted, origin, hooks);
+      const written = await this.fetchAndWrite(req, spc, limits, plan.firstMount, origin, hooks);
       // Content that changed while the hooks then failed still counts as changed until
       // they succeed, so a Secret or status update is never lost to an unchanged round.
       const published =
