@@ -5,8 +5,12 @@ import { mountPointsUnder } from '../driver/mount/mountinfo.js';
 import { mountProgram } from '../driver/mount/mount-syscalls.js';
 import { startCli, startProcess, type Child } from './child-process.js';
 
-/** The signals the demo turns into a clean stop, with the shell's exit code for each (128 + number). */
-const STOP_SIGNALS: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });
+/**
+ * The signals the demo turns into a clean stop, with the shell's exit code for each (128 +
+ * number). SIGHUP: the terminal was closed or the SSH session dropped; by default it would
+ * end the demo at once, its tmpfs of demo secrets still mounted.
+ */
+const STOP_SIGNALS: Readonly<Record<string, number>> = Object.freeze({ SIGHUP: 129, SIGINT: 130, SIGTERM: 143 });
 
 /** How long close() waits for a stopped step's work to settle before it deletes the dir anyway. */
 const INFLIGHT_GRACE_MS = 10_000;
@@ -28,7 +32,7 @@ export class DemoInterrupted extends Error {
 
 /**
  * What the demo sets up (a temp dir, child processes, a volume), torn down in reverse
- * after success, a failure, or SIGINT/SIGTERM at any moment: nothing
+ * after success, a failure, or SIGHUP/SIGINT/SIGTERM at any moment: nothing
  * stays mounted, running or on disk. A terminal's Ctrl-C also reaches the children
  * (one process group), so the driver may be gone before it can unpublish: close()
  * unmounts what is left under the temp dir itself.
@@ -43,6 +47,8 @@ export class DemoSession {
   private readonly onSignal = (signal: NodeJS.Signals) => {
     if (this.stoppedBy !== undefined) return; // already cleaning up: finish that rather than leave a mount
     this.stoppedBy = signal;
+    // A hung-up terminal fails every write (EIO): the cleanup must not die on its progress lines.
+    if (signal === 'SIGHUP') for (const out of [process.stdout, process.stderr]) out.on('error', () => undefined);
     process.stderr.write(`secrets-store-csi: demo: ${signal}: stopping and cleaning up\n`);
     this.abort.abort(new Error(`stopped by ${signal}`));
   };

@@ -29,9 +29,9 @@ reconciler, then unpublishes. When OpenBao's bao is installed (the test peers' B
 bash test/peers/install.sh openbao, else bao on PATH) it then starts a throwaway
 bao server -dev with JWT auth and the vault provider, publishes the class demo-vault and
 shows its files; without bao it says so in one line. Then it deletes everything. It takes
-no flags. As root it mounts a tmpfs, otherwise it uses --mount-mode=dir. Ctrl-C or SIGTERM
+no flags. As root it mounts a tmpfs, otherwise it uses --mount-mode=dir. Ctrl-C, SIGTERM or a closed terminal (SIGHUP)
 stops it at any point; it still unmounts, stops every process it started and deletes the
-directory (exit code 130 or 143).
+directory (exit code 130, 143 or 129).
 `;
 
 /** Copies the example secrets and classes into the demo's directory, then starts the file provider and the driver. */

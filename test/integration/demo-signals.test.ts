@@ -78,6 +78,11 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
       signal: 'SIGTERM' as const,
       how: 'SIGTERM to the demo',
     })),
+    ...['NodePublishVolume', 'the secret changes in the store'].map((s) => ({
+      step: s,
+      signal: 'SIGHUP' as const,
+      how: 'the terminal closed (SIGHUP to its process group)',
+    })),
   ];
   for (const c of cases) {
     it(`${c.how} after "==> ${c.step}"`, async () => {
@@ -87,13 +92,13 @@ describe('demo stopped by a signal at any step leaves nothing behind', function 
       work = /==> working in (\S+)/.exec(demo.stdout())?.[1];
       await demo.until('stdout', new RegExp(`==> ${c.step}`));
       const pid = demo.process.pid as number;
-      if (c.signal === 'SIGINT') process.kill(-pid, 'SIGINT');
-      else process.kill(pid, 'SIGTERM');
+      if (c.signal === 'SIGTERM') process.kill(pid, 'SIGTERM');
+      else process.kill(-pid, c.signal);
       const code = await demo.exited;
       if (c.step === 'done' && code === 0) {
         /* the signal came after the demo's own cleanup */
       } else {
-        expect(code, demo.stderr()).to.equal(c.signal === 'SIGINT' ? 130 : 143);
+        expect(code, demo.stderr()).to.equal({ SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[c.signal]);
         expect(demo.stderr()).to.include(`secrets-store-csi: demo stopped by ${c.signal}; cleaned up`);
       }
       expect(work).to.be.a('string');
