@@ -87,6 +87,15 @@ type Invoke<T> = (
 ) => grpc.ClientUnaryCall;
 
 /**
+ * True when a failed call's status came from the server: it carries the server's response
+ * headers (a gRPC server always sends content-type), while grpc-js's own statuses for a
+ * call that never reached a server (no connection, connection dropped) carry none.
+ */
+function answeredByServer(err: { readonly metadata?: grpc.Metadata }): boolean {
+  return (err.metadata?.get('content-type').length ?? 0) > 0;
+}
+
+/**
  * Talks to providers over their Unix sockets through grpc-js: finds
  * `<dir>/<name>.sock` in search order, keeps one channel per socket, puts a deadline on
  * every call, caps the response size and retries UNAVAILABLE a bounded number of times.
@@ -212,6 +221,15 @@ export class ProviderClient {
           { reason: 'ProviderTimeout' },
         );
       case GrpcStatus.UNAVAILABLE:
+        // The provider itself answered (its response headers came back): it runs, and says
+        // what it cannot reach; only a call that never reached it is "provider unavailable".
+        if (answeredByServer(err as { readonly metadata?: grpc.Metadata })) {
+          return new SscError(
+            'unavailable',
+            `${where} failed (the provider runs; it answered UNAVAILABLE): ${printable(err.details, MAX_DETAILS_SHOWN)}`,
+            { reason: 'ProviderBackendUnavailable' },
+          );
+        }
         return new SscError(
           'unavailable',
           `${where} unavailable (socket ${socketPath}): ${printable(err.details, MAX_DETAILS_SHOWN)}`,

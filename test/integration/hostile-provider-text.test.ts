@@ -57,7 +57,12 @@ describe('hostile provider text (real driver process, scripted provider)', funct
       'FAILED_PRECONDITION',
       'provider "scripted" Mount failed: AccessDenied\\n\\u001b[31m',
     ],
-    ['UNAVAILABLE', grpc.status.UNAVAILABLE, 'UNAVAILABLE', 'provider "scripted" Mount unavailable (socket '],
+    [
+      'UNAVAILABLE',
+      grpc.status.UNAVAILABLE,
+      'UNAVAILABLE',
+      'provider "scripted" Mount failed (the provider runs; it answered UNAVAILABLE): AccessDenied\\n\\u001b[31m',
+    ],
     [
       'RESOURCE_EXHAUSTED',
       grpc.status.RESOURCE_EXHAUSTED,
@@ -88,7 +93,7 @@ describe('hostile provider text (real driver process, scripted provider)', funct
       /^node_publish_error_total\{provider="scripted",error_type="GRPCProviderError",os_type="linux"\} 2$/m,
     );
     expect(metrics).to.match(
-      /^node_publish_error_total\{provider="scripted",error_type="ProviderUnavailable",os_type="linux"\} 1$/m,
+      /^node_publish_error_total\{provider="scripted",error_type="ProviderBackendUnavailable",os_type="linux"\} 1$/m,
     );
     expect(metrics).not.to.include('AccessDenied');
     expect(metrics).not.to.include(SECRET);
