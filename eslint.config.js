@@ -19,13 +19,14 @@ export default tseslint.config(
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
     },
     rules: {
-      // A cycle between files, type-only imports included: a type cycle is a layering cycle
-      // too. Cycles between folders: test/repo/layout.test.ts.
+      // A cycle between files. import-x skips type-only imports (no option counts them), so
+      // test/repo/layout.test.ts checks the shipped code's file cycles again with type-only
+      // imports included (a type cycle is a layering cycle too), and folder cycles.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       // `_name`: a value a destructuring or a signature needs but the code does not read.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
-      'max-lines': ['error', { max: 350, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 300, skipBlankLines: true, skipComments: true }],
     },
   },
   {
