@@ -58,8 +58,8 @@ export interface PublisherDeps {
    * volume does. Without it, republishes re-fetch as kubelet publishes.
    */
   readonly republish?: (targetPath: string, spc: SecretProviderClass) => RepublishDecision;
-  /** Where the publisher learns that a target was unpublished (absent: only its own rollbacks forget). */
-  readonly targets?: TargetLifecycle;
+  /** Where the publisher learns that a target was unpublished. */
+  readonly targets: TargetLifecycle;
   /** The atomic writer (shared so it remembers digests of what it wrote). */
   readonly writer?: AtomicWriter<readonly ObjectVersion[]>;
 }
@@ -113,7 +113,7 @@ export class VolumePublisher {
 
   constructor(private readonly deps: PublisherDeps) {
     this.writer = deps.writer ?? new AtomicWriter({ logger: deps.logger });
-    deps.targets?.onForgotten((targetPath) => this.forget(targetPath));
+    deps.targets.onForgotten((targetPath) => this.forget(targetPath));
   }
 
   /** Forgets what it knows of a target (after NodeUnpublishVolume, or a first mount rolled back). */

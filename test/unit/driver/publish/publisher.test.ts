@@ -76,6 +76,7 @@ describe('VolumePublisher', () => {
     let answer: 'full' | 'versions-only' | 'other-version' = 'full';
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),
@@ -117,6 +118,7 @@ describe('VolumePublisher', () => {
     const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),

@@ -9,6 +9,7 @@ import type { SecretProviderClass } from '../../../../driver/spc/secret-provider
 import { DirMounter } from '../../../../driver/mount/mounter.js';
 import { PublishError, VolumePublisher } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
@@ -52,6 +53,7 @@ function setup(dir: string) {
   });
   const publisher = new VolumePublisher({
     locks: new TargetLocks(),
+    targets: new TargetLifecycle(),
     mounter: new DirMounter(),
     logger: createLogger({ component: 'test', silent: true }),
     now: () => new Date(now),
