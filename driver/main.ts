@@ -16,7 +16,6 @@ import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from '../lib/sleep.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
-import type { SecretProviderClass } from './spc/secret-provider-class.js';
 import { DirMounter, TmpfsMounter, volumeMountSource, type Mounter } from './mount/mounter.js';
 import { TargetLifecycle } from './mount/target-lifecycle.js';
 import { loadMountSyscalls } from './mount/mount-syscalls.js';
@@ -112,7 +111,7 @@ async function optionalParts(
  * each present only when configured; `parts.targets` tells it of unpublished targets.
  */
 export function wirePublisher(
-  parts: Omit<PublisherDeps, 'now' | 'hooks' | 'skippedHooks' | 'failureHooks' | 'republish'>,
+  parts: Omit<PublisherDeps, 'now' | 'hooks' | 'failureHooks' | 'republish'>,
   kube: Pick<KubernetesMode, 'hook' | 'failureHook'> | undefined,
   rotation: Pick<Rotation, 'hooks' | 'failureHooks' | 'republish'> | undefined,
 ): VolumePublisher {
@@ -120,9 +119,8 @@ export function wirePublisher(
     ...parts,
     now: () => new Date(),
     hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
-    skippedHooks: rotation?.hooks ?? [],
     failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
-    ...(rotation ? { republish: (t: string, spc: SecretProviderClass) => rotation.republish(t, spc) } : {}),
+    ...(rotation ? { republish: rotation.republish } : {}),
   });
 }
 

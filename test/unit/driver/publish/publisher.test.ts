@@ -114,7 +114,7 @@ describe('VolumePublisher', () => {
     );
   });
 
-  it("a republish skipped as fresh hands kubelet's new request to the skipped-hooks (and to no other hook)", async () => {
+  it("a republish skipped as fresh hands kubelet's new request to the gate's skipped-hooks (and to no other hook)", async () => {
     const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
@@ -135,12 +135,14 @@ describe('VolumePublisher', () => {
           seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
         },
       ],
-      skippedHooks: [
-        async (v) => {
-          seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
-        },
-      ],
-      republish: () => 'skip',
+      republish: {
+        decide: () => 'skip',
+        skippedHooks: [
+          async (v) => {
+            seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
+          },
+        ],
+      },
     });
     const r = req('skipped-hooks');
     await publisher.publish({ ...r, secrets: { 'ca.key': 'old' } });

@@ -71,7 +71,7 @@ function setup(dir: string) {
     },
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
-    republish: (t, s) => rotation.republish(t, s),
+    republish: rotation,
   });
   const req = { volumeId: 'v', targetPath: join(dir, 't'), spcName: 's', pod, volumeContext: {}, secrets: {} };
   return {
@@ -192,7 +192,7 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     await s.publish();
     s.rotation.forget(s.req.targetPath);
     expect(
-      s.rotation.republish(s.req.targetPath, {
+      s.rotation.decide(s.req.targetPath, {
         namespace: 'n',
         name: 's',
         provider: 'fake',
