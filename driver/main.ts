@@ -16,12 +16,11 @@ import { DriverMetrics } from './metrics/driver-metrics.js';
 import { ProviderClient } from './provider-client/client.js';
 import { realSleep } from '../lib/sleep.js';
 import { LocalSecretProviderClassSource } from './spc/local-source.js';
-import type { SecretProviderClass } from './spc/secret-provider-class.js';
 import { DirMounter, TmpfsMounter, volumeMountSource, type Mounter } from './mount/mounter.js';
 import { TargetLifecycle } from './mount/target-lifecycle.js';
 import { loadMountSyscalls } from './mount/mount-syscalls.js';
 import { assertMountRights } from './mount/mount-rights.js';
-import { VolumePublisher } from './publish/publisher.js';
+import { VolumePublisher, type PublisherDeps } from './publish/publisher.js';
 import { repairMountedVolumes } from './mount/startup-repair.js';
 import { TargetLocks } from './mount/target-locks.js';
 import { REFRESH_REQUESTED_ANNOTATION } from './k8s/constants.js';
@@ -107,6 +106,24 @@ async function optionalParts(
   return { kube, rotation };
 }
 
+/**
+ * The publisher, with Kubernetes mode's hooks (pod status, Secret sync) and rotation's,
+ * each present only when configured; `parts.targets` tells it of unpublished targets.
+ */
+export function wirePublisher(
+  parts: Omit<PublisherDeps, 'now' | 'hooks' | 'failureHooks' | 'republish'>,
+  kube: Pick<KubernetesMode, 'hook' | 'failureHook'> | undefined,
+  rotation: Pick<Rotation, 'hooks' | 'failureHooks' | 'republish'> | undefined,
+): VolumePublisher {
+  return new VolumePublisher({
+    ...parts,
+    now: () => new Date(),
+    hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
+    failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
+    ...(rotation ? { republish: rotation.republish } : {}),
+  });
+}
+
 /** A gRPC server with the CSI Identity, Controller (capabilities only) and Node services. */
 function csiServer(config: DriverConfig, logger: Logger, ready: () => boolean, node: NodeServiceDeps): Server {
   routeGrpcLogs(logger);
@@ -132,13 +149,7 @@ export async function startDriver(config: DriverConfig, logger: Logger): Promise
   const { kube, rotation } = await optionalParts(config, metrics, logger, { mounter, targets });
   const classes =
     kube?.classes ?? (await LocalSecretProviderClassSource.open(config.spcDir, logger.child({ component: 'spc' })));
-  const publisher = new VolumePublisher({
-    ...{ locks, mounter, providers, logger, classes, targets, now: () => new Date() },
-    hooks: [...(kube ? [kube.hook] : []), ...(rotation?.hooks ?? [])],
-    skippedHooks: rotation?.hooks ?? [],
-    failureHooks: [...(kube ? [kube.failureHook] : []), ...(rotation?.failureHooks ?? [])],
-    ...(rotation ? { republish: (t: string, spc: SecretProviderClass) => rotation.republish(t, spc) } : {}),
-  });
+  const publisher = wirePublisher({ locks, mounter, providers, logger, classes, targets }, kube, rotation);
   // Before kubelet's first call: mend volumes a crash left mid-write (tmpfs mode only;
   // a --mount-mode=dir target is repaired by its next write).
   if (config.mountMode === 'tmpfs')

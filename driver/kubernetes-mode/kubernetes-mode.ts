@@ -117,11 +117,13 @@ function startSecretSync(
     mounter: Mounter;
     volumes: ApiVolumes;
     pods: WatchedCache<Pod> | undefined;
+    targets: TargetLifecycle;
   },
 ): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
   if (!config.enableSecretSync) return undefined;
-  const { events, classes, mounter, volumes, pods } = deps;
+  const { events, classes, mounter, volumes, pods, targets } = deps;
   const secretSync = new VolumeSecretSync({
+    targets,
     secrets: new SecretSyncer(api, logger, realSleep),
     events,
     classes,
@@ -206,7 +208,7 @@ export function startKubernetesMode(
   const { pods, podStatuses, usedSecrets } = watches;
   const restarter = workloadRestarter(api, config, events, k8sLogger);
   const volumes = apiVolumes(api, config, classes, mounter, k8sLogger, watches);
-  const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods });
+  const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods, targets });
   const podStatus = new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored));
   const secrets = sync?.secretSync;
   const hooks = kubernetesHooks({
@@ -219,11 +221,7 @@ export function startKubernetesMode(
     podStatus,
     secrets,
     restarter,
-  });
-  // A volume unpublished: the hooks drop its lastError mark, and a failed Secret sync of it stops retrying.
-  targets.onForgotten((targetPath) => {
-    hooks.forget(targetPath);
-    secrets?.forget(targetPath);
+    targets,
   });
   return {
     classes,

@@ -8,6 +8,7 @@ import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { ObjectMeta, OwnerReference, Pod } from '../k8s/client/types.js';
 import { RESTART_ON_ROTATION_ANNOTATION } from '../k8s/constants.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import { corePath } from '../k8s/resource-paths.js';
 import {
   deletePodStatus,
@@ -168,23 +169,23 @@ async function syncSecrets(
 export interface KubernetesHooks {
   readonly hook: PublishHook;
   readonly failureHook: PublishFailureHook;
-  /** NodeUnpublishVolume: drops what the hooks remember of the target. */
-  forget(targetPath: string): void;
 }
 
 /**
  * The publish and failure hooks with their shared memory of targets whose pod status
- * carries a lastError (the next success rewrites it). A volume unpublished while it
- * carries one is forgotten, else every such volume would stay in memory for good.
+ * carries a lastError (the next success rewrites it). A volume `targets` forgets while it
+ * carries one is forgotten here too, else every such volume would stay in memory for good.
  */
-export function kubernetesHooks(deps: Omit<KubernetesHookDeps, 'errored'>): KubernetesHooks {
+export function kubernetesHooks(
+  deps: Omit<KubernetesHookDeps, 'errored'> & { readonly targets: TargetLifecycle },
+): KubernetesHooks {
   const errored = new Set<string>();
+  deps.targets.onForgotten((targetPath) => {
+    errored.delete(targetPath);
+  });
   return {
     hook: kubernetesPublishHook({ ...deps, errored }),
     failureHook: kubernetesFailureHook({ ...deps, errored }),
-    forget: (targetPath) => {
-      errored.delete(targetPath);
-    },
   };
 }
 

@@ -26,14 +26,6 @@ export interface PublishedVolume {
  */
 export type PublishOrigin = 'kubelet' | 'rotation';
 
-/**
- * What to do with a kubelet NodePublishVolume of a volume that is already mounted:
- * `skip` (refreshed recently: no provider call, nothing written), `refresh` (fetch again
- * as a kubelet publish) or `rotate` (fetch again as a rotation refresh: rotation's events,
- * and a failure keeps the old content).
- */
-export type RepublishDecision = 'skip' | 'refresh' | 'rotate';
-
 /** A publish that failed: what was known when it failed. */
 export interface PublishFailure {
   readonly request: PublishRequest;

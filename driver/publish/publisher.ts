@@ -1,80 +1,36 @@
 import { lstatSync } from 'node:fs';
-import type { MountRequest } from '../../proto/gen/v1alpha1/MountRequest.js';
-import type { MountResponse__Output } from '../../proto/gen/v1alpha1/MountResponse.js';
 import { SscError, toSscError } from '../../lib/errors.js';
-import { Pacer } from '../../lib/pacer.js';
-import type { Logger } from '../../lib/logging/logger.js';
 import type { PublishRequest } from './publish-request.js';
 import type { CallLimits } from '../provider-client/client.js';
-import { buildMountRequest, kubeletOwnedParameters } from './mount-request.js';
-import { keepsMountedFiles, validateMountResponse } from './mount-response.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { SecretProviderClassSource } from '../spc/local-source.js';
-import { AtomicWriter } from '../volume/atomic-writer.js';
-import { PublishHooks, type PublishHook } from './hook-stages.js';
-import { metadataFiles, readMountedVersions, sortVersions, versionsFile } from '../volume/metadata.js';
-import type { Mounter } from '../mount/mounter.js';
-import { assertNoOverlap } from '../mount/nesting.js';
-import type { ObjectVersion } from '../volume/payload.js';
 import type { TargetLifecycle } from '../mount/target-lifecycle.js';
-import type { TargetLocks } from '../mount/target-locks.js';
+import type { ObjectVersion } from '../volume/payload.js';
+import type { PublishedVolume, PublishFailureHook, PublishOrigin } from './publish-outcome.js';
+import { planPublish, type RepublishGate } from './publish-plan.js';
+import { WritePath, type WritePathDeps, type WriteProgress } from './write-path.js';
 
-/** The provider side of publishing: one Mount call. */
-export interface ProviderPort {
-  mount(provider: string, request: MountRequest, limits: CallLimits): Promise<MountResponse__Output>;
-}
-
-import type { PublishedVolume, PublishFailureHook, PublishOrigin, RepublishDecision } from './publish-outcome.js';
-import { planPublish } from './publish-plan.js';
-
-export type {
-  PublishedVolume,
-  PublishFailure,
-  PublishFailureHook,
-  PublishOrigin,
-  RepublishDecision,
-} from './publish-outcome.js';
+export type { PublishedVolume, PublishFailure, PublishFailureHook, PublishOrigin } from './publish-outcome.js';
 export type { PublishHook } from './hook-stages.js';
+export type { RepublishDecision, RepublishGate } from './publish-plan.js';
+export type { ProviderPort } from './write-path.js';
 
 /** What the publisher needs; each is a small port so tests can use real or fake parts. */
-export interface PublisherDeps {
-  readonly locks: TargetLocks;
+export interface PublisherDeps extends WritePathDeps {
   readonly classes: SecretProviderClassSource;
-  readonly mounter: Mounter;
-  readonly providers: ProviderPort;
-  readonly now: () => Date;
-  readonly logger: Logger;
-  /** Default file mode sent as `permission` and used for mode-0 files (0644). */
-  readonly defaultMode?: number;
-  readonly hooks?: readonly PublishHook[];
-  /**
-   * Run for a kubelet republish skipped as fresh (nothing fetched or written): they learn
-   * kubelet's latest request (its fresh tokens, the nodePublishSecretRef data as it is
-   * now), which local mode's rotation refreshes with later.
-   */
-  readonly skippedHooks?: readonly PublishHook[];
   readonly failureHooks?: readonly PublishFailureHook[];
-  /**
-   * With rotation on: decides what a kubelet republish (requiresRepublish) of a mounted
-   * volume does. Without it, republishes re-fetch as kubelet publishes.
-   */
-  readonly republish?: (targetPath: string, spc: SecretProviderClass) => RepublishDecision;
-  /** Where the publisher learns that a target was unpublished (absent: only its own rollbacks forget). */
-  readonly targets?: TargetLifecycle;
-  /** The atomic writer (shared so it remembers digests of what it wrote). */
-  readonly writer?: AtomicWriter<readonly ObjectVersion[]>;
+  /** With rotation on: what a kubelet republish (requiresRepublish) of a mounted volume does. */
+  readonly republish?: RepublishGate;
+  /** Where the publisher learns that a target was unpublished. */
+  readonly targets: TargetLifecycle;
 }
 
-const DEFAULT_FILE_MODE = 0o644;
-
 /** What publishLocked learned before it failed (for metrics and failure hooks). */
-interface Seen {
+interface Seen extends WriteProgress {
   spc: SecretProviderClass | undefined;
   /** Why it ran, once decided (a kubelet republish may run as a rotation). */
   origin: PublishOrigin;
   alreadyMounted: boolean;
-  /** New content is in the volume, but a hook (pod status, Secret sync) then failed. */
-  rotated: boolean;
 }
 
 /**
@@ -95,46 +51,21 @@ export class PublishError extends SscError {
 }
 
 /**
- * Publishes a volume: lock the target, resolve the class, mount if needed,
- * ask the provider, validate, write atomically with `.metadata`, run hooks. A failed
- * first mount leaves nothing behind; a failed re-publish keeps serving the old content.
- * Rotation re-runs this same path.
+ * Publishes a volume: lock the target, resolve the class, look at the target, decide
+ * what to do (publish-plan.ts), then skip, or write through the write path (write-path.ts).
+ * Kubelet's publishes and rotation's refreshes both come through here.
  */
 export class VolumePublisher {
-  /**
-   * Tags each write with its object versions (ids and versions, not secrets): while
-   * `..data` still points where they were written, a refresh sends them without reading
-   * `.metadata/versions.json` back.
-   */
-  private readonly writer: AtomicWriter<readonly ObjectVersion[]>;
-  /** Targets whose content changed but whose hooks then failed: hooks are owed a retry. */
-  private readonly hooksOwed = new Set<string>();
-  /** Class and dropped parameter names already warned about: one line per class, not per rotation round. */
-  private readonly warnedDropped = new Set<string>();
+  private readonly writes: WritePath;
 
   constructor(private readonly deps: PublisherDeps) {
-    this.writer = deps.writer ?? new AtomicWriter({ logger: deps.logger });
-    deps.targets?.onForgotten((targetPath) => this.forget(targetPath));
+    this.writes = new WritePath(deps);
+    deps.targets.onForgotten((targetPath) => this.forget(targetPath));
   }
 
-  /** Forgets what it knows of a target (after NodeUnpublishVolume, or a first mount rolled back). */
+  /** Forgets what it knows of a target (after NodeUnpublishVolume, or a rotation finding it gone). */
   forget(targetPath: string): void {
-    this.writer.forget(targetPath);
-    this.hooksOwed.delete(targetPath);
-  }
-
-  /**
-   * False when a request names a mount group the volume was not last written for: such a
-   * republish rewrites ownership instead of being skipped as fresh. A request naming none
-   * leaves ownership as it is, as before volume_mount_group existed.
-   */
-  private groupUnchanged(req: PublishRequest): boolean {
-    return req.mountGroup === undefined || this.writer.wroteFor(req.targetPath, req.mountGroup);
-  }
-
-  /** The versions mounted at a target: those it wrote, or `.metadata/versions.json`. */
-  private async mountedVersions(targetPath: string): Promise<readonly ObjectVersion[]> {
-    return this.writer.tagOf(targetPath) ?? (await readMountedVersions(targetPath));
+    this.writes.forget(targetPath);
   }
 
   /** Publishes `req`; errors name the pod and the SecretProviderClass. */
@@ -146,7 +77,7 @@ export class VolumePublisher {
     const context = `pod ${req.pod.namespace}/${req.pod.name}, SecretProviderClass ${req.pod.namespace}/${req.spcName}`;
     const seen: Seen = { spc: undefined, origin, alreadyMounted: false, rotated: false };
     try {
-      return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, seen, origin));
+      return await this.deps.locks.withLock(req.targetPath, () => this.publishLocked(req, limits, origin, seen));
     } catch (err) {
       // A call cancelled on purpose (the driver shutting down) fails for that reason,
       // not with the symptom the cancellation caused (a cancelled provider call).
@@ -170,144 +101,51 @@ export class VolumePublisher {
     }
   }
 
+  /** Under the target's lock: decides from what it finds, then acts; `seen` records what a failure reports. */
   private async publishLocked(
     req: PublishRequest,
     limits: CallLimits,
-    seen: Seen,
     requested: PublishOrigin,
+    seen: Seen,
   ): Promise<PublishedVolume> {
     const spc = await this.deps.classes.get(req.pod.namespace, req.spcName);
     seen.spc = spc;
     // A target that does not exist holds no volume (kubelet leaves creating it to the driver).
-    const alreadyMounted = targetDirectoryExists(req.targetPath) && (await this.deps.mounter.isMounted(req.targetPath));
-    seen.alreadyMounted = alreadyMounted;
+    const mounted = targetDirectoryExists(req.targetPath) && (await this.deps.mounter.isMounted(req.targetPath));
+    seen.alreadyMounted = mounted;
     const plan = planPublish({
-      origin: requested,
-      alreadyMounted,
-      republish: alreadyMounted && requested === 'kubelet' ? this.deps.republish?.(req.targetPath, spc) : undefined,
-      groupUnchanged: this.groupUnchanged(req),
+      requested,
+      mounted,
+      republish: () => this.deps.republish?.decide(req.targetPath, spc),
+      groupUnchanged: () => this.writes.groupUnchanged(req),
     });
-    if (plan.action === 'skip') {
-      // A kubelet republish inside the rotation interval: nothing to fetch.
-      const versions = await this.mountedVersions(req.targetPath);
-      const skipped: PublishedVolume = {
-        request: req,
-        spc,
-        versions,
-        changed: false,
-        firstMount: false,
-        origin: requested,
-        skipped: true,
-      };
-      for (const hook of this.deps.skippedHooks ?? []) await hook(skipped, limits);
-      return skipped;
-    }
-    if (plan.action === 'gone') {
-      // Kubelet unpublished it since the round listed it: what this publisher remembered of the target is stale.
-      this.forget(req.targetPath);
-      return { request: req, spc, versions: [], changed: false, firstMount: false, origin: requested, skipped: true };
-    }
-    const { origin } = plan;
-    seen.origin = origin;
-    if (!alreadyMounted) {
-      await assertNoOverlap(req.targetPath, this.deps.mounter, this.deps.locks.heldPaths());
-      await this.deps.mounter.mount(req.targetPath);
-    }
-    try {
-      const hooks = new PublishHooks(this.deps.hooks ?? []);
-      const written = await this.fetchAndWrite(req, spc, limits, plan.firstMount, origin, hooks);
-      // Content that changed while the hooks then failed still counts as changed until
-      // they succeed, so a Secret or status update is never lost to an unchanged round.
-      const published =
-        !written.changed && this.hooksOwed.has(req.targetPath) ? { ...written, changed: true } : written;
-      try {
-        await hooks.run(published, limits);
-      } catch (err) {
-        if (published.changed) this.hooksOwed.add(req.targetPath);
-        // This round's own write (not one owed from an earlier round); a first mount is rolled back below.
-        seen.rotated = written.changed && alreadyMounted;
-        throw err;
+    seen.origin = plan.origin;
+    switch (plan.action) {
+      case 'skip': {
+        // A kubelet republish inside the rotation interval: nothing to fetch (docs/rotation.md, "Kubelet republish").
+        const versions = await this.writes.mountedVersions(req.targetPath);
+        const skipped = untouched(req, spc, versions, plan.origin);
+        for (const hook of this.deps.republish?.skippedHooks ?? []) await hook(skipped, limits);
+        return skipped;
       }
-      this.hooksOwed.delete(req.targetPath);
-      return published;
-    } catch (err) {
-      if (!alreadyMounted) await this.rollback(req.targetPath);
-      throw err;
+      case 'gone':
+        // What this publisher remembered of the target is stale.
+        this.forget(req.targetPath);
+        return untouched(req, spc, [], plan.origin);
+      case 'write':
+        return this.writes.write(req, spc, plan, limits, seen);
     }
   }
+}
 
-  /** Asks the provider and writes its answer; a first mount's hooks start their early parts before the write. */
-  private async fetchAndWrite(
-    req: PublishRequest,
-    spc: SecretProviderClass,
-    limits: CallLimits,
-    firstMount: boolean,
-    origin: PublishOrigin,
-    hooks: PublishHooks,
-  ): Promise<PublishedVolume> {
-    const defaultMode = this.deps.defaultMode ?? DEFAULT_FILE_MODE;
-    const mounted = firstMount ? [] : await this.mountedVersions(req.targetPath);
-    const dropped = kubeletOwnedParameters(spc.parameters);
-    const warning = `${req.pod.namespace}/${req.spcName} ${dropped.join(',')}`;
-    if (dropped.length > 0 && !this.warnedDropped.has(warning)) {
-      // Kubelet owns these keys: a class must not speak for it (names only, never values).
-      this.warnedDropped.add(warning);
-      this.deps.logger.warn('ignoring SecretProviderClass parameters that only kubelet may set', {
-        spc: `${req.pod.namespace}/${req.spcName}`,
-        parameters: dropped.join(','),
-      });
-    }
-    const request = buildMountRequest({
-      parameters: spc.parameters,
-      volumeContext: req.volumeContext,
-      secrets: req.secrets,
-      targetPath: req.targetPath,
-      defaultMode,
-      currentVersions: mounted,
-    });
-    const response = await this.deps.providers.mount(spc.provider, request, limits);
-    const { files: payload, versions } = await validateMountResponse(
-      response,
-      defaultMode,
-      req.targetPath,
-      new Pacer(),
-    );
-    if (!firstMount && keepsMountedFiles(payload.size, versions, mounted)) {
-      return { request: req, spc, versions: mounted, changed: false, firstMount, origin, skipped: false };
-    }
-    for (const [path, file] of metadataFiles(versions)) payload.set(path, file);
-    this.deps.mounter.assertWritable(req.targetPath);
-    // A first mount writes into an empty volume: it changes, whatever the files are.
-    if (firstMount)
-      await hooks.start({ request: req, spc, versions, changed: true, firstMount, origin, skipped: false }, limits);
-    let changed: boolean;
-    try {
-      ({ changed } = await this.writer.write(
-        req.targetPath,
-        payload,
-        versionsFile(versions, this.deps.now()),
-        this.deps.now(),
-        sortVersions(versions),
-        req.mountGroup,
-      ));
-    } catch (err) {
-      await hooks.settled();
-      throw err;
-    }
-    return { request: req, spc, versions, changed, firstMount, origin, skipped: false };
-  }
-
-  private async rollback(targetPath: string): Promise<void> {
-    this.forget(targetPath);
-    try {
-      await this.deps.mounter.unmount(targetPath);
-    } catch (err) {
-      this.deps.logger.error('could not clean up after a failed first publish', {
-        targetPath,
-        error: toSscError(err).message,
-      });
-    }
-  }
+/** A publish that fetched and wrote nothing. */
+function untouched(
+  request: PublishRequest,
+  spc: SecretProviderClass,
+  versions: readonly ObjectVersion[],
+  origin: PublishOrigin,
+): PublishedVolume {
+  return { request, spc, versions, changed: false, firstMount: false, origin, skipped: true };
 }
 
 /**

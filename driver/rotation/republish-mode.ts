@@ -7,7 +7,8 @@ import type { CsiDriver } from '../k8s/client/types.js';
 import type { RotationMetricsPort } from './reconciler.js';
 import { rotationCompleteMessage } from './refresher.js';
 import { annotatedInterval, RotationSchedule } from './schedule.js';
-import type { PublishFailureHook, PublishHook, PublishError, RepublishDecision } from '../publish/publisher.js';
+import type { PublishFailureHook, PublishHook, PublishError } from '../publish/publisher.js';
+import type { RepublishDecision, RepublishGate } from '../publish/publish-plan.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 
 /** Reads the driver's CSIDriver object (undefined when there is none); Kubernetes mode only. */
@@ -32,7 +33,7 @@ export interface RepublishRotationDeps {
  * changed, MountRotationComplete only on change, MountRotationFailed on failure (old
  * content kept), the reconciler's backoff after failures.
  */
-export class RepublishRotation {
+export class RepublishRotation implements RepublishGate {
   private readonly schedule = new RotationSchedule();
   /** The class's refresh-requested-at value at the last refresh, per target path. */
   private readonly refreshHandled = new Map<string, string>();
@@ -45,14 +46,17 @@ export class RepublishRotation {
   readonly hooks: readonly PublishHook[];
   /** Failure hooks: report failed rotations and back off. */
   readonly failureHooks: readonly PublishFailureHook[];
+  /** Run for a republish it skipped: the publish hooks, which leave such a republish alone. */
+  readonly skippedHooks: readonly PublishHook[];
 
   constructor(private readonly deps: RepublishRotationDeps) {
     this.hooks = [(volume) => this.published(volume)];
     this.failureHooks = [(failure) => this.failed(failure)];
+    this.skippedHooks = this.hooks;
   }
 
   /** The publisher's republish gate: `rotate` when the volume is due (or a refresh was requested on its class), else `skip`. */
-  republish(targetPath: string, spc: SecretProviderClass): RepublishDecision {
+  decide(targetPath: string, spc: SecretProviderClass): RepublishDecision {
     const now = this.deps.now();
     const handled = this.refreshHandled.get(targetPath);
     const requested = handled !== undefined && handled !== refreshRequestOf(spc);

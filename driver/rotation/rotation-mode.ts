@@ -6,14 +6,8 @@ import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../../lib/sleep.js';
 import type { Mounter } from '../mount/mounter.js';
 import type { TargetLifecycle } from '../mount/target-lifecycle.js';
-import type {
-  PublishedVolume,
-  PublishFailureHook,
-  PublishHook,
-  RepublishDecision,
-  VolumePublisher,
-} from '../publish/publisher.js';
-import type { SecretProviderClass } from '../spc/secret-provider-class.js';
+import type { PublishedVolume, PublishFailureHook, PublishHook, VolumePublisher } from '../publish/publisher.js';
+import type { RepublishGate } from '../publish/publish-plan.js';
 import { RepublishRotation, type CsiDriverReader } from './republish-mode.js';
 import { LocalVolumes } from './local-volumes.js';
 import { RecordIndex } from './record-store.js';
@@ -34,8 +28,8 @@ export interface Rotation {
   readonly hooks: readonly PublishHook[];
   /** Failure hooks (republish mode reports failed rotations through them). */
   readonly failureHooks: readonly PublishFailureHook[];
-  /** The publisher's republish gate. */
-  republish(targetPath: string, spc: SecretProviderClass): RepublishDecision;
+  /** What a kubelet republish of a mounted volume does: the publisher asks this gate. */
+  readonly republish: RepublishGate;
   /** Ends the reconciler's wait early (an on-demand refresh was requested). */
   wake(): void;
   /** Starts the loop once the publisher exists. */
@@ -80,7 +74,7 @@ function republishRotation(
   return {
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
-    republish: (targetPath, spc) => rotation.republish(targetPath, spc),
+    republish: rotation,
     wake: () => undefined,
     start: (_publisher, events) => {
       void rotation.start(events);
@@ -123,8 +117,12 @@ export function createRotation(
   return {
     hooks: [recordPublish],
     failureHooks: [],
-    // A kubelet republish (requiresRepublish) of a volume refreshed within the interval is a no-op.
-    republish: (targetPath) => (schedule.isFresh(targetPath, interval, Date.now()) ? 'skip' : 'refresh'),
+    republish: {
+      // A kubelet republish (requiresRepublish) of a volume refreshed within the interval is a no-op.
+      decide: (targetPath) => (schedule.isFresh(targetPath, interval, Date.now()) ? 'skip' : 'refresh'),
+      // A skipped republish still reaches the source: local mode keeps kubelet's latest request for its refreshes.
+      skippedHooks: [recordPublish],
+    },
     wake: () => reconciler?.wake(),
     start(publisher, events) {
       reconciler = new RotationReconciler({

@@ -9,6 +9,7 @@ import { syncRetryDelayMs } from './sync-backoff.js';
 import type { OwnerReference } from '../k8s/client/types.js';
 import { MANAGED_LABEL, ON_OBJECT_REMOVED_ANNOTATION } from '../k8s/constants.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
+import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import type { SecretSyncer } from './secret-sync.js';
 
 /** A mounted volume whose class may list secretObjects, and who owns its Secrets. */
@@ -57,6 +58,8 @@ export interface VolumeSecretSyncDeps {
   readonly sleep: Sleep;
   /** In [0, 1): the retry jitter. */
   readonly random: () => number;
+  /** The mounted targets: one it forgets (NodeUnpublishVolume) stops retrying here too. */
+  readonly targets: TargetLifecycle;
 }
 
 /** A running backoff loop for one volume. */
@@ -92,7 +95,9 @@ export class VolumeSecretSync {
   private readonly queue = new KeyedQueue();
   private stopped = false;
 
-  constructor(private readonly deps: VolumeSecretSyncDeps) {}
+  constructor(private readonly deps: VolumeSecretSyncDeps) {
+    deps.targets.onForgotten((targetPath) => this.forget(targetPath));
+  }
 
   /** Syncs the volume's Secrets now; never throws. True when none failed. */
   async sync(volume: SyncedVolume, trigger: Exclude<SyncTrigger, 'retry'>): Promise<boolean> {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { PodRef, PublishRequest } from '../../../../driver/publish/publish-request.js';
 import type { KubeApi } from '../../../../driver/k8s/client/kube-api.js';
 import type { EventRecorder } from '../../../../driver/k8s/event-recorder.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { PodStatusWriter } from '../../../../driver/pod-status/pod-status.js';
 import { kubernetesHooks, type KubernetesHooks } from '../../../../driver/kubernetes-mode/publish-hooks.js';
 import type { SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';
@@ -37,7 +38,7 @@ function unchangedRotation(targetPath: string): PublishedVolume {
 }
 
 /** Hooks over an API that answers every pod status patch and records the paths written. */
-function hooksOverApi(): { hooks: KubernetesHooks; patched: string[] } {
+function hooksOverApi(): { hooks: KubernetesHooks; targets: TargetLifecycle; patched: string[] } {
   const patched: string[] = [];
   const api = {
     patch: async (path: string) => {
@@ -47,7 +48,9 @@ function hooksOverApi(): { hooks: KubernetesHooks; patched: string[] } {
   } as unknown as KubeApi;
   const logger = createLogger({ component: 'test', silent: true });
   const events: EventRecorder = { event: async () => undefined };
+  const targets = new TargetLifecycle();
   const hooks = kubernetesHooks({
+    targets,
     api,
     nodeId: 'node-a',
     podStatus: new PodStatusWriter(api, logger),
@@ -56,7 +59,7 @@ function hooksOverApi(): { hooks: KubernetesHooks; patched: string[] } {
     now: () => new Date(0),
     logger,
   });
-  return { hooks, patched };
+  return { hooks, targets, patched };
 }
 
 /** A kubelet republish that failed while the old content stays mounted: its lastError is recorded. */
@@ -85,9 +88,9 @@ describe('Kubernetes publish hooks: targets with a recorded lastError', () => {
   });
 
   it('NodeUnpublishVolume forgets such a target (pod churn must not leave every failed volume in memory)', async () => {
-    const { hooks, patched } = hooksOverApi();
+    const { hooks, targets, patched } = hooksOverApi();
     await failRepublish(hooks, target);
-    hooks.forget(target);
+    targets.forget(target);
     patched.length = 0;
     // Nothing is remembered of the target any more: an unchanged round has nothing to clear.
     await hooks.hook(unchangedRotation(target), {});
@@ -118,6 +121,7 @@ describe('Kubernetes publish hook: API requests of a publish with secretObjects'
       },
     };
     const hooks = kubernetesHooks({
+      targets: new TargetLifecycle(),
       api,
       nodeId: 'node-a',
       podStatus: new PodStatusWriter(api, logger),

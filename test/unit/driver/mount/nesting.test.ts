@@ -13,6 +13,7 @@ import {
 } from '../../../../driver/mount/nesting.js';
 import { VolumePublisher } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
@@ -113,6 +114,7 @@ describe('volume nesting (on disk)', () => {
     const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),

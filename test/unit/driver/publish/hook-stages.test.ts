@@ -7,6 +7,7 @@ import { splitHook, type PublishHook } from '../../../../driver/publish/hook-sta
 import { DirMounter } from '../../../../driver/mount/mounter.js';
 import { VolumePublisher, type PublishFailureHook } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
 const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
@@ -38,6 +39,7 @@ describe('publish hooks in two parts (splitHook)', () => {
   function publisher(hooks: PublishHook[], failureHooks: PublishFailureHook[] = []): VolumePublisher {
     return new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),

@@ -76,6 +76,7 @@ describe('VolumePublisher', () => {
     let answer: 'full' | 'versions-only' | 'other-version' = 'full';
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),
@@ -113,10 +114,11 @@ describe('VolumePublisher', () => {
     );
   });
 
-  it("a republish skipped as fresh hands kubelet's new request to the skipped-hooks (and to no other hook)", async () => {
+  it("a republish skipped as fresh hands kubelet's new request to the gate's skipped-hooks (and to no other hook)", async () => {
     const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger: createLogger({ component: 'test', silent: true }),
       now: () => new Date(),
@@ -133,12 +135,14 @@ describe('VolumePublisher', () => {
           seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
         },
       ],
-      skippedHooks: [
-        async (v) => {
-          seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
-        },
-      ],
-      republish: () => 'skip',
+      republish: {
+        decide: () => 'skip',
+        skippedHooks: [
+          async (v) => {
+            seen.push({ hook: 'skipped', skipped: v.skipped, secret: v.request.secrets['ca.key'] });
+          },
+        ],
+      },
     });
     const r = req('skipped-hooks');
     await publisher.publish({ ...r, secrets: { 'ca.key': 'old' } });

@@ -9,6 +9,7 @@ import type { SecretProviderClass } from '../../../../driver/spc/secret-provider
 import { DirMounter } from '../../../../driver/mount/mounter.js';
 import { PublishError, VolumePublisher } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
@@ -52,6 +53,7 @@ function setup(dir: string) {
   });
   const publisher = new VolumePublisher({
     locks: new TargetLocks(),
+    targets: new TargetLifecycle(),
     mounter: new DirMounter(),
     logger: createLogger({ component: 'test', silent: true }),
     now: () => new Date(now),
@@ -69,7 +71,7 @@ function setup(dir: string) {
     },
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
-    republish: (t, s) => rotation.republish(t, s),
+    republish: rotation,
   });
   const req = { volumeId: 'v', targetPath: join(dir, 't'), spcName: 's', pod, volumeContext: {}, secrets: {} };
   return {
@@ -190,7 +192,7 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     await s.publish();
     s.rotation.forget(s.req.targetPath);
     expect(
-      s.rotation.republish(s.req.targetPath, {
+      s.rotation.decide(s.req.targetPath, {
         namespace: 'n',
         name: 's',
         provider: 'fake',

@@ -4,6 +4,7 @@ import type { SecretSyncOutcome } from '../../../../driver/secret-sync/secret-sy
 import { VolumeSecretSync, type SyncedVolume } from '../../../../driver/secret-sync/volume-secret-sync.js';
 import type { SecretObject, SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';
 import { SYNC_RETRY_MAX_MS, syncRetryDelayMs } from '../../../../driver/secret-sync/sync-backoff.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
@@ -83,6 +84,7 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
   let currentClass: SecretProviderClass;
   let sleeper: ManualSleep;
   let sync: VolumeSecretSync;
+  let targets: TargetLifecycle;
   let mounted: Set<string>;
 
   const volume = (recordedError?: string, s = spc([object('db-pasword')])): SyncedVolume => ({
@@ -106,7 +108,9 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     };
     sleeper = new ManualSleep();
     mounted = new Set(['/t/web-1', '/t/other', '/t/b']);
+    targets = new TargetLifecycle();
     sync = new VolumeSecretSync({
+      targets,
       secrets: { sync: async (_p, _t, o) => outcome(o) },
       events: {
         event: async (_p, type, reason, message) => {
@@ -168,11 +172,11 @@ describe('VolumeSecretSync: a sync failure never fails the mount; it is reported
     expect(sleeper.pending, 'still one retry loop').to.have.length(1);
   });
 
-  it('NodeUnpublishVolume (forget) cancels the retry; stop() cancels them all', async () => {
+  it('NodeUnpublishVolume (the target forgotten) cancels the retry; stop() cancels them all', async () => {
     await sync.sync(volume(''), 'publish');
     await sync.sync({ ...volume(''), targetPath: '/t/other' }, 'publish');
     expect(sleeper.pending).to.have.length(2);
-    sync.forget('/t/web-1');
+    targets.forget('/t/web-1');
     await settle();
     expect(sleeper.pending).to.have.length(1);
     expect(sync.isRetrying('/t/web-1')).to.equal(false);

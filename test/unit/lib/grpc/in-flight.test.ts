@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DirMounter } from '../../../../driver/mount/mounter.js';
 import { VolumePublisher } from '../../../../driver/publish/publisher.js';
 import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
 import { SscError } from '../../../../lib/errors.js';
@@ -118,6 +119,7 @@ describe('VolumePublisher cancelled by shutdown', () => {
     const calls = new InFlightCalls('driver');
     const publisher = new VolumePublisher({
       locks: new TargetLocks(),
+      targets: new TargetLifecycle(),
       mounter: new DirMounter(),
       logger,
       now: () => new Date(),
