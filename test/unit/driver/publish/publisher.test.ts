@@ -4,35 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DirMounter } from '../../../../driver/mount/mounter.js';
 import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
-import { PublishError, VolumePublisher, type PublishedVolume } from '../../../../driver/publish/publisher.js';
-import { TargetLocks } from '../../../../driver/mount/target-locks.js';
-import { createLogger } from '../../../../lib/logging/logger.js';
+import { PublishError, type PublishedVolume } from '../../../../driver/publish/publisher.js';
+import { dirPublisher, oneFileAnswer, publishRequest } from '../../../support/dir-publisher.js';
 
-const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
-const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
-
-/** A publisher over a plain directory (DirMounter) with an in-memory provider and class source. */
+/** A publisher over a plain directory whose provider answers file `a` with the contents `set` last gave. */
 function publisherWith(hooks: ((v: PublishedVolume) => Promise<void>)[]) {
   let calls = 0;
   let contents = 'v1';
   const sentVersions: string[][] = [];
   const targets = new TargetLifecycle();
-  const publisher = new VolumePublisher({
+  const publisher = dirPublisher({
     targets,
-    locks: new TargetLocks(),
-    mounter: new DirMounter(),
-    logger: createLogger({ component: 'test', silent: true }),
-    now: () => new Date(),
-    classes: { get: async () => spc },
     providers: {
       mount: async (_provider, request) => {
         calls++;
         sentVersions.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`));
-        return {
-          files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }],
-          object_version: [{ id: 'a', version: contents }],
-          error: null,
-        };
+        return oneFileAnswer(contents, contents);
       },
     },
     hooks,
@@ -63,23 +50,11 @@ describe('VolumePublisher', () => {
   after(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  const req = (name: string) => ({
-    volumeId: 'v',
-    targetPath: join(dir, name),
-    spcName: 's',
-    pod,
-    volumeContext: {},
-    secrets: {},
-  });
+  const req = (name: string) => publishRequest(join(dir, name));
 
   it('keeps the mounted files when the answer has no files and exactly the mounted versions (answered from version properties)', async () => {
     let answer: 'full' | 'versions-only' | 'other-version' = 'full';
-    const publisher = new VolumePublisher({
-      locks: new TargetLocks(),
-      mounter: new DirMounter(),
-      logger: createLogger({ component: 'test', silent: true }),
-      now: () => new Date(),
-      classes: { get: async () => spc },
+    const publisher = dirPublisher({
       providers: {
         mount: async () =>
           answer === 'full'
@@ -115,19 +90,7 @@ describe('VolumePublisher', () => {
 
   it("a republish skipped as fresh hands kubelet's new request to the skipped-hooks (and to no other hook)", async () => {
     const seen: { hook: string; skipped: boolean; secret: string | undefined }[] = [];
-    const publisher = new VolumePublisher({
-      locks: new TargetLocks(),
-      mounter: new DirMounter(),
-      logger: createLogger({ component: 'test', silent: true }),
-      now: () => new Date(),
-      classes: { get: async () => spc },
-      providers: {
-        mount: async () => ({
-          files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }],
-          object_version: [{ id: 'a', version: 'v1' }],
-          error: null,
-        }),
-      },
+    const publisher = dirPublisher({
       hooks: [
         async (v) => {
           seen.push({ hook: 'publish', skipped: v.skipped, secret: v.request.secrets['ca.key'] });

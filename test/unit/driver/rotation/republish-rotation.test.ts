@@ -6,13 +6,10 @@ import type { PodRef } from '../../../../driver/publish/publish-request.js';
 import type { EventReason } from '../../../../driver/k8s/event-recorder.js';
 import { RepublishRotation } from '../../../../driver/rotation/republish-mode.js';
 import type { SecretProviderClass } from '../../../../driver/spc/secret-provider-class.js';
-import { DirMounter } from '../../../../driver/mount/mounter.js';
-import { PublishError, VolumePublisher } from '../../../../driver/publish/publisher.js';
-import { TargetLocks } from '../../../../driver/mount/target-locks.js';
+import { PublishError } from '../../../../driver/publish/publisher.js';
 import { SscError } from '../../../../lib/errors.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
-
-const pod: PodRef = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
+import { dirPublisher, oneFileAnswer, publishRequest } from '../../../support/dir-publisher.js';
 const INTERVAL = 60_000;
 
 /** A publisher over a plain directory with RepublishRotation as its gate, a scripted provider, a fake clock and recorded events/metrics. */
@@ -50,28 +47,21 @@ function setup(dir: string) {
     secretObjects: [],
     annotations,
   });
-  const publisher = new VolumePublisher({
-    locks: new TargetLocks(),
-    mounter: new DirMounter(),
-    logger: createLogger({ component: 'test', silent: true }),
+  const publisher = dirPublisher({
     now: () => new Date(now),
     classes: { get: async () => spc() },
     providers: {
       mount: async (_provider, request) => {
         calls.push((request.current_object_version ?? []).map((v) => `${v.id}=${v.version}`));
         if (failWith) throw failWith;
-        return {
-          files: [{ path: 'a', mode: 0o644, contents: Buffer.from(contents) }],
-          object_version: [{ id: 'a', version: contents }],
-          error: null,
-        };
+        return oneFileAnswer(contents, contents);
       },
     },
     hooks: rotation.hooks,
     failureHooks: rotation.failureHooks,
     republish: (t, s) => rotation.republish(t, s),
   });
-  const req = { volumeId: 'v', targetPath: join(dir, 't'), spcName: 's', pod, volumeContext: {}, secrets: {} };
+  const req = publishRequest(join(dir, 't'));
   return {
     publisher,
     rotation,
