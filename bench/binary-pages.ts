@@ -3,8 +3,8 @@ import { open, readFile, readlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 /**
- * Where a process's resident pages of its own program file are (47.9 of our
- * driver's 74.7 MiB idle RSS are pages of the node binary). Each resident page of the
+ * Where a process's resident pages of its own program file are (most of the driver's idle
+ * RSS is pages of the node binary: bench/README.md, "Where the driver's memory is"). Each resident page of the
  * binary (/proc/<pid>/pagemap's present bit) is named by the ELF symbol it falls in
  * (`nm`, `readelf` from binutils) and put in a component: V8's compilers, V8's runtime,
  * OpenSSL, ICU, node's own code, the JS sources of node's built-in modules, the startup

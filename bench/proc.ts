@@ -77,8 +77,8 @@ export async function processCpuMs(pid: number): Promise<number> {
 /**
  * CPU time `pid`'s live threads have run so far, in ms at nanosecond resolution: the sum
  * of /proc/<pid>/task/<tid>/schedstat's first field (the scheduler's sum_exec_runtime).
- * /proc/<pid>/stat counts in 10 ms ticks, too coarse for calls of 0.3–1 ms (bench/README.md's
- * provider-CPU row read 1.5× in one run and 3.0× in the next). Threads that have exited are
+ * /proc/<pid>/stat counts in 10 ms ticks, too coarse for calls of 0.3–1 ms (a row read from
+ * it swung from run to run: bench/README.md, "Versus upstream's Go driver"). Threads that have exited are
  * not in it; the servers measured keep theirs (libuv's pool, V8's workers, Go's Ms).
  */
 export async function threadsCpuMs(pid: number): Promise<number> {

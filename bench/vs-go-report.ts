@@ -54,8 +54,8 @@ export interface VsTargetResult extends VsTarget {
   readonly status: 'met' | 'MISSED' | 'n/a';
 }
 
-// What each section measured (2026-11-24, Node v24.21.0; the sections give the runs and
-// commits). Every number here is in its section: test/unit/bench/vs-go-report.test.ts checks that.
+// What each section found, in a few lines; the sections give the runs, dates and commits.
+// Every number here is in its section: test/unit/bench/vs-go-report.test.ts checks that.
 const PUBLISH_EVIDENCE: Evidence = {
   section: 'What is left of the first-publish targets',
   finding: [
@@ -87,7 +87,7 @@ const LIBRARY_EVIDENCE: Evidence = {
   ],
 };
 const CPU_EVIDENCE: Evidence = {
-  section: 'What the issue-15 changes bought',
+  section: 'What the first-publish and `file` provider changes bought',
   finding: [
     "the publish path's changes, each measured in the commit that made it; together driver CPU per 10-object",
     'publish + unpublish 8.57 → 7.70 ms (Go driver 8.27).',

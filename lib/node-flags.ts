@@ -6,11 +6,9 @@
  *
  * They bound the heap: semi-spaces of at most 4 MiB (V8 grows them to 16 MiB under an
  * allocation burst such as a rotation round), and an old generation that grows by 20 %
- * of what is live after a full collection (V8 keeps a minimum step). Measured with `npm run bench`: driver RSS
- * with 500 mounted volumes after a rotation round 112–116 → 87–90 MiB; publish latency
- * ~15–20 % higher, rotation CPU unchanged. docs/configuration.md#memory has the table, with
- * the choices not taken (`--optimize-for-size`: 10 MiB less, 100-object publish ~40 %
- * slower). `--heap-growing-percent` is not allowed in NODE_OPTIONS.
+ * of what is live after a full collection (V8 keeps a minimum step): a busy driver's RSS
+ * about a quarter lower for somewhat slower publishes (docs/configuration.md#memory has
+ * the measurements and the choices not taken). `--heap-growing-percent` is not allowed in NODE_OPTIONS.
  */
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 

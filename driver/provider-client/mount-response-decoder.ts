@@ -38,7 +38,8 @@ const LENGTH_DELIMITED = 2;
 /**
  * Decodes a provider's MountResponse from its wire bytes with protobufjs,
  * giving the event loop back every few milliseconds: decoding a 4 MiB response of 100,000
- * small files in one call holds the event loop over 100 ms (`npm run bench:decode`), during
+ * small files in one call holds the event loop over 100 ms (bench/README.md, "Decoding a 4 MiB
+ * Mount response"), during
  * which Probe and every other pod's publish wait. The top-level loop is protobufjs's
  * Reader, paced here; each object version, error and file is decoded by protobufjs's
  * message type. Unknown fields are skipped, as protobuf requires. More than `maxObjects`

@@ -12,9 +12,9 @@ const MESSAGE = Symbol.for('message');
 
 /**
  * A winston transport writing each line to process.stderr, looked up at each line (tests
- * replace its write). Unlike winston's Console transport it schedules nothing per line: the
- * Console transport's setImmediate per line made a line cost ~1.5× the CPU and kept every
- * entry of a burst alive until the event loop turned. As Node writes stderr: synchronous
+ * replace its write). Unlike winston's Console transport it schedules nothing per line: a
+ * setImmediate per line costs CPU and keeps every entry of a burst alive until the event
+ * loop turns (docs/dependencies.md has the measurement). As Node writes stderr: synchronous
  * for a file or a terminal; for a pipe synchronous until the pipe is full, then Node queues
  * the rest instead of blocking, and a process exit waits for that queue (exit.ts, signals.ts).
  */

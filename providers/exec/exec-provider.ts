@@ -1,5 +1,6 @@
 // The exec provider: each object's file is the stdout of a helper program from
-// --helpers-dir (seed 002's "two dozen lines of shell" per kind of vault), called with
+// --helpers-dir (the "two dozen lines of shell" per kind of vault of Kubernetes' FUSE
+// flexVolume proposal "Providing external secrets to Pods"), called with
 // the pod's identity as argv and the object's parameters in a clean environment. A Mount
 // asks every object's helper for its `version` first, then `get`s every object. A
 // rotation (class as last answered) gets only the objects without helper versions first:

@@ -5,7 +5,7 @@ import { E2E_IMAGE } from '../support/e2e-image.js';
 import { skipUnlessE2eCapable, startE2eNode, type E2eNode } from '../support/e2e-node.js';
 import { containerLog, csiPod, runPod, volumeTarget, writeProviderFile } from '../support/e2e-pods.js';
 import { createNamespace } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import { statusOf, until } from '../support/until.js';
 
 // Through a real kubelet and containerd: a pod with a CSI
@@ -76,8 +76,7 @@ describe('end to end: a pod through kubelet and containerd reads its secret', fu
     const statuses = async () =>
       (
         (await cluster.admin.custom.listNamespacedCustomObject({
-          group: 'secrets-store.csi.x-k8s.io',
-          version: 'v1',
+          ...SECRETS_STORE_GROUP,
           namespace: ns,
           plural: 'secretproviderclasspodstatuses',
         })) as { items: { metadata: { name: string } }[] }

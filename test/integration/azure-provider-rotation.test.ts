@@ -5,12 +5,11 @@ import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
 import {
   objectsParameter,
-  podAttributes,
   startAzureProvider,
   workloadIdentity,
   type WorkloadIdentity,
 } from '../support/azure-provider.js';
-import type { ProviderProcess } from '../support/provider-process.js';
+import { podAttributes, type ProviderProcess } from '../support/provider-process.js';
 
 // The azure provider's rotation and load behaviour against the Key Vault + Entra stand-in
 // (test/support/azure-keyvault/), counted in the stand-in's request log: a rotation with

@@ -11,12 +11,11 @@ import { startAzureStandIn, type AzureStandIn } from '../support/azure-keyvault/
 import type { VaultStore } from '../support/azure-keyvault/vault-store.js';
 import {
   objectsParameter,
-  podAttributes,
   startAzureProvider,
   workloadIdentity,
   type WorkloadIdentity,
 } from '../support/azure-provider.js';
-import type { ProviderProcess } from '../support/provider-process.js';
+import { podAttributes, type ProviderProcess } from '../support/provider-process.js';
 
 // The azure provider process with the real Azure SDK against the Key Vault + Entra + IMDS
 // stand-in (no Key Vault can run here: test/support/azure-keyvault/stand-in.ts says why),

@@ -31,7 +31,8 @@ import { parseMetrics } from '../support/provider-process.js';
 // therefore cannot see what is mounted and decides `first` on every Mount: each republish
 // issues a new certificate and key (new serial in the pod status), however far the
 // renewal point is. The tests assert exactly that (docs/providers/pki.md#under-upstreams-go-driver);
-// renewal spaced by seed 004's rule needs our driver (pki-provider-driver.test.ts).
+// renewal spaced by the renewal rule (docs/providers/pki.md, "Renewal") needs our driver
+// (pki-provider-driver.test.ts).
 
 /** The label upstream's docs tell users to put on nodePublishSecretRef Secrets. */
 const USED_LABEL = 'secrets-store.csi.k8s.io/used';

@@ -16,7 +16,7 @@ import {
   type Helm,
   type Manifest,
 } from '../support/helm.js';
-import type { Obj } from '../support/deploy-manifests.js';
+import { hostPathOf, type Obj } from '../support/deploy-manifests.js';
 import { checkAzureProviderDaemonSet } from '../support/azure-provider-daemonset.js';
 import { checkVaultProviderDaemonSet } from '../support/vault-provider-daemonset.js';
 import { checkExecProviderDaemonSet } from '../support/exec-provider-daemonset.js';
@@ -33,24 +33,6 @@ const AZURE_DS = `${DRIVER_DS}-provider-azure`;
 const EXEC_DS = `${DRIVER_DS}-provider-exec`;
 const PKI_DS = `${DRIVER_DS}-provider-pki`;
 const SERVICE_ACCOUNT = 'secrets-store-csi-driver';
-
-/** The host path behind a container path: the longest volumeMount holding it and its hostPath volume. */
-function hostPathOf(ds: Manifest, container: Obj, containerPath: string): string {
-  const mount = ((container['volumeMounts'] ?? []) as Obj[])
-    .filter(
-      (m) =>
-        containerPath === m['mountPath'] || containerPath.startsWith(`${String(m['mountPath']).replace(/\/$/, '')}/`),
-    )
-    .sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
-  expect(mount, `a volumeMount holding ${containerPath} in ${container['name']}`).to.not.equal(undefined);
-  const volume = (ds['spec'].template.spec.volumes as Obj[]).find((v) => v['name'] === mount?.['name']);
-  expect(volume?.['hostPath'], `volume ${mount?.['name']} is a hostPath`).to.be.an('object');
-  return posix
-    .normalize(
-      posix.join(String(volume?.['hostPath'].path), posix.relative(String(mount?.['mountPath']), containerPath)),
-    )
-    .replace(/\/$/, '');
-}
 
 describe('Helm chart: lint and render (real helm)', function () {
   this.timeout(120_000);

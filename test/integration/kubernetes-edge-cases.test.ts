@@ -15,7 +15,12 @@ import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
 import { csiDriverTextForVault } from '../support/deploy-manifests.js';
 import { parseManifests } from '../support/helm.js';
-import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import {
+  createBarePod,
+  createSecretProviderClass,
+  readPodStatus,
+  SECRETS_STORE_GROUP,
+} from '../support/kube-objects.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -27,20 +32,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
   let ns: string;
 
   async function createClass(name: string, spec: Record<string, unknown>): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
-    });
-  }
-
-  async function createPod(name: string): Promise<string> {
-    const pod = await cluster.admin.core.createNamespacedPod({
-      namespace: ns,
-      body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
-    });
-    return pod.metadata?.uid ?? '';
+    await createSecretProviderClass(cluster, ns, name, spec);
   }
 
   before(async () => {
@@ -126,7 +118,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
 
   it('passes the nodePublishSecretRef data and service-account tokens to the provider, and never logs them', async () => {
     await createClass('pass', { provider: 'scripted', parameters: { roleName: 'r' } });
-    const uid = await createPod('pass-pod');
+    const uid = await createBarePod(cluster, ns, 'pass-pod');
     const tokens = JSON.stringify({
       vault: { token: 'eyJ-very-secret-token', expirationTimestamp: '2030-01-01T00:00:00Z' },
     });
@@ -158,15 +150,10 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
       provider: 'scripted',
       secretObjects: [{ secretName: 'bare-secret', type: 'Opaque', data: [{ objectName: 'user', key: 'username' }] }],
     });
-    const uid = await createPod('bare-pod');
+    const uid = await createBarePod(cluster, ns, 'bare-pod');
     const target = stack.targetPath('bare');
     await stack.client.publish(stack.request(target, 'bare', 'bare-pod', ns, uid));
-    const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `bare-pod-${ns}-bare`,
-    })) as { metadata: { uid: string } };
+    const status = await readPodStatus(cluster, ns, 'bare-pod', 'bare');
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'bare-secret', namespace: ns });
     expect(secret.metadata?.ownerReferences?.map((o) => [o.kind, o.uid])).to.deep.equal([
       ['SecretProviderClassPodStatus', status.metadata.uid],
@@ -176,7 +163,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
 
   it('takes over a pod status object of the same name written by another node', async () => {
     await createClass('moved', { provider: 'scripted' });
-    const uid = await createPod('moved-pod');
+    const uid = await createBarePod(cluster, ns, 'moved-pod');
     await cluster.admin.custom.createNamespacedCustomObject({
       ...SECRETS_STORE_GROUP,
       namespace: ns,
@@ -199,15 +186,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     });
     const target = stack.targetPath('moved');
     await stack.client.publish(stack.request(target, 'moved', 'moved-pod', ns, uid));
-    const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `moved-pod-${ns}-moved`,
-    })) as {
-      metadata: { labels: Record<string, string>; ownerReferences: { uid: string }[] };
-      status: { targetPath: string; objects: unknown[] };
-    };
+    const status = await readPodStatus(cluster, ns, 'moved-pod', 'moved');
     expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
     expect(status.metadata.ownerReferences.map((o) => o.uid)).to.deep.equal([uid]);
     expect(status.status.targetPath).to.equal(target);
@@ -244,7 +223,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     it(`refuses ${name} with a clear error and leaves nothing mounted`, async () => {
       const className = `bad-${badClasses.findIndex((c) => c[0] === name)}`;
       await createClass(className, spec);
-      const uid = await createPod(`${className}-pod`);
+      const uid = await createBarePod(cluster, ns, `${className}-pod`);
       const target = stack.targetPath(className);
       const err = await failure(stack.client.publish(stack.request(target, className, `${className}-pod`, ns, uid)));
       expect(err.code).to.equal(code);
@@ -255,17 +234,10 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
           () => 'gone',
         ),
       ).to.equal('gone');
-      const status = await cluster.admin.custom
-        .getNamespacedCustomObject({
-          ...SECRETS_STORE_GROUP,
-          namespace: ns,
-          plural: 'secretproviderclasspodstatuses',
-          name: `${className}-pod-${ns}-${className}`,
-        })
-        .then(
-          () => 'left',
-          () => 'gone',
-        );
+      const status = await readPodStatus(cluster, ns, `${className}-pod`, className).then(
+        () => 'left',
+        () => 'gone',
+      );
       expect(status, 'a failed first publish leaves no pod status object').to.equal('gone');
     });
   }
@@ -283,7 +255,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     ).to.equal(true);
 
     await createClass('flaky', { provider: 'scripted' });
-    const uid = await createPod('flaky-pod');
+    const uid = await createBarePod(cluster, ns, 'flaky-pod');
     const target = stack.targetPath('flaky');
     await stack.client.publish(stack.request(target, 'flaky', 'flaky-pod', ns, uid));
     const good = provider.script;
@@ -293,15 +265,7 @@ describe('Kubernetes mode edge cases (real kube-apiserver)', function () {
     expect(stack.driver.stderr()).to.include(
       'kubelet republish failed; the old content stays mounted and kubelet is answered OK',
     );
-    const read = async () =>
-      (
-        (await cluster.admin.custom.getNamespacedCustomObject({
-          ...SECRETS_STORE_GROUP,
-          namespace: ns,
-          plural: 'secretproviderclasspodstatuses',
-          name: `flaky-pod-${ns}-flaky`,
-        })) as { status: { lastError: string } }
-      ).status.lastError;
+    const read = async () => (await readPodStatus(cluster, ns, 'flaky-pod', 'flaky')).status.lastError;
     expect(await read()).to.match(/invalid file path "\.\.\/escape"/);
     expect(await readFile(join(target, 'user'), 'utf8')).to.equal('alice');
     provider.script = good;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { failure } from '../support/call-outcome.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createBarePod, createSecretProviderClass } from '../support/kube-objects.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 // Names that are not Kubernetes object names never reach an API URL: "." and ".." in a
@@ -56,14 +56,9 @@ describe('Kubernetes mode refuses names that are not object names (real kube-api
   // A sync problem, so it never fails the mount once sync failures don't: the
   // FailedToCreateSecret event says why either way.
   it('refuses the secretObjects secretName "." before any Secret request, in a FailedToCreateSecret event', async () => {
-    const pod = await cluster.admin.core.createNamespacedPod({
-      namespace: ns,
-      body: { metadata: { name: 'p-secret' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
-    });
+    const uid = await createBarePod(cluster, ns, 'p-secret');
     // The mount itself succeeds: a bad Secret name is the sync's problem, not the volume's.
-    await stack.client.publish(
-      stack.request(stack.targetPath('dot-secret'), 'dot-secret', 'p-secret', ns, pod.metadata?.uid),
-    );
+    await stack.client.publish(stack.request(stack.targetPath('dot-secret'), 'dot-secret', 'p-secret', ns, uid));
     const events = await cluster.admin.core.listNamespacedEvent({ namespace: ns });
     const failed = events.items
       .filter((e) => e.reason === 'FailedToCreateSecret' && e.involvedObject.name === 'p-secret')

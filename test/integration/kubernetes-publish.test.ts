@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { failure } from '../support/call-outcome.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
-import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import { readPodStatus, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIcertA\n-----END CERTIFICATE-----';
 const RSA = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
@@ -111,22 +111,7 @@ describe('Kubernetes mode against a real kube-apiserver (driver bound by deploy/
     const target = stack.targetPath('web');
     await stack.client.publish(stack.request(target, 'web', 'web-123-abc', ns, podUid));
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('hunter2');
-    const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `web-123-abc-${ns}-web`,
-    })) as {
-      metadata: { labels: Record<string, string>; ownerReferences: { kind: string; name: string; uid: string }[] };
-      status: {
-        podName: string;
-        secretProviderClassName: string;
-        mounted: boolean;
-        targetPath: string;
-        objects: { id: string; version: string }[];
-        lastMountTime: string;
-      };
-    };
+    const status = await readPodStatus(cluster, ns, 'web-123-abc', 'web');
     expect(status.metadata.labels['internal.secrets-store.csi.k8s.io/node-name']).to.equal('test-node');
     expect(status.metadata.ownerReferences.map((o) => [o.kind, o.name, o.uid])).to.deep.equal([
       ['Pod', 'web-123-abc', podUid],

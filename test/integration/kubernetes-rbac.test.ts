@@ -19,7 +19,7 @@ import {
   sharedKubeCluster,
   type KubeCluster,
 } from '../support/kube-cluster.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createDeploymentAndReplicaSet, createSecretProviderClass } from '../support/kube-objects.js';
 import {
   allowed,
   auditedCalls,
@@ -154,30 +154,10 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
       { provider: 'file', parameters: { objects: '- objectName: a\n' } },
       { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' },
     );
-    const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
-    const deploy = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web', namespace: ns },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template },
-    } as never)) as { metadata: { uid: string } };
-    const rs = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: {
-        name: 'web-1',
-        namespace: ns,
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: deploy.metadata.uid, controller: true },
-        ],
-      },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template },
-    } as never)) as { metadata: { uid: string } };
+    const { rsUid } = await createDeploymentAndReplicaSet(cluster, ns, 'web');
     const uid = await createPodWithVolumes(cluster, ns, 'web-1-a', ['restart'], {
       labels: { app: 'web' },
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: rs.metadata.uid, controller: true },
-      ],
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: rsUid, controller: true }],
     });
     await s.client.publish(s.request(s.targetPath('web'), 'restart', 'web-1-a', ns, uid));
     await writeFile(join(s.providerRoot, 'a'), 'a2');

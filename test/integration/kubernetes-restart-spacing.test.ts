@@ -9,7 +9,7 @@ import { formatRestartedAt, restartPatch } from '../../driver/rotation/restart-d
 import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
-import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import { createDeploymentAndReplicaSet, createSecretProviderClass } from '../support/kube-objects.js';
 
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
 const SPACING_MS = 8000;
@@ -33,46 +33,13 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   let ns: string;
 
   async function createClass(name: string, provider: string, objects = ''): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name, annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },
-        spec: { provider, parameters: { objects } },
-      },
-    });
-  }
-  /** A Deployment and its ReplicaSet (no controller-manager runs: pods are created by the test). */
-  async function createDeployment(
-    name: string,
-    annotations?: Record<string, string>,
-  ): Promise<{ rs: string; rsUid: string }> {
-    const template = {
-      metadata: { labels: { app: name }, ...(annotations ? { annotations } : {}) },
-      spec: { containers: [{ name: 'c', image: 'busybox' }] },
-    };
-    const deploy = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace: ns },
-      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template },
-    } as never)) as DeploymentObject;
-    const rs = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: {
-        name: `${name}-1`,
-        namespace: ns,
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deploy.metadata.uid, controller: true },
-        ],
-      },
-      spec: { replicas: 0, selector: { matchLabels: { app: name } }, template },
-    } as never)) as { metadata: { uid: string } };
-    return { rs: `${name}-1`, rsUid: rs.metadata.uid };
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      name,
+      { provider, parameters: { objects } },
+      { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' },
+    );
   }
   /** A pod of that ReplicaSet mounting `spc`, published like kubelet: its target path and creation time. */
   async function startPod(
@@ -163,7 +130,7 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   it('defers a restart that comes too soon after one recorded on the workload (by another node or driver), then restarts', async () => {
     // A restart this driver never did: the spacing must come from the workload itself.
     const earlier = formatRestartedAt(new Date(Date.now() - 1000));
-    const api = await createDeployment('api', { [RESTARTED_AT]: earlier });
+    const api = await createDeploymentAndReplicaSet(cluster, ns, 'api', { [RESTARTED_AT]: earlier });
     const { target } = await startPod('api-1-a', api, 'cfg');
     await writeFile(join(stack.providerRoot, 'conf'), 'c2');
     await logged(stack.driver, deferred('api'));
@@ -184,7 +151,7 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   });
 
   it('restarts a workload whose content changes on every read at most once per spacing, with one Warning per held-back restart', async () => {
-    const app = await createDeployment('app');
+    const app = await createDeploymentAndReplicaSet(cluster, ns, 'app');
     const first = await startPod('app-1-a', app, 'vault-like');
     // restartedAt and creationTimestamp have whole seconds: churn from the second after the
     // pod's creation (kubelet's first publish comes later than that anyway).
@@ -220,7 +187,7 @@ describe('restart on rotation: minimum spacing between restarts (real kube-apise
   ] as const) {
     it(`a restart patch built from a stale read (template ${shape} annotations) is refused by the API server: two nodes at once restart once`, async () => {
       const name = `race-${shape}`;
-      await createDeployment(name, annotations);
+      await createDeploymentAndReplicaSet(cluster, ns, name, annotations);
       const path = `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
       const api = connectKubeApi(cluster.driverKubeconfig, {});
       try {

@@ -6,7 +6,13 @@ import { requirePeer } from '../support/peers.js';
 import { applyOptInRbac, createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
-import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import {
+  createDeploymentAndReplicaSet,
+  createSecretProviderClass,
+  createTestCsiDriver,
+  readPodStatus,
+  SECRETS_STORE_GROUP,
+} from '../support/kube-objects.js';
 
 describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', function () {
   this.timeout(300_000);
@@ -26,45 +32,13 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'rotation');
-    await cluster.admin.objects
-      .create({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'CSIDriver',
-        metadata: { name: 'secrets-store.csi.k8s.io' },
-        spec: {
-          podInfoOnMount: true,
-          attachRequired: false,
-          volumeLifecycleModes: ['Ephemeral'],
-          tokenRequests: [{ audience: 'vault-test' }],
-        },
-      } as never)
-      .catch(() => undefined);
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'rot' },
-        spec: {
-          provider: 'file',
-          parameters: { objects: '- objectName: token\n' },
-          secretObjects: [{ secretName: 'rot-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }],
-        },
-      },
+    await createTestCsiDriver(cluster);
+    await createSecretProviderClass(cluster, ns, 'rot', {
+      provider: 'file',
+      parameters: { objects: '- objectName: token\n' },
+      secretObjects: [{ secretName: 'rot-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] }],
     });
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'tok' },
-        spec: { provider: 'scripted' },
-      },
-    });
+    await createSecretProviderClass(cluster, ns, 'tok', { provider: 'scripted' });
     const pod = await cluster.admin.core.createNamespacedPod({
       namespace: ns,
       body: {
@@ -117,12 +91,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('v2');
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns });
     expect(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString()).to.equal('v2');
-    const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `app-${ns}-rot`,
-    })) as { status: { objects: { version: string }[] } };
+    const status = await readPodStatus(cluster, ns, 'app', 'rot');
     expect(status.status.objects[0]?.version).to.equal(await readFile(join(target, '.metadata/token'), 'utf8'));
     expect(await events('MountRotationComplete')).to.have.length(1);
     expect((await events('SecretRotationComplete'))[0]).to.match(
@@ -143,14 +112,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     const target = stack.targetPath('app');
     const before = await apiRequests();
     const data = await readlink(join(target, '..data'));
-    const statusVersion = (
-      (await cluster.admin.custom.getNamespacedCustomObject({
-        ...SECRETS_STORE_GROUP,
-        namespace: ns,
-        plural: 'secretproviderclasspodstatuses',
-        name: `app-${ns}-rot`,
-      })) as { metadata: { resourceVersion: string } }
-    ).metadata.resourceVersion;
+    const statusVersion = (await readPodStatus(cluster, ns, 'app', 'rot')).metadata.resourceVersion;
     const secretVersion = (await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns }))
       .metadata?.resourceVersion;
     await logged(
@@ -159,16 +121,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
       count(stack.driver, /"message":"rotation round done"/) + 2,
     );
     expect(await readlink(join(target, '..data'))).to.equal(data);
-    expect(
-      (
-        (await cluster.admin.custom.getNamespacedCustomObject({
-          ...SECRETS_STORE_GROUP,
-          namespace: ns,
-          plural: 'secretproviderclasspodstatuses',
-          name: `app-${ns}-rot`,
-        })) as { metadata: { resourceVersion: string } }
-      ).metadata.resourceVersion,
-    ).to.equal(statusVersion);
+    expect((await readPodStatus(cluster, ns, 'app', 'rot')).metadata.resourceVersion).to.equal(statusVersion);
     expect(
       (await cluster.admin.core.readNamespacedSecret({ name: 'rot-secret', namespace: ns })).metadata?.resourceVersion,
     ).to.equal(secretVersion);
@@ -213,16 +166,9 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
         stringData: { password: 'p' },
       },
     });
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'tok-spoof' },
-        spec: { provider: 'scripted', parameters: { [KEY]: 'from-class' } },
-      },
+    await createSecretProviderClass(cluster, ns, 'tok-spoof', {
+      provider: 'scripted',
+      parameters: { [KEY]: 'from-class' },
     });
     const pod = await cluster.admin.core.createNamespacedPod({
       namespace: ns,
@@ -270,17 +216,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
         stringData: { password: 'p1' },
       },
     });
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'ref' },
-        spec: { provider: 'scripted' },
-      },
-    });
+    await createSecretProviderClass(cluster, ns, 'ref', { provider: 'scripted' });
     const refPod = await cluster.admin.core.createNamespacedPod({
       namespace: ns,
       body: {
@@ -341,17 +277,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
         stringData: { password: 'other-namespace' },
       },
     });
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'ref-elsewhere' },
-        spec: { provider: 'scripted' },
-      },
-    });
+    await createSecretProviderClass(cluster, ns, 'ref-elsewhere', { provider: 'scripted' });
     const pod = await cluster.admin.core.createNamespacedPod({
       namespace: ns,
       body: {
@@ -413,17 +339,7 @@ describe('rotation opt-ins on the SecretProviderClass (real kube-apiserver)', fu
   let uid: string;
 
   async function createClass(name: string, annotations: Record<string, string>, objects: string): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name, annotations },
-        spec: { provider: 'file', parameters: { objects } },
-      },
-    });
+    await createSecretProviderClass(cluster, ns, name, { provider: 'file', parameters: { objects } }, annotations);
   }
 
   before(async () => {
@@ -563,17 +479,13 @@ describe('restart of the owning workload on rotation (opt-in, real kube-apiserve
     ns = await createNamespace(cluster, 'restart');
     // Restarts are an opt-in grant, left out of deploy/kustomization.yaml: applied here as a user would.
     await applyOptInRbac(cluster, 'rbac-workload-restart.yaml');
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'cfg', annotations: { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' } },
-        spec: { provider: 'file', parameters: { objects: '- objectName: conf\n' } },
-      },
-    });
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'cfg',
+      { provider: 'file', parameters: { objects: '- objectName: conf\n' } },
+      { 'secrets-store.csi.k8s.io/restart-on-rotation': 'true' },
+    );
     stack = await startDriverStack({
       kubeconfig: cluster.driverKubeconfig,
       driverArgs: ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
@@ -585,34 +497,14 @@ describe('restart of the owning workload on rotation (opt-in, real kube-apiserve
   });
 
   it("patches the Deployment's pod template like kubectl rollout restart, once, with an event", async () => {
-    const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
-    const deploy = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web', namespace: ns },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template },
-    } as never)) as { metadata: { uid: string } };
-    const rs = (await cluster.admin.objects.create({
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: {
-        name: 'web-1',
-        namespace: ns,
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: deploy.metadata.uid, controller: true },
-        ],
-      },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template },
-    } as never)) as { metadata: { uid: string } };
+    const { rsUid } = await createDeploymentAndReplicaSet(cluster, ns, 'web');
     const pod = await cluster.admin.core.createNamespacedPod({
       namespace: ns,
       body: {
         metadata: {
           name: 'web-1-a',
           labels: { app: 'web' },
-          ownerReferences: [
-            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: rs.metadata.uid, controller: true },
-          ],
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: rsUid, controller: true }],
         },
         spec: {
           containers: [{ name: 'c', image: 'busybox' }],
@@ -658,17 +550,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
   let ns: string;
 
   async function createClass(name: string, provider: string): Promise<void> {
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name },
-        spec: { provider, parameters: { objects: '- objectName: a\n' } },
-      },
-    });
+    await createSecretProviderClass(cluster, ns, name, { provider, parameters: { objects: '- objectName: a\n' } });
   }
   async function createPod(name: string, spc: string, serviceAccountName = 'default'): Promise<string> {
     return (
@@ -707,19 +589,7 @@ describe('rotation bad input (real kube-apiserver)', function () {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'rotbad');
     // Before the driver starts: it reads the CSIDriver (its tokenRequests) once and caches it.
-    await cluster.admin.objects
-      .create({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'CSIDriver',
-        metadata: { name: 'secrets-store.csi.k8s.io' },
-        spec: {
-          podInfoOnMount: true,
-          attachRequired: false,
-          volumeLifecycleModes: ['Ephemeral'],
-          tokenRequests: [{ audience: 'vault-test' }],
-        },
-      } as never)
-      .catch(() => undefined);
+    await createTestCsiDriver(cluster);
     stack = await startDriverStack({
       kubeconfig: cluster.driverKubeconfig,
       driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'],
@@ -806,30 +676,26 @@ describe('rotation bad input (real kube-apiserver)', function () {
 
   it('with on-object-removed: remove, drops the Secret key of an object removed from the store', async () => {
     await writeFile(join(stack.providerRoot, 'gone-soon'), 'g');
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'rm', annotations: { 'secrets-store.csi.k8s.io/on-object-removed': 'remove' } },
-        spec: {
-          provider: 'file',
-          parameters: { missingObjects: 'omit', objects: '- objectName: a\n- objectName: gone-soon\n' },
-          secretObjects: [
-            {
-              secretName: 'rm-secret',
-              type: 'Opaque',
-              data: [
-                { objectName: 'a', key: 'a' },
-                { objectName: 'gone-soon', key: 'g' },
-              ],
-            },
-          ],
-        },
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'rm',
+      {
+        provider: 'file',
+        parameters: { missingObjects: 'omit', objects: '- objectName: a\n- objectName: gone-soon\n' },
+        secretObjects: [
+          {
+            secretName: 'rm-secret',
+            type: 'Opaque',
+            data: [
+              { objectName: 'a', key: 'a' },
+              { objectName: 'gone-soon', key: 'g' },
+            ],
+          },
+        ],
       },
-    });
+      { 'secrets-store.csi.k8s.io/on-object-removed': 'remove' },
+    );
     const uid = await createPod('rm-pod', 'rm');
     const target = stack.targetPath('rm');
     await stack.client.publish(stack.request(target, 'rm', 'rm-pod', ns, uid));
@@ -883,20 +749,10 @@ describe("interop in Kubernetes mode: rotation with upstream's provider server (
     const binary = requirePeer('UPSTREAM_FAKE_PROVIDER');
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'interop');
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'up' },
-        spec: {
-          provider: 'upstream-fake',
-          parameters: { objects: '' },
-          secretObjects: [{ secretName: 'up-secret', type: 'Opaque', data: [{ objectName: 'foo', key: 'foo' }] }],
-        },
-      },
+    await createSecretProviderClass(cluster, ns, 'up', {
+      provider: 'upstream-fake',
+      parameters: { objects: '' },
+      secretObjects: [{ secretName: 'up-secret', type: 'Opaque', data: [{ objectName: 'foo', key: 'foo' }] }],
     });
     stack = await startDriverStack({
       kubeconfig: cluster.driverKubeconfig,
@@ -964,12 +820,7 @@ describe("interop in Kubernetes mode: rotation with upstream's provider server (
     await logged(stack.driver, /"message":"volume rotated"/, 1);
     expect(await readFile(join(target, 'foo'), 'utf8')).to.equal('rotated');
     expect(await readFile(join(target, '.metadata/secret%2Ffoo'), 'utf8')).to.equal('v2');
-    const status = (await cluster.admin.custom.getNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasspodstatuses',
-      name: `app-${ns}-up`,
-    })) as { status: { objects: { id: string; version: string }[] } };
+    const status = await readPodStatus(cluster, ns, 'app', 'up');
     expect(status.status.objects).to.deep.equal([{ id: 'secret/foo', version: 'v2' }]);
     expect(await secretValue()).to.equal('rotated');
     await stack.client.unpublish('vol-app', target);

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { countLogged as count, untilLogged as logged } from '../../bin/child-process.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import {
+  createBarePod,
+  createSecretProviderClass,
+  readPodStatus,
+  SECRETS_STORE_GROUP,
+} from '../support/kube-objects.js';
 import { boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
 import { deployFile } from '../support/rbac-scenario.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
@@ -25,17 +30,6 @@ async function createClass(cluster: KubeCluster, ns: string, name: string, secre
   await createSecretProviderClass(cluster, ns, name, { provider: 'scripted', secretObjects });
 }
 
-async function createPod(cluster: KubeCluster, ns: string, name: string): Promise<string> {
-  return (
-    (
-      await cluster.admin.core.createNamespacedPod({
-        namespace: ns,
-        body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
-      })
-    ).metadata?.uid ?? ''
-  );
-}
-
 async function secretExists(cluster: KubeCluster, ns: string, name: string): Promise<boolean> {
   try {
     await cluster.admin.core.readNamespacedSecret({ name, namespace: ns });
@@ -46,14 +40,8 @@ async function secretExists(cluster: KubeCluster, ns: string, name: string): Pro
   }
 }
 
-async function syncError(cluster: KubeCluster, ns: string, name: string): Promise<string | undefined> {
-  const status = (await cluster.admin.custom.getNamespacedCustomObject({
-    ...SECRETS_STORE_GROUP,
-    namespace: ns,
-    plural: 'secretproviderclasspodstatuses',
-    name,
-  })) as { status: { secretSyncError?: string; lastError?: string } };
-  return status.status.secretSyncError;
+async function syncError(cluster: KubeCluster, ns: string, pod: string, spcName: string): Promise<string | undefined> {
+  return (await readPodStatus(cluster, ns, pod, spcName)).status.secretSyncError;
 }
 
 async function warnings(cluster: KubeCluster, ns: string, reason: string, pod: string): Promise<string[]> {
@@ -102,14 +90,14 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
         ],
       },
     ]);
-    const uid = await createPod(cluster, ns, 'tls-pod');
+    const uid = await createBarePod(cluster, ns, 'tls-pod');
     const target = stack.targetPath('tls');
     await stack.client.publish(stack.request(target, 'tls', 'tls-pod', ns, uid));
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('t1');
     const events = await warnings(cluster, ns, 'FailedToCreateSecret', 'tls-pod');
     expect(events).to.have.length(1);
     expect(events[0]).to.match(new RegExp(`^failed to sync Secret ${ns}/tls-secret: .*cert\\.der`));
-    expect(await syncError(cluster, ns, `tls-pod-${ns}-tls`)).to.equal(events[0]);
+    expect(await syncError(cluster, ns, 'tls-pod', 'tls')).to.equal(events[0]);
     expect(await warnings(cluster, ns, 'MountFailed', 'tls-pod')).to.deep.equal([]);
     expect(await secretExists(cluster, ns, 'tls-secret')).to.equal(false);
     await logged(stack.driver, tlsFailed, 1);
@@ -121,7 +109,7 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
     await createClass(cluster, ns, 'typo', [
       { secretName: 'typo-secret', type: 'Opaque', data: [{ objectName: 'tokn', key: 'token' }] },
     ]);
-    const uid = await createPod(cluster, ns, 'typo-pod');
+    const uid = await createBarePod(cluster, ns, 'typo-pod');
     const target = stack.targetPath('typo');
     await stack.client.publish(stack.request(target, 'typo', 'typo-pod', ns, uid));
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('t1');
@@ -129,7 +117,7 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
     expect(events).to.deep.equal([
       `failed to sync Secret ${ns}/typo-secret: secretObjects typo-secret: objectName "tokn" is not a file in the mounted volume`,
     ]);
-    expect(await syncError(cluster, ns, `typo-pod-${ns}-typo`)).to.equal(events[0]);
+    expect(await syncError(cluster, ns, 'typo-pod', 'typo')).to.equal(events[0]);
     // Retries are quiet while the failure stays the same.
     await logged(stack.driver, syncFailed('typo-secret'), 2);
     expect(await warnings(cluster, ns, 'FailedToCreateSecret', 'typo-pod')).to.have.length(1);
@@ -154,7 +142,7 @@ describe('a Secret sync failure never fails the mount (real kube-apiserver)', fu
     await until('the retry to create the Secret', () => secretExists(cluster, ns, 'typo-secret'), 60_000);
     await until(
       'the recorded error to be cleared',
-      async () => (await syncError(cluster, ns, `typo-pod-${ns}-typo`)) === '',
+      async () => (await syncError(cluster, ns, 'typo-pod', 'typo')) === '',
     );
     expect(provider.requests.length, 'no publish and no provider call').to.equal(calls);
     await stack.client.unpublish('vol-typo-pod', target);
@@ -193,14 +181,14 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
     await createClass(cluster, ns, 'app', [
       { secretName: 'app-secret', type: 'Opaque', data: [{ objectName: 'token', key: 'token' }] },
     ]);
-    const uid = await createPod(cluster, ns, 'app-pod');
+    const uid = await createBarePod(cluster, ns, 'app-pod');
     const target = stack.targetPath('app');
     await stack.client.publish(stack.request(target, 'app', 'app-pod', ns, uid));
     expect(await readFile(join(target, 'token'), 'utf8')).to.equal('t1');
     const events = await warnings(cluster, ns, 'FailedToCreateSecret', 'app-pod');
     expect(events).to.have.length(1);
     expect(events[0]).to.match(new RegExp(`^failed to sync Secret ${ns}/app-secret: .*HTTP 403`));
-    expect(await syncError(cluster, ns, `app-pod-${ns}-app`)).to.equal(events[0]);
+    expect(await syncError(cluster, ns, 'app-pod', 'app')).to.equal(events[0]);
     expect(await secretExists(cluster, ns, 'app-secret')).to.equal(false);
 
     const calls = provider.requests.length;
@@ -208,7 +196,7 @@ describe('no RBAC for Secrets: the mount works, the sync waits for the grant (re
     await until('the Secret to appear after the grant', () => secretExists(cluster, ns, 'app-secret'), 90_000);
     await until(
       'the recorded error to be cleared',
-      async () => (await syncError(cluster, ns, `app-pod-${ns}-app`)) === '',
+      async () => (await syncError(cluster, ns, 'app-pod', 'app')) === '',
     );
     expect(provider.requests.length, 'no kubelet call reached the provider').to.equal(calls);
     const secret = await cluster.admin.core.readNamespacedSecret({ name: 'app-secret', namespace: ns });

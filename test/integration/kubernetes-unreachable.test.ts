@@ -5,6 +5,7 @@ import { countLogged, untilLogged } from '../../bin/child-process.js';
 import { join } from 'node:path';
 import { isGrpcCallError } from '../../lib/errors.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import { createBarePod, createSecretProviderClass } from '../support/kube-objects.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
 
 /** A loopback port with nothing listening (bound, then closed). */
@@ -77,22 +78,10 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
   it('recovers by itself when the API server becomes reachable', async () => {
     const ns = await createNamespace(cluster, 'recover');
     const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as {
-      metadata: Record<string, unknown>;
+      spec: Record<string, unknown>;
     };
-    await cluster.admin.custom.createNamespacedCustomObject({
-      group: 'secrets-store.csi.x-k8s.io',
-      version: 'v1',
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: { ...spc, metadata: { name: 'web' } },
-    });
-    const uid =
-      (
-        await cluster.admin.core.createNamespacedPod({
-          namespace: ns,
-          body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
-        })
-      ).metadata?.uid ?? '';
+    await createSecretProviderClass(cluster, ns, 'web', spc.spec);
+    const uid = await createBarePod(cluster, ns, 'p');
     proxy = await relay(port, new URL(cluster.url));
     while (!/SecretProviderClass cache synced/.test(stack.driver.stderr()))
       await new Promise<void>((resolve) => stack.driver.process.stderr?.once('data', () => resolve()));
@@ -147,30 +136,13 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
   let ns: string;
   const synced = () => countLogged(stack.driver, /"message":"SecretProviderClass cache synced"/);
 
-  async function createPod(name: string): Promise<string> {
-    return (
-      (
-        await cluster.admin.core.createNamespacedPod({
-          namespace: ns,
-          body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
-        })
-      ).metadata?.uid ?? ''
-    );
-  }
-
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'outage');
     const spc = (await import('yaml')).parse(fileClass('web', [{ objectName: 'a' }])) as {
-      metadata: Record<string, unknown>;
+      spec: Record<string, unknown>;
     };
-    await cluster.admin.custom.createNamespacedCustomObject({
-      group: 'secrets-store.csi.x-k8s.io',
-      version: 'v1',
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: { ...spc, metadata: { name: 'web' } },
-    });
+    await createSecretProviderClass(cluster, ns, 'web', spc.spec);
     relay = new CuttableRelay(await closedPort(), new URL(cluster.url));
     await relay.up();
     const kubeconfig = (await readFile(cluster.driverKubeconfig, 'utf8')).replace(
@@ -188,7 +160,7 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
   });
 
   it('stays ready and fails a publish with UNAVAILABLE while the API is gone, rolling the mount back', async () => {
-    const uid = await createPod('during');
+    const uid = await createBarePod(cluster, ns, 'during');
     await relay.cut();
     const target = stack.targetPath('during');
     const err = await stack.client.publish(stack.request(target, 'web', 'during', ns, uid)).then(
@@ -209,7 +181,7 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
     const before = synced();
     await relay.up();
     await untilLogged(stack.driver, /"message":"SecretProviderClass cache synced"/, before + 1);
-    const uid = await createPod('after');
+    const uid = await createBarePod(cluster, ns, 'after');
     const target = stack.targetPath('after');
     await stack.client.publish(stack.request(target, 'web', 'after', ns, uid));
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('content');

@@ -6,7 +6,7 @@ import { covers, FEATURE_CALLS, featuresOf } from '../../driver/k8s/api-rights.j
 import type { NodePublishVolumeRequest } from '../../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import {
   auditedCalls,
   boundIdentity,
@@ -297,12 +297,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
         await podEvents(cluster, ns, 'app'),
         (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion,
       ];
-      const status = (await cluster.admin.custom.getNamespacedCustomObject({
-        ...SECRETS_STORE_GROUP,
-        namespace: ns,
-        plural: 'secretproviderclasspodstatuses',
-        name: `app-${ns}-up`,
-      })) as { metadata: { resourceVersion: string } };
+      const status = await readPodStatus(cluster, ns, 'app', 'up');
       await republishUntilDue(fileRequest);
       expect(await fileState()).to.equal(state);
       expect(await writes(), 'API writes').to.equal(apiWrites);
@@ -310,16 +305,9 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
       expect(
         (await cluster.admin.core.readNamespacedSecret({ name: 'up-secret', namespace: ns })).metadata?.resourceVersion,
       ).to.equal(secretVersion);
-      expect(
-        (
-          (await cluster.admin.custom.getNamespacedCustomObject({
-            ...SECRETS_STORE_GROUP,
-            namespace: ns,
-            plural: 'secretproviderclasspodstatuses',
-            name: `app-${ns}-up`,
-          })) as { metadata: { resourceVersion: string } }
-        ).metadata.resourceVersion,
-      ).to.equal(status.metadata.resourceVersion);
+      expect((await readPodStatus(cluster, ns, 'app', 'up')).metadata.resourceVersion).to.equal(
+        status.metadata.resourceVersion,
+      );
     });
 
     it("a due republish passes kubelet's tokens and the current object versions to the provider (no TokenRequest)", async () => {
@@ -340,12 +328,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
           'base64',
         ).toString(),
       ).to.equal('a2');
-      const status = (await cluster.admin.custom.getNamespacedCustomObject({
-        ...SECRETS_STORE_GROUP,
-        namespace: ns,
-        plural: 'secretproviderclasspodstatuses',
-        name: `app-${ns}-up`,
-      })) as { status: { objects: { version: string }[] } };
+      const status = await readPodStatus(cluster, ns, 'app', 'up');
       expect(status.status.objects[0]?.version).to.equal(await readFile(join(target(), '.metadata/a'), 'utf8'));
       const events = await podEvents(cluster, ns, 'app');
       expect(events.filter((e) => e.startsWith('Normal MountRotationComplete:'))).to.deep.equal([

@@ -7,7 +7,7 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { caSecret, makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
-import { SECRETS_STORE_GROUP } from '../support/kube-objects.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 
 // The pki provider behind our driver in Kubernetes mode (real kube-apiserver and etcd),
 // rotation every second: the CA Secret named by the pod's nodePublishSecretRef is edited
@@ -59,22 +59,12 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
         spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] },
       } as never)
       .catch(() => undefined);
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: 'web-cert' },
-        spec: {
-          provider: 'pki',
-          parameters: {
-            commonName: '${POD_NAME}.${POD_NAMESPACE}',
-            dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc',
-            duration: '24h',
-          },
-        },
+    await createSecretProviderClass(cluster, ns, 'web-cert', {
+      provider: 'pki',
+      parameters: {
+        commonName: '${POD_NAME}.${POD_NAMESPACE}',
+        dnsNames: '${POD_NAME}.${POD_NAMESPACE}.svc',
+        duration: '24h',
       },
     });
     await cluster.admin.core.createNamespacedSecret({

@@ -12,6 +12,7 @@ import {
   type JwtAuth,
   type VaultProviderProcess,
 } from '../support/vault-provider.js';
+import { NO_VAULT_TLS } from '../support/vault-fixtures.js';
 
 // TLS and mTLS settings of the vault provider against OpenBao's TLS listener (a test CA
 // that no default trust store holds), and node-vault's environment fallbacks: a provider
@@ -21,14 +22,6 @@ import {
 // is a documented default namespace, resolved by settings.ts, never by node-vault).
 
 const LIMITS = { maxResponseBytes: 4 * 1024 * 1024 };
-const NO_TLS = {
-  caCertPath: undefined,
-  caDirectory: undefined,
-  serverName: undefined,
-  clientCertPath: undefined,
-  clientKeyPath: undefined,
-  skipVerify: false,
-};
 
 describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', function () {
   this.timeout(120_000);
@@ -119,7 +112,7 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     const plain = await createVaultHttp(
       `http://127.0.0.1:${(recorder.address() as { port: number }).port}`,
       undefined,
-      NO_TLS,
+      NO_VAULT_TLS,
       LIMITS,
     );
     await plain.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).catch(() => undefined);
@@ -129,7 +122,7 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     const http = await createVaultHttp(
       tls.address,
       undefined,
-      { ...NO_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath },
+      { ...NO_VAULT_TLS, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath },
       LIMITS,
     );
     const failure = await http.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(
@@ -141,7 +134,12 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     const trusted = await createVaultHttp(
       tls.address,
       undefined,
-      { ...NO_TLS, caCertPath: tls.caCertPath, clientCertPath: tls.clientCertPath, clientKeyPath: tls.clientKeyPath },
+      {
+        ...NO_VAULT_TLS,
+        caCertPath: tls.caCertPath,
+        clientCertPath: tls.clientCertPath,
+        clientKeyPath: tls.clientKeyPath,
+      },
       LIMITS,
     );
     const denied = await trusted.call({ method: 'GET', path: 'sys/mounts', timeoutMs: 5_000 }).then(

@@ -6,7 +6,7 @@
 // trusts as a federated credential (kubelet would mint them for the CSIDriver's
 // tokenRequests audience api://AzureADTokenExchange).
 import type { AzureStandIn } from './azure-keyvault/stand-in.js';
-import { startProviderProcess, type ProviderProcess } from './provider-process.js';
+import { podAttributes, startProviderProcess, type ProviderProcess } from './provider-process.js';
 import { ServiceAccountTokenIssuer, tokensAttribute } from './service-account-tokens.js';
 
 /** The audience Azure workload identity exchanges. */
@@ -62,17 +62,6 @@ export function workloadIdentity(
         'csi.storage.k8s.io/serviceAccount.tokens': tokensAttribute(issuer.token(sa, AZURE_AUDIENCE), AZURE_AUDIENCE),
       };
     },
-  };
-}
-
-/** Pod attributes the driver adds (volume context) for pod `name` of service account `ns/sa`. */
-export function podAttributes(name: string, serviceAccount: string): Record<string, string> {
-  const [ns, sa] = serviceAccount.split('/') as [string, string];
-  return {
-    'csi.storage.k8s.io/pod.name': name,
-    'csi.storage.k8s.io/pod.namespace': ns,
-    'csi.storage.k8s.io/pod.uid': `uid-${name}`,
-    'csi.storage.k8s.io/serviceAccount.name': sa,
   };
 }
 

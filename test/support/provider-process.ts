@@ -127,3 +127,14 @@ export async function startProviderProcess(
     },
   };
 }
+
+/** Pod attributes the driver adds (volume context) for pod `name` of service account `ns/sa` (default `default/app`). */
+export function podAttributes(name = 'web-0', serviceAccount = 'default/app'): Record<string, string> {
+  const [ns, sa] = serviceAccount.split('/') as [string, string];
+  return {
+    'csi.storage.k8s.io/pod.name': name,
+    'csi.storage.k8s.io/pod.namespace': ns,
+    'csi.storage.k8s.io/pod.uid': `uid-${name}`,
+    'csi.storage.k8s.io/serviceAccount.name': sa,
+  };
+}

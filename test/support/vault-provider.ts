@@ -7,7 +7,7 @@ import { startProviderProcess, type ProviderProcess } from './provider-process.j
 import type { OpenBaoAdmin } from './openbao.js';
 import { ServiceAccountTokenIssuer, tokensAttribute } from './service-account-tokens.js';
 
-export { parseMetrics, type MountFailure, type MountOptions } from './provider-process.js';
+export { parseMetrics, podAttributes, type MountFailure, type MountOptions } from './provider-process.js';
 
 /** A running vault provider and a client to it. */
 export type VaultProviderProcess = ProviderProcess;
@@ -59,16 +59,5 @@ export async function enableJwtAuth(
     mount,
     token: (serviceAccount = 'default/app', audience = 'vault') => issuer.token(serviceAccount, audience),
     tokensAttribute: (token, audience = 'vault') => tokensAttribute(token, audience),
-  };
-}
-
-/** Pod attributes the driver adds (volume context) for pod `name` of service account `default/app`. */
-export function podAttributes(name = 'web-0', serviceAccount = 'default/app'): Record<string, string> {
-  const [ns, sa] = serviceAccount.split('/') as [string, string];
-  return {
-    'csi.storage.k8s.io/pod.name': name,
-    'csi.storage.k8s.io/pod.namespace': ns,
-    'csi.storage.k8s.io/pod.uid': `uid-${name}`,
-    'csi.storage.k8s.io/serviceAccount.name': sa,
   };
 }

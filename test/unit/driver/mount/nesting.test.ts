@@ -11,11 +11,8 @@ import {
   resolveAsFarAsExists,
   volumesBelow,
 } from '../../../../driver/mount/nesting.js';
-import { VolumePublisher } from '../../../../driver/publish/publisher.js';
-import { TargetLocks } from '../../../../driver/mount/target-locks.js';
-import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import { SscError } from '../../../../lib/errors.js';
-import { createLogger } from '../../../../lib/logging/logger.js';
+import { dirPublisher, publishRequest } from '../../../support/dir-publisher.js';
 
 describe('volume nesting (pure decisions)', () => {
   const below: [string, string, boolean][] = [
@@ -111,30 +108,8 @@ describe('volume nesting (on disk)', () => {
   });
 
   it('a publisher over --mount-mode=dir refuses targets in or around a volume, creating nothing', async () => {
-    const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
-    const publisher = new VolumePublisher({
-      locks: new TargetLocks(),
-      targets: new TargetLifecycle(),
-      mounter: new DirMounter(),
-      logger: createLogger({ component: 'test', silent: true }),
-      now: () => new Date(),
-      classes: { get: async () => spc },
-      providers: {
-        mount: async () => ({
-          files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }],
-          object_version: [{ id: 'a', version: '1' }],
-          error: null,
-        }),
-      },
-    });
-    const req = (targetPath: string) => ({
-      volumeId: 'v',
-      targetPath,
-      spcName: 's',
-      pod: { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: '' },
-      volumeContext: {},
-      secrets: {},
-    });
+    const publisher = dirPublisher();
+    const req = (targetPath: string) => publishRequest(targetPath);
     const outer = join(dir, 'outer');
     await publisher.publish(req(outer));
     const refused: [string, string][] = [

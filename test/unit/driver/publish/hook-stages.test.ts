@@ -4,14 +4,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { splitHook, type PublishHook } from '../../../../driver/publish/hook-stages.js';
-import { DirMounter } from '../../../../driver/mount/mounter.js';
-import { VolumePublisher, type PublishFailureHook } from '../../../../driver/publish/publisher.js';
-import { TargetLocks } from '../../../../driver/mount/target-locks.js';
-import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
-import { createLogger } from '../../../../lib/logging/logger.js';
-
-const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
-const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
+import type { PublishFailureHook, VolumePublisher } from '../../../../driver/publish/publisher.js';
+import { dirPublisher, publishRequest, TEST_SPC as spc } from '../../../support/dir-publisher.js';
 
 /** A promise with its resolve function: an early part that finishes when the test says so. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -37,32 +31,9 @@ describe('publish hooks in two parts (splitHook)', () => {
 
   /** A publisher over a plain directory whose provider answers one file `a`. */
   function publisher(hooks: PublishHook[], failureHooks: PublishFailureHook[] = []): VolumePublisher {
-    return new VolumePublisher({
-      locks: new TargetLocks(),
-      targets: new TargetLifecycle(),
-      mounter: new DirMounter(),
-      logger: createLogger({ component: 'test', silent: true }),
-      now: () => new Date(),
-      classes: { get: async () => spc },
-      providers: {
-        mount: async () => ({
-          files: [{ path: 'a', mode: 0o644, contents: Buffer.from('x') }],
-          object_version: [{ id: 'a', version: 'v1' }],
-          error: null,
-        }),
-      },
-      hooks,
-      failureHooks,
-    });
+    return dirPublisher({ hooks, failureHooks });
   }
-  const req = (name: string) => ({
-    volumeId: 'v',
-    targetPath: join(dir, name),
-    spcName: 's',
-    pod,
-    volumeContext: {},
-    secrets: {},
-  });
+  const req = (name: string) => publishRequest(join(dir, name));
 
   it('a first mount starts the first part before the files are written and returns only after it finished', async () => {
     const seen: string[] = [];

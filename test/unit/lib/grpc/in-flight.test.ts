@@ -2,16 +2,13 @@ import { expect } from 'chai';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirMounter } from '../../../../driver/mount/mounter.js';
-import { VolumePublisher } from '../../../../driver/publish/publisher.js';
-import { TargetLocks } from '../../../../driver/mount/target-locks.js';
-import { TargetLifecycle } from '../../../../driver/mount/target-lifecycle.js';
 import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'node:events';
 import { SscError } from '../../../../lib/errors.js';
 import { InFlightCalls } from '../../../../lib/grpc/in-flight.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 import { unary } from '../../../../lib/grpc/unary.js';
+import { dirPublisher, publishRequest } from '../../../support/dir-publisher.js';
 
 const logger = createLogger({ component: 'test', silent: true });
 
@@ -115,15 +112,8 @@ describe('VolumePublisher cancelled by shutdown', () => {
   });
 
   it('fails with the shutdown error (named for the pod and class) and rolls back a first publish', async () => {
-    const spc = { namespace: 'n', name: 's', provider: 'fake', parameters: {}, secretObjects: [], annotations: {} };
     const calls = new InFlightCalls('driver');
-    const publisher = new VolumePublisher({
-      locks: new TargetLocks(),
-      targets: new TargetLifecycle(),
-      mounter: new DirMounter(),
-      logger,
-      now: () => new Date(),
-      classes: { get: async () => spc },
+    const publisher = dirPublisher({
       // The provider call notices the abort as a cancellation, as the real client does.
       providers: {
         mount: async () => {
@@ -133,15 +123,7 @@ describe('VolumePublisher cancelled by shutdown', () => {
       },
     });
     const targetPath = join(dir, 'first');
-    const req = {
-      volumeId: 'v',
-      targetPath,
-      spcName: 's',
-      pod: { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: '' },
-      volumeContext: {},
-      secrets: {},
-    };
-    const err = await publisher.publish(req, { signal: calls.signal }).then(
+    const err = await publisher.publish(publishRequest(targetPath), { signal: calls.signal }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { OBJECT_IDS, renewAt, renewalDecision, type RenewalDecision } from '../../../../providers/pki/renewal.js';
 import { decodeSerialVersion, encodeSerial, serialVersion } from '../../../../providers/pki/serial.js';
 
-// The stateless renewal rule (seed 004: 80% of validity or 10 days left, whichever comes
+// The stateless renewal rule (docs/providers/pki.md, "Renewal": 80% of validity or 10 days left, whichever comes
 // first; the 10-day point only when it is past the midpoint) and the serial carrying it.
 
 const H = 3600;

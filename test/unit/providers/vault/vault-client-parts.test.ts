@@ -24,23 +24,7 @@ import { encodePath } from '../../../../providers/vault/vault-http.js';
 import { checkTokenSubject, jwtSubject } from '../../../../providers/framework/jwt-subject.js';
 import { VAULT_TOKEN_REQUESTER } from '../../../../providers/vault/parameters.js';
 import { rejection } from '../../../support/deferred.js';
-
-const ID: VaultIdentity = {
-  vaultAddress: 'https://vault:8200',
-  vaultNamespace: undefined,
-  vaultAuthMountPath: 'kubernetes',
-  roleName: 'app',
-  audience: 'vault',
-  serviceAccount: 'shop/web',
-  tls: {
-    caCertPath: undefined,
-    caDirectory: undefined,
-    serverName: undefined,
-    clientCertPath: undefined,
-    clientKeyPath: undefined,
-    skipVerify: false,
-  },
-};
+import { TEST_VAULT_IDENTITY as ID } from '../../../support/vault-fixtures.js';
 
 function object(yaml: string): VaultObject {
   const o = parseObjects(yaml).objects[0];

@@ -9,6 +9,7 @@ import { SscError } from '../../../../lib/errors.js';
 import type { VaultIdentity } from '../../../../providers/vault/identity.js';
 import { VaultSession, type SessionCall } from '../../../../providers/vault/vault-session.js';
 import { createVaultHttp } from '../../../../providers/vault/vault-http.js';
+import { NO_VAULT_TLS, TEST_VAULT_IDENTITY } from '../../../support/vault-fixtures.js';
 
 const LOGIN_MS = 800;
 const REFUSED_JWT = 'jwt-of-a-deleted-pod';
@@ -51,24 +52,9 @@ describe('vault session logins shared by concurrent Mounts', () => {
   });
 
   async function session(): Promise<VaultSession> {
-    const tls = {
-      caCertPath: undefined,
-      caDirectory: undefined,
-      serverName: undefined,
-      clientCertPath: undefined,
-      clientKeyPath: undefined,
-      skipVerify: false,
-    };
-    const identity: VaultIdentity = {
-      vaultAddress: address,
-      vaultNamespace: undefined,
-      vaultAuthMountPath: 'jwt',
-      roleName: 'app',
-      audience: 'vault',
-      serviceAccount: 'shop/web',
-      tls,
-    };
-    return new VaultSession(identity, await createVaultHttp(address, undefined, tls, { maxResponseBytes: 1 << 20 }));
+    const identity: VaultIdentity = { ...TEST_VAULT_IDENTITY, vaultAddress: address, vaultAuthMountPath: 'jwt' };
+    const http = await createVaultHttp(address, undefined, NO_VAULT_TLS, { maxResponseBytes: 1 << 20 });
+    return new VaultSession(identity, http);
   }
   const call = (jwt: string, deadlineInMs = 10_000): SessionCall => ({
     jwt,

@@ -1,26 +1,9 @@
 import { expect } from 'chai';
-import type { VaultIdentity } from '../../../../providers/vault/identity.js';
 import { parseObjects, type VaultObject } from '../../../../providers/vault/objects.js';
 import type { VaultCall, VaultHttp } from '../../../../providers/vault/vault-http.js';
 import { MOUNT_INFO_TTL_MS, VaultSession, type SessionCall } from '../../../../providers/vault/vault-session.js';
+import { TEST_VAULT_IDENTITY as ID } from '../../../support/vault-fixtures.js';
 
-const TLS = {
-  caCertPath: undefined,
-  caDirectory: undefined,
-  serverName: undefined,
-  clientCertPath: undefined,
-  clientKeyPath: undefined,
-  skipVerify: false,
-};
-const ID: VaultIdentity = {
-  vaultAddress: 'https://vault:8200',
-  vaultNamespace: undefined,
-  vaultAuthMountPath: 'kubernetes',
-  roleName: 'app',
-  audience: 'vault',
-  serviceAccount: 'shop/web',
-  tls: TLS,
-};
 const CALL: SessionCall = { jwt: 'jwt', requestTimeoutMs: 10_000 };
 
 function object(secretPath: string): VaultObject {

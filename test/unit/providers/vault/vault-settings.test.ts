@@ -8,21 +8,13 @@ import {
   resolveSettings,
   vaultProviderFlags,
   type VaultMountConfig,
-  type VaultTlsConfig,
 } from '../../../../providers/vault/settings.js';
+import { NO_VAULT_TLS } from '../../../support/vault-fixtures.js';
 
 const flagsOf = (argv: string[] = []) => parseFlags(argv, { ...commonProviderFlags('vault'), ...vaultProviderFlags });
 const OBJECTS = '- objectName: a\n  secretPath: secret/a\n';
 const POD = { 'csi.storage.k8s.io/pod.namespace': 'shop', 'csi.storage.k8s.io/serviceAccount.name': 'web' };
 const CLASS = { roleName: 'app', objects: OBJECTS, ...POD };
-const NO_TLS: VaultTlsConfig = {
-  caCertPath: undefined,
-  caDirectory: undefined,
-  serverName: undefined,
-  clientCertPath: undefined,
-  clientKeyPath: undefined,
-  skipVerify: false,
-};
 
 function resolve(
   env: Record<string, string> = {},
@@ -69,7 +61,7 @@ describe('vault resolveSettings', () => {
       vaultNamespace: undefined,
       vaultAuthMountPath: 'kubernetes',
       audience: 'vault',
-      tls: NO_TLS,
+      tls: NO_VAULT_TLS,
       objects: 1,
       warnings: [],
       pod: { name: 'web-0', namespace: 'shop', uid: 'u-1', serviceAccountName: 'web' },
