@@ -5,9 +5,9 @@
 // --cloud-name, `keyvaultName` 3-24 of [-A-Za-z0-9]. Auth is resolved to exactly one
 // mode (auth-mode.ts); settings upstream ignores or lets race (two modes at once, a
 // userAssignedIdentityID without managed identity) are INVALID_ARGUMENT naming both.
-import { parseGoBool } from '../../lib/flags.js';
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { goBoolParameter } from '../framework/parameter-errors.js';
 import { resolveAuth, type AzureAuth } from './auth-mode.js';
 import { invalidParameter } from './azure-errors.js';
 import { resolveCloud, type AzureCloud } from './cloud.js';
@@ -62,10 +62,7 @@ function param(attributes: Readonly<Record<string, string>>, name: string): stri
 /** A boolean parameter as upstream's GetUse… functions: '' is false, else strconv.ParseBool. */
 function boolParam(attributes: Readonly<Record<string, string>>, name: string): boolean {
   const text = param(attributes, name);
-  if (text === '') return false;
-  const value = parseGoBool(text);
-  if (value === undefined) throw invalidParameter(`${name} must be "true" or "false", not ${quoted(text, 16)}`);
-  return value;
+  return text === '' ? false : goBoolParameter(text, name, invalidParameter);
 }
 
 function podInfoMissing(attribute: string): SscError {

@@ -7,9 +7,9 @@
 // non-empty `objects` are required. Where HashiCorp's provider fails later or not at all
 // (a bad address, a client certificate without its key, a bad encoding) this fails at
 // once with INVALID_ARGUMENT naming the parameter.
-import { parseGoBool } from '../../lib/flags.js';
 import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { goBoolParameter } from '../framework/parameter-errors.js';
 import type { TokenRequester } from '../framework/sa-token.js';
 import { parseObjects, type VaultObject } from './objects.js';
 import { invalidParameter } from './vault-errors.js';
@@ -120,9 +120,7 @@ function tlsParameters(attributes: Readonly<Record<string, string>>): VaultTlsLa
     );
   }
   const skip = param(attributes, 'vaultSkipTLSVerify');
-  const skipVerify = skip === undefined ? undefined : parseGoBool(skip);
-  if (skip !== undefined && skipVerify === undefined)
-    throw invalidParameter(`vaultSkipTLSVerify must be "true" or "false", not ${quoted(skip, 16)}`);
+  const skipVerify = skip === undefined ? undefined : goBoolParameter(skip, 'vaultSkipTLSVerify', invalidParameter);
   return {
     caCertPath: param(attributes, 'vaultCACertPath'),
     caDirectory: param(attributes, 'vaultCADirectory'),

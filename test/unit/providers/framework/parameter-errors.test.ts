@@ -2,7 +2,12 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { grpcCodeOf, SscError } from '../../../../lib/errors.js';
 import { mapEntries, parseYamlParameter } from '../../../../providers/framework/go-yaml.js';
-import { fieldName, goStringField, invalidParameterOf } from '../../../../providers/framework/parameter-errors.js';
+import {
+  fieldName,
+  goBoolParameter,
+  goStringField,
+  invalidParameterOf,
+} from '../../../../providers/framework/parameter-errors.js';
 
 const invalid = invalidParameterOf('test');
 
@@ -89,5 +94,32 @@ describe('goStringField', () => {
   for (const [yaml, message] of refused) {
     it(`refuses ${yaml}`, () =>
       expect(refusal(() => goStringField(fieldNode(yaml), 'objects[0].x', invalid))).to.equal(message));
+  }
+});
+
+describe('goBoolParameter', () => {
+  const read: [text: string, expected: boolean][] = [
+    ['true', true],
+    ['TRUE', true],
+    ['True', true],
+    ['t', true],
+    ['1', true],
+    ['false', false],
+    ['F', false],
+    ['0', false],
+  ];
+  for (const [text, expected] of read) {
+    it(`reads ${JSON.stringify(text)} as Go's strconv.ParseBool: ${expected}`, () =>
+      expect(goBoolParameter(text, 'flag', invalid)).to.equal(expected));
+  }
+  const refused: [text: string, message: string][] = [
+    ['yes', 'test provider: flag must be "true" or "false", not "yes"'],
+    [' true', 'test provider: flag must be "true" or "false", not " true"'],
+    ['', 'test provider: flag must be "true" or "false", not ""'],
+    ['x'.repeat(40), `test provider: flag must be "true" or "false", not "${'x'.repeat(16)}…"`],
+  ];
+  for (const [text, message] of refused) {
+    it(`refuses ${JSON.stringify(text.slice(0, 20))}`, () =>
+      expect(refusal(() => goBoolParameter(text, 'flag', invalid))).to.equal(message));
   }
 });
