@@ -7,11 +7,9 @@
 // when every version, helper's or digest, is as mounted, it answers with no files (the
 // driver keeps the mounted ones) and the other objects get no `get` at all. All
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
-import { LRUCache } from 'lru-cache';
 import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
-import { entryBound } from '../framework/lru-options.js';
 import type {
   ProviderCallContext,
   ProviderFile,
@@ -20,7 +18,7 @@ import type {
   SecretsProvider,
 } from '../framework/provider.js';
 import { logChangedObjects } from '../framework/provider.js';
-import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { TargetRenderings } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
 import { runHelper, type HelperOutcome, type HelperRun } from './helper-runner.js';
@@ -37,9 +35,6 @@ import {
 import { callTimeoutMs } from '../framework/call-deadline.js';
 import { parseExecParameters, type ExecObject } from './parameters.js';
 import type { ExecSettings } from './settings.js';
-
-/** Targets whose last answer's fingerprint the provider remembers. */
-const REMEMBERED_TARGETS = 10_000;
 
 /** The files of a Mount: each object's contents with its own mode, or the Mount's. */
 function filesOf(
@@ -79,8 +74,8 @@ export type HelperRunner = (run: HelperRun) => Promise<HelperOutcome>;
 export class ExecProvider implements SecretsProvider {
   readonly name = 'exec';
   private readonly slots: HelperSlots;
-  /** targetPath → the rendering fingerprint of its last full answer. */
-  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
+  /** The rendering each target was last fully answered with. */
+  private readonly renderings = new TargetRenderings();
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 
@@ -98,8 +93,7 @@ export class ExecProvider implements SecretsProvider {
     for (const warning of params.warnings) ctx.logger.warn(`exec provider: ${warning}`);
     const pod = podIdentity(request.attributes);
     const tokens = tokensToPass(request.attributes, params.passServiceAccountTokens);
-    const fingerprint = renderFingerprint(request.attributes, request.permission);
-    const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
+    const { fingerprint, sameRendering } = this.renderings.check(request);
     const ids = params.objects.map((o) => o.objectName);
     const call = (object: ExecObject, operation: HelperOperation, signal: AbortSignal) =>
       this.call(object, operation, pod, tokens, request.secrets, ctx, signal);
@@ -153,7 +147,7 @@ export class ExecProvider implements SecretsProvider {
     await fetch(all.filter((i) => contents[i] === undefined));
     const objectVersions = ids.map((id, i) => ({ id, version: digested(i) as string }));
     logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions);
-    this.renderedAs.set(request.targetPath, fingerprint);
+    this.renderings.answered(request.targetPath, fingerprint);
     return { files: filesOf(params.objects, contents, request.permission), objectVersions };
   }
 
