@@ -14,7 +14,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { logChangedObjects } from '../framework/provider.js';
+import { logChangedObjects } from '../framework/object-versions.js';
 import { ReadCache } from '../framework/read-cache.js';
 import type { AzureMetrics } from './azure-metrics.js';
 import { isKnownAuthority } from './cloud.js';

@@ -17,7 +17,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { logChangedObjects } from '../framework/provider.js';
+import { logChangedObjects, mountedAsIs } from '../framework/object-versions.js';
 import { TargetRenderings } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
@@ -47,19 +47,6 @@ function filesOf(
     mode: object.filePermission ?? permission,
     contents: contents[i] as Buffer,
   }));
-}
-
-/**
- * Whether a Mount may answer "unchanged" (no files): every object has a version, the
- * driver has exactly these objects mounted, each at that version.
- */
-export function unchangedVersions(
-  ids: readonly string[],
-  versions: readonly (string | undefined)[],
-  mounted: ReadonlyMap<string, string>,
-): boolean {
-  if (ids.length === 0 || mounted.size !== ids.length) return false;
-  return ids.every((id, i) => versions[i] !== undefined && mounted.get(id) === versions[i]);
 }
 
 /** The version of content from a helper without version support: keyed, bound to the object and helper. */
@@ -107,7 +94,7 @@ export class ExecProvider implements SecretsProvider {
       },
       ctx.signal,
     );
-    if (sameRendering && unchangedVersions(ids, versions, request.currentObjectVersions)) {
+    if (sameRendering && mountedAsIs(ids, versions, request.currentObjectVersions)) {
       ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', {
         objects: ids.length,
       });
@@ -139,7 +126,7 @@ export class ExecProvider implements SecretsProvider {
       // A rotation: the objects without helper versions are read first; when their
       // digests are as mounted too, the others need no get.
       await fetch(all.filter((i) => versions[i] === undefined));
-      if (unchangedVersions(ids, all.map(digested), request.currentObjectVersions)) {
+      if (mountedAsIs(ids, all.map(digested), request.currentObjectVersions)) {
         ctx.logger.debug('exec provider: every object is as mounted; answered without files', { objects: ids.length });
         return { files: [], objectVersions: ids.map((id, i) => ({ id, version: digested(i) as string })) };
       }
