@@ -7,10 +7,9 @@
 // value), so that when nothing changed the Mount is answered without reading a value.
 import { quoted } from '../../lib/untrusted-text.js';
 import { mountedAsIs } from '../framework/object-versions.js';
-import type { VersionProperties } from './keyvault-reader.js';
 import { hasVersionHistory, historyFileName, historyObjectId, objectId, type KeyVaultObject } from './objects.js';
 import { describeObject } from './render.js';
-import { latestVersion, selectVersionHistory } from './version-history.js';
+import { latestVersion, selectVersionHistory, type VersionProperties } from './version-history.js';
 import { invalidParameter } from './azure-errors.js';
 
 /** One file-producing read of a Mount. */
