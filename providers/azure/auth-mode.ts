@@ -7,8 +7,8 @@
 // mix (clientID beside useVMManagedIdentity, a secret beside clientID); here a mix is
 // INVALID_ARGUMENT naming both, so a class means one identity.
 import { checkTokenSubject } from '../framework/jwt-subject.js';
+import { podInfoMissing, SERVICE_ACCOUNT_ATTRIBUTE } from '../framework/pod-info.js';
 import { serviceAccountToken, type TokenRequester } from '../framework/sa-token.js';
-import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import { invalidParameter } from './azure-errors.js';
 
@@ -88,13 +88,8 @@ export function resolveAuth(input: AuthInput): AzureAuth {
         `clientID is set and the nodePublishSecretRef Secret has ${secretKeys}: clientID selects workload identity; remove nodePublishSecretRef or clientID`,
       );
     const { serviceAccountName, namespace } = input.pod;
-    if (serviceAccountName === undefined) {
-      throw new SscError(
-        'failed-precondition',
-        "azure provider: the Mount has no csi.storage.k8s.io/serviceAccount.name: the CSIDriver must set podInfoOnMount: true (workload identity is the pod's service account)",
-        { reason: 'PodInfoMissing' },
-      );
-    }
+    if (serviceAccountName === undefined)
+      throw podInfoMissing('azure', SERVICE_ACCOUNT_ATTRIBUTE, "workload identity is the pod's service account");
     const token = serviceAccountToken(input.attributes, WORKLOAD_IDENTITY_AUDIENCE, AZURE_TOKEN_REQUESTER);
     checkTokenSubject(token, namespace, serviceAccountName, 'azure');
     return { kind: 'workload-identity', clientId: input.clientId, token };

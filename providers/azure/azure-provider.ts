@@ -7,7 +7,6 @@
 // together cost about one Key Vault read per object.
 import type { Agent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LRUCache } from 'lru-cache';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import type {
   ProviderCallContext,
@@ -15,8 +14,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { logChangedObjects } from '../framework/provider.js';
-import { entryBound } from '../framework/lru-options.js';
+import { logChangedObjects } from '../framework/object-versions.js';
 import { ReadCache } from '../framework/read-cache.js';
 import type { AzureMetrics } from './azure-metrics.js';
 import { isKnownAuthority } from './cloud.js';
@@ -24,16 +22,13 @@ import { ConnectToAgent } from './connect-to.js';
 import { readEnvironmentFile } from './environment-file.js';
 import { IdentityCache, type Identity } from './identities.js';
 import { planEntries, unchangedFromProperties, uniqueVersions } from './mount-plan.js';
-import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { REMEMBERED_TARGETS, TargetRenderings } from '../framework/render-fingerprint.js';
 import { listRefusalMemory, MountReads, type Read, type SharedReads } from './mount-reads.js';
 import { mountFiles, renderEntry, type FetchedObject } from './object-files.js';
 import { parseAzureMount } from './parameters.js';
 import type { AzureSettings } from './settings.js';
 import type { RetryClock } from './throttle-retry.js';
 import { invalidParameter } from './azure-errors.js';
-
-/** Targets whose last answer the provider remembers (for properties-only rotations). */
-const REMEMBERED_TARGETS = 10_000;
 
 /** What the provider needs besides its settings. */
 export interface AzureProviderDeps {
@@ -56,8 +51,8 @@ export class AzureProvider implements SecretsProvider {
   readonly name = 'azure';
   private readonly identities: IdentityCache;
   private readonly shared: SharedReads;
-  /** targetPath → the rendering fingerprint of its last answer (framework render-fingerprint.ts). */
-  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
+  /** The rendering each target was last answered with (for properties-only rotations). */
+  private readonly renderings = new TargetRenderings();
 
   constructor(
     private readonly settings: AzureSettings,
@@ -116,8 +111,7 @@ export class AzureProvider implements SecretsProvider {
       throw invalidParameter('objects lists no object (objects.array is empty)');
     }
     const reads = this.mountReads(config, ctx);
-    const fingerprint = renderFingerprint(request.attributes, request.permission);
-    const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
+    const { fingerprint, sameRendering } = this.renderings.check(request);
     const planned = (
       await boundedAll(
         config.objects,
@@ -152,7 +146,7 @@ export class AzureProvider implements SecretsProvider {
       planned.map((entry, i) => ({ id: entry.id, version: (fetched[i] as FetchedObject).version })),
     );
     logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions, 'objectId');
-    this.renderedAs.set(request.targetPath, fingerprint);
+    this.renderings.answered(request.targetPath, fingerprint);
     return { files, objectVersions };
   }
 

@@ -9,6 +9,7 @@ import { KeyClient } from '@azure/keyvault-keys';
 import { SecretClient } from '@azure/keyvault-secrets';
 import type { PipelinePolicy } from '@azure/core-rest-pipeline';
 import { packageVersion } from '../../lib/version.js';
+import type { VersionProperties } from './version-history.js';
 
 /** Key Vault REST API version every client speaks. */
 export const KEY_VAULT_API_VERSION = '7.6' as const;
@@ -42,13 +43,6 @@ export interface KeyRead {
 export interface CertificateRead {
   readonly version: string;
   readonly cer: Uint8Array;
-}
-
-/** One version of an object as listed (no value). */
-export interface VersionProperties {
-  readonly version: string;
-  readonly createdOn: Date | undefined;
-  readonly enabled: boolean | undefined;
 }
 
 /** Counts each HTTP request the clients send (operation, HTTP status or error code). */

@@ -6,10 +6,10 @@
 // mounted versions) each unpinned object's versions are listed first (properties, no
 // value), so that when nothing changed the Mount is answered without reading a value.
 import { quoted } from '../../lib/untrusted-text.js';
-import type { VersionProperties } from './keyvault-reader.js';
+import { mountedAsIs } from '../framework/object-versions.js';
 import { hasVersionHistory, historyFileName, historyObjectId, objectId, type KeyVaultObject } from './objects.js';
 import { describeObject } from './render.js';
-import { latestVersion, selectVersionHistory } from './version-history.js';
+import { latestVersion, selectVersionHistory, type VersionProperties } from './version-history.js';
 import { invalidParameter } from './azure-errors.js';
 
 /** One file-producing read of a Mount. */
@@ -103,5 +103,9 @@ export function unchangedFromProperties(
 ): boolean {
   if (current.size === 0 || planned.some((e) => e.version === '')) return false;
   const versions = uniqueVersions(planned);
-  return versions.length === current.size && versions.every((v) => current.get(v.id) === v.version);
+  return mountedAsIs(
+    versions.map((v) => v.id),
+    versions.map((v) => v.version),
+    current,
+  );
 }

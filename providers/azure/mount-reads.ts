@@ -10,11 +10,12 @@ import { entryBound, ttlClock, ttlOf } from '../framework/lru-options.js';
 import type { ReadCache } from '../framework/read-cache.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import { keyVaultError, type IdentityKind, type ReadContext } from './azure-errors.js';
-import type { KeyVaultReader, VersionProperties } from './keyvault-reader.js';
+import type { KeyVaultReader } from './keyvault-reader.js';
 import type { PlannedEntry, VersionLister } from './mount-plan.js';
 import type { FetchedObject } from './object-files.js';
 import type { KeyVaultObject } from './objects.js';
 import { withThrottleRetry, type RetryClock } from './throttle-retry.js';
+import type { VersionProperties } from './version-history.js';
 
 /** Pages of versions (25 each) listed to find the latest before reading the value instead. */
 export const MAX_LATEST_PAGES = 4;

@@ -5,9 +5,14 @@
 // --cloud-name, `keyvaultName` 3-24 of [-A-Za-z0-9]. Auth is resolved to exactly one
 // mode (auth-mode.ts); settings upstream ignores or lets race (two modes at once, a
 // userAssignedIdentityID without managed identity) are INVALID_ARGUMENT naming both.
-import { parseGoBool } from '../../lib/flags.js';
-import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { goBoolParameter } from '../framework/parameter-errors.js';
+import {
+  POD_NAME_ATTRIBUTE,
+  POD_NAMESPACE_ATTRIBUTE,
+  podInfoMissing,
+  SERVICE_ACCOUNT_ATTRIBUTE,
+} from '../framework/pod-info.js';
 import { resolveAuth, type AzureAuth } from './auth-mode.js';
 import { invalidParameter } from './azure-errors.js';
 import { resolveCloud, type AzureCloud } from './cloud.js';
@@ -47,13 +52,6 @@ export interface AzureMountDefaults {
   readonly readEnvironmentFile?: ((path: string) => string) | undefined;
 }
 
-/** The attribute kubelet fills with the pod's name. */
-export const POD_NAME_ATTRIBUTE = 'csi.storage.k8s.io/pod.name';
-/** The attribute kubelet fills with the pod's namespace. */
-export const POD_NAMESPACE_ATTRIBUTE = 'csi.storage.k8s.io/pod.namespace';
-/** The attribute kubelet fills with the pod's service account. */
-export const SERVICE_ACCOUNT_ATTRIBUTE = 'csi.storage.k8s.io/serviceAccount.name';
-
 /** A parameter trimmed as upstream's Get… functions do; '' when not set. */
 function param(attributes: Readonly<Record<string, string>>, name: string): string {
   return goTrimSpace(attributes[name] ?? '');
@@ -62,18 +60,7 @@ function param(attributes: Readonly<Record<string, string>>, name: string): stri
 /** A boolean parameter as upstream's GetUse… functions: '' is false, else strconv.ParseBool. */
 function boolParam(attributes: Readonly<Record<string, string>>, name: string): boolean {
   const text = param(attributes, name);
-  if (text === '') return false;
-  const value = parseGoBool(text);
-  if (value === undefined) throw invalidParameter(`${name} must be "true" or "false", not ${quoted(text, 16)}`);
-  return value;
-}
-
-function podInfoMissing(attribute: string): SscError {
-  return new SscError(
-    'failed-precondition',
-    `azure provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true`,
-    { reason: 'PodInfoMissing' },
-  );
+  return text === '' ? false : goBoolParameter(text, name, invalidParameter);
 }
 
 /** `keyvaultName` checked as upstream getVaultURL: 3-24 characters of [-A-Za-z0-9]. */
@@ -116,8 +103,8 @@ export function parseAzureMount(
     namespace: param(attributes, POD_NAMESPACE_ATTRIBUTE),
     serviceAccountName: serviceAccountName === '' ? undefined : serviceAccountName,
   };
-  if (pod.name === '') throw podInfoMissing(POD_NAME_ATTRIBUTE);
-  if (pod.namespace === '') throw podInfoMissing(POD_NAMESPACE_ATTRIBUTE);
+  if (pod.name === '') throw podInfoMissing('azure', POD_NAME_ATTRIBUTE);
+  if (pod.namespace === '') throw podInfoMissing('azure', POD_NAMESPACE_ATTRIBUTE);
   if (boolParam(attributes, 'usePodIdentity')) {
     throw invalidParameter(
       'usePodIdentity is not supported (AAD Pod Identity is deprecated upstream): use workload identity (clientID) or useVMManagedIdentity',

@@ -7,11 +7,9 @@
 // when every version, helper's or digest, is as mounted, it answers with no files (the
 // driver keeps the mounted ones) and the other objects get no `get` at all. All
 // objects or none: one failure fails the Mount, and the helpers still running are killed.
-import { LRUCache } from 'lru-cache';
 import { SscError } from '../../lib/errors.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { hmacVersion, versionKey, type HmacKey } from '../framework/hmac-version.js';
-import { entryBound } from '../framework/lru-options.js';
 import type {
   ProviderCallContext,
   ProviderFile,
@@ -19,8 +17,8 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { logChangedObjects } from '../framework/provider.js';
-import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { logChangedObjects, mountedAsIs } from '../framework/object-versions.js';
+import { TargetRenderings } from '../framework/render-fingerprint.js';
 import { contentFrom, versionFrom, type CallContext } from './helper-outcome.js';
 import { resolveHelper } from './helper-path.js';
 import { runHelper, type HelperOutcome, type HelperRun } from './helper-runner.js';
@@ -38,9 +36,6 @@ import { callTimeoutMs } from '../framework/call-deadline.js';
 import { parseExecParameters, type ExecObject } from './parameters.js';
 import type { ExecSettings } from './settings.js';
 
-/** Targets whose last answer's fingerprint the provider remembers. */
-const REMEMBERED_TARGETS = 10_000;
-
 /** The files of a Mount: each object's contents with its own mode, or the Mount's. */
 function filesOf(
   objects: readonly ExecObject[],
@@ -52,19 +47,6 @@ function filesOf(
     mode: object.filePermission ?? permission,
     contents: contents[i] as Buffer,
   }));
-}
-
-/**
- * Whether a Mount may answer "unchanged" (no files): every object has a version, the
- * driver has exactly these objects mounted, each at that version.
- */
-export function unchangedVersions(
-  ids: readonly string[],
-  versions: readonly (string | undefined)[],
-  mounted: ReadonlyMap<string, string>,
-): boolean {
-  if (ids.length === 0 || mounted.size !== ids.length) return false;
-  return ids.every((id, i) => versions[i] !== undefined && mounted.get(id) === versions[i]);
 }
 
 /** The version of content from a helper without version support: keyed, bound to the object and helper. */
@@ -79,8 +61,8 @@ export type HelperRunner = (run: HelperRun) => Promise<HelperOutcome>;
 export class ExecProvider implements SecretsProvider {
   readonly name = 'exec';
   private readonly slots: HelperSlots;
-  /** targetPath → the rendering fingerprint of its last full answer. */
-  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
+  /** The rendering each target was last fully answered with. */
+  private readonly renderings = new TargetRenderings();
   /** The HMAC key, converted once (see versionKey). */
   private readonly versionKey: HmacKey;
 
@@ -98,8 +80,7 @@ export class ExecProvider implements SecretsProvider {
     for (const warning of params.warnings) ctx.logger.warn(`exec provider: ${warning}`);
     const pod = podIdentity(request.attributes);
     const tokens = tokensToPass(request.attributes, params.passServiceAccountTokens);
-    const fingerprint = renderFingerprint(request.attributes, request.permission);
-    const sameRendering = this.renderedAs.get(request.targetPath) === fingerprint;
+    const { fingerprint, sameRendering } = this.renderings.check(request);
     const ids = params.objects.map((o) => o.objectName);
     const call = (object: ExecObject, operation: HelperOperation, signal: AbortSignal) =>
       this.call(object, operation, pod, tokens, request.secrets, ctx, signal);
@@ -113,7 +94,7 @@ export class ExecProvider implements SecretsProvider {
       },
       ctx.signal,
     );
-    if (sameRendering && unchangedVersions(ids, versions, request.currentObjectVersions)) {
+    if (sameRendering && mountedAsIs(ids, versions, request.currentObjectVersions)) {
       ctx.logger.debug('exec provider: every helper reports the mounted version; answered without get', {
         objects: ids.length,
       });
@@ -145,7 +126,7 @@ export class ExecProvider implements SecretsProvider {
       // A rotation: the objects without helper versions are read first; when their
       // digests are as mounted too, the others need no get.
       await fetch(all.filter((i) => versions[i] === undefined));
-      if (unchangedVersions(ids, all.map(digested), request.currentObjectVersions)) {
+      if (mountedAsIs(ids, all.map(digested), request.currentObjectVersions)) {
         ctx.logger.debug('exec provider: every object is as mounted; answered without files', { objects: ids.length });
         return { files: [], objectVersions: ids.map((id, i) => ({ id, version: digested(i) as string })) };
       }
@@ -153,7 +134,7 @@ export class ExecProvider implements SecretsProvider {
     await fetch(all.filter((i) => contents[i] === undefined));
     const objectVersions = ids.map((id, i) => ({ id, version: digested(i) as string }));
     logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions);
-    this.renderedAs.set(request.targetPath, fingerprint);
+    this.renderings.answered(request.targetPath, fingerprint);
     return { files: filesOf(params.objects, contents, request.permission), objectVersions };
   }
 

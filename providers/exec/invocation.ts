@@ -1,6 +1,12 @@
 // What a helper is called with: argv (never a shell), a clean environment, and the
 // values its stderr must never show. Pure functions, table-tested.
 import { SscError } from '../../lib/errors.js';
+import {
+  POD_NAME_ATTRIBUTE,
+  POD_NAMESPACE_ATTRIBUTE,
+  podInfoMissing,
+  SERVICE_ACCOUNT_ATTRIBUTE,
+} from '../framework/pod-info.js';
 import { TOKENS_ATTRIBUTE } from '../framework/sa-token.js';
 import type { ExecObject } from './parameters.js';
 import { parameterVariable } from './parameters.js';
@@ -18,9 +24,9 @@ export interface PodIdentity {
 }
 
 const POD_ATTRIBUTES = [
-  ['namespace', 'csi.storage.k8s.io/pod.namespace'],
-  ['name', 'csi.storage.k8s.io/pod.name'],
-  ['serviceAccount', 'csi.storage.k8s.io/serviceAccount.name'],
+  ['namespace', POD_NAMESPACE_ATTRIBUTE],
+  ['name', POD_NAME_ATTRIBUTE],
+  ['serviceAccount', SERVICE_ACCOUNT_ATTRIBUTE],
 ] as const;
 
 /**
@@ -32,13 +38,8 @@ export function podIdentity(attributes: Readonly<Record<string, string>>): PodId
   const out: Record<string, string> = {};
   for (const [key, attribute] of POD_ATTRIBUTES) {
     const value = attributes[attribute] ?? '';
-    if (value === '') {
-      throw new SscError(
-        'failed-precondition',
-        `exec provider: the Mount has no ${attribute}: the CSIDriver must set podInfoOnMount: true (helpers are called with the pod's namespace, name and service account)`,
-        { reason: 'PodInfoMissing' },
-      );
-    }
+    if (value === '')
+      throw podInfoMissing('exec', attribute, "helpers are called with the pod's namespace, name and service account");
     if (value.includes('\0'))
       throw new SscError('invalid-argument', `exec provider: ${attribute} holds a NUL character`, {
         reason: 'InvalidMountRequest',

@@ -3,7 +3,6 @@
 // bounded (framework go-yaml.ts), and `passServiceAccountTokens`. Pure: every problem
 // is INVALID_ARGUMENT naming the field, never quoting a parameter value.
 import type { Document } from 'yaml';
-import { parseGoBool } from '../../lib/flags.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import { describeNode, goString, mapEntries, NOT_A_SCALAR } from '../framework/go-yaml.js';
 import {
@@ -12,6 +11,7 @@ import {
   readObjectEntry,
   type ObjectListRules,
 } from '../framework/object-list.js';
+import { goBoolParameter } from '../framework/parameter-errors.js';
 import { invalidParameter } from './exec-errors.js';
 
 /** A helper's file name: letters, digits, `.`, `_`, `-`; never `.` or `..`, never a path. */
@@ -123,9 +123,8 @@ function parseObject(raw: unknown, index: number, doc: Document, warnings: strin
  */
 export function parseExecParameters(attributes: Readonly<Record<string, string>>): ExecClassParameters {
   const pass = attributes['passServiceAccountTokens'];
-  const passServiceAccountTokens = pass === undefined || pass === '' ? false : parseGoBool(pass);
-  if (passServiceAccountTokens === undefined)
-    throw invalidParameter(`passServiceAccountTokens must be "true" or "false", not ${quoted(pass ?? '', 16)}`);
+  const passServiceAccountTokens =
+    pass === undefined || pass === '' ? false : goBoolParameter(pass, 'passServiceAccountTokens', invalidParameter);
   const warnings: string[] = [];
   const required = 'objects is required: a YAML list of objectName/helper entries';
   const objects = parseObjectList(attributes['objects'], MAX_OBJECTS, { ...RULES, required }, (entry, i, doc) =>

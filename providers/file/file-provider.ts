@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { SscError } from '../../lib/errors.js';
 import { hmacVersion, versionKey } from '../framework/hmac-version.js';
+import { logChangedObjects } from '../framework/object-versions.js';
 import type {
   ProviderCallContext,
   ProviderFile,
@@ -65,12 +66,10 @@ export class FileProvider implements SecretsProvider {
         throw err;
       }
       const { contents, version } = read;
-      const previous = request.currentObjectVersions.get(obj.objectName);
-      if (previous !== undefined && previous !== version)
-        ctx.logger.info('object changed', { objectName: obj.objectName });
       files.push({ path: obj.objectName, mode: obj.mode ?? request.permission, contents });
       objectVersions.push({ id: obj.objectName, version });
     }
+    logChangedObjects(ctx.logger, request.currentObjectVersions, objectVersions);
     return { files, objectVersions };
   }
 

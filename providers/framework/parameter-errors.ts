@@ -1,4 +1,5 @@
 import { SscError } from '../../lib/errors.js';
+import { parseGoBool } from '../../lib/flags.js';
 import { quoted } from '../../lib/untrusted-text.js';
 import { describeNode, goString, NOT_A_SCALAR } from './go-yaml.js';
 
@@ -25,4 +26,14 @@ export function goStringField(node: unknown, name: string, invalid: InvalidParam
   const value = goString(node);
   if (value === NOT_A_SCALAR) throw invalid(`${name} must be a string, not ${describeNode(node)}`);
   return value ?? '';
+}
+
+/**
+ * A set boolean parameter `name` read with Go's strconv.ParseBool (`true`, `1`, `T`, …), as
+ * upstream providers read theirs; any other text is `invalid`. Unset or empty is the caller's to decide.
+ */
+export function goBoolParameter(text: string, name: string, invalid: InvalidParameter): boolean {
+  const value = parseGoBool(text);
+  if (value === undefined) throw invalid(`${name} must be "true" or "false", not ${quoted(text, 16)}`);
+  return value;
 }

@@ -47,16 +47,3 @@ export interface SecretsProvider {
   readonly name: string;
   mount(request: ProviderMountRequest, ctx: ProviderCallContext): Promise<ProviderMountResult>;
 }
-
-/** Logs "object changed" for each object whose version differs from the one mounted (ids only, never contents). */
-export function logChangedObjects(
-  logger: Logger,
-  mounted: ReadonlyMap<string, string>,
-  versions: readonly { readonly id: string; readonly version: string }[],
-  idField: 'objectName' | 'objectId' = 'objectName',
-): void {
-  for (const v of versions) {
-    const previous = mounted.get(v.id);
-    if (previous !== undefined && previous !== v.version) logger.info('object changed', { [idField]: v.id });
-  }
-}

@@ -3,24 +3,19 @@
 // mounted serial (current_object_version) says when to renew (serial.ts, renewal.ts).
 // A Mount is parse → load CA → decide → (keep: no files) or issue → files.
 import { randomBytes } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type {
   ProviderCallContext,
   ProviderMountRequest,
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { entryBound } from '../framework/lru-options.js';
-import { renderFingerprint } from '../framework/render-fingerprint.js';
+import { TargetRenderings } from '../framework/render-fingerprint.js';
 import { loadCa } from './ca.js';
 import { generateLeafKey, issueCertificate } from './issue.js';
 import { parseCertificateRequest } from './parameters.js';
 import type { PkiMetrics } from './pki-metrics.js';
 import { OBJECT_IDS, renewalDecision } from './renewal.js';
 import type { PkiSettings } from './settings.js';
-
-/** Targets whose last rendering fingerprint the provider remembers. */
-const REMEMBERED_TARGETS = 10_000;
 
 /** What the provider needs besides its settings; tests inject the clock and randomness. */
 export interface PkiProviderDeps {
@@ -33,7 +28,7 @@ export interface PkiProviderDeps {
 /** Issues and renews per-pod certificates. */
 export class PkiProvider implements SecretsProvider {
   readonly name = 'pki';
-  private readonly renderedAs = new LRUCache<string, string>(entryBound(REMEMBERED_TARGETS));
+  private readonly renderings = new TargetRenderings();
   private readonly now: () => number;
   private readonly random: (size: number) => Buffer;
 
@@ -51,10 +46,10 @@ export class PkiProvider implements SecretsProvider {
     });
     const now = Math.floor(this.now() / 1000);
     const ca = loadCa(request.secrets, now);
-    const fingerprint = renderFingerprint(request.attributes, request.permission);
+    const { fingerprint, sameRendering } = this.renderings.check(request);
     const decision = renewalDecision({
       current: request.currentObjectVersions,
-      sameRendering: this.renderedAs.get(request.targetPath) === fingerprint,
+      sameRendering,
       signerTag: ca.signerTag,
       bundleVersion: ca.bundleVersion,
       now,
@@ -78,7 +73,7 @@ export class PkiProvider implements SecretsProvider {
       keyAlgorithm: wanted.keyAlgorithm,
       notAfter: new Date(issued.notAfter * 1000).toISOString(),
     });
-    this.renderedAs.set(request.targetPath, fingerprint);
+    this.renderings.answered(request.targetPath, fingerprint);
     return {
       files: [
         { path: OBJECT_IDS.cert, mode: request.permission, contents: issued.chain },

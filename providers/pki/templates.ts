@@ -2,14 +2,20 @@
 // and `${POD_UID}` (cert-manager csi-driver's spelling) from the Mount's pod attributes.
 // Pure: the caller validates what the expansion yields (a DNS name, a URI).
 import { quoted } from '../../lib/untrusted-text.js';
+import {
+  POD_NAME_ATTRIBUTE,
+  POD_NAMESPACE_ATTRIBUTE,
+  POD_UID_ATTRIBUTE,
+  SERVICE_ACCOUNT_ATTRIBUTE,
+} from '../framework/pod-info.js';
 import { invalidParameter, podInfoMissing } from './pki-errors.js';
 
 /** Template variables and the Mount attribute each comes from. */
 export const TEMPLATE_VARIABLES: Readonly<Record<string, string>> = Object.freeze({
-  POD_NAME: 'csi.storage.k8s.io/pod.name',
-  POD_NAMESPACE: 'csi.storage.k8s.io/pod.namespace',
-  SERVICE_ACCOUNT_NAME: 'csi.storage.k8s.io/serviceAccount.name',
-  POD_UID: 'csi.storage.k8s.io/pod.uid',
+  POD_NAME: POD_NAME_ATTRIBUTE,
+  POD_NAMESPACE: POD_NAMESPACE_ATTRIBUTE,
+  SERVICE_ACCOUNT_NAME: SERVICE_ACCOUNT_ATTRIBUTE,
+  POD_UID: POD_UID_ATTRIBUTE,
 });
 
 /**

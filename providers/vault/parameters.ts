@@ -7,9 +7,15 @@
 // non-empty `objects` are required. Where HashiCorp's provider fails later or not at all
 // (a bad address, a client certificate without its key, a bad encoding) this fails at
 // once with INVALID_ARGUMENT naming the parameter.
-import { parseGoBool } from '../../lib/flags.js';
-import { SscError } from '../../lib/errors.js';
 import { quoted } from '../../lib/untrusted-text.js';
+import { goBoolParameter } from '../framework/parameter-errors.js';
+import {
+  POD_NAME_ATTRIBUTE,
+  POD_NAMESPACE_ATTRIBUTE,
+  POD_UID_ATTRIBUTE,
+  podInfoMissing,
+  SERVICE_ACCOUNT_ATTRIBUTE,
+} from '../framework/pod-info.js';
 import type { TokenRequester } from '../framework/sa-token.js';
 import { parseObjects, type VaultObject } from './objects.js';
 import { invalidParameter } from './vault-errors.js';
@@ -120,9 +126,7 @@ function tlsParameters(attributes: Readonly<Record<string, string>>): VaultTlsLa
     );
   }
   const skip = param(attributes, 'vaultSkipTLSVerify');
-  const skipVerify = skip === undefined ? undefined : parseGoBool(skip);
-  if (skip !== undefined && skipVerify === undefined)
-    throw invalidParameter(`vaultSkipTLSVerify must be "true" or "false", not ${quoted(skip, 16)}`);
+  const skipVerify = skip === undefined ? undefined : goBoolParameter(skip, 'vaultSkipTLSVerify', invalidParameter);
   return {
     caCertPath: param(attributes, 'vaultCACertPath'),
     caDirectory: param(attributes, 'vaultCADirectory'),
@@ -161,18 +165,13 @@ export function parseVaultParameters(attributes: Readonly<Record<string, string>
     objects,
     warnings,
     pod: {
-      name: attributes['csi.storage.k8s.io/pod.name'] ?? '',
+      name: attributes[POD_NAME_ATTRIBUTE] ?? '',
       namespace: attributes[POD_NAMESPACE_ATTRIBUTE] ?? '',
-      uid: attributes['csi.storage.k8s.io/pod.uid'] ?? '',
+      uid: attributes[POD_UID_ATTRIBUTE] ?? '',
       serviceAccountName: attributes[SERVICE_ACCOUNT_ATTRIBUTE] ?? '',
     },
   };
 }
-
-/** The volume-context attribute naming the pod's namespace (kubelet adds it with podInfoOnMount). */
-export const POD_NAMESPACE_ATTRIBUTE = 'csi.storage.k8s.io/pod.namespace';
-/** The volume-context attribute naming the pod's service account. */
-export const SERVICE_ACCOUNT_ATTRIBUTE = 'csi.storage.k8s.io/serviceAccount.name';
 
 /**
  * Throws FAILED_PRECONDITION (`PodInfoMissing`) naming the attribute when a Mount lacks
@@ -185,12 +184,6 @@ export function requirePodIdentity(pod: PodInfo): void {
     [POD_NAMESPACE_ATTRIBUTE, pod.namespace],
     [SERVICE_ACCOUNT_ATTRIBUTE, pod.serviceAccountName],
   ] as const) {
-    if (value === '') {
-      throw new SscError(
-        'failed-precondition',
-        `vault provider: the Mount has no ${name}: the CSIDriver must set podInfoOnMount: true (the pod's service account is the Vault identity)`,
-        { reason: 'PodInfoMissing' },
-      );
-    }
+    if (value === '') throw podInfoMissing('vault', name, "the pod's service account is the Vault identity");
   }
 }

@@ -10,7 +10,6 @@ import type { FlagSpec, ParsedFlags } from '../../lib/flags.js';
 import { booleanFlag, parseGoBool, stringFlag } from '../../lib/flags.js';
 import type { VaultObject } from './objects.js';
 import { DEFAULT_READ_WINDOW_MS, parseReadCacheWindowFlag } from '../framework/read-cache.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS } from './request-timeout.js';
 import {
   addressProblem,
   namespaceProblem,
@@ -28,6 +27,8 @@ export const DEFAULT_AUTH_MOUNT = 'kubernetes';
 export const DEFAULT_CACHE_SIZE = 1000;
 /** Default of --vault-max-response-bytes: 4 MiB, the driver's default --max-call-recv-msg-size for a whole Mount. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** Default of --vault-request-timeout: one Vault call's timeout when the Mount's deadline is further away. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** Flags of the vault provider (on top of the framework's common ones). */
 export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {

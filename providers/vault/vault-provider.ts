@@ -13,7 +13,7 @@ import type {
   ProviderMountResult,
   SecretsProvider,
 } from '../framework/provider.js';
-import { logChangedObjects } from '../framework/provider.js';
+import { logChangedObjects } from '../framework/object-versions.js';
 import { identityKey, identityOf, type VaultIdentity } from './identity.js';
 import { leaseOf } from './lease-policy.js';
 import { jsonBytes, LeaseStore } from './lease-store.js';

@@ -3,6 +3,7 @@
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
 import { LRUCache } from 'lru-cache';
+import { callTimeoutMs } from '../framework/call-deadline.js';
 import { Coalescer } from '../framework/coalescer.js';
 import { ttlClock } from '../framework/lru-options.js';
 import type { VaultObject } from './objects.js';
@@ -16,7 +17,6 @@ import {
   secretData,
   type MountInfo,
 } from './kv-path.js';
-import { requestTimeoutMs } from './request-timeout.js';
 import { tokenNeedsLogin, type VaultToken } from './token-expiry.js';
 import { vaultError, type VaultOperation } from './vault-errors.js';
 import { VaultCallError, type VaultHttp } from './vault-http.js';
@@ -92,7 +92,7 @@ export class VaultSession {
     call: SessionCall,
     request: { method: 'GET' | 'PUT' | 'POST'; path: string; query?: string; body?: unknown; token?: string },
   ): Promise<unknown> {
-    const timeoutMs = requestTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
+    const timeoutMs = callTimeoutMs(call.deadlineMs, this.now(), call.requestTimeoutMs);
     if (timeoutMs <= 0) throw vaultError({ type: 'deadline' }, this.op(action, request.path));
     try {
       return await this.http.call({ ...request, timeoutMs, signal: call.signal });

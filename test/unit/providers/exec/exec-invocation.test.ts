@@ -12,7 +12,7 @@ import {
   tokensToPass,
 } from '../../../../providers/exec/invocation.js';
 import type { ExecObject } from '../../../../providers/exec/parameters.js';
-import { digestVersion, unchangedVersions } from '../../../../providers/exec/exec-provider.js';
+import { digestVersion } from '../../../../providers/exec/exec-provider.js';
 
 const OBJECT: ExecObject = {
   objectName: 'db/password',
@@ -295,23 +295,7 @@ describe('exec provider: helper outcomes', () => {
   });
 });
 
-describe('exec provider: versions and the unchanged answer', () => {
-  const mounted = new Map([
-    ['a', '1'],
-    ['b', '2'],
-  ]);
-  const cases: [string, string[], (string | undefined)[], Map<string, string>, boolean][] = [
-    ['every version as mounted', ['a', 'b'], ['1', '2'], mounted, true],
-    ['one new version', ['a', 'b'], ['1', '3'], mounted, false],
-    ['a helper without versions', ['a', 'b'], ['1', undefined], mounted, false],
-    ['an object more than mounted', ['a', 'b', 'c'], ['1', '2', '3'], mounted, false],
-    ['an object fewer than mounted', ['a'], ['1'], mounted, false],
-    ['a first mount', ['a', 'b'], ['1', '2'], new Map(), false],
-  ];
-  for (const [name, ids, versions, current, expected] of cases)
-    it(`${name}: ${expected ? 'no files' : 'files'}`, () =>
-      expect(unchangedVersions(ids, versions, current)).to.equal(expected));
-
+describe('exec provider: digest versions', () => {
   it('a digest version depends on the key, the helper, the object and the content, and shows none of them', () => {
     const key = Buffer.alloc(32, 1);
     const v = digestVersion(key, OBJECT, Buffer.from('hunter2'));

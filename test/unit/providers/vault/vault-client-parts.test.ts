@@ -11,7 +11,6 @@ import {
 } from '../../../../providers/vault/kv-path.js';
 import { parseObjects, type VaultObject } from '../../../../providers/vault/objects.js';
 import { SessionCache } from '../../../../providers/vault/session-cache.js';
-import { requestTimeoutMs } from '../../../../providers/vault/request-timeout.js';
 import { serviceAccountToken, TOKENS_ATTRIBUTE } from '../../../../providers/framework/sa-token.js';
 import { tokenNeedsLogin } from '../../../../providers/vault/token-expiry.js';
 import {
@@ -342,7 +341,7 @@ describe('vault errors as gRPC codes', () => {
   });
 });
 
-describe('vault token expiry and request timeouts', () => {
+describe('vault token expiry', () => {
   const token = { clientToken: 's.x', obtainedAtMs: 0, leaseSeconds: 300 };
   const cases: [string, Parameters<typeof tokenNeedsLogin>, boolean][] = [
     ['no token', [undefined, 0, 1000], true],
@@ -354,13 +353,6 @@ describe('vault token expiry and request timeouts', () => {
   ];
   for (const [name, args, expected] of cases)
     it(`${name}: ${expected ? 'log in' : 'reuse'}`, () => expect(tokenNeedsLogin(...args)).to.equal(expected));
-
-  it('bounds each call by the Mount deadline minus a margin, else the default', () => {
-    expect(requestTimeoutMs(undefined, 0, 10_000)).to.equal(10_000);
-    expect(requestTimeoutMs(60_000, 0, 10_000)).to.equal(10_000);
-    expect(requestTimeoutMs(3_000, 0, 10_000)).to.equal(2_750);
-    expect(requestTimeoutMs(100, 0, 10_000)).to.equal(0);
-  });
 });
 
 describe('vault service-account token from the driver', () => {

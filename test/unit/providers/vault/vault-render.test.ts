@@ -91,13 +91,10 @@ describe('vault renderContents', () => {
     expect(renderContents(object('  secretKey: hex\n  encoding: hex\n'), data)).to.deep.equal(
       Buffer.from([0xde, 0xad, 0xbe, 0xef]),
     );
-    expect(renderContents(object('  secretKey: k\n  encoding: base64\n'), { k: 'YWJj\nZGVm\r\n' }).toString()).to.equal(
-      'abcdef',
-    );
-    expect(renderContents(object('  secretKey: k\n  encoding: hex\n'), { k: '' })).to.deep.equal(Buffer.alloc(0));
   });
 
-  const badBase64 = [`${SECRET}`, 'YWJj ZGVm', 'YWJjZA', 'YWJjZA=', 'YW-_', 'YWJj====', '=YWJ'];
+  // Which texts decode is framework go-encoding.ts's (its tests); here: the message, never the value.
+  const badBase64 = [`${SECRET}`, 'YWJj ZGVm'];
   for (const value of badBase64) {
     it(`refuses base64 ${JSON.stringify(value === SECRET ? 'the secret' : value)} without showing it`, () => {
       const err = failure(object('  secretKey: k\n  encoding: base64\n'), { k: value });
@@ -108,7 +105,7 @@ describe('vault renderContents', () => {
     });
   }
 
-  const badHex = [SECRET, 'abc', 'zz', '0x00', 'ab cd'];
+  const badHex = [SECRET, 'abc'];
   for (const value of badHex) {
     it(`refuses hex ${JSON.stringify(value === SECRET ? 'the secret' : value)} without showing it`, () => {
       const err = failure(object('  secretKey: k\n  encoding: hex\n'), { k: value });
