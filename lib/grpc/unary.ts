@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { grpcCodeOf, SscError, toSscError } from '../errors.js';
+import { pushbackMetadata } from './retry-pushback.js';
 import type { InFlightCalls } from './in-flight.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -102,7 +103,15 @@ export function unary<Req, Res>(
         // As above.
       }
     }
-    return { name: 'Error', message: e.message, code: grpcCodeOf(e.kind), details: e.message };
+    const status: grpc.ServerErrorResponse = {
+      name: 'Error',
+      message: e.message,
+      code: grpcCodeOf(e.kind),
+      details: e.message,
+    };
+    // The wait the failing side asked for travels as gRPC's pushback trailer.
+    if (e.retryAfterMs !== undefined) status.metadata = pushbackMetadata(e.retryAfterMs);
+    return status;
   };
   return (call, callback) => {
     const started = performance.now();

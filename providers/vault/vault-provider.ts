@@ -54,7 +54,7 @@ function forObject(object: VaultObject, err: unknown): unknown {
   return new SscError(
     err.kind,
     `vault provider: object ${quoted(object.objectName, 64)} (secretPath ${quoted(object.secretPath, 160)}): ${err.message}`,
-    { reason: err.reason },
+    err.options(),
   );
 }
 
@@ -141,9 +141,7 @@ export class VaultProvider implements SecretsProvider {
       await session.validToken(call);
     } catch (err) {
       this.dropAfterTlsFailure(idKey, session, err);
-      throw err instanceof SscError
-        ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason })
-        : err;
+      throw err instanceof SscError ? new SscError(err.kind, `vault provider: ${err.message}`, err.options()) : err;
     }
     return { idKey, session, call };
   }
