@@ -8,6 +8,7 @@
 // there, then it is closed): the next call of any identity makes a new client, reading
 // the CA and client certificate files again (they may have rotated), once for all.
 import { LRUCache } from 'lru-cache';
+import { entryBound } from '../framework/lru-options.js';
 import type { VaultTlsConfig } from './settings.js';
 import { stableJson } from './stable-json.js';
 import { VaultCallError, type VaultCall, type VaultHttp } from './vault-http.js';
@@ -61,7 +62,7 @@ export class VaultClientPool {
     maxIdle = MAX_IDLE_CLIENTS,
   ) {
     this.#idle = new LRUCache<string, ClientEntry>({
-      max: maxIdle,
+      ...entryBound(maxIdle),
       dispose: (entry, _key, reason) => {
         if (reason === 'evict') this.retire(entry);
       },
