@@ -195,7 +195,7 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     }
   });
 
-  it("a rotated CA file takes effect at the next Mount: a TLS failure retires the client it happened on", async () => {
+  it('a rotated CA file takes effect at the next Mount: a TLS failure retires the client it happened on', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ssc-ca-rotate-'));
     try {
       const caFile = join(dir, 'ca.pem');
