@@ -84,16 +84,17 @@ interface NodeVaultResponse {
 /** The `request-promise` option of node-vault: `defaults()` gives the request function. */
 export interface NodeVaultTransport {
   defaults(): (request: NodeVaultRequest) => Promise<NodeVaultResponse>;
-  /** Closes the agent's sockets (the identity's session was dropped). */
+  /** Closes the agent's sockets (nobody uses the client any more). */
   destroy(): void;
 }
 
 /**
- * Sockets one identity's agent opens to Vault at once; more calls wait for one. Without
- * a bound every object of a large class opened its own (40,000 objects: EMFILE).
+ * Sockets one client's agent opens to Vault at once; more calls wait for one. Without a
+ * bound every object of a large class opened its own (40,000 objects: EMFILE). A client
+ * serves every identity with its address, namespace and TLS settings (client-pool.ts).
  */
 export const MAX_SOCKETS = 16;
-/** Idle sockets kept alive per identity. */
+/** Idle sockets kept alive per client. */
 export const MAX_FREE_SOCKETS = 4;
 
 /** axios's error for an answer past maxContentLength (it has no code of its own). */
