@@ -360,12 +360,13 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
       const features = featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'republish' });
       const listed = features.flatMap((f) => FEATURE_CALLS[f]);
       expect(calls.filter((c) => !listed.some((r) => covers(r, c)))).to.deep.equal([]);
-      // No token requests, no watch of nodePublishSecretRef Secrets: kubelet passes both.
+      // No token requests, no cluster-wide watch of nodePublishSecretRef Secrets: kubelet passes
+      // both. Secret sync lists and watches the managed Secrets of the synced volume's namespace only.
       expect(
         calls.filter(
           (c) =>
             c.resource === 'serviceaccounts/token' ||
-            (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch')),
+            (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch') && c.namespace !== ns),
         ),
       ).to.deep.equal([]);
     });
