@@ -11,7 +11,7 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 async function facts(api: KubeApi, config: DriverConfig): Promise<RotationModeFacts> {
   const csiDriver = await readCsiDriver(api, config.driverName).catch(() => 'unreadable' as const);
-  const rights = reconcilerRights(csiDriver);
+  const rights = reconcilerRights(csiDriver, config.driverName);
   const granted = await Promise.all(rights.map((r) => mayI(api, r)));
   return {
     requested: config.rotationMode,

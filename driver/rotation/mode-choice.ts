@@ -33,13 +33,14 @@ const TOKEN_CREATE: ApiRight = { verb: 'create', group: '', resource: 'serviceac
 
 /**
  * The reconciler's calls that the driver can check at start: its token requests only when
- * the CSIDriver has tokenRequests (or could not be read), since it mints none otherwise.
+ * the CSIDriver has tokenRequests (or could not be read), since it mints none otherwise;
+ * the CSIDriver read by this driver's name.
  */
-export function reconcilerRights(csiDriver: RotationModeFacts['csiDriver']): ApiRight[] {
+export function reconcilerRights(csiDriver: RotationModeFacts['csiDriver'], driverName: string): ApiRight[] {
   const tokens = csiDriver === 'unreadable' || (csiDriver?.spec?.tokenRequests ?? []).length > 0;
-  return FEATURE_CALLS['rotation-reconciler'].filter(
-    (r) => !covers(SELF_ACCESS_REVIEW, r) && (tokens || !covers(TOKEN_CREATE, r)),
-  );
+  return FEATURE_CALLS['rotation-reconciler']
+    .filter((r) => !covers(SELF_ACCESS_REVIEW, r) && (tokens || !covers(TOKEN_CREATE, r)))
+    .map((r) => (r.resource === 'csidrivers' ? { ...r, name: driverName } : r));
 }
 
 /** `create serviceaccounts/token (ClusterRole … in deploy/…)`, for each right. */

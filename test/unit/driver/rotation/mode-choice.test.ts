@@ -60,8 +60,11 @@ describe('rotation mode choice (--rotation-mode)', () => {
 
   it('checks the token right only when the CSIDriver asks for tokens (or could not be read)', () => {
     const has = (d: RotationModeFacts['csiDriver']) =>
-      reconcilerRights(d).some((r) => r.resource === 'serviceaccounts/token');
+      reconcilerRights(d, 'secrets-store.csi.k8s.io').some((r) => r.resource === 'serviceaccounts/token');
     expect([has(PLAIN), has(undefined), has(TOKENS_ONLY), has('unreadable')]).to.deep.equal([false, false, true, true]);
-    expect(reconcilerRights(PLAIN).some((r) => r.resource === 'selfsubjectaccessreviews')).to.equal(false);
+    expect(reconcilerRights(PLAIN, 'd').some((r) => r.resource === 'selfsubjectaccessreviews')).to.equal(false);
+    expect(reconcilerRights(PLAIN, 'other.csi.example.com').find((r) => r.resource === 'csidrivers')?.name).to.equal(
+      'other.csi.example.com',
+    );
   });
 });
