@@ -154,7 +154,7 @@ export function usesImageNodeFlags(env: NodeJS.ProcessEnv = process.env): boolea
 }
 
 /** With BENCH_CPU_PROF=<dir>, a process writes a V8 CPU profile there when it exits (not allowed in NODE_OPTIONS). */
-function processNodeFlags(cpuProfDir: string | undefined): string[] {
+export function processNodeFlags(cpuProfDir: string | undefined): string[] {
   return [...benchNodeFlags(), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [])];
 }
 

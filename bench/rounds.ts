@@ -37,6 +37,7 @@ export function asRound(l: LogLine): RoundReport {
     refreshed: n('refreshed'),
     changed: n('changed'),
     failed: n('failed'),
+    deferred: n('deferred'),
     durationMs: n('durationMs'),
   };
 }

@@ -41,18 +41,36 @@ const KIND_BY_GRPC_CODE: ReadonlyMap<number, ErrorKind> = new Map(
 export class SscError extends Error {
   readonly kind: ErrorKind;
   readonly reason: string;
+  /**
+   * How long the caller should wait before trying again, when the failing side said so (a
+   * vault's Retry-After; gRPC's `grpc-retry-pushback-ms` between provider and driver).
+   */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(kind: ErrorKind, message: string, options: { reason?: string; cause?: unknown } = {}) {
+  constructor(kind: ErrorKind, message: string, options: SscErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'SscError';
     this.kind = kind;
     this.reason = options.reason ?? defaultReason(kind);
+    this.retryAfterMs = options.retryAfterMs;
   }
 
-  /** The same error with `prefix: ` in front of its message (kind and reason kept). */
+  /** The same error with `prefix: ` in front of its message (kind, reason and retry-after kept). */
   withContext(prefix: string): SscError {
-    return new SscError(this.kind, `${prefix}: ${this.message}`, { reason: this.reason, cause: this.cause });
+    return new SscError(this.kind, `${prefix}: ${this.message}`, this.options());
   }
+
+  /** What a copy of this error keeps: reason, cause and retry-after. */
+  options(): SscErrorOptions {
+    return { reason: this.reason, cause: this.cause, retryAfterMs: this.retryAfterMs };
+  }
+}
+
+/** An SscError's optional parts. */
+export interface SscErrorOptions {
+  readonly reason?: string | undefined;
+  readonly cause?: unknown;
+  readonly retryAfterMs?: number | undefined;
 }
 
 function defaultReason(kind: ErrorKind): string {

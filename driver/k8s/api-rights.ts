@@ -60,11 +60,13 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
     ...rights('', ['pods'], ['get']),
     ...rights('', ['events'], ['create']),
   ],
-  // Secret sync (on unless --enable-secret-sync=false): a Secret read by name, created,
-  // replaced, patched (owner references added); the re-sync lists this node's pod statuses
-  // (from the reconciler's watch when it runs) and reads their pods.
+  // Secret sync (on unless --enable-secret-sync=false): Secrets labelled managed=true
+  // listed and watched in the namespaces with synced volumes on this node, a Secret read by
+  // name (a retry, or before the watch has listed), created, replaced, patched (owner
+  // references added); the re-sync lists this node's pod statuses (from the reconciler's
+  // watch when it runs) and reads their pods.
   'secret-sync': [
-    ...rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+    ...rights('', ['secrets'], ['get', 'list', 'watch', 'create', 'update', 'patch']),
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list']),
   ],
   // --enable-secret-rotation with --rotation-mode=reconciler: this node's pod statuses and
@@ -114,7 +116,7 @@ export const SHIPPED_ROLES: readonly ShippedRole[] = Object.freeze([
     feature: 'secret-sync',
     file: 'deploy/rbac-secret-sync.yaml',
     role: 'secretprovidersyncing-role',
-    rights: rights('', ['secrets'], ['get', 'create', 'update', 'patch']),
+    rights: rights('', ['secrets'], ['get', 'list', 'watch', 'create', 'update', 'patch']),
   },
   {
     feature: 'rotation-reconciler',

@@ -21,6 +21,8 @@ import { corePath, podStatusPath } from '../k8s/resource-paths.js';
 import { PodStatusWriter, recordSecretSyncError } from '../pod-status/pod-status.js';
 import { kubernetesHooks } from './publish-hooks.js';
 import { readLivePodMeta, SecretResync, secretResyncIntervalMs } from '../secret-sync/secret-resync.js';
+import { ManagedSecretWatches } from '../secret-sync/managed-secret-watches.js';
+import { readMountedFiles } from '../secret-sync/mounted-files.js';
 import { SecretSyncer } from '../secret-sync/secret-sync.js';
 import { VolumeSecretSync } from '../secret-sync/volume-secret-sync.js';
 import { ApiSecretProviderClassSource } from './spc-api-source.js';
@@ -125,9 +127,11 @@ function startSecretSync(
 ): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
   if (!config.enableSecretSync) return undefined;
   const { events, classes, mounter, volumes, pods, targets } = deps;
+  // Synced Secrets are read from watches of the namespaces with such volumes, not a GET per re-sync.
+  const watches = new ManagedSecretWatches(api, logger, realSleep);
   const secretSync = new VolumeSecretSync({
     targets,
-    secrets: new SecretSyncer(api, logger, realSleep),
+    secrets: new SecretSyncer(api, logger, realSleep, readMountedFiles, watches),
     events,
     classes,
     logger,
@@ -147,6 +151,7 @@ function startSecretSync(
     intervalMs: secretResyncIntervalMs(config),
     sleep: realSleep,
     logger: logger.child({ component: 'secret-resync' }),
+    watches,
   });
   resync.start();
   return { secretSync, resync };

@@ -11,6 +11,7 @@ import { COMMON_CHANNEL_OPTIONS } from '../../lib/grpc/service.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import { printable } from '../../lib/untrusted-text.js';
 import { Pacer } from '../../lib/pacer.js';
+import { pushbackOf } from '../../lib/grpc/retry-pushback.js';
 import { decodeMountResponse } from './mount-response-decoder.js';
 import { candidateSocketPaths } from './socket-path.js';
 import type { Sleep } from '../../lib/sleep.js';
@@ -98,7 +99,7 @@ function answeredByServer(err: { readonly metadata?: grpc.Metadata }): boolean {
 /**
  * Talks to providers over their Unix sockets through grpc-js: finds
  * `<dir>/<name>.sock` in search order, keeps one channel per socket, puts a deadline on
- * every call, caps the response size and retries UNAVAILABLE a bounded number of times.
+ * every call, caps the response size and retries a call that could not reach the provider (UNAVAILABLE) a bounded number of times.
  */
 export class ProviderClient {
   private readonly clients = new Map<string, CSIDriverProviderClient>();
@@ -143,7 +144,13 @@ export class ProviderClient {
         deadline,
         sleep: this.options.sleep,
         signal: limits.signal,
-        isRetryable: (err) => isGrpcCallError(err) && err.code === GrpcStatus.UNAVAILABLE,
+        // Only a call that never reached the provider is tried again: one the provider
+        // answered UNAVAILABLE (its vault is down or throttles) would only call the vault
+        // again; rotation's backoff decides when that is worth it.
+        isRetryable: (err) =>
+          isGrpcCallError(err) &&
+          err.code === GrpcStatus.UNAVAILABLE &&
+          !answeredByServer(err as { readonly metadata?: grpc.Metadata }),
         attempt: () =>
           new Promise<T>((resolve, reject) => {
             // The listener must go when the call ends: rotation passes one long-lived signal.
@@ -213,6 +220,8 @@ export class ProviderClient {
     if (!isGrpcCallError(err))
       return new SscError('internal', `provider "${name}" ${method} failed unexpectedly (a bug)`, { cause: err });
     const where = `provider "${name}" ${method}`;
+    // The wait a provider asked for (its backend's Retry-After), for rotation's backoff.
+    const retryAfterMs = pushbackOf((err as { readonly metadata?: grpc.Metadata }).metadata);
     switch (err.code) {
       case GrpcStatus.DEADLINE_EXCEEDED:
         return new SscError(
@@ -227,7 +236,7 @@ export class ProviderClient {
           return new SscError(
             'unavailable',
             `${where} failed (the provider runs; it answered UNAVAILABLE): ${printable(err.details, MAX_DETAILS_SHOWN)}`,
-            { reason: 'ProviderBackendUnavailable' },
+            { reason: 'ProviderBackendUnavailable', retryAfterMs },
           );
         }
         return new SscError(
@@ -247,6 +256,7 @@ export class ProviderClient {
         }
         return new SscError('resource-exhausted', `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, {
           reason: 'GRPCProviderError',
+          retryAfterMs,
         });
       case GrpcStatus.CANCELLED:
         return new SscError('aborted', `${where} was cancelled`, { reason: 'Cancelled' });
@@ -256,6 +266,7 @@ export class ProviderClient {
         const kind = PASSED_THROUGH.has(err.code) ? kindOfGrpcCode(err.code) : 'failed-precondition';
         return new SscError(kind, `${where} failed: ${printable(err.details, MAX_DETAILS_SHOWN)}`, {
           reason: 'GRPCProviderError',
+          retryAfterMs,
         });
       }
     }

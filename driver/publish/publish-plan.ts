@@ -1,3 +1,4 @@
+import type { PodRef } from './publish-request.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
 import type { PublishHook } from './hook-stages.js';
 import type { PublishOrigin } from './publish-outcome.js';
@@ -15,8 +16,8 @@ export type RepublishDecision = 'skip' | 'refresh' | 'rotate';
  * volumes. Without rotation there is none, and a republish fetches again as a publish does.
  */
 export interface RepublishGate {
-  /** What the republish of the mounted volume at `targetPath` does; asked once per such republish. */
-  decide(targetPath: string, spc: SecretProviderClass): RepublishDecision;
+  /** What the republish of `pod`'s mounted volume at `targetPath` does; asked once per such republish. */
+  decide(targetPath: string, spc: SecretProviderClass, pod: PodRef): RepublishDecision;
   /**
    * Run for a republish skipped as fresh (nothing fetched or written): they learn kubelet's
    * latest request (its fresh tokens, the nodePublishSecretRef data as it is now), which

@@ -46,7 +46,7 @@ export class PublishError extends SscError {
     readonly origin: PublishOrigin = 'kubelet',
     readonly stillMounted = false,
   ) {
-    super(error.kind, error.message, { reason: error.reason, cause: error.cause });
+    super(error.kind, error.message, error.options());
   }
 }
 
@@ -116,7 +116,7 @@ export class VolumePublisher {
     const plan = planPublish({
       requested,
       mounted,
-      republish: () => this.deps.republish?.decide(req.targetPath, spc),
+      republish: () => this.deps.republish?.decide(req.targetPath, spc, req.pod),
       groupUnchanged: () => this.writes.groupUnchanged(req),
     });
     seen.origin = plan.origin;

@@ -4,6 +4,16 @@ import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../../lib/sleep.js';
 import { forEachLimited } from '../../lib/concurrency.js';
 import type { RefreshResult, RotationSchedule } from './schedule.js';
+import { backoffKey, type ClassBackoff } from './class-backoff.js';
+
+/** The backoff group of a volume: its class, read by its pod's service account. */
+export function backoffKeyOf(volume: RotationVolume): string {
+  return backoffKey({
+    namespace: volume.pod.namespace,
+    spcName: volume.spcName,
+    serviceAccountName: volume.pod.serviceAccountName,
+  });
+}
 
 /** A volume mounted on this node that rotation keeps fresh. */
 export interface RotationVolume {
@@ -30,7 +40,14 @@ export interface VolumeSource {
 /** What one refresh did; a failure says why and whether new content got written first. */
 export type RefreshReport =
   | { readonly result: Exclude<RefreshResult, 'failed'>; readonly provider: string }
-  | { readonly result: 'failed'; readonly provider: string; readonly errorType: string; readonly rotated: boolean };
+  | {
+      readonly result: 'failed';
+      readonly provider: string;
+      readonly errorType: string;
+      readonly rotated: boolean;
+      /** The wait the provider asked for (grpc-retry-pushback-ms), if it did. */
+      readonly retryAfterMs?: number | undefined;
+    };
 
 /** Re-runs the publish path for one volume and reports on it (events are its business). */
 export interface VolumeRefresher {
@@ -49,6 +66,8 @@ export interface RoundReport {
   readonly refreshed: number;
   readonly changed: number;
   readonly failed: number;
+  /** Due volumes left for later: their class and service account back off (class-backoff.ts). */
+  readonly deferred: number;
   readonly durationMs: number;
 }
 
@@ -57,6 +76,8 @@ export interface ReconcilerDeps {
   readonly source: VolumeSource;
   readonly refresher: VolumeRefresher;
   readonly schedule: RotationSchedule;
+  /** Backoff per class and service account, shared by their volumes. */
+  readonly backoff: ClassBackoff;
   readonly metrics: RotationMetricsPort;
   readonly logger: Logger;
   readonly now: () => number;
@@ -108,42 +129,59 @@ export class RotationReconciler {
     const volumes = await deps.source.list();
     this.lastVolumes = volumes;
     deps.schedule.retain(new Set(volumes.map((v) => v.targetPath)));
+    deps.backoff.retain(new Set(volumes.map(backoffKeyOf)));
     const due = volumes.filter((v) => v.refreshRequested || deps.schedule.isDue(v.targetPath, v.intervalMs, started));
-    let changed = 0;
-    let failed = 0;
+    const counts = { changed: 0, failed: 0, deferred: 0 };
     await forEachLimited(
       due,
       (v) => v.provider,
       deps.concurrencyPerProvider,
       async (volume) => {
         if (this.abort.signal.aborted) return;
-        const t0 = deps.now();
-        const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
-          deps.logger.error('rotation refresh failed unexpectedly', {
-            targetPath: volume.targetPath,
-            error: String(err),
-          });
-          return { result: 'failed', provider: volume.provider, errorType: 'Internal', rotated: false };
-        });
-        deps.schedule.record(volume.targetPath, report.result, deps.now());
-        if (report.result === 'failed') {
-          failed++;
-          deps.metrics.reconcileFailed(report.provider, report.errorType, report.rotated);
-        } else if (report.result !== 'skipped') {
-          if (report.result === 'changed') changed++;
-          deps.metrics.reconciled(report.provider, report.result === 'changed', (deps.now() - t0) / 1000);
-        }
+        const outcome = await this.refreshAdmitted(volume);
+        if (outcome === 'changed' || outcome === 'failed' || outcome === 'deferred') counts[outcome]++;
       },
     );
-    const report = {
-      volumes: volumes.length,
-      refreshed: due.length,
-      changed,
-      failed,
-      durationMs: deps.now() - started,
-    };
+    const report = { volumes: volumes.length, refreshed: due.length, ...counts, durationMs: deps.now() - started };
     if (due.length > 0) deps.logger.info('rotation round done', report);
     return report;
+  }
+
+  /** Refreshes one due volume if its backoff group lets it call now, and records the outcome. */
+  private async refreshAdmitted(volume: RotationVolume): Promise<RefreshResult | 'deferred'> {
+    const { deps } = this;
+    const key = backoffKeyOf(volume);
+    if (!deps.backoff.admit(key, deps.now()).call) return 'deferred';
+    const t0 = deps.now();
+    const report = await deps.refresher.refresh(volume, this.abort.signal).catch((err: unknown): RefreshReport => {
+      deps.logger.error('rotation refresh failed unexpectedly', { targetPath: volume.targetPath, error: String(err) });
+      return { result: 'failed', provider: volume.provider, errorType: 'Internal', rotated: false };
+    });
+    const now = deps.now();
+    deps.schedule.record(volume.targetPath, report.result, now);
+    if (report.result === 'failed') {
+      deps.metrics.reconcileFailed(report.provider, report.errorType, report.rotated);
+      const wait = deps.backoff.settle(key, { ok: false, retryAfterMs: report.retryAfterMs }, volume.intervalMs, now);
+      deps.logger.warn('rotation backs off for this class and service account', {
+        spc: `${volume.pod.namespace}/${volume.spcName}`,
+        serviceAccount: volume.pod.serviceAccountName,
+        reason: report.errorType,
+        waitMs: wait,
+        pushback: report.retryAfterMs !== undefined,
+      });
+    } else if (report.result === 'skipped') {
+      deps.backoff.release(key);
+    } else {
+      if (deps.backoff.until(key) !== undefined) {
+        deps.logger.info('rotation backoff over: the provider answered again', {
+          spc: `${volume.pod.namespace}/${volume.spcName}`,
+          serviceAccount: volume.pod.serviceAccountName,
+        });
+      }
+      deps.backoff.settle(key, { ok: true }, volume.intervalMs, now);
+      deps.metrics.reconciled(report.provider, report.result === 'changed', (now - t0) / 1000);
+    }
+    return report.result;
   }
 
   private async run(): Promise<void> {
@@ -173,7 +211,11 @@ export class RotationReconciler {
     const { deps } = this;
     const now = deps.now();
     let earliest = now + deps.defaultIntervalMs;
-    for (const v of this.lastVolumes) earliest = Math.min(earliest, deps.schedule.nextDue(v.targetPath, v.intervalMs));
+    for (const v of this.lastVolumes) {
+      // A volume whose group backs off is due no sooner than the group may call again.
+      const due = Math.max(deps.schedule.nextDue(v.targetPath, v.intervalMs), deps.backoff.until(backoffKeyOf(v)) ?? 0);
+      earliest = Math.min(earliest, due);
+    }
     return Math.min(deps.defaultIntervalMs, Math.max(MIN_WAKE_MS, earliest - now));
   }
 }

@@ -77,6 +77,7 @@ export class PublishingRefresher implements VolumeRefresher {
         provider: provider || volume.provider,
         errorType: e.reason,
         rotated: rotated === true,
+        ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
       };
     }
   }

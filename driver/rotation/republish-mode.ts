@@ -7,6 +7,8 @@ import type { CsiDriver } from '../k8s/client/types.js';
 import type { RotationMetricsPort } from './reconciler.js';
 import { rotationCompleteMessage } from './refresher.js';
 import { annotatedInterval, RotationSchedule } from './schedule.js';
+import { backoffKey, ClassBackoff, type BackoffOutcome } from './class-backoff.js';
+import type { PodRef } from '../publish/publish-request.js';
 import type { PublishFailureHook, PublishHook, PublishError } from '../publish/publisher.js';
 import type { RepublishDecision, RepublishGate } from '../publish/publish-plan.js';
 import type { SecretProviderClass } from '../spc/secret-provider-class.js';
@@ -40,6 +42,10 @@ export class RepublishRotation implements RepublishGate {
   /** When each due republish started (for rotation_reconcile_duration_sec). */
   private readonly started = new Map<string, number>();
   private readonly warnedInterval = new Set<string>();
+  /** Backoff per class and service account (class-backoff.ts), as in reconciler mode. */
+  private readonly backoff = new ClassBackoff();
+  /** The backoff group of each republish let through, until it ends. */
+  private readonly groups = new Map<string, string>();
   private events: EventRecorder | undefined;
 
   /** Publish hooks: record refreshes, report rotations. */
@@ -56,12 +62,20 @@ export class RepublishRotation implements RepublishGate {
   }
 
   /** The publisher's republish gate: `rotate` when the volume is due (or a refresh was requested on its class), else `skip`. */
-  decide(targetPath: string, spc: SecretProviderClass): RepublishDecision {
+  decide(targetPath: string, spc: SecretProviderClass, pod: PodRef): RepublishDecision {
     const now = this.deps.now();
     const handled = this.refreshHandled.get(targetPath);
     const requested = handled !== undefined && handled !== refreshRequestOf(spc);
     if (!requested && !this.schedule.isDue(targetPath, this.intervalOf(spc), now)) return 'skip';
+    // Its class and service account back off (a throttled vault): this republish waits too.
+    const group = backoffKey({
+      namespace: spc.namespace,
+      spcName: spc.name,
+      serviceAccountName: pod.serviceAccountName,
+    });
+    if (!this.backoff.admit(group, now).call) return 'skip';
     this.started.set(targetPath, now);
+    this.groups.set(targetPath, group);
     return 'rotate';
   }
 
@@ -70,6 +84,9 @@ export class RepublishRotation implements RepublishGate {
     this.schedule.forget(targetPath);
     this.refreshHandled.delete(targetPath);
     this.started.delete(targetPath);
+    const group = this.groups.get(targetPath);
+    if (group !== undefined) this.backoff.release(group);
+    this.groups.delete(targetPath);
   }
 
   /** Starts reporting through `events`, and warns when kubelet is not set up to republish. */
@@ -101,6 +118,7 @@ export class RepublishRotation implements RepublishGate {
     this.refreshHandled.set(request.targetPath, refreshRequestOf(spc));
     this.schedule.record(request.targetPath, volume.changed ? 'changed' : 'unchanged', now);
     if (volume.origin !== 'rotation') return;
+    this.settle(request.targetPath, { ok: true }, spc, now);
     this.deps.metrics.reconciled(
       spc.provider,
       volume.changed,
@@ -122,12 +140,48 @@ export class RepublishRotation implements RepublishGate {
 
   private async failed(failure: Parameters<PublishFailureHook>[0]): Promise<void> {
     // A failed first mount is kubelet's to retry (MountFailed); a shutdown is no failure.
-    if (failure.origin !== 'rotation' || failure.error.reason === 'Cancelled') return;
+    if (failure.origin !== 'rotation') return;
     const { request, error } = failure;
+    if (error.reason === 'Cancelled') {
+      this.settle(request.targetPath, undefined, failure.spc, this.deps.now());
+      return;
+    }
     this.schedule.record(request.targetPath, 'failed', this.deps.now());
+    const outcome = { ok: false, retryAfterMs: error.retryAfterMs } as const;
+    const wait = this.settle(request.targetPath, outcome, failure.spc, this.deps.now());
+    if (wait !== undefined) {
+      this.deps.logger.warn('rotation backs off for this class and service account', {
+        spc: `${request.pod.namespace}/${request.spcName}`,
+        serviceAccount: request.pod.serviceAccountName,
+        reason: error.reason,
+        waitMs: wait,
+        pushback: error.retryAfterMs !== undefined,
+      });
+    }
     const { provider, rotated } = error as PublishError;
     this.deps.metrics.reconcileFailed(provider || failure.spc?.provider || '', error.reason, rotated === true);
     await this.events?.event(request.pod, 'Warning', 'MountRotationFailed', error.message);
+  }
+
+  /**
+   * Ends a republish let through: its outcome settles its group's backoff (undefined: no
+   * answer, the trial is released). Returns the wait a failure set.
+   */
+  private settle(
+    targetPath: string,
+    outcome: BackoffOutcome | undefined,
+    spc: SecretProviderClass | undefined,
+    now: number,
+  ): number | undefined {
+    const group = this.groups.get(targetPath);
+    if (group === undefined) return undefined;
+    this.groups.delete(targetPath);
+    if (!outcome) {
+      this.backoff.release(group);
+      return undefined;
+    }
+    const interval = spc ? this.intervalOf(spc) : this.deps.config.rotationPollIntervalMs;
+    return this.backoff.settle(group, outcome, interval, now);
   }
 
   private intervalOf(spc: SecretProviderClass): number {

@@ -17,6 +17,7 @@ import { recordOwner } from './volume-record.js';
 import { RotationReconciler, type VolumeSource } from './reconciler.js';
 import { PublishingRefresher, type RequestRebuilder } from './refresher.js';
 import { RotationSchedule } from './schedule.js';
+import { ClassBackoff } from './class-backoff.js';
 import { ROTATION_INTERVAL_ANNOTATION } from '../k8s/constants.js';
 
 /** Refreshes in flight per provider at most, so one slow vault cannot starve the others. */
@@ -128,6 +129,7 @@ export function createRotation(
       reconciler = new RotationReconciler({
         source,
         schedule,
+        backoff: new ClassBackoff(),
         metrics,
         logger: log,
         now: Date.now,

@@ -1,17 +1,16 @@
-import { readFile, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
 import { SscError, toSscError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logging/logger.js';
 import type { PodRef } from '../publish/publish-request.js';
 import type { Sleep } from '../../lib/sleep.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { buildSecretData, secretDataDigest } from './secret-data.js';
-import { pathProblem } from '../volume/path-rules.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from '../k8s/constants.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { OwnerReference, Secret } from '../k8s/client/types.js';
 import { corePath } from '../k8s/resource-paths.js';
+import type { SecretCache } from './managed-secret-watches.js';
+import { readMountedFiles } from './mounted-files.js';
 
 /** One Secret's syncs: the last in line, and what the last finished one wanted and got. */
 interface SecretQueue {
@@ -41,27 +40,6 @@ export type SecretSyncObserver = (provider: string, seconds: number) => void;
  */
 const ATTEMPTS = 4;
 const FIRST_BACKOFF_MS = 200;
-
-/**
- * Reads the files a SecretObject needs from the mounted volume. Each file must resolve
- * (through the volume's own links) to a place inside the volume: the driver runs as
- * root, and a Secret must never carry a file from elsewhere on the node.
- */
-async function readMountedFiles(targetPath: string, object: SecretObject): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const root = await realpath(targetPath);
-  for (const { objectName } of object.data) {
-    if (files.has(objectName) || pathProblem(objectName)) continue;
-    try {
-      const resolved = await realpath(join(targetPath, objectName));
-      if (!resolved.startsWith(`${root}/`)) continue;
-      files.set(objectName, await readFile(resolved));
-    } catch {
-      // Absent files are reported by buildSecretData with the Secret's name.
-    }
-  }
-  return files;
-}
 
 function encode(data: ReadonlyMap<string, Buffer>): Record<string, string> {
   return Object.fromEntries([...data].map(([k, v]) => [k, v.toString('base64')]));
@@ -110,6 +88,8 @@ export class SecretSyncer {
       targetPath: string,
       object: SecretObject,
     ) => Promise<Map<string, Buffer>> = readMountedFiles,
+    /** The managed Secrets watched in this node's namespaces: a first attempt reads from here instead of a GET. */
+    private readonly cache?: SecretCache,
   ) {}
 
   /**
@@ -137,6 +117,7 @@ export class SecretSyncer {
       owners.map((o) => o.uid).sort(),
     ]);
     const key = `${pod.namespace}/${object.secretName}`;
+    this.cache?.ensure(pod.namespace);
     const queue: SecretQueue = this.queues.get(key) ?? { tail: Promise.resolve() };
     this.queues.set(key, queue);
     // Syncs finish in queue order: a `last` other than this one finished while we waited.
@@ -178,7 +159,8 @@ export class SecretSyncer {
   ): Promise<SecretSyncOutcome> {
     for (let attempt = 1, delay = FIRST_BACKOFF_MS; ; attempt++, delay *= 2) {
       try {
-        return await this.apply(pod, object, data, digest, owners);
+        // A retry (after a 409: the cache was behind another writer) reads the Secret itself.
+        return await this.apply(pod, object, data, digest, owners, attempt === 1);
       } catch (err) {
         if (attempt >= ATTEMPTS || !isTransient(err)) throw toSscError(err);
         await this.sleep(delay);
@@ -192,10 +174,12 @@ export class SecretSyncer {
     data: Map<string, Buffer>,
     digest: string,
     owners: readonly OwnerReference[],
+    fromCache: boolean,
   ): Promise<SecretSyncOutcome> {
     const { namespace } = pod;
     const name = object.secretName;
-    const existing = await this.read(namespace, name);
+    const cached = fromCache ? this.cache?.lookup(namespace, name) : undefined;
+    const existing = cached ? cached.secret : await this.read(namespace, name);
     if (!existing) return this.create(namespace, object, data, digest, owners);
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
@@ -226,9 +210,10 @@ export class SecretSyncer {
       },
       data: encode(data),
     };
-    await this.api.replace(corePath('secrets', namespace, name), body).catch((err: unknown) => {
+    const updated = await this.api.replace<Secret>(corePath('secrets', namespace, name), body).catch((err: unknown) => {
       throw fromKubeError(err, `update Secret ${namespace}/${name}`);
     });
+    this.remember(updated);
     this.logger.info('Secret updated', { secret: `${namespace}/${name}`, keys: data.size });
     return 'updated';
   }
@@ -256,9 +241,10 @@ export class SecretSyncer {
       type: object.type,
       data: encode(data),
     };
-    await this.api.create(corePath('secrets', namespace), body).catch((err: unknown) => {
+    const created = await this.api.create<Secret>(corePath('secrets', namespace), body).catch((err: unknown) => {
       throw fromKubeError(err, `create Secret ${namespace}/${name}`);
     });
+    this.remember(created);
     this.logger.info('Secret created', { secret: `${namespace}/${name}`, keys: data.size });
     return 'created';
   }
@@ -270,19 +256,25 @@ export class SecretSyncer {
    */
   private async addOwners(existing: Secret, ownerReferences: OwnerReference[]): Promise<SecretSyncOutcome> {
     const { namespace = '', name = '', resourceVersion = '' } = existing.metadata ?? {};
-    await this.api
-      .patch(corePath('secrets', namespace, name), [
+    const patched = await this.api
+      .patch<Secret>(corePath('secrets', namespace, name), [
         { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
         { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
       ])
       .catch((err: unknown) => {
         throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`);
       });
+    this.remember(patched);
     this.logger.info('Secret owners added', {
       secretName: `${namespace}/${name}`,
       owners: ownerReferences.map((o) => `${o.kind}/${o.name}`),
     });
     return 'owned';
+  }
+
+  /** Hands a Secret the API answered a write with to the cache (a scripted API may answer nothing). */
+  private remember(secret: Secret | undefined): void {
+    if (secret?.metadata) this.cache?.remember(secret);
   }
 
   private async read(namespace: string, name: string): Promise<Secret | undefined> {

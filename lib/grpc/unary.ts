@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { grpcCodeOf, SscError, toSscError } from '../errors.js';
+import { pushbackMetadata } from './retry-pushback.js';
 import type { InFlightCalls } from './in-flight.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -70,6 +71,26 @@ function callSignal(
   };
 }
 
+/** The status a thrown error is answered with: its kind's code and its message (an internal one is logged). */
+function statusOf(e: SscError, method: string, logger: Logger): grpc.ServerErrorResponse {
+  if (e.kind === 'internal') {
+    try {
+      logger.error('internal error', { method, error: describeUnexpected(e.cause ?? e) });
+    } catch {
+      // A log's failure is not the call's.
+    }
+  }
+  const status: grpc.ServerErrorResponse = {
+    name: 'Error',
+    message: e.message,
+    code: grpcCodeOf(e.kind),
+    details: e.message,
+  };
+  // The wait the failing side asked for travels as gRPC's pushback trailer.
+  if (e.retryAfterMs !== undefined) status.metadata = pushbackMetadata(e.retryAfterMs);
+  return status;
+}
+
 /**
  * Adapts an async handler to grpc-js. grpc-js ignores the promise a handler returns, so a
  * rejection would otherwise crash the process or leave the call hanging; here every
@@ -93,22 +114,11 @@ export function unary<Req, Res>(
       // A metric's or a log's failure is not the call's.
     }
   };
-  /** The status a thrown error is answered with: its kind's code and its message. */
-  const statusOf = (e: SscError): grpc.ServerErrorResponse => {
-    if (e.kind === 'internal') {
-      try {
-        logger.error('internal error', { method, error: describeUnexpected(e.cause ?? e) });
-      } catch {
-        // As above.
-      }
-    }
-    return { name: 'Error', message: e.message, code: grpcCodeOf(e.kind), details: e.message };
-  };
   return (call, callback) => {
     const started = performance.now();
     const fail = (err: unknown): void => {
       const e = toSscError(err);
-      callback(statusOf(e));
+      callback(statusOf(e, method, logger));
       tell(e, started);
     };
     if (calls?.signal.aborted) {

@@ -4,10 +4,11 @@
 // each read goes through here: a throttled read waits as asked and tries again while
 // the wait fits before the deadline, and fails at once, saying so, when it does not.
 // A connection reset (a kept-alive socket the server closed) is retried after a short
-// pause as the SDK would. Throttling that outlasts the deadline is RESOURCE_EXHAUSTED,
-// not UNAVAILABLE: the driver retries a provider's UNAVAILABLE at once (100 ms, 200 ms),
-// which would send a vault that asked for a wait two more requests.
+// pause as the SDK would. Throttling that outlasts the deadline is RESOURCE_EXHAUSTED with
+// the wait as gRPC pushback (`grpc-retry-pushback-ms`): the driver's rotation then leaves
+// the class and service account alone that long (driver/rotation/class-backoff.ts).
 import { SscError } from '../../lib/errors.js';
+import { retryAfterMs } from '../framework/retry-after.js';
 
 /** Attempts of one read, the first included. */
 export const MAX_ATTEMPTS = 4;
@@ -43,12 +44,8 @@ export function throttleWaitMs(err: unknown, nowMs: number): number | undefined 
     const v = header(name);
     if (v !== undefined && /^[0-9]{1,9}$/.test(v.trim())) return Number(v.trim());
   }
-  const retryAfter = header('retry-after');
-  if (retryAfter !== undefined) {
-    if (/^[0-9]{1,7}$/.test(retryAfter.trim())) return Number(retryAfter.trim()) * 1000;
-    const at = Date.parse(retryAfter);
-    if (Number.isFinite(at)) return Math.max(0, at - nowMs);
-  }
+  const retryAfter = retryAfterMs(header('retry-after'), nowMs);
+  if (retryAfter !== undefined) return retryAfter;
   // A 503 without a header is an outage, not throttling: not retried here.
   return status === 429 ? DEFAULT_RETRY_AFTER_MS : undefined;
 }
@@ -85,7 +82,7 @@ export async function withThrottleRetry<T>(
         throw new SscError(
           'resource-exhausted',
           `azure provider: key vault throttled ${what} and asked to wait ${Math.ceil(wait / 1000)}s, more than the ${left}s left before the Mount's deadline`,
-          { reason: 'KeyVaultThrottled', cause: err },
+          { reason: 'KeyVaultThrottled', cause: err, retryAfterMs: wait },
         );
       }
       await clock.sleep(wait, signal);

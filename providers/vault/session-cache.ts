@@ -1,11 +1,12 @@
 // The vault provider's sessions (vault-session.ts) by identity, so that the Mounts of one
-// identity share one client and token: --cache-size of them at most, the least recently
-// used going first. A session pushed out closes its client's sockets (once its calls in
-// flight end); a session whose creation failed is not kept, so the next Mount tries again.
+// identity share one token: --cache-size of them at most, the least recently used going
+// first. A session pushed out lets go of its HTTP client (client-pool.ts: shared by the
+// identities with its address, namespace and TLS settings); a session whose creation
+// failed is not kept, so the next Mount tries again.
 import { LRUCache } from 'lru-cache';
 import { entryBound } from '../framework/lru-options.js';
 
-/** What the cache needs of a session: a way to let go of its sockets. */
+/** What the cache needs of a session: a way to let go of its client. */
 export interface ClosableSession {
   close(): void;
 }

@@ -95,7 +95,7 @@ export const vaultProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'cache-size': {
     type: 'string',
     default: String(DEFAULT_CACHE_SIZE),
-    help: 'most Vault clients (one per identity) kept; 0 keeps none',
+    help: 'most identities (a Vault token each) kept; 0 keeps none',
   },
   'hmac-key-file': {
     type: 'string',
@@ -277,7 +277,7 @@ export function providerSettings(env: VaultEnvironment, flags: ParsedFlags): Pro
   if (typeof mount !== 'string') throw new Error(`--vault-mount ${mount.problem}`);
   const cacheText = stringFlag(flags, 'cache-size');
   if (!/^[0-9]{1,9}$/.test(cacheText))
-    throw new Error(`--cache-size must be a whole number (0 keeps no clients), got "${cacheText}"`);
+    throw new Error(`--cache-size must be a whole number (0 keeps no identities), got "${cacheText}"`);
   return {
     vaultAddress,
     vaultNamespace,

@@ -19,6 +19,8 @@ export type VaultFailure =
   | { readonly type: 'network'; readonly code: string; readonly message: string }
   | { readonly type: 'tls'; readonly code: string; readonly message: string }
   | { readonly type: 'timeout'; readonly ms: number }
+  /** HTTP 429: Vault (a rate-limit quota) asked for fewer requests; `retryAfterMs` from its Retry-After. */
+  | { readonly type: 'throttled'; readonly retryAfterMs: number | undefined; readonly errors: readonly string[] }
   /** A redirect not followed: to another origin (`target`), a second one, or with no usable Location. */
   | {
       readonly type: 'redirect';
@@ -111,6 +113,8 @@ export function vaultError(failure: VaultFailure, op: VaultOperation): SscError 
         `${at} answered ${op.action} ${path} with more than ${failure.limit} bytes (--vault-max-response-bytes)`,
         { reason: 'VaultResponseTooLarge' },
       );
+    case 'throttled':
+      return throttledError(failure, op, at, path);
     case 'status':
       return statusError(failure, op, at, path, role);
   }
@@ -131,6 +135,25 @@ function redirectError(
         ? `${what} a second time, to ${target}: only one redirect is followed`
         : `${what} without a usable Location`;
   return new SscError('unavailable', message, { reason: 'VaultRedirectRefused' });
+}
+
+/** HTTP 429: RESOURCE_EXHAUSTED, carrying Vault's Retry-After to the driver as gRPC pushback. */
+function throttledError(
+  failure: { readonly retryAfterMs?: number | undefined; readonly errors: readonly string[] },
+  op: VaultOperation,
+  at: string,
+  path: string,
+): SscError {
+  const { retryAfterMs } = failure;
+  const wait = retryAfterMs === undefined ? '' : `; it asked to wait ${Math.ceil(retryAfterMs / 1000)}s`;
+  return new SscError(
+    'resource-exhausted',
+    `${at} throttled ${op.action} ${path} (HTTP 429)${wait}${vaultText(failure.errors)}`,
+    {
+      reason: 'VaultThrottled',
+      retryAfterMs,
+    },
+  );
 }
 
 function statusError(
@@ -172,7 +195,8 @@ function statusError(
       reason: 'VaultSealed',
     });
   }
-  if (status === 429 || status >= 500) {
+  if (status === 429) return throttledError(failure, op, at, path);
+  if (status >= 500) {
     return new SscError('unavailable', `${at} failed ${op.action} ${path} (HTTP ${status})`, {
       reason: 'VaultServerError',
     });

@@ -44,11 +44,11 @@ export interface VaultCall {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** The Vault API as the provider uses it: one client for one address, namespace and TLS setup. */
+/** The Vault API as the provider uses it: one client for one address, namespace and TLS setup (client-pool.ts). */
 export interface VaultHttp {
   /** Resolves with the response body (undefined for 204); rejects with VaultCallError. */
   call(call: VaultCall): Promise<unknown>;
-  /** Closes the client's sockets once its calls in flight end (its session was dropped). */
+  /** Closes the client's sockets once its calls in flight end (nobody uses it any more). */
   close?(): void;
 }
 
@@ -60,7 +60,7 @@ export async function tlsOptions(tls: VaultTlsConfig): Promise<{ ca?: Buffer[]; 
     } catch (err) {
       throw new SscError(
         'failed-precondition',
-        `vault provider: cannot read the ${what} ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        `cannot read the ${what} ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
         { reason: 'VaultTLSConfig' },
       );
     }
@@ -78,7 +78,7 @@ export async function tlsOptions(tls: VaultTlsConfig): Promise<{ ca?: Buffer[]; 
     } catch (err) {
       throw new SscError(
         'failed-precondition',
-        `vault provider: cannot read the CA directory ${tls.caDirectory} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        `cannot read the CA directory ${tls.caDirectory} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
         { reason: 'VaultTLSConfig' },
       );
     }
@@ -170,7 +170,7 @@ export async function createVaultHttp(
   if (tls.serverName !== undefined) agentOptions['servername'] = tls.serverName;
   const endpoint = address.replace(/\/+$/, '');
   const transport = vaultTransport(agentOptions, limits.maxResponseBytes);
-  // A dropped session may still have calls of a Mount in flight: close after them.
+  // A client let go of may still have calls of a Mount in flight: close after them.
   let active = 0;
   let closing = false;
   const client = nodeVaultClient(endpoint, namespace ?? '', transport);

@@ -23,6 +23,7 @@ import type { VaultObject } from './objects.js';
 import { ReadCache } from '../framework/read-cache.js';
 import { renderObject, type RenderedObject } from './render.js';
 import { SessionCache } from './session-cache.js';
+import { VaultClientPool } from './client-pool.js';
 import { groupByRequest } from './request-key.js';
 import { boundedAll, MOUNT_CONCURRENCY } from '../framework/bounded-all.js';
 import { serviceAccountToken } from '../framework/sa-token.js';
@@ -54,7 +55,7 @@ function forObject(object: VaultObject, err: unknown): unknown {
   return new SscError(
     err.kind,
     `vault provider: object ${quoted(object.objectName, 64)} (secretPath ${quoted(object.secretPath, 160)}): ${err.message}`,
-    { reason: err.reason },
+    err.options(),
   );
 }
 
@@ -64,11 +65,13 @@ function renewFailureText(failure: unknown): string {
   return failure instanceof SscError ? failure.message : 'unexpected error';
 }
 
-/** Serves Mounts from HashiCorp Vault or OpenBao, one client and token per identity. */
+/** Serves Mounts from HashiCorp Vault or OpenBao: one token per identity, one HTTP client per Vault and TLS setup. */
 export class VaultProvider implements SecretsProvider {
   readonly name = 'vault';
-  /** One session (client and token) per identity; an evicted one closes its sockets. */
+  /** One session (token, mounts learnt) per identity; an evicted one lets go of its client. */
   private readonly sessions: SessionCache<VaultSession>;
+  /** One HTTP client per address, namespace and TLS settings, shared by the identities using it. */
+  private readonly clients: VaultClientPool;
   private readonly metrics: VaultMetrics;
   /** Dynamic secrets issued and possibly mounted, by identity, object and version. */
   private readonly leases: LeaseStore;
@@ -83,6 +86,10 @@ export class VaultProvider implements SecretsProvider {
   ) {
     this.versionKey = versionKey(options.hmacKey);
     this.sessions = new SessionCache(settings.cacheSize);
+    const limits = { maxResponseBytes: settings.maxResponseBytes };
+    this.clients = new VaultClientPool((target) =>
+      createVaultHttp(target.vaultAddress, target.vaultNamespace, target.tls, limits),
+    );
     const metrics = options.metrics;
     this.metrics = metrics;
     this.leases = new LeaseStore({ onDrop: (reason) => metrics.leaseDropped(reason) });
@@ -99,24 +106,13 @@ export class VaultProvider implements SecretsProvider {
     });
   }
 
-  /** The session of `identity` (its key `key`): the cached one, or a new client (kept while the cache has room). */
+  /** The session of `identity` (its key `key`): the cached one, or a new one on its target's shared client. */
   private session(key: string, identity: VaultIdentity): Promise<VaultSession> {
-    const limits = { maxResponseBytes: this.settings.maxResponseBytes };
     const hooks = { login: (result: 'success' | 'failure') => this.metrics.login(result) };
-    return this.sessions.session(key, async () => {
-      const http = await createVaultHttp(identity.vaultAddress, identity.vaultNamespace, identity.tls, limits);
-      return new VaultSession(identity, http, Date.now, hooks);
-    });
-  }
-
-  /**
-   * After a TLS failure the session is dropped and closed, so the next Mount builds a new
-   * client and reads the CA and client certificate files again (they may have rotated).
-   */
-  private dropAfterTlsFailure(key: string, session: VaultSession, err: unknown): void {
-    if (!(err instanceof SscError) || (err.reason !== 'VaultTLSError' && err.reason !== 'VaultTLSConfig')) return;
-    this.sessions.forget(key, session);
-    session.close();
+    return this.sessions.session(
+      key,
+      async () => new VaultSession(identity, await this.clients.handle(identity), Date.now, hooks),
+    );
   }
 
   /** The session of the Mount's identity, logged in (or its token still valid), and the call limits. */
@@ -130,20 +126,18 @@ export class VaultProvider implements SecretsProvider {
     checkTokenSubject(jwt, config.pod.namespace, config.pod.serviceAccountName, 'vault');
     const identity = identityOf(config);
     const idKey = identityKey(identity);
-    const session = await this.session(idKey, identity);
     const call: SessionCall = {
       jwt,
       signal: ctx.signal,
       deadlineMs: ctx.deadline?.getTime(),
       requestTimeoutMs: this.settings.requestTimeoutMs,
     };
+    let session: VaultSession;
     try {
+      session = await this.session(idKey, identity);
       await session.validToken(call);
     } catch (err) {
-      this.dropAfterTlsFailure(idKey, session, err);
-      throw err instanceof SscError
-        ? new SscError(err.kind, `vault provider: ${err.message}`, { reason: err.reason })
-        : err;
+      throw err instanceof SscError ? new SscError(err.kind, `vault provider: ${err.message}`, err.options()) : err;
     }
     return { idKey, session, call };
   }
@@ -174,7 +168,6 @@ export class VaultProvider implements SecretsProvider {
         { fetch, renew: (renewal) => session.renewLease(renewal, groupCall) },
       );
     } catch (err) {
-      this.dropAfterTlsFailure(idKey, session, err);
       throw forObject(first, err);
     }
     if (read.renewFailure !== undefined) {

@@ -1,4 +1,5 @@
-// One identity's conversation with Vault (identity.ts): its client, its token, and what
+// One identity's conversation with Vault (identity.ts): its hold on a client (shared with
+// the identities of the same Vault and TLS setup, client-pool.ts), its token, and what
 // it learnt about mounts. Logins happen when there is no token or it is past two thirds
 // of its lifetime, and once more when Vault answers 403 with a token from an earlier
 // login (it may have been revoked); concurrent Mounts of the identity share one login.
@@ -103,7 +104,7 @@ export class VaultSession {
     }
   }
 
-  /** Closes the client's sockets (the session was dropped); calls in flight end first. */
+  /** Lets go of its client (the session was dropped); the client closes once nobody uses it and its calls end. */
   close(): void {
     this.http.close?.();
   }

@@ -13,11 +13,13 @@
 // - Size. An answer is read up to `maxResponseBytes` (decompressed); past that the call
 //   fails and the connection is dropped, so a broken or hostile Vault can't fill memory.
 // - Time. The call's AbortSignal ends it, socket included, not just the wait for it.
+// - Throttling. A 429 fails here with its Retry-After, which node-vault's error drops.
 import type { AgentOptions } from 'node:https';
 import { Agent } from 'node:https';
 import axios from 'axios';
 import { nodeHttp } from '../../lib/node-http.js';
 import type { VaultFailure } from './vault-errors.js';
+import { retryAfterMs } from '../framework/retry-after.js';
 
 /** A failed call: only the reduced failure is kept (the raw error holds headers and the token). */
 export class VaultCallError extends Error {
@@ -82,16 +84,17 @@ interface NodeVaultResponse {
 /** The `request-promise` option of node-vault: `defaults()` gives the request function. */
 export interface NodeVaultTransport {
   defaults(): (request: NodeVaultRequest) => Promise<NodeVaultResponse>;
-  /** Closes the agent's sockets (the identity's session was dropped). */
+  /** Closes the agent's sockets (nobody uses the client any more). */
   destroy(): void;
 }
 
 /**
- * Sockets one identity's agent opens to Vault at once; more calls wait for one. Without
- * a bound every object of a large class opened its own (40,000 objects: EMFILE).
+ * Sockets one client's agent opens to Vault at once; more calls wait for one. Without a
+ * bound every object of a large class opened its own (40,000 objects: EMFILE). A client
+ * serves every identity with its address, namespace and TLS settings (client-pool.ts).
  */
 export const MAX_SOCKETS = 16;
-/** Idle sockets kept alive per identity. */
+/** Idle sockets kept alive per client. */
 export const MAX_FREE_SOCKETS = 4;
 
 /** axios's error for an answer past maxContentLength (it has no code of its own). */
@@ -100,6 +103,17 @@ function tooLarge(err: unknown): boolean {
   return (
     e?.code === 'ERR_BAD_RESPONSE' && typeof e.message === 'string' && e.message.startsWith('maxContentLength size of')
   );
+}
+
+/** A 429 answer reduced to what may be shown: Vault's error texts and the wait it asked for. */
+function throttledFailure(headers: Record<string, unknown>, body: unknown): VaultFailure {
+  const retryAfter = headers['retry-after'];
+  const errors = (body as { errors?: unknown } | null)?.errors;
+  return {
+    type: 'throttled',
+    retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined, Date.now()),
+    errors: Array.isArray(errors) ? errors.filter((x): x is string => typeof x === 'string') : [],
+  };
 }
 
 /** A transport for one client: TLS from `agentOptions` (one agent, kept alive), answers up to `maxResponseBytes`. */
@@ -135,6 +149,9 @@ export function vaultTransport(agentOptions: AgentOptions, maxResponseBytes: num
       const location = res.headers['location'];
       const step = redirectStep(url, res.status, typeof location === 'string' ? location : undefined, followed);
       if (step.kind === 'refuse') throw new VaultCallError(step.failure);
+      // A throttling vault's Retry-After is in the headers, which node-vault drops: keep it here.
+      if (step.kind === 'answer' && res.status === 429)
+        throw new VaultCallError(throttledFailure(res.headers, res.data));
       if (step.kind === 'answer') return { statusCode: res.status, body: res.data, request: { path: url.pathname } };
       url = step.url;
     }

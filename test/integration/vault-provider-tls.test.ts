@@ -195,7 +195,7 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
     }
   });
 
-  it("a rotated CA file takes effect at the next Mount: a TLS failure drops the identity's client", async () => {
+  it('a rotated CA file takes effect at the next Mount: a TLS failure retires the client it happened on', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ssc-ca-rotate-'));
     try {
       const caFile = join(dir, 'ca.pem');
@@ -232,8 +232,8 @@ describe('vault provider TLS, mTLS and VAULT_* isolation (real OpenBao)', functi
   it('an unreadable CA file: FAILED_PRECONDITION naming the file and where it is set', async () => {
     const failure = await provider.mountError(attrs({ ...client(), vaultCACertPath: '/nonexistent/ca.pem' }));
     expect(failure.code).to.equal('FAILED_PRECONDITION');
-    expect(failure.details).to.include(
-      'cannot read the CA certificate (vaultCACertPath, --vault-tls-ca-cert or VAULT_CACERT) /nonexistent/ca.pem (ENOENT)',
+    expect(failure.details).to.equal(
+      'vault provider: cannot read the CA certificate (vaultCACertPath, --vault-tls-ca-cert or VAULT_CACERT) /nonexistent/ca.pem (ENOENT)',
     );
   });
 });

@@ -186,7 +186,7 @@ describe('NodeUnpublishVolume: every part that keeps state per target forgets th
         'publisher (its atomic writer)': writer.tagOf(target) !== undefined,
         'Secret sync (a retry)': secretSync.isRetrying(target),
         // Fresh (skipped) while its last refresh is remembered; due (rotated) once forgotten.
-        'rotation (its schedule)': rotation.republish.decide(target, spc) === 'skip',
+        'rotation (its schedule)': rotation.republish.decide(target, spc, stays.pod) === 'skip',
       };
       // An unchanged rotation round writes the pod status only to clear a lastError it remembers.
       const before = writes.length;

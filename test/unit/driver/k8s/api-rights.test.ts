@@ -143,9 +143,14 @@ describe('api-rights: the RBAC right of each API request', () => {
     expect(rolesGranting(secretGet, 'rotation-reconciler').map((r) => r.file)).to.deep.equal([
       'deploy/rbac-rotation.yaml',
     ]);
+    // Secret sync watches the managed Secrets of its namespaces; the reconciler the used=true ones.
     expect(
       rolesGranting({ verb: 'watch', group: '', resource: 'secrets' }, 'secret-sync').map((r) => r.file),
-    ).to.deep.equal(['deploy/rbac-rotation.yaml']);
+    ).to.deep.equal(['deploy/rbac-secret-sync.yaml']);
+    expect(rolesGranting({ verb: 'watch', group: '', resource: 'secrets' }).map((r) => r.file)).to.deep.equal([
+      'deploy/rbac-secret-sync.yaml',
+      'deploy/rbac-rotation.yaml',
+    ]);
     expect(
       rolesGranting({ verb: 'get', group: 'storage.k8s.io', resource: 'csidrivers', name: 'other-driver' }),
     ).to.deep.equal([]);

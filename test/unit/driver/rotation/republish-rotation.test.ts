@@ -192,15 +192,43 @@ describe('RepublishRotation: rotation on kubelet republish (--rotation-mode=repu
     await s.publish();
     s.rotation.forget(s.req.targetPath);
     expect(
-      s.rotation.decide(s.req.targetPath, {
-        namespace: 'n',
-        name: 's',
-        provider: 'fake',
-        parameters: {},
-        secretObjects: [],
-        annotations: {},
-      }),
+      s.rotation.decide(
+        s.req.targetPath,
+        {
+          namespace: 'n',
+          name: 's',
+          provider: 'fake',
+          parameters: {},
+          secretObjects: [],
+          annotations: {},
+        },
+        pod,
+      ),
     ).to.equal('rotate');
+  });
+
+  it("a throttled rotation holds back the other pods of the class and service account for the provider's pushback", async () => {
+    const s = setup(dir);
+    const other = { ...s.req, targetPath: join(dir, 't2'), pod: { ...pod, name: 'p2', uid: 'u2' } };
+    const otherAccount = {
+      ...s.req,
+      targetPath: join(dir, 't3'),
+      pod: { ...pod, name: 'p3', uid: 'u3', serviceAccountName: 'sa3' },
+    };
+    for (const r of [s.req, other, otherAccount]) await s.publisher.publish(r);
+    s.fail(new SscError('resource-exhausted', 'vault throttled', { reason: 'VaultThrottled', retryAfterMs: 30_000 }));
+    s.advance(INTERVAL * 1.2);
+    await s.publish().catch(() => undefined);
+    expect(s.calls).to.have.length(4);
+    s.fail(undefined);
+    expect((await s.publisher.publish(other)).skipped, 'same class and service account: waits').to.equal(true);
+    expect(s.calls).to.have.length(4);
+    expect((await s.publisher.publish(otherAccount)).skipped, 'another service account: its own backoff').to.equal(
+      false,
+    );
+    s.advance(30_000);
+    expect((await s.publisher.publish(other)).skipped, 'the pushback is over').to.equal(false);
+    expect(s.events.filter((e) => e.includes('MountRotationFailed'))).to.have.length(1);
   });
 });
 

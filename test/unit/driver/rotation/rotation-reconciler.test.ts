@@ -3,6 +3,7 @@ import { csiVolumeOf, mountGroupOf, volumeNameOf } from '../../../../driver/kube
 import { slimPod } from '../../../../driver/kubernetes-mode/kubernetes-mode.js';
 import { RotationReconciler, type RefreshReport, type RotationVolume } from '../../../../driver/rotation/reconciler.js';
 import { RotationSchedule } from '../../../../driver/rotation/schedule.js';
+import { ClassBackoff } from '../../../../driver/rotation/class-backoff.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
 const pod = { name: 'p', namespace: 'n', uid: 'u', serviceAccountName: 'default' };
@@ -26,6 +27,7 @@ function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => Refr
       },
     },
     schedule: new RotationSchedule(),
+    backoff: new ClassBackoff(() => 0.5),
     metrics: {
       reconciled: (p, rotated) => metrics.push(`${p}:${rotated}`),
       reconcileFailed: (p, e, rotated) => metrics.push(`${p}:error:${e}:${rotated}`),
@@ -40,6 +42,7 @@ function harness(volumes: RotationVolume[], outcome: (v: RotationVolume) => Refr
     reconciler,
     calls,
     metrics,
+    now: () => now,
     advance: (ms: number) => {
       now += ms;
     },
@@ -119,6 +122,7 @@ describe('RotationReconciler.runRound', () => {
         },
       },
       schedule: new RotationSchedule(),
+      backoff: new ClassBackoff(),
       metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
       logger: createLogger({ component: 'test', silent: true }),
       now: () => now,
@@ -178,6 +182,108 @@ describe('RotationReconciler.runRound', () => {
     await new Promise((r) => setImmediate(r));
     expect(calls).to.be.greaterThan(0);
     expect(h.calls.length).to.equal(calls);
+  });
+});
+
+describe('RotationReconciler: backoff per class and service account', () => {
+  const throttled: RefreshReport = {
+    result: 'failed',
+    provider: 'vault',
+    errorType: 'GRPCProviderError',
+    rotated: false,
+  };
+  const many = (n: number, serviceAccountName = 'default', spcName = 's'): RotationVolume[] =>
+    Array.from({ length: n }, (_, i) => ({
+      targetPath: `/${serviceAccountName}/${spcName}/${i}`,
+      pod: { ...pod, name: `p${i}`, serviceAccountName },
+      spcName,
+      provider: 'vault',
+      intervalMs: 60_000,
+    }));
+
+  it('a throttled class calls its provider for the first volumes only; the rest wait, with no failure reported for them', async () => {
+    const h = harness(many(100), () => throttled);
+    const report = await h.reconciler.runRound();
+    // concurrencyPerProvider is 2: the two calls already out when the first 429 came back.
+    expect(h.calls).to.have.length(2);
+    expect(report).to.include({ refreshed: 100, failed: 2, deferred: 98 });
+    expect(h.metrics).to.have.length(2);
+  });
+
+  it('after the wait one volume tries; the others follow only once it succeeded', async () => {
+    let answer: RefreshReport = throttled;
+    // Answers come a macrotask later, as a provider's do: calls started meanwhile would show.
+    const h = harness(many(10), () => new Promise<RefreshReport>((resolve) => setImmediate(() => resolve(answer))));
+    await h.reconciler.runRound();
+    // Two failures in a row (the two first calls): the wait is 2 s, of which half is jitter (0.5 here): 1.5 s.
+    h.advance(1_000);
+    await h.reconciler.runRound();
+    expect(h.calls, 'still backing off').to.have.length(2);
+    h.advance(600);
+    await h.reconciler.runRound();
+    expect(h.calls, 'one trial call').to.have.length(3);
+    h.advance(10_000);
+    answer = { result: 'unchanged', provider: 'vault' };
+    const report = await h.reconciler.runRound();
+    // Due: the 7 volumes never tried (the 3 that failed wait on their own schedule).
+    expect(report).to.include({ refreshed: 7, failed: 0, deferred: 6 });
+    expect(h.calls, 'one more trial, which succeeds').to.have.length(4);
+    expect((await h.reconciler.runRound()).deferred).to.equal(0);
+    expect(h.calls, 'then the 6 volumes left').to.have.length(10);
+  });
+
+  it("honours the provider's pushback (grpc-retry-pushback-ms) instead of its own delay", async () => {
+    const h = harness(many(5), () => ({ ...throttled, retryAfterMs: 30_000 }));
+    await h.reconciler.runRound();
+    const first = h.calls.length;
+    h.advance(29_000);
+    await h.reconciler.runRound();
+    expect(h.calls).to.have.length(first);
+    h.advance(1_000);
+    await h.reconciler.runRound();
+    expect(h.calls).to.have.length(first + 1);
+  });
+
+  it('backs off each class and service account on its own', async () => {
+    const volumes = [...many(3, 'sa1'), ...many(3, 'sa2'), ...many(3, 'sa1', 'other')];
+    const h = harness(volumes, (v) =>
+      v.pod.serviceAccountName === 'sa1' && v.spcName === 's' ? throttled : { result: 'unchanged', provider: 'vault' },
+    );
+    const report = await h.reconciler.runRound();
+    expect(report.failed).to.be.at.most(2);
+    expect(h.calls.filter((c) => c.startsWith('/sa2/'))).to.have.length(3);
+    expect(h.calls.filter((c) => c.startsWith('/sa1/other/'))).to.have.length(3);
+  });
+
+  it('a backing-off class does not make the loop spin: it sleeps until the group may call again', async () => {
+    const waits: number[] = [];
+    let now = 0;
+    let rounds = 0;
+    let done!: () => void;
+    const three = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const reconciler = new RotationReconciler({
+      source: { list: async () => many(20) },
+      refresher: { refresh: async () => ({ ...throttled, retryAfterMs: 20_000 }) },
+      schedule: new RotationSchedule(),
+      backoff: new ClassBackoff(() => 0.5),
+      metrics: { reconciled: () => undefined, reconcileFailed: () => undefined },
+      logger: createLogger({ component: 'test', silent: true }),
+      now: () => now,
+      sleep: async (ms) => {
+        waits.push(ms);
+        now += ms;
+        if (++rounds === 3) done();
+        await new Promise((r) => setImmediate(r));
+      },
+      defaultIntervalMs: 60_000,
+      concurrencyPerProvider: 1,
+    });
+    reconciler.start();
+    await three;
+    await reconciler.stop();
+    expect(waits.slice(0, 3)).to.deep.equal([20_000, 20_000, 20_000]);
   });
 });
 

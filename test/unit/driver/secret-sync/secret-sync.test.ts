@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { OwnerReference, Secret } from '../../../../driver/k8s/client/types.js';
 import { MANAGED_LABEL } from '../../../../driver/k8s/constants.js';
 import { SecretSyncer, type SecretApi } from '../../../../driver/secret-sync/secret-sync.js';
+import type { CachedSecret, SecretCache } from '../../../../driver/secret-sync/managed-secret-watches.js';
 import type { SecretObject } from '../../../../driver/spc/secret-provider-class.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
 
@@ -25,6 +26,8 @@ class ScriptedSecrets implements SecretApi {
   }
   async create<T>(path: string, body: unknown): Promise<T> {
     await this.turn();
+    if (this.stored.has(`${path}/${(body as Secret).metadata?.name}`))
+      throw Object.assign(new Error('exists'), { code: 409, body: '{"reason":"AlreadyExists"}' });
     this.writes.push(`POST ${path}`);
     this.stored.set(`${path}/${(body as Secret).metadata?.name}`, body as Secret);
     return body as T;
@@ -274,5 +277,83 @@ describe('SecretSyncer: owner references are merged, never replaced', () => {
     expect(await syncer(api).sync(pod(1), '/t/b', object, [owner('rs-b')])).to.equal('updated');
     expect(owners(api)).to.deep.equal(['rs-a', 'rs-b']);
     expect(api.writes).to.deep.equal([`PUT ${path}`]);
+  });
+});
+
+describe('SecretSyncer reading through the watched managed Secrets', () => {
+  const object: SecretObject = {
+    secretName: 'app',
+    type: 'Opaque',
+    labels: {},
+    annotations: {},
+    data: [{ objectName: 'token', key: 'token' }],
+  };
+  const path = '/api/v1/namespaces/ns/secrets/app';
+  const pod = { name: 'p', namespace: 'ns', uid: 'u', serviceAccountName: 'default' };
+  const secret = (token: string, resourceVersion: string, managed = true): Secret => ({
+    metadata: {
+      name: 'app',
+      namespace: 'ns',
+      resourceVersion,
+      labels: managed ? { [MANAGED_LABEL]: 'true' } : {},
+    },
+    type: 'Opaque',
+    data: { token: Buffer.from(token).toString('base64') },
+  });
+
+  /** A cache holding `held` (undefined: it says the Secret is absent), recording what it is told. */
+  class StubCache implements SecretCache {
+    readonly ensured: string[] = [];
+    readonly remembered: string[] = [];
+    constructor(public held: Secret | undefined) {}
+    lookup(): CachedSecret {
+      return { secret: this.held && structuredClone(this.held) };
+    }
+    remember(s: Secret): void {
+      this.remembered.push(s.metadata?.resourceVersion ?? '');
+      this.held = s;
+    }
+    ensure(namespace: string): void {
+      this.ensured.push(namespace);
+    }
+  }
+  const syncer = (api: ScriptedSecrets, cache: SecretCache, token = 'v1') =>
+    new SecretSyncer(
+      api,
+      createLogger({ component: 'test', silent: true }),
+      async () => undefined,
+      async () => new Map([['token', Buffer.from(token)]]),
+      cache,
+    );
+
+  it('an unchanged Secret the watch holds: no request at all, and the namespace is watched', async () => {
+    const api = new ScriptedSecrets(new Map([[path, secret('v1', '5')]]));
+    const cache = new StubCache(secret('v1', '5'));
+    expect(await syncer(api, cache).sync(pod, '/t', object, [])).to.equal('unchanged');
+    expect([api.reads, api.writes]).to.deep.equal([0, []]);
+    expect(cache.ensured).to.deep.equal(['ns']);
+  });
+
+  it('a Secret deleted (the watch says absent) is created, and the cache learns it at once', async () => {
+    const api = new ScriptedSecrets(new Map());
+    const cache = new StubCache(undefined);
+    expect(await syncer(api, cache).sync(pod, '/t', object, [])).to.equal('created');
+    expect([api.reads, api.writes]).to.deep.equal([0, ['POST /api/v1/namespaces/ns/secrets']]);
+    expect(cache.held?.metadata?.name).to.equal('app');
+  });
+
+  it('a cache behind another writer: the 409 is retried with a GET, then written', async () => {
+    const api = new ScriptedSecrets(new Map([[path, secret('v0', '7')]]));
+    const cache = new StubCache(secret('old', '6'));
+    expect(await syncer(api, cache, 'v2').sync(pod, '/t', object, [])).to.equal('updated');
+    expect(api.reads).to.equal(1);
+    expect(api.writes).to.deep.equal([`PUT ${path}`]);
+    expect(cache.remembered).to.deep.equal(['8']);
+  });
+
+  it('a Secret of that name that is not ours (the watch never sees it): the refused create is retried with a GET, a conflict', async () => {
+    const api = new ScriptedSecrets(new Map([[path, secret('theirs', '3', false)]]));
+    expect(await syncer(api, new StubCache(undefined)).sync(pod, '/t', object, [])).to.equal('conflict');
+    expect([api.reads, api.writes]).to.deep.equal([1, []]);
   });
 });

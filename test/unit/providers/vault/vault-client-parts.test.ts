@@ -244,9 +244,16 @@ describe('vault errors as gRPC codes', () => {
     [
       status(429),
       read,
-      'unavailable',
-      'VaultServerError',
-      'Vault at https://v:8200 (namespace "team") failed read "secret/data/db" (HTTP 429)',
+      'resource-exhausted',
+      'VaultThrottled',
+      'Vault at https://v:8200 (namespace "team") throttled read "secret/data/db" (HTTP 429)',
+    ],
+    [
+      { type: 'throttled', retryAfterMs: 2500, errors: ['1 request per second exceeded'] },
+      read,
+      'resource-exhausted',
+      'VaultThrottled',
+      'Vault at https://v:8200 (namespace "team") throttled read "secret/data/db" (HTTP 429); it asked to wait 3s: 1 request per second exceeded',
     ],
     [
       status(400, ['common name evil.test not allowed\n']),

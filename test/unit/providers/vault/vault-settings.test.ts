@@ -476,7 +476,7 @@ describe('vault providerSettings', () => {
       '--cache-size not a number',
       {},
       ['--cache-size=-1'],
-      '--cache-size must be a whole number (0 keeps no clients), got "-1"',
+      '--cache-size must be a whole number (0 keeps no identities), got "-1"',
     ],
     [
       'VAULT_NAMESPACE with a control character',

@@ -1,0 +1,127 @@
+// The Secrets this driver manages (label secrets-store.csi.k8s.io/managed=true), watched
+// only in the namespaces that have volumes with secretObjects on this node: a list+watch
+// per such namespace, never one of the whole cluster per node. Secret sync reads a Secret
+// from here instead of a GET, so an unchanged re-sync round makes no API request, while a
+// deleted or edited Secret is still seen (the watch's DELETED/MODIFIED events).
+import type { Logger } from '../../lib/logging/logger.js';
+import type { Sleep } from '../../lib/sleep.js';
+import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
+import type { KubeApi } from '../k8s/client/kube-api.js';
+import type { Secret } from '../k8s/client/types.js';
+import { MANAGED_LABEL } from '../k8s/constants.js';
+import { corePath } from '../k8s/resource-paths.js';
+import { WatchedCache } from '../k8s/watched-cache.js';
+
+/** What the cache can say of one Secret: it is there (`secret`), it is not (`secret` undefined), or it cannot say (undefined). */
+export type CachedSecret = { readonly secret: Secret | undefined } | undefined;
+
+/** How Secret sync uses the cache (a port: SecretSyncer's unit tests script it). */
+export interface SecretCache {
+  /** The Secret as last seen, when `namespace` is watched and listed; undefined when a GET must tell. */
+  lookup(namespace: string, name: string): CachedSecret;
+  /** A Secret this process just wrote: readers right after the write must see it. */
+  remember(secret: Secret): void;
+  /** Starts watching `namespace` (a volume there syncs Secrets). */
+  ensure(namespace: string): void;
+}
+
+/** How long the driver goes without watching after the API refused to list Secrets (the role may be granted meanwhile). */
+export const REFUSED_RETRY_MS = 10 * 60 * 1000;
+
+/** The per-namespace watches, started on first use and stopped when no volume of the namespace is left. */
+export class ManagedSecretWatches implements SecretCache {
+  private readonly watches = new Map<string, WatchedCache<Secret>>();
+  /** When the API last refused to list Secrets (403): until REFUSED_RETRY_MS later, Secrets are read with GETs. */
+  private refusedAt: number | undefined;
+  /** The rights check in flight, so concurrent first uses make one request. */
+  private checking: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly api: Pick<KubeApi, 'get' | 'watch'>,
+    private readonly logger: Logger,
+    private readonly sleep: Sleep,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  lookup(namespace: string, name: string): CachedSecret {
+    const watch = this.watches.get(namespace);
+    if (!watch?.everSynced) return undefined;
+    return { secret: watch.get(name, namespace) };
+  }
+
+  remember(secret: Secret): void {
+    const namespace = secret.metadata?.namespace ?? '';
+    if (secret.metadata?.labels?.[MANAGED_LABEL] === 'true') this.watches.get(namespace)?.remember(secret);
+  }
+
+  ensure(namespace: string): void {
+    if (this.watches.has(namespace)) return;
+    if (this.refusedAt !== undefined && this.now() - this.refusedAt < REFUSED_RETRY_MS) return;
+    void this.start(namespace);
+  }
+
+  /** Keeps watching only `namespaces` (those with volumes that sync Secrets), and starts the missing ones. */
+  async retain(namespaces: ReadonlySet<string>): Promise<void> {
+    const stopping = [...this.watches].filter(([ns]) => !namespaces.has(ns));
+    for (const [ns] of stopping) this.watches.delete(ns);
+    for (const ns of namespaces) this.ensure(ns);
+    await Promise.all(stopping.map(([, watch]) => watch.stop()));
+  }
+
+  /** Namespaces watched now. */
+  get namespaces(): string[] {
+    return [...this.watches.keys()];
+  }
+
+  /** Stops every watch. */
+  async stop(): Promise<void> {
+    await this.retain(new Set());
+  }
+
+  private async start(namespace: string): Promise<void> {
+    if (!(await this.mayList(namespace)) || this.watches.has(namespace)) return;
+    const watch = new WatchedCache<Secret>(
+      this.api,
+      {
+        what: `Secret (managed, ${namespace})`,
+        path: corePath('secrets', namespace),
+        labelSelector: `${MANAGED_LABEL}=true`,
+      },
+      this.logger,
+      this.sleep,
+    );
+    this.watches.set(namespace, watch);
+    watch.start();
+  }
+
+  /**
+   * Whether the driver may list Secrets: asked once (one LIST of at most one object), again
+   * REFUSED_RETRY_MS after a refusal. A refusal is logged once each time, naming the right.
+   */
+  private mayList(namespace: string): Promise<boolean> {
+    this.checking ??= this.checkRight(namespace).finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  private async checkRight(namespace: string): Promise<boolean> {
+    if (this.refusedAt === undefined && this.watches.size > 0) return true;
+    try {
+      await this.api.get(corePath('secrets', namespace), { labelSelector: `${MANAGED_LABEL}=true`, limit: 1 });
+      this.refusedAt = undefined;
+      return true;
+    } catch (err) {
+      if (httpStatusOf(err) !== 403) return true; // the watch's own retries deal with other failures
+      this.refusedAt = this.now();
+      this.logger.warn(
+        'Secret sync reads each synced Secret with a GET every re-sync round: the driver may not watch them',
+        {
+          error: fromKubeError(err, `list Secrets in ${namespace}`, 'secret-sync').message,
+          retryInMs: REFUSED_RETRY_MS,
+        },
+      );
+      return false;
+    }
+  }
+}
