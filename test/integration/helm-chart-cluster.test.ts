@@ -383,7 +383,7 @@ describe('Helm chart against a real kube-apiserver', function () {
         undefined,
       );
       expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update', 'patch'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
       ]);
       for (const crd of CRDS) {
         expect(upgrade.stdout).to.include(`kubectl label crd ${crd} app.kubernetes.io/managed-by=Helm`);

@@ -73,7 +73,7 @@ describe("our roles compared with upstream v1.6.0's, rule by rule (its release f
       'secretprovidersyncing-role',
       'rbac-secret-sync.yaml',
       'deploy/rbac-secretprovidersyncing.yaml',
-      ['delete /secrets', 'list /secrets', 'watch /secrets'],
+      ['delete /secrets'],
       [],
     ],
     [
@@ -356,12 +356,13 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
       const features = featuresOf({ enableSecretSync: true, enableSecretRotation: true, rotationMode: 'republish' });
       const listed = features.flatMap((f) => FEATURE_CALLS[f]);
       expect(calls.filter((c) => !listed.some((r) => covers(r, c)))).to.deep.equal([]);
-      // No token requests, no watch of nodePublishSecretRef Secrets: kubelet passes both.
+      // No token requests, no watch of nodePublishSecretRef Secrets (cluster-wide): kubelet
+      // passes both. Secret sync lists and watches managed Secrets per namespace.
       expect(
         calls.filter(
           (c) =>
             c.resource === 'serviceaccounts/token' ||
-            (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch')),
+            (c.resource === 'secrets' && (c.verb === 'list' || c.verb === 'watch') && c.namespace === undefined),
         ),
       ).to.deep.equal([]);
     });
