@@ -9,9 +9,10 @@ export type MountMode = 'tmpfs' | 'dir';
 
 /**
  * How rotation refreshes mounted volumes (docs/rotation.md): the driver's own reconciler
- * loop (needs token-request rights), or kubelet's requiresRepublish calls (upstream's RBAC).
+ * loop (needs token-request rights), kubelet's requiresRepublish calls (upstream's RBAC),
+ * or `auto` (the default): the reconciler unless its rights are missing, checked at start.
  */
-export type RotationMode = 'reconciler' | 'republish';
+export type RotationMode = 'auto' | 'reconciler' | 'republish';
 
 /** The driver's configuration, parsed once from flags and environment, then frozen. */
 export interface DriverConfig {
@@ -85,8 +86,8 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   },
   'rotation-mode': {
     type: 'string',
-    default: 'reconciler',
-    help: "reconciler (the driver refreshes volumes itself, needs deploy/rbac-rotation.yaml) or republish (refresh on kubelet's requiresRepublish calls, upstream's RBAC)",
+    default: 'auto',
+    help: "auto (reconciler when the driver's RBAC grants its rights, else republish; checked at start), reconciler (the driver refreshes volumes itself, needs deploy/rbac-rotation.yaml) or republish (refresh on kubelet's requiresRepublish calls, upstream's RBAC)",
   },
   'workload-restart-min-interval': {
     type: 'string',
@@ -162,8 +163,8 @@ export function parseDriverConfig(
   const upstream = upstreamFlagEffects(flags);
   if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
   const rotationMode = stringFlag(flags, 'rotation-mode');
-  if (rotationMode !== 'reconciler' && rotationMode !== 'republish')
-    throw new Error(`--rotation-mode must be reconciler or republish, got "${rotationMode}"`);
+  if (rotationMode !== 'auto' && rotationMode !== 'reconciler' && rotationMode !== 'republish')
+    throw new Error(`--rotation-mode must be auto, reconciler or republish, got "${rotationMode}"`);
   const mountMode = stringFlag(flags, 'mount-mode');
   if (mountMode !== 'tmpfs' && mountMode !== 'dir')
     throw new Error(`--mount-mode must be tmpfs or dir, got "${mountMode}"`);

@@ -83,18 +83,14 @@ async function optionalParts(
 ) {
   const kube =
     config.spcDir === ''
-      ? (await import('./kubernetes-mode/kubernetes-mode.js')).startKubernetesMode(
-          config,
-          metrics,
-          logger,
-          mounter,
-          packageVersion(),
-          targets,
-        )
+      ? await (
+          await import('./kubernetes-mode/kubernetes-mode.js')
+        ).startKubernetesMode(config, metrics, logger, mounter, packageVersion(), targets)
       : undefined;
+  // Kubernetes mode decided the rotation mode (auto: by the driver's rights); local mode's auto is the reconciler.
   const rotation = config.enableSecretRotation
     ? (await import('./rotation/rotation-mode.js')).createRotation(
-        config,
+        kube ? Object.freeze({ ...config, rotationMode: kube.rotationMode }) : config,
         mounter,
         metrics,
         logger,

@@ -26,6 +26,19 @@ export interface ShippedRole {
 
 const SECRETS_STORE = 'secrets-store.csi.x-k8s.io';
 
+/**
+ * Asking the API server what the driver may do (`kubectl auth can-i`): Kubernetes grants it
+ * to every authenticated user (ClusterRole system:basic-user), so no role in deploy/ does.
+ */
+export const SELF_ACCESS_REVIEW: ApiRight = Object.freeze({
+  verb: 'create',
+  group: 'authorization.k8s.io',
+  resource: 'selfsubjectaccessreviews',
+});
+
+/** Rights every authenticated user has (Kubernetes' default ClusterRole system:basic-user): no shipped role grants them. */
+export const GRANTED_TO_EVERY_USER: readonly ApiRight[] = Object.freeze([SELF_ACCESS_REVIEW]);
+
 function rights(group: string, resources: readonly string[], verbs: readonly string[], name?: string): ApiRight[] {
   return resources.flatMap((resource) =>
     verbs.map((verb) => ({ verb, group, resource, ...(name !== undefined ? { name } : {}) })),
@@ -57,8 +70,10 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list']),
   ],
   // --enable-secret-rotation with --rotation-mode=reconciler: this node's pod statuses and
-  // pods (list+watch), tokens for the CSIDriver's tokenRequests, nodePublishSecretRef data.
+  // pods (list+watch), tokens for the CSIDriver's tokenRequests, nodePublishSecretRef data;
+  // at start (auto or reconciler) whether it may make those calls (SelfSubjectAccessReviews).
   'rotation-reconciler': [
+    SELF_ACCESS_REVIEW,
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list', 'watch']),
     ...rights('', ['pods'], ['list', 'watch']),
     ...rights('', ['serviceaccounts/token'], ['create']),
@@ -66,8 +81,12 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
     ...rights('', ['secrets'], ['get', 'list', 'watch']),
   ],
   // --enable-secret-rotation with --rotation-mode=republish: the CSIDriver, read once at
-  // start to check requiresRepublish. Tokens and Secret data come from kubelet.
-  'rotation-republish': rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
+  // start to check requiresRepublish (and, chosen by auto, the reconciler's rights asked
+  // at start). Tokens and Secret data come from kubelet.
+  'rotation-republish': [
+    SELF_ACCESS_REVIEW,
+    ...rights('storage.k8s.io', ['csidrivers'], ['get'], 'secrets-store.csi.k8s.io'),
+  ],
   // The restart-on-rotation class annotation (rotation on, either mode).
   'workload-restart': [
     ...rights('apps', ['replicasets'], ['get']),
@@ -151,15 +170,19 @@ export const GRANTED_BEYOND_CALLS: readonly { readonly right: ApiRight; readonly
 export interface FeatureSettings {
   readonly enableSecretSync: boolean;
   readonly enableSecretRotation: boolean;
-  readonly rotationMode: 'reconciler' | 'republish';
+  readonly rotationMode: 'auto' | 'reconciler' | 'republish';
 }
 
-/** The features a Kubernetes-mode driver with these settings runs (workload restart is a per-class opt-in, not a flag). */
+/**
+ * The features a Kubernetes-mode driver with these settings runs (workload restart is a
+ * per-class opt-in, not a flag). `auto` counts as the reconciler: what it runs when the
+ * reconciler's rights are granted (deploy/'s roles); without them it runs republish mode.
+ */
 export function featuresOf(settings: FeatureSettings): DriverFeature[] {
   const features: DriverFeature[] = ['publish'];
   if (settings.enableSecretSync) features.push('secret-sync');
   if (settings.enableSecretRotation)
-    features.push(settings.rotationMode === 'reconciler' ? 'rotation-reconciler' : 'rotation-republish');
+    features.push(settings.rotationMode === 'republish' ? 'rotation-republish' : 'rotation-reconciler');
   return features;
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../../lib/logging/logger.js';
-import type { DriverConfig } from '../config.js';
+import type { DriverConfig, RotationMode } from '../config.js';
 import type { DriverMetrics } from '../metrics/driver-metrics.js';
 import { realSleep } from '../../lib/sleep.js';
 import type { PublishFailureHook, PublishHook } from '../publish/publisher.js';
@@ -26,6 +26,7 @@ import { readMountedFiles } from '../secret-sync/mounted-files.js';
 import { SecretSyncer } from '../secret-sync/secret-sync.js';
 import { VolumeSecretSync } from '../secret-sync/volume-secret-sync.js';
 import { ApiSecretProviderClassSource } from './spc-api-source.js';
+import { resolveRotationMode } from './rotation-mode-check.js';
 
 /** What Kubernetes mode adds to the driver: the class source and the publish hooks. */
 export interface KubernetesMode {
@@ -39,6 +40,8 @@ export interface KubernetesMode {
   readonly volumes: VolumeSource & RequestRebuilder;
   /** Reads this driver's CSIDriver object (republish mode checks requiresRepublish). */
   readonly readCsiDriver: () => Promise<CsiDriver | undefined>;
+  /** The rotation mode decided at start (never auto when rotation is on; rotation-mode-check.ts). */
+  readonly rotationMode: RotationMode;
   /** Stops the watches and closes the API connections. */
   stop(): Promise<void>;
 }
@@ -189,22 +192,25 @@ function apiVolumes(
 }
 
 /**
- * Kubernetes mode: the API client, the SecretProviderClass cache and the publish hooks.
- * The hooks and Secret sync forget a target when `targets` does.
+ * Kubernetes mode: the API client, the rotation mode (decided first), the
+ * SecretProviderClass cache and the publish hooks. The hooks and Secret sync forget a
+ * target when `targets` does.
  */
-export function startKubernetesMode(
-  config: DriverConfig,
+export async function startKubernetesMode(
+  flags: DriverConfig,
   metrics: DriverMetrics,
   logger: Logger,
   mounter: Mounter,
   version: string,
   targets: TargetLifecycle,
-): KubernetesMode {
-  const api = connectKubeApi(config.kubeconfig, process.env, {
-    userAgent: `secrets-store-csi/${version} (${config.nodeId})`,
+): Promise<KubernetesMode> {
+  const api = connectKubeApi(flags.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi/${version} (${flags.nodeId})`,
     observe: (method, code) => metrics.apiRequest(method, code),
   });
   const k8sLogger = logger.child({ component: 'kubernetes' });
+  const rotationMode = await resolveRotationMode(api, flags, logger.child({ component: 'rotation' }));
+  const config: DriverConfig = Object.freeze({ ...flags, rotationMode });
   const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep);
   classes.start();
   const now = () => new Date();
@@ -236,6 +242,7 @@ export function startKubernetesMode(
     volumes,
     failureHook: hooks.failureHook,
     readCsiDriver: () => readCsiDriver(api, config.driverName),
+    rotationMode,
     async stop() {
       restarter?.stop();
       await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);

@@ -7,7 +7,7 @@ import {
   stopOnExit,
   type KubeCluster,
 } from '../support/kube-cluster.js';
-import { CHART_VALUE_SETS, UPSTREAM_DEFAULT_VALUES } from '../support/helm-value-sets.js';
+import { CHART_VALUE_SETS, RECOMMENDED_VALUES, UPSTREAM_DEFAULT_VALUES } from '../support/helm-value-sets.js';
 import { parseDriverConfig } from '../../driver/config.js';
 import {
   CHART_DIR,
@@ -143,9 +143,10 @@ describe('Helm chart against a real kube-apiserver', function () {
         await helm.run(['uninstall', r.name, '-n', r.namespace]);
     });
 
-    it('installs the defaults in a fresh namespace, upgrades a changed value into the DaemonSet, and uninstall removes all but the CRDs', async () => {
+    it("installs deploy/'s setup (RECOMMENDED_VALUES) in a fresh namespace, upgrades a changed value into the DaemonSet, and uninstall removes all but the CRDs", async () => {
       const ns = await createNamespace(cluster, 'helm');
-      const install = await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns]);
+      const recommended = ['-f', helm.valuesFile(RECOMMENDED_VALUES)];
+      const install = await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns, ...recommended]);
       expect(install.stdout).to.match(/STATUS: deployed/);
       expect(install.stdout).to.not.match(/WARNING/);
       const rendered = parseManifests((await helm.run(['get', 'manifest', 'csi-secrets-store', '-n', ns])).stdout);
@@ -241,10 +242,11 @@ describe('Helm chart against a real kube-apiserver', function () {
       expect((await get(CSI_DRIVER))?.['spec'].tokenRequests).to.deep.equal([
         { audience: 'api://AzureADTokenExchange' },
       ]);
-      expect(
-        await get(clusterRoleRef('secretproviderrotation-role')),
-        'reconciler rights with rotation on',
-      ).to.not.equal(undefined);
+      // Upstream's RBAC and requiresRepublish for upstream's values: the driver then rotates on kubelet's republish.
+      expect(await get(clusterRoleRef('secretproviderrotation-role')), "no rights beyond upstream's").to.equal(
+        undefined,
+      );
+      expect((await get(CSI_DRIVER))?.['spec'].requiresRepublish).to.equal(true);
 
       // The hand-over the note prints, then an upgrade takes the CRDs over.
       for (const crd of CRDS) {
@@ -374,12 +376,10 @@ describe('Helm chart against a real kube-apiserver', function () {
       ]);
       const csiDriver = await get(CSI_DRIVER);
       expect(csiDriver?.metadata?.uid, 'the same CSIDriver, updated in place').to.equal(csiDriverBefore?.metadata?.uid);
-      expect(csiDriver?.['spec']).to.deep.include({
-        requiresRepublish: false,
-        tokenRequests: [{ audience: 'vault' }],
-        fsGroupPolicy: 'File',
-      });
-      expect(await get(clusterRoleRef('secretproviderrotation-role')), 'the reconciler gets its rights').to.not.equal(
+      // Upstream's CSIDriver and RBAC for upstream's values (our keys unset): the driver rotates on kubelet's republish.
+      expect(csiDriver?.['spec']).to.deep.include({ requiresRepublish: true, tokenRequests: [{ audience: 'vault' }] });
+      expect(csiDriver?.['spec'].fsGroupPolicy).to.not.equal('File');
+      expect(await get(clusterRoleRef('secretproviderrotation-role')), "no rights beyond upstream's").to.equal(
         undefined,
       );
       expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal([

@@ -5,9 +5,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
 import { csiDriverTextForAzure, csiDriverTextForVault, type Obj } from '../support/deploy-manifests.js';
 import { CHART_DIR, createHelm, parseManifests, type Helm, type Manifest } from '../support/helm.js';
+import { mergeValues, RECOMMENDED_VALUES } from '../support/helm-value-sets.js';
 
-// deploy/ (kubectl apply -k) and the chart with its default values express the same
-// install: the same objects, container args, RBAC rules, CSIDriver spec and volumes.
+// deploy/ (kubectl apply -k) and the chart with deploy/'s setup (RECOMMENDED_VALUES; the
+// chart's defaults are upstream's) express the same install: the same objects, container args, RBAC rules, CSIDriver spec and volumes.
 // Released as `csi-secrets-store` in kube-system with nameOverride=csi-secrets-store, the
 // chart uses deploy/'s names (its defaults follow upstream's chart naming instead).
 // Documented differences (docs/helm.md#the-chart-and-deploy), removed before comparing:
@@ -137,7 +138,7 @@ async function renderBoth(
   objects: readonly Manifest[],
 ): Promise<{ chart: Map<string, Manifest>; deploy: Map<string, Manifest> }> {
   const rendered = await helm.template(
-    { nameOverride: 'csi-secrets-store', ...values },
+    mergeValues(RECOMMENDED_VALUES, { nameOverride: 'csi-secrets-store', ...values }),
     { release: 'csi-secrets-store', namespace: 'kube-system' },
   );
   return {
@@ -240,7 +241,7 @@ describe('Helm chart with the pki provider and deploy/ with it opted in express 
   });
 });
 
-describe('Helm chart defaults and deploy/ express the same install', function () {
+describe("Helm chart with deploy/'s setup (RECOMMENDED_VALUES) and deploy/ express the same install", function () {
   this.timeout(60_000);
   let helm: Helm;
   let chart: Map<string, Manifest>;

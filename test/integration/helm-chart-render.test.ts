@@ -78,24 +78,27 @@ describe('Helm chart: lint and render (real helm)', function () {
         expect(config.enableSecretSync, 'enable-secret-sync').to.equal(want.sync);
         expect(config.enableSecretRotation, 'enable-secret-rotation').to.equal(want.rotation);
         if (want.rotation) expect(config.rotationPollIntervalMs).to.equal(want.rotationPollIntervalMs);
-        expect(args.includes('--rotation-mode=republish'), 'rotation-mode').to.equal(
-          want.rotation && want.rotationMode === 'republish',
-        );
+        // auto is the driver's default: no flag, the driver picks the mode by its rights.
+        expect(
+          args.filter((a) => a.startsWith('--rotation-mode')),
+          'rotation-mode',
+        ).to.deep.equal(want.rotation && want.rotationMode !== 'auto' ? [`--rotation-mode=${want.rotationMode}`] : []);
+        expect(config.rotationMode).to.equal(want.rotation ? want.rotationMode : 'auto');
         expect(config.providerDirs).to.deep.equal(want.providerDirs);
         expect(config.logLevel).to.equal(want.logLevel);
         expect(config.maxCallRecvMsgSize).to.equal(want.maxCallRecvMsgSize);
         expect(config.spcDir, 'Kubernetes mode').to.equal('');
       });
 
-      it('renders the CSIDriver with requiresRepublish only in republish mode, and the tokenRequests asked for', () => {
+      it('renders the CSIDriver with requiresRepublish with rotation unless in reconciler mode, and the tokenRequests asked for', () => {
         const spec = findManifest(objects, 'CSIDriver', 'secrets-store.csi.k8s.io')['spec'];
         expect(spec).to.deep.include({
           podInfoOnMount: true,
           attachRequired: false,
           volumeLifecycleModes: ['Ephemeral'],
-          fsGroupPolicy: 'File',
         });
-        expect(spec.requiresRepublish).to.equal(want.rotation && want.rotationMode === 'republish');
+        expect(spec.fsGroupPolicy).to.equal(want.fsGroupPolicy);
+        expect(spec.requiresRepublish).to.equal(want.rotation && want.rotationMode !== 'reconciler');
         expect(((spec.tokenRequests ?? []) as { audience: string }[]).map((t) => t.audience)).to.deep.equal(
           want.tokenAudiences,
         );
@@ -307,10 +310,14 @@ describe('Helm chart: lint and render (real helm)', function () {
         { windows: { enabled: true } },
         /windows\.enabled: secrets-store-csi has no Windows image/,
       ],
-      ['an unknown rotationMode', { rotationMode: 'poll' }, /rotationMode must be reconciler or republish, got "poll"/],
+      [
+        'an unknown rotationMode',
+        { rotationMode: 'poll' },
+        /rotationMode must be auto, reconciler or republish, got "poll"/,
+      ],
       [
         'a rotationPollInterval that is not a Go duration',
-        { rotationPollInterval: '2 minutes' },
+        { enableSecretRotation: true, rotationPollInterval: '2 minutes' },
         /rotationPollInterval must be a Go duration/,
       ],
       [

@@ -92,11 +92,12 @@ describe('a driver missing an RBAC right names it: event on the pod and a log li
     identity = undefined;
   });
 
-  it('rotation reconciler without its role: MountRotationFailed names create serviceaccounts/token and deploy/rbac-rotation.yaml', async () => {
+  it('rotation reconciler (asked for) without its role: MountRotationFailed names create serviceaccounts/token and deploy/rbac-rotation.yaml', async () => {
     const s = await driverWith(
       'rbac-notoken',
       [base, ...(await clusterRolesIn([deployFile('rbac-secret-sync.yaml')]))],
-      ['--enable-secret-rotation', '--rotation-poll-interval=1s'],
+      // Asked for explicitly: auto would rotate on kubelet's republish (the CSIDriver has requiresRepublish).
+      ['--enable-secret-rotation', '--rotation-mode=reconciler', '--rotation-poll-interval=1s'],
     );
     const uid = await createPodWithVolumes(cluster, ns, 'tok-pod', ['plain']);
     await s.client.publish(s.request(s.targetPath('tok'), 'plain', 'tok-pod', ns, uid));

@@ -18,9 +18,9 @@ import {
   createPodWithVolumes,
   deployFile,
   ensureCsiDriverLikeUpstreamHelm,
+  kubeletTokens,
   podEvents,
   requestsByMethod,
-  TEST_AUDIENCE,
   untilPodEvent,
 } from '../support/rbac-scenario.js';
 import { responseWith, startScriptedProvider, type ScriptedProvider } from '../support/scripted-provider.js';
@@ -73,7 +73,7 @@ describe("our roles compared with upstream v1.6.0's, rule by rule (its release f
       'secretprovidersyncing-role',
       'rbac-secret-sync.yaml',
       'deploy/rbac-secretprovidersyncing.yaml',
-      ['delete /secrets', 'list /secrets', 'watch /secrets'],
+      ['delete /secrets'],
       [],
     ],
     [
@@ -135,24 +135,6 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
     });
   }
 
-  /** A token for the pod's service account, bound to the pod, as kubelet mints it for tokenRequests. */
-  async function kubeletTokens(pod: string, uid: string): Promise<string> {
-    const t = await cluster.admin.core.createNamespacedServiceAccountToken({
-      name: 'default',
-      namespace: ns,
-      body: {
-        spec: {
-          audiences: [TEST_AUDIENCE],
-          expirationSeconds: 3600,
-          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid },
-        },
-      },
-    });
-    return JSON.stringify({
-      [TEST_AUDIENCE]: { token: t.status?.token, expirationTimestamp: t.status?.expirationTimestamp },
-    });
-  }
-
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'upstream-rbac');
@@ -162,14 +144,28 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
     ]);
   });
 
-  it('reconciler mode (our default): every refresh fails 403, and the event and log name create serviceaccounts/token and deploy/rbac-rotation.yaml', async () => {
+  it('an explicit --rotation-mode=reconciler is honoured: an error at start, then every refresh fails 403, and the events and log name create serviceaccounts/token and deploy/rbac-rotation.yaml', async () => {
     const identity = await boundIdentity(cluster, 'upstream-reconciler', await upstreamRoles());
     const stack = await startDriverStack({
       kubeconfig: identity.kubeconfig,
       providerFiles: { a: 'a1' },
-      driverArgs: ['--enable-secret-sync', '--enable-secret-rotation', '--rotation-poll-interval=1s'],
+      driverArgs: [
+        '--enable-secret-sync',
+        '--enable-secret-rotation',
+        '--rotation-mode=reconciler',
+        '--rotation-poll-interval=1s',
+      ],
     });
     try {
+      const atStart = stack.driver
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"level":"error"') && l.includes('--rotation-mode=reconciler'));
+      expect(atStart).to.have.length(1);
+      expect(atStart[0]).to.include(
+        "the driver's RBAC lacks: create serviceaccounts/token (ClusterRole secretproviderrotation-role in deploy/rbac-rotation.yaml)",
+      );
+      expect(stack.driver.stderr()).to.include('rotation reconciler started');
       const uid = await createPodWithVolumes(cluster, ns, 'reconciled', ['up']);
       await stack.client.publish(stack.request(stack.targetPath('r'), 'up', 'reconciled', ns, uid));
       await untilLogged(stack.driver, /"message":"rotation refresh failed"/, 2);
@@ -245,7 +241,7 @@ describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequest
         responseWith([{ path: 't', contents: 'x' }]),
       );
       uid = await createPodWithVolumes(cluster, ns, 'app', ['up', 'tok']);
-      const tokens = await kubeletTokens('app', uid);
+      const tokens = await kubeletTokens(cluster, ns, 'app', uid);
       const withTokens = (r: NodePublishVolumeRequest) => ({
         ...r,
         volume_context: { ...r.volume_context, [TOKENS_KEY]: tokens },

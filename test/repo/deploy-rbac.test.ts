@@ -3,7 +3,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { parseDriverConfig } from '../../driver/config.js';
-import { covers, FEATURE_CALLS, featuresOf, GRANTED_BEYOND_CALLS, SHIPPED_ROLES } from '../../driver/k8s/api-rights.js';
+import {
+  covers,
+  FEATURE_CALLS,
+  featuresOf,
+  GRANTED_BEYOND_CALLS,
+  GRANTED_TO_EVERY_USER,
+  SHIPPED_ROLES,
+  type ApiRight,
+} from '../../driver/k8s/api-rights.js';
+
+/** The calls of these features that a role must grant (not those Kubernetes grants every user). */
+function roleGrantedCalls(features: readonly (keyof typeof FEATURE_CALLS)[]): ApiRight[] {
+  return features.flatMap((f) => FEATURE_CALLS[f]).filter((r) => !GRANTED_TO_EVERY_USER.some((g) => covers(g, r)));
+}
 import {
   container,
   DEPLOY,
@@ -86,7 +99,7 @@ describe('deploy manifests', () => {
         /^\s*#\s*- rbac-workload-restart\.yaml$/m,
       );
       const granted = applied.flatMap((r) => r.rights);
-      const needed = featuresOf(config).flatMap((f) => FEATURE_CALLS[f]);
+      const needed = roleGrantedCalls(featuresOf(config));
       for (const right of needed)
         expect(
           granted.some((g) => covers(g, right)),
@@ -181,7 +194,7 @@ describe('deploy manifests', () => {
       const roles = objects.filter((o) => o['kind'] === 'ClusterRole').map((o) => o['metadata'].name as string);
       const driverRoles = SHIPPED_ROLES.filter((r) => roles.includes(r.role));
       const granted = driverRoles.flatMap((r) => r.rights);
-      for (const right of featuresOf(config).flatMap((f) => FEATURE_CALLS[f]))
+      for (const right of roleGrantedCalls(featuresOf(config)))
         expect(
           granted.some((g) => covers(g, right)),
           rightKey(right),

@@ -11,7 +11,10 @@ import type { VaultDaemonSetExpectation } from './vault-provider-daemonset.js';
 export interface ChartExpectation {
   readonly sync: boolean;
   readonly rotation: boolean;
-  readonly rotationMode: 'reconciler' | 'republish';
+  /** auto: no --rotation-mode flag, requiresRepublish with rotation, no rotation role (upstream's chart). */
+  readonly rotationMode: 'auto' | 'reconciler' | 'republish';
+  /** The CSIDriver's fsGroupPolicy (undefined: not rendered, the API server's default). */
+  readonly fsGroupPolicy: string | undefined;
   readonly rotationPollIntervalMs: number;
   /** ClusterRoles bound to the driver, sorted. */
   readonly clusterRoles: readonly string[];
@@ -54,10 +57,12 @@ const ROTATION_ROLE = 'secretproviderrotation-role';
 const RESTART_ROLE = 'secretproviderrestart-role';
 const UPSTREAM_DIRS = ['/etc/kubernetes/secrets-store-csi-providers', '/var/run/secrets-store-csi-providers'];
 
+/** What deploy/'s setup renders (RECOMMENDED_VALUES); most value sets start from it. */
 const DEFAULTS: ChartExpectation = {
   sync: true,
   rotation: true,
   rotationMode: 'reconciler',
+  fsGroupPolicy: 'File',
   rotationPollIntervalMs: 120_000,
   clusterRoles: [BASE_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),
   providerFile: true,
@@ -84,6 +89,55 @@ const notVirtualKubelet = {
       nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }],
     },
   },
+};
+
+/**
+ * The values that render deploy/'s setup (docs/helm.md#the-chart-and-deploy): Secret sync,
+ * the rotation reconciler, fsGroupPolicy File, the file provider, deploy/'s scheduling and
+ * sizes. The chart's defaults are upstream's instead.
+ */
+export const RECOMMENDED_VALUES: Record<string, unknown> = {
+  syncSecret: { enabled: true },
+  enableSecretRotation: true,
+  rotationPollInterval: '2m',
+  rotationMode: 'reconciler',
+  fsGroupPolicy: 'File',
+  providers: { file: { enabled: true } },
+  linux: {
+    // null: Helm drops the default (an empty map would merge into it).
+    affinity: null,
+    priorityClassName: 'system-node-critical',
+    driver: { resources: resources('500m', '384Mi', '50m', '128Mi') },
+    registrar: { logVerbosity: 2 },
+  },
+};
+
+/** `values` over `base`, maps merged key by key (as Helm merges values files), anything else replaced. */
+export function mergeValues(base: Record<string, unknown>, values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(values)) {
+    const b = out[k];
+    const isMap = (x: unknown): x is Record<string, unknown> =>
+      typeof x === 'object' && x !== null && !Array.isArray(x);
+    out[k] = isMap(b) && isMap(v) ? mergeValues(b, v) : v;
+  }
+  return out;
+}
+
+/** deploy/'s setup with `values` on top. */
+function recommended(values: Record<string, unknown>): Record<string, unknown> {
+  return mergeValues(RECOMMENDED_VALUES, values);
+}
+
+/** What the chart's defaults render: upstream's behaviour and RBAC. */
+const UPSTREAM_LIKE: ChartExpectation = {
+  ...DEFAULTS,
+  sync: false,
+  rotation: false,
+  rotationMode: 'auto',
+  fsGroupPolicy: undefined,
+  clusterRoles: [BASE_ROLE],
+  providerFile: false,
 };
 
 /** The keys and defaults of upstream v1.6.0's values.yaml (windows.* trimmed to what it sets). */
@@ -177,40 +231,51 @@ const PKI_DEFAULTS: PkiDaemonSetExpectation = { minDuration: '1h', healthPort: 8
 
 /** The value sets every chart test covers. */
 export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
-  { name: 'defaults', values: {}, expect: DEFAULTS },
+  { name: 'defaults', values: {}, expect: UPSTREAM_LIKE },
   {
     name: "upstream v1.6.0's default values",
     values: UPSTREAM_DEFAULT_VALUES,
-    expect: {
-      ...DEFAULTS,
-      sync: false,
-      rotation: false,
-      clusterRoles: [BASE_ROLE],
-      driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0',
-    },
+    expect: { ...UPSTREAM_LIKE, driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0' },
   },
   {
+    name: "upstream's values for rotation with tokenRequests (rotationMode auto)",
+    values: { syncSecret: { enabled: true }, enableSecretRotation: true, tokenRequests: [{ audience: 'vault' }] },
+    // As upstream's chart: requiresRepublish, no rotation role; the driver then picks republish.
+    expect: {
+      ...UPSTREAM_LIKE,
+      sync: true,
+      rotation: true,
+      clusterRoles: [BASE_ROLE, SYNC_ROLE].sort(),
+      tokenAudiences: ['vault'],
+    },
+  },
+  { name: "deploy/'s setup (RECOMMENDED_VALUES)", values: RECOMMENDED_VALUES, expect: DEFAULTS },
+  {
     name: 'Secret sync off',
-    values: { syncSecret: { enabled: false } },
+    values: recommended({ syncSecret: { enabled: false } }),
     expect: { ...DEFAULTS, sync: false, clusterRoles: [BASE_ROLE, ROTATION_ROLE].sort() },
   },
   {
     name: 'rotation off',
-    values: { enableSecretRotation: false },
+    values: recommended({ enableSecretRotation: false }),
     expect: { ...DEFAULTS, rotation: false, clusterRoles: [BASE_ROLE, SYNC_ROLE].sort() },
   },
   {
     name: 'rotation on with tokenRequests (upstream style)',
-    values: {
+    values: recommended({
       enableSecretRotation: true,
       rotationPollInterval: '30s',
       tokenRequests: [{ audience: 'vault' }, { audience: 'api://AzureADTokenExchange', expirationSeconds: 3600 }],
-    },
+    }),
     expect: { ...DEFAULTS, rotationPollIntervalMs: 30_000, tokenAudiences: ['vault', 'api://AzureADTokenExchange'] },
   },
   {
     name: 'republish mode',
-    values: { enableSecretRotation: true, rotationMode: 'republish', tokenRequests: [{ audience: 'vault' }] },
+    values: recommended({
+      enableSecretRotation: true,
+      rotationMode: 'republish',
+      tokenRequests: [{ audience: 'vault' }],
+    }),
     // kubelet passes the tokens and the nodePublishSecretRef: no rotation role.
     expect: {
       ...DEFAULTS,
@@ -222,22 +287,22 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   // As upstream's chart: the sync role follows syncSecret.enabled, rbac.install the rest.
   {
     name: 'rbac.install=false',
-    values: { rbac: { install: false } },
+    values: recommended({ rbac: { install: false } }),
     expect: { ...DEFAULTS, clusterRoles: [ROTATION_ROLE, SYNC_ROLE].sort() },
   },
   {
     name: 'custom kubeletRootDir',
-    values: { linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } },
+    values: recommended({ linux: { kubeletRootDir: '/var/lib/k0s/kubelet/' } }),
     expect: { ...DEFAULTS, kubeletRootDir: '/var/lib/k0s/kubelet' },
   },
   {
     name: 'providers off',
-    values: { providers: { file: { enabled: false } } },
+    values: recommended({ providers: { file: { enabled: false } } }),
     expect: { ...DEFAULTS, providerFile: false },
   },
   {
     name: 'vault provider on',
-    values: { providers: { vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' } } },
+    values: recommended({ providers: { vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' } } }),
     expect: {
       ...DEFAULTS,
       tokenAudiences: ['vault'],
@@ -250,7 +315,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'vault provider only, customised, its audience already in tokenRequests',
-    values: {
+    values: recommended({
       tokenRequests: [{ audience: 'api://AzureADTokenExchange' }, { audience: 'bao', expirationSeconds: 3600 }],
       providers: {
         file: { enabled: false },
@@ -271,7 +336,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       providerFile: false,
@@ -287,7 +352,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'vault provider with a CA ConfigMap and no token audience',
-    values: {
+    values: recommended({
       providers: {
         vault: {
           enabled: true,
@@ -296,7 +361,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           tokenRequest: { audience: '' },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       providerVault: {
@@ -309,12 +374,12 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'azure provider on',
-    values: { providers: { azure: { enabled: true } } },
+    values: recommended({ providers: { azure: { enabled: true } } }),
     expect: { ...DEFAULTS, tokenAudiences: [AZURE_AUDIENCE], providerAzure: AZURE_DEFAULTS },
   },
   {
     name: 'azure and vault providers, azure customised, its audience already in tokenRequests',
-    values: {
+    values: recommended({
       tokenRequests: [{ audience: AZURE_AUDIENCE, expirationSeconds: 3600 }],
       providers: {
         vault: { enabled: true, vaultAddress: 'https://vault.vault.svc:8200' },
@@ -334,7 +399,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       tokenAudiences: [AZURE_AUDIENCE, 'vault'],
@@ -353,12 +418,14 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'azure provider without a token audience (no workload identity)',
-    values: { providers: { file: { enabled: false }, azure: { enabled: true, tokenRequest: { audience: '' } } } },
+    values: recommended({
+      providers: { file: { enabled: false }, azure: { enabled: true, tokenRequest: { audience: '' } } },
+    }),
     expect: { ...DEFAULTS, providerFile: false, providerAzure: AZURE_DEFAULTS },
   },
   {
     name: 'exec provider on, helpers and their files from values',
-    values: {
+    values: recommended({
       providers: {
         exec: {
           enabled: true,
@@ -366,7 +433,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           helperFiles: { 'data.d/a.txt': 'a', 'data.d/sub/b.txt': 'b' },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       providerExec: {
@@ -381,7 +448,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'exec provider only, helpers on the nodes (hostPath), customised',
-    values: {
+    values: recommended({
       providers: {
         file: { enabled: false },
         exec: {
@@ -406,7 +473,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       providerFile: false,
@@ -422,12 +489,12 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'pki provider on',
-    values: { providers: { pki: { enabled: true } } },
+    values: recommended({ providers: { pki: { enabled: true } } }),
     expect: { ...DEFAULTS, providerPki: PKI_DEFAULTS },
   },
   {
     name: 'pki and exec providers, pki customised',
-    values: {
+    values: recommended({
       providers: {
         exec: { enabled: true, helpers: { 'get.sh': HELPER } },
         pki: {
@@ -441,7 +508,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           image: { repository: 'registry.example.com/ssc/provider', tag: '9.9.9' },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       providerExec: { ...EXEC_DEFAULTS, helpers: { kind: 'configMap', name: `${EXEC_DS}-helpers` } },
@@ -450,7 +517,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   },
   {
     name: 'everything customised',
-    values: {
+    values: recommended({
       commonLabels: { team: 'platform' },
       imagePullSecrets: [{ name: 'regcred' }],
       logVerbosity: 5,
@@ -485,7 +552,7 @@ export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
           podLabels: { tier: 'node' },
         },
       },
-    },
+    }),
     expect: {
       ...DEFAULTS,
       clusterRoles: [BASE_ROLE, RESTART_ROLE, ROTATION_ROLE, SYNC_ROLE].sort(),

@@ -97,6 +97,29 @@ export async function createPodWithVolumes(
   return pod.metadata?.uid ?? '';
 }
 
+/** A token for the pod's default service account, bound to the pod, as kubelet mints it for tokenRequests (the volume attribute's JSON). */
+export async function kubeletTokens(
+  cluster: KubeCluster,
+  namespace: string,
+  pod: string,
+  uid: string,
+): Promise<string> {
+  const t = await cluster.admin.core.createNamespacedServiceAccountToken({
+    name: 'default',
+    namespace,
+    body: {
+      spec: {
+        audiences: [TEST_AUDIENCE],
+        expirationSeconds: 3600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid },
+      },
+    },
+  });
+  return JSON.stringify({
+    [TEST_AUDIENCE]: { token: t.status?.token, expirationTimestamp: t.status?.expirationTimestamp },
+  });
+}
+
 /** The driver's API requests by method so far (rest_client_requests_total, all codes). */
 export function requestsByMethod(metrics: string): Record<string, number> {
   const out: Record<string, number> = {};

@@ -51,7 +51,7 @@ app: {{ include "sscd.name" . }}
 {{- end -}}
 {{- end -}}
 
-{{/* Whether the rotation reconciler runs (and needs its RBAC): "true" or "". */}}
+{{/* Whether the rotation reconciler is asked for (and gets its RBAC): "true" or "". auto renders upstream's RBAC; the driver then picks its mode by its rights. */}}
 {{- define "sscd.reconciler" -}}
 {{- if and .Values.enableSecretRotation (eq (toString .Values.rotationMode) "reconciler") }}true{{ end -}}
 {{- end -}}

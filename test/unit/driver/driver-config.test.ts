@@ -16,7 +16,7 @@ describe('parseDriverConfig', () => {
       metricsAddr: ':8095',
       enableSecretRotation: false,
       rotationPollIntervalMs: 120_000,
-      rotationMode: 'reconciler',
+      rotationMode: 'auto',
       workloadRestartMinIntervalMs: 600_000,
       spcDir: '',
       kubeconfig: '',
@@ -113,7 +113,8 @@ describe('parseDriverConfig', () => {
     ).to.equal(1000);
   });
 
-  it('parses --rotation-mode: reconciler (default) or republish', () => {
+  it('parses --rotation-mode: auto (default), reconciler or republish', () => {
+    expect(parseDriverConfig([...NODE], {}).rotationMode).to.equal('auto');
     expect(parseDriverConfig([...NODE, '--rotation-mode=republish'], {}).rotationMode).to.equal('republish');
     expect(parseDriverConfig([...NODE, '--rotation-mode', 'reconciler'], {}).rotationMode).to.equal('reconciler');
   });
@@ -235,7 +236,7 @@ describe('parseDriverConfig', () => {
       'bad rotation mode',
       [...NODE, '--rotation-mode=kubelet'],
       {},
-      '--rotation-mode must be reconciler or republish, got "kubelet"',
+      '--rotation-mode must be auto, reconciler or republish, got "kubelet"',
     ],
     ['bad mount mode', [...NODE, '--mount-mode=bind'], {}, '--mount-mode must be tmpfs or dir, got "bind"'],
     ['missing node id', [], {}, '--nodeid is required (or set KUBE_NODE_NAME)'],

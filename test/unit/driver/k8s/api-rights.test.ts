@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import {
+  covers,
   describeRight,
   featuresOf,
   FEATURE_CALLS,
+  GRANTED_TO_EVERY_USER,
   rightOfRequest,
   rolesGranting,
   SHIPPED_ROLES,
@@ -165,11 +167,17 @@ describe('api-rights: the RBAC right of each API request', () => {
     expect(
       featuresOf({ enableSecretSync: false, enableSecretRotation: false, rotationMode: 'reconciler' }),
     ).to.deep.equal(['publish']);
+    // auto runs the reconciler where its rights are granted (deploy/'s roles).
+    expect(featuresOf({ enableSecretSync: false, enableSecretRotation: true, rotationMode: 'auto' })).to.deep.equal([
+      'publish',
+      'rotation-reconciler',
+    ]);
   });
 
-  it('every call of every feature is granted by the role of that feature or the base role', () => {
+  it('every call of every feature is granted by the role of that feature or the base role, or to every user', () => {
     for (const [feature, calls] of Object.entries(FEATURE_CALLS)) {
       for (const call of calls) {
+        if (GRANTED_TO_EVERY_USER.some((g) => covers(g, call))) continue;
         const granting = SHIPPED_ROLES.filter(
           (r) =>
             (r.feature === feature || r.feature === 'publish') &&
