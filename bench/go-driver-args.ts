@@ -1,5 +1,5 @@
 /**
- * How upstream's Go driver v1.6.0 (peer `upstream-driver`) is started next to ours: its
+ * How upstream's Go driver v1.6.1 (peer `upstream-driver`) is started next to ours: its
  * command line and the log line that says it serves. Shared by the integration tests'
  * stack (test/support/go-driver.ts) and the side-by-side benchmark (bench/vs-go-driver.ts).
  */

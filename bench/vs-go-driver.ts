@@ -39,7 +39,7 @@ import {
 } from './vs-go-report.js';
 
 /**
- * `npm run bench:vs-go`: our driver against upstream's Go driver v1.6.0 on the same
+ * `npm run bench:vs-go`: our driver against upstream's Go driver v1.6.1 on the same
  * kube-apiserver, `file` provider and kubelet-like client, in interleaved batches
  * (bench/README.md, "Versus upstream's Go driver").
  */
@@ -353,7 +353,7 @@ async function main(): Promise<void> {
       nodeFlags: benchNodeFlags(),
       ourDriver: 'Kubernetes mode (--kubeconfig, deploy/ RBAC), info logging, metrics on, no rotation',
       goDriver:
-        'v1.6.0, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
+        'v1.6.1, upstream RBAC, -v=0, metrics on, --enable-secret-rotation --rotation-poll-interval=1ms (so a republish re-mounts)',
       order: 'batches alternate ours/theirs in ABBA order',
       percentiles: 'nearest rank',
       cpu: 'the sum of /proc/<pid>/task/*/schedstat run times (ns) + /proc/<pid>/stat cutime+cstime (children that exited, 10 ms ticks)',

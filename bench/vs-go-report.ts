@@ -277,7 +277,7 @@ const num = (x: number | null, unit: RowUnit): string =>
 /** The report printed to stdout. */
 export function formatVsReport(r: VsGoResults): string {
   const head = [
-    `secrets-store-csi versus upstream's Go driver v1.6.0  ${r.startedAt}`,
+    `secrets-store-csi versus upstream's Go driver v1.6.1  ${r.startedAt}`,
     machineLine(r),
     r.goDriver.ran
       ? `mount mode ${r.mountMode}; interleaved batches of ${String(r.config['batch'])}; sequential calls start ≥ ${String(r.config['paceMs'])} ms apart; node flags: ${nodeFlagsText(r.config['nodeFlags'])}`

@@ -1,7 +1,7 @@
 import type { FlagSpec, ParsedFlags } from '../lib/flags.js';
 import type { LogLevel } from '../lib/logging/logger.js';
 
-// The flags upstream's driver v1.6.0 takes beyond the ones we share with it, so that its
+// The flags upstream's driver v1.6.1 takes beyond the ones we share with it, so that its
 // DaemonSet args and Helm chart start ours unchanged: main.go's own (-version,
 // --log-format-json, pprof, provider health checks), --metrics-backend (pkg/metrics) and
 // klog's set (klog.InitFlags in main.go, klog v2.120.1). test/integration/upstream-flags

@@ -34,7 +34,7 @@ export function kubeletOwnedParameters(parameters: Readonly<Record<string, strin
 /**
  * The provider's attributes, lowest precedence first: class parameters (minus kubelet-owned
  * keys), then volume_context, then tokens delivered in `secrets` (kubelet 1.35+ with
- * `serviceAccountTokenInSecrets`, or minted by the driver for rotation), as upstream v1.6.0
+ * `serviceAccountTokenInSecrets`, or minted by the driver for rotation), as upstream v1.6.1
  * lets the secrets' tokens beat volume_context's.
  */
 export function mountAttributes(

@@ -86,7 +86,7 @@ export async function validateMountResponse(
  * True when a response carries no files and exactly the object versions already mounted
  * (same ids, same versions): the provider saw that nothing changed and did not download
  * the values again (the azure provider's rotation answers from version properties). The
- * mounted files stay as they are. Upstream v1.6.0 keeps the mounted files whenever a
+ * mounted files stay as they are. Upstream v1.6.1 keeps the mounted files whenever a
  * response has no files (provider_client.go, issue #551); we do so only when the versions
  * prove the content is the same, and otherwise write what the response says.
  */

@@ -3,7 +3,7 @@ import { pkcs12ToPem } from '../../lib/asn1/pkcs12.js';
 import { parsePrivateKey, upstreamKeyBlock } from '../../lib/asn1/private-key.js';
 import { TlsInputError } from '../../lib/asn1/tls-input-error.js';
 
-// tls.crt and tls.key of a kubernetes.io/tls Secret, byte for byte as upstream v1.6.0
+// tls.crt and tls.key of a kubernetes.io/tls Secret, byte for byte as upstream v1.6.1
 // writes them (pkg/util/secretutil GetCertPart): PEM blocks re-encoded the way Go
 // encodes them, a password-less PKCS#12 file converted when the object holds no PEM,
 // keys rewritten as PKCS#1 or SEC1. Where upstream writes something unusable (an empty

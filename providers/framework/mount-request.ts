@@ -8,7 +8,7 @@ function invalid(message: string): SscError {
 
 /**
  * `optional` fields may be absent: `""` (our driver before it sent `{}`) or `null`, which
- * the Go driver v1.6.0 sends for a pod without nodePublishSecretRef (json.Marshal of a
+ * the Go driver v1.6.1 sends for a pod without nodePublishSecretRef (json.Marshal of a
  * nil map), so every such mount fails unless `null` means "none", as in Go providers.
  */
 function jsonStringMap(field: string, raw: string, optional: boolean): Record<string, string> {

@@ -182,7 +182,7 @@ describe('file provider process (v1alpha1 server, health, signals)', function ()
     expect(metrics).to.match(/^nodejs_eventloop_lag_p50_seconds /m);
   });
 
-  it('serves the MountRequest the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', async () => {
+  it('serves the MountRequest the Go driver v1.6.1 sends for a pod without nodePublishSecretRef', async () => {
     // nodeserver.go: parameters = spec.parameters overlaid with kubelet's volume context,
     // secrets = json.Marshal(nil map) = "null", permission = json.Marshal(0644) = "420",
     // no current_object_version.

@@ -25,7 +25,7 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { tokensAttribute } from '../support/service-account-tokens.js';
 
-// Our `azure` provider behind upstream's Go driver v1.6.0 (go-driver.ts: the Go driver on a
+// Our `azure` provider behind upstream's Go driver v1.6.1 (go-driver.ts: the Go driver on a
 // CSI socket, classes, pods and pod status objects in the real kube-apiserver, our CsiClient
 // sending kubelet's NodePublishVolume), reading through the real Azure SDK from the Key
 // Vault + Entra stand-in (no Key Vault can run here: test/support/azure-keyvault/stand-in.ts
@@ -35,10 +35,10 @@ import { tokensAttribute } from '../support/service-account-tokens.js';
 // service account with an issuer the stand-in's Entra trusts as a federated credential and
 // puts it where kubelet puts it (volume_context), as go-driver-vault-provider.test.ts does.
 //
-// Rotation: the Go driver v1.6.0 never sends current_object_version. Its only Mount call,
+// Rotation: the Go driver v1.6.1 never sends current_object_version. Its only Mount call,
 // nodeserver.go mountSecretsStoreObjectContent, passes nil as MountContent's
 // oldObjectVersions (provider_client.go), and pkg/rotation (the old reconciler that did pass
-// them) is gone in v1.6.0: rotation is kubelet's republish. So under the Go driver every
+// them) is gone in v1.6.1: rotation is kubelet's republish. So under the Go driver every
 // republish is a full read (each object's value downloaded again, no version listing), and
 // our properties-only answer (no files) never happens; with our driver it does
 // (azure-provider.test.ts, docs/providers/azure.md#rotation). What keeps an unchanged
@@ -52,10 +52,10 @@ const SP_CLIENT = '1c1c1c1c-0000-4000-8000-000000000003';
 const SP_SECRET = 'sp-client-secret-value';
 const OUTSIDER_CLIENT = '1d1d1d1d-0000-4000-8000-000000000004';
 const OUTSIDER_SECRET = 'outsider-client-secret-value';
-/** The label upstream's docs tell users to put on nodePublishSecretRef Secrets (v1.6.0 itself no longer reads it: kubelet passes the data). */
+/** The label upstream's docs tell users to put on nodePublishSecretRef Secrets (v1.6.1 itself no longer reads it: kubelet passes the data). */
 const USED_LABEL = 'secrets-store.csi.k8s.io/used';
 
-describe("our azure provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, Key Vault + Entra stand-in)", function () {
+describe("our azure provider under upstream's Go driver v1.6.1 (real Go driver, kube-apiserver, Key Vault + Entra stand-in)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let standIn: AzureStandIn;

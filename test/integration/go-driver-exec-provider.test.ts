@@ -19,7 +19,7 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { createSecretProviderClass, readPodStatus } from '../support/kube-objects.js';
 import { ServiceAccountTokenIssuer, tokensAttribute } from '../support/service-account-tokens.js';
 
-// Our `exec` provider behind upstream's Go driver v1.6.0 (go-driver.ts: the Go driver on
+// Our `exec` provider behind upstream's Go driver v1.6.1 (go-driver.ts: the Go driver on
 // a CSI socket, classes, pods and pod status objects in the shared kube-apiserver, our
 // CsiClient sending kubelet's NodePublishVolume), running real helpers from a temp
 // --helpers-dir: the example file-get.sh with its file-get.d/, a `versioned.sh` with a
@@ -36,7 +36,7 @@ import { ServiceAccountTokenIssuer, tokensAttribute } from '../support/service-a
 // CSIDriver's tokenRequests would name and puts it where kubelet puts it (volume_context),
 // as go-driver-azure-provider.test.ts does; the Go driver copies it into the Mount.
 //
-// Rotation: the Go driver v1.6.0 sends no current_object_version (its only Mount passes
+// Rotation: the Go driver v1.6.1 sends no current_object_version (its only Mount passes
 // nil oldObjectVersions, see go-driver-azure-provider.test.ts), so every republish is a
 // full Mount: every helper's `version` and then `get` run, even when nothing changed. Its
 // atomic writer then keeps the files (same ..data, same inode) when every byte is equal.
@@ -57,7 +57,7 @@ interface Probe {
   readonly tokens: string | null;
 }
 
-describe("our exec provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, real helpers)", function () {
+describe("our exec provider under upstream's Go driver v1.6.1 (real Go driver, kube-apiserver, real helpers)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;

@@ -22,10 +22,10 @@ const fileProvider: GoDriverProvider = {
 };
 
 /**
- * Users may keep upstream's Go driver v1.6.0 and adopt our providers: our `file` provider
+ * Users may keep upstream's Go driver v1.6.1 and adopt our providers: our `file` provider
  * under the real Go driver (built by test/peers/install.sh), with the real kube-apiserver.
  */
-describe("our file provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver)", function () {
+describe("our file provider under upstream's Go driver v1.6.1 (real Go driver, kube-apiserver)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;
@@ -142,7 +142,7 @@ describe("our file provider under upstream's Go driver v1.6.0 (real Go driver, k
     expect(await readFile(join(target, 'db-password'), 'utf8')).to.equal('correct horse\n');
     expect(await readlink(join(target, '..data'))).not.to.equal(before);
     expect((await stat(join(target, 'db-password'))).mode & 0o777).to.equal(0o400);
-    // Upstream v1.6.0 sends no current_object_version on publish (MountContent gets nil),
+    // Upstream v1.6.1 sends no current_object_version on publish (MountContent gets nil),
     // so our provider has nothing to compare and logs no "object changed".
     expect(countLogged(stack.providers.get('file') ?? stack.driver, /"message":"object changed"/)).to.equal(0);
     const objects = (await podStatus(plain, 'app')).status.objects;

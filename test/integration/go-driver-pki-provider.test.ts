@@ -18,15 +18,15 @@ import { createSecretProviderClass, readPodStatus } from '../support/kube-object
 import { caSecret, makeTestCa, opensslDir, opensslVerify, type TestCa } from '../support/pki-test-ca.js';
 import { parseMetrics } from '../support/provider-process.js';
 
-// Our `pki` provider behind upstream's Go driver v1.6.0 (go-driver.ts: the Go driver on a
+// Our `pki` provider behind upstream's Go driver v1.6.1 (go-driver.ts: the Go driver on a
 // CSI socket, classes, pods and pod status objects in the real kube-apiserver, our CsiClient
 // sending kubelet's NodePublishVolume). The CA is a real Secret in the pod's namespace,
 // named by the volume's nodePublishSecretRef and labelled secrets-store.csi.k8s.io/used=true
-// as upstream's docs ask (v1.6.0 no longer reads the label: kubelet passes the data). Each
+// as upstream's docs ask (v1.6.1 no longer reads the label: kubelet passes the data). Each
 // request carries the Secret's data as kubelet reads it from the API at every
 // NodePublishVolume, so editing the Secret reaches the next republish, as on a node.
 //
-// Rotation: the Go driver v1.6.0 never sends current_object_version (nodeserver.go passes
+// Rotation: the Go driver v1.6.1 never sends current_object_version (nodeserver.go passes
 // nil as MountContent's oldObjectVersions; rotation is kubelet's republish). Our provider
 // therefore cannot see what is mounted and decides `first` on every Mount: each republish
 // issues a new certificate and key (new serial in the pod status), however far the
@@ -44,7 +44,7 @@ const sha256 = (data: Buffer | string) => createHash('sha256').update(data).dige
 /** The base64 lines of a PEM key: any of them in a message would be key material. */
 const keyLines = (pem: string) => pem.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'));
 
-describe("our pki provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, CA Secret by nodePublishSecretRef)", function () {
+describe("our pki provider under upstream's Go driver v1.6.1 (real Go driver, kube-apiserver, CA Secret by nodePublishSecretRef)", function () {
   this.timeout(300_000);
   const now = Math.floor(Date.now() / 1000);
   const oldCa: TestCa = makeTestCa('go old CA', 'EC-P256', now - 100 * D, now + 300 * D);

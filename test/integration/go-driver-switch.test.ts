@@ -12,10 +12,10 @@ import { until } from '../support/until.js';
 
 /**
  * The rolling update of the driver DaemonSet from upstream's image to ours, on one node:
- * the real Go driver v1.6.0 mounts a volume and syncs its Secret, stops, and our driver
+ * the real Go driver v1.6.1 mounts a volume and syncs its Secret, stops, and our driver
  * starts on the same node, sockets and pod status objects (docs/upgrading-from-upstream.md).
  */
-describe("switching a node from upstream's Go driver v1.6.0 to ours (real Go driver, then our driver, kube-apiserver)", function () {
+describe("switching a node from upstream's Go driver v1.6.1 to ours (real Go driver, then our driver, kube-apiserver)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let stack: GoDriverStack;
@@ -119,9 +119,28 @@ describe("switching a node from upstream's Go driver v1.6.0 to ours (real Go dri
     await until('the rotated Secret', async () => (await secretToken()) === 'v2');
   });
 
-  it("answers kubelet's republish and unpublishes the volume", async () => {
+  it("answers kubelet's republish", async () => {
     await client?.publish(await pod.publishRequest());
-    await client?.unpublish(pod.volumeId, pod.targetPath);
-    expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
+    expect(await readFile(join(pod.targetPath, 'token'), 'utf8')).to.equal('v2');
+  });
+
+  it('rolls back to the Go driver: it takes the volume our driver mounted and rotated, republishes and unpublishes it', async () => {
+    // What a rollback of the DaemonSet does on the node (docs/upgrading-from-upstream.md#going-back-to-the-go-driver).
+    client?.close();
+    client = undefined;
+    await ours?.stop();
+    ours = undefined;
+    await stack.restartDriver();
+    const republish = new CsiClient(join(stack.work, 'csi.sock'));
+    try {
+      await republish.publish(await pod.publishRequest());
+      expect(await readFile(join(pod.targetPath, 'token'), 'utf8'), 'the content stays').to.equal('v2');
+      expect(await mountsUnder(pod.targetPath)).to.deep.equal([pod.targetPath]);
+      expect(await secretToken(), 'the synced Secret stays').to.equal('v2');
+      await republish.unpublish(pod.volumeId, pod.targetPath);
+      expect(await mountsUnder(pod.targetPath)).to.deep.equal([]);
+    } finally {
+      republish.close();
+    }
   });
 });

@@ -19,7 +19,7 @@ import { createSecretProviderClass, readPodStatus } from '../support/kube-object
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
 import { enableJwtAuth, type JwtAuth } from '../support/vault-provider.js';
 
-// Our `vault` provider behind upstream's Go driver v1.6.0 (local, fake-kubelet mode as
+// Our `vault` provider behind upstream's Go driver v1.6.1 (local, fake-kubelet mode as
 // go-driver.ts runs it: the Go driver on a CSI socket, classes and pods in the real
 // kube-apiserver, our CsiClient sending kubelet's NodePublishVolume), reading from a real
 // OpenBao with JWT auth. No kubelet runs here, so nobody mints the pod's token for the
@@ -47,7 +47,7 @@ const APP_OBJECTS = `- objectName: db-password
   secretPath: secret/app/api
 `;
 
-describe("our vault provider under upstream's Go driver v1.6.0 (real Go driver, kube-apiserver, OpenBao with JWT auth)", function () {
+describe("our vault provider under upstream's Go driver v1.6.1 (real Go driver, kube-apiserver, OpenBao with JWT auth)", function () {
   this.timeout(300_000);
   let cluster: KubeCluster;
   let bao: OpenBao;

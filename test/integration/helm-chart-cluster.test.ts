@@ -20,6 +20,7 @@ import {
   type Manifest,
 } from '../support/helm.js';
 import { requirePeer } from '../support/peers.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 
 // The chart against a real kube-apiserver: every value set's objects through a server-side
 // dry run, then helm install, upgrade and uninstall. A cluster of its own, without deploy/'s
@@ -67,11 +68,11 @@ const refOf = (obj: Manifest): ObjectRef => ({
   },
 });
 
-/** What an upstream user's values file typically holds: upstream v1.6.0 key names, our image. */
+/** What an upstream user's values file typically holds: upstream v1.6.1 key names, our image. */
 const UPSTREAM_USER_VALUES = {
   linux: {
     image: { repository: 'registry.example.com/mirror/secrets-store-csi-driver', tag: '0.1.0', pullPolicy: 'Always' },
-    crds: { enabled: true, image: { repository: 'registry.example.com/mirror/driver-crds', tag: 'v1.6.0' } },
+    crds: { enabled: true, image: { repository: 'registry.example.com/mirror/driver-crds', tag: 'v1.6.1' } },
     kubeletRootDir: '/var/lib/kubelet',
     tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'secrets', effect: 'NoSchedule' }],
     nodeSelector: { 'kubernetes.io/arch': 'amd64' },
@@ -292,7 +293,7 @@ describe('Helm chart against a real kube-apiserver', function () {
       );
     });
 
-    it("upgrades a release of upstream v1.6.0's own chart in place: same DaemonSet, our image and flags, upstream's CRDs left alone", async () => {
+    it("upgrades a release of upstream v1.6.1's own chart in place (same DaemonSet, our image and flags, upstream's CRDs left alone), and helm rollback goes back", async () => {
       const upstreamChart = requirePeer('UPSTREAM_CHART');
       await deleteCrds();
       const ns = await createNamespace(cluster, 'helm-from-upstream');
@@ -315,8 +316,9 @@ describe('Helm chart against a real kube-apiserver', function () {
       ]);
       const before = await get(driverDsRef(ns));
       const csiDriverBefore = await get(CSI_DRIVER);
+      const syncRoleBefore = await get(clusterRoleRef('secretprovidersyncing-role'));
       expect(podContainer(before as Manifest, 'secrets-store').image).to.equal(
-        'registry.k8s.io/csi-secrets-store/driver:v1.6.0',
+        'registry.k8s.io/csi-secrets-store/driver:v1.6.1',
       );
       for (const crd of CRDS)
         expect((await get(crdRef(crd)))?.metadata?.annotations?.['controller-gen.kubebuilder.io/version'], crd).to.be.a(
@@ -336,7 +338,7 @@ describe('Helm chart against a real kube-apiserver', function () {
       expect(
         podContainer((await get(driverDsRef(ns))) as Manifest, 'secrets-store').image,
         'the refused upgrade changed nothing',
-      ).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.0');
+      ).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.1');
       await helm.run(['upgrade', 'csi-secrets-store', CHART_DIR, '-n', ns, '--reset-then-reuse-values', ...image]);
       const reset = parseDriverConfig(
         expandArgs(podContainer((await get(driverDsRef(ns))) as Manifest, 'secrets-store'), {
@@ -392,6 +394,32 @@ describe('Helm chart against a real kube-apiserver', function () {
           `${crd} is still upstream's`,
         ).to.be.a('string');
       }
+
+      // And back (docs/upgrading-from-upstream.md#going-back-to-the-go-driver): `helm rollback` to
+      // the revision upstream's chart installed puts upstream's objects back in place.
+      await createSecretProviderClass(cluster, ns, 'kept', { provider: 'file' });
+      await helm.run(['rollback', 'csi-secrets-store', '1', '-n', ns, '--no-hooks']);
+      const back = await get(driverDsRef(ns));
+      expect(back?.metadata?.uid, 'the same DaemonSet, rolled back in place').to.equal(before?.metadata?.uid);
+      const goDriver = podContainer(back as Manifest, 'secrets-store');
+      expect(goDriver.image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.1');
+      expect(goDriver.args, "upstream's flags only").to.deep.equal(
+        podContainer(before as Manifest, 'secrets-store').args,
+      );
+      const csiDriverBack = await get(CSI_DRIVER);
+      expect(csiDriverBack?.metadata?.uid).to.equal(csiDriverBefore?.metadata?.uid);
+      expect(csiDriverBack?.['spec']).to.deep.equal(csiDriverBefore?.['spec']);
+      expect((await get(clusterRoleRef('secretprovidersyncing-role')))?.['rules']).to.deep.equal(
+        syncRoleBefore?.['rules'],
+      );
+      expect(
+        (await cluster.admin.objects.read({
+          apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+          kind: 'SecretProviderClass',
+          metadata: { name: 'kept', namespace: ns },
+        })) as { spec?: { provider?: string } },
+        'classes survive the rollback',
+      ).to.have.nested.property('spec.provider', 'file');
     });
   });
 

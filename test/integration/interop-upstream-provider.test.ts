@@ -40,7 +40,7 @@ async function startWithUpstream(
 
 /**
  * Wire interop: our driver against a provider server written by upstream (their
- * provider/fake MockCSIProviderServer from sigs.k8s.io/secrets-store-csi-driver v1.6.0,
+ * provider/fake MockCSIProviderServer from sigs.k8s.io/secrets-store-csi-driver v1.6.1,
  * with their generated Go protobuf code), wrapped by test/peers/upstream-fake-provider.
  * Upstream's e2e provider would be the first choice, but the module proxy does not
  * serve that nested module (see test/peers/README.md).

@@ -37,7 +37,7 @@ describe('CSIDriver fsGroupPolicy for upgraders (real kube-apiserver)', function
       .catch(() => undefined);
   });
 
-  it("turns upstream v1.6.0's CSIDriver (fsGroupPolicy unset) into ours in place: fsGroupPolicy is mutable here", async () => {
+  it("turns upstream v1.6.1's CSIDriver (fsGroupPolicy unset) into ours in place: fsGroupPolicy is mutable here", async () => {
     // Upstream's deploy/csidriver.yaml, field by field.
     const upstream = {
       apiVersion: 'storage.k8s.io/v1',

@@ -53,7 +53,7 @@ function featureArgs(rendered: readonly Manifest[]): string[] {
   return expandArgs(podContainer(ds, 'secrets-store'), { KUBE_NODE_NAME: 'test-node' }).filter((a) => !own.test(a));
 }
 
-describe("upstream v1.6.0's chart with enableSecretRotation and tokenRequests: our driver with its rendered flags and roles picks kubelet's republish itself (real helm, real kube-apiserver)", function () {
+describe("upstream v1.6.1's chart with enableSecretRotation and tokenRequests: our driver with its rendered flags and roles picks kubelet's republish itself (real helm, real kube-apiserver)", function () {
   this.timeout(180_000);
   let cluster: KubeCluster;
   let helm: Helm;

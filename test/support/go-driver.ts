@@ -1,4 +1,4 @@
-// Upstream's Go driver v1.6.0 (peer `upstream-driver`) with our providers behind it, as a
+// Upstream's Go driver v1.6.1 (peer `upstream-driver`) with our providers behind it, as a
 // user who keeps the Go driver runs them: the driver on a CSI socket in a temp dir, our
 // provider processes on <providers dir>/<name>.sock, the shared kube-apiserver holding
 // the classes, pods and pod status objects. Tests call it through our kubelet-like CsiClient.
@@ -50,8 +50,15 @@ export interface GoDriverStack {
   readonly nodeName: string;
   readonly kubeletDir: string;
   readonly client: CsiClient;
+  /** The Go driver process now running (a new one after restartDriver()). */
   readonly driver: Child;
   readonly providers: ReadonlyMap<string, Child>;
+  /**
+   * Starts the Go driver again with the same node name, socket, provider directory and
+   * RBAC (what a rollback of the DaemonSet does on a node), after the one running, if any,
+   * was stopped; the stack's client reconnects to the socket by itself.
+   */
+  restartDriver(): Promise<Child>;
   /** Creates a pod bound to this node with an inline volume (see createInlinePod). */
   pod(options: Omit<InlinePodOptions, 'nodeName' | 'kubeletDir'>): Promise<InlinePod>;
   stop(): Promise<void>;
@@ -91,11 +98,8 @@ export async function startGoDriverStack(options: GoDriverStackOptions): Promise
       children.push(child);
       providers.set(p.name, child);
     }
-    const driver = await startProcess(
-      binary,
-      goDriverArgs({ socketPath, nodeName, kubeconfig, providersDir, rotation: options.rotation ?? false }),
-      GO_DRIVER_READY,
-    );
+    const args = goDriverArgs({ socketPath, nodeName, kubeconfig, providersDir, rotation: options.rotation ?? false });
+    let driver = await startProcess(binary, args, GO_DRIVER_READY);
     children.push(driver);
     const client = new CsiClient(socketPath);
     return {
@@ -103,7 +107,15 @@ export async function startGoDriverStack(options: GoDriverStackOptions): Promise
       nodeName,
       kubeletDir,
       client,
-      driver,
+      get driver() {
+        return driver;
+      },
+      async restartDriver() {
+        await driver.stop();
+        driver = await startProcess(binary, args, GO_DRIVER_READY);
+        children.push(driver);
+        return driver;
+      },
       providers,
       pod: (pod) => createInlinePod(options.cluster, { ...pod, nodeName, kubeletDir }),
       async stop() {

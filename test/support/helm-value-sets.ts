@@ -1,6 +1,6 @@
 // Value sets the chart tests render, lint and apply (server-side dry run), each with what
 // the rendered objects must say. Upstream's values are our own copy of the keys of
-// secrets-store-csi-driver v1.6.0's charts/secrets-store-csi-driver/values.yaml (read there),
+// secrets-store-csi-driver v1.6.1's charts/secrets-store-csi-driver/values.yaml (read there),
 // not their file.
 import type { AzureDaemonSetExpectation } from './azure-provider-daemonset.js';
 import type { ExecDaemonSetExpectation } from './exec-provider-daemonset.js';
@@ -140,14 +140,14 @@ const UPSTREAM_LIKE: ChartExpectation = {
   providerFile: false,
 };
 
-/** The keys and defaults of upstream v1.6.0's values.yaml (windows.* trimmed to what it sets). */
+/** The keys and defaults of upstream v1.6.1's values.yaml (windows.* trimmed to what it sets). */
 export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
   linux: {
     enabled: true,
-    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.1', pullPolicy: 'IfNotPresent' },
     crds: {
       enabled: true,
-      image: { repository: 'registry.k8s.io/csi-secrets-store/driver-crds', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+      image: { repository: 'registry.k8s.io/csi-secrets-store/driver-crds', tag: 'v1.6.1', pullPolicy: 'IfNotPresent' },
       resources: {},
       annotations: {},
       podLabels: {},
@@ -183,7 +183,7 @@ export const UPSTREAM_DEFAULT_VALUES: Record<string, unknown> = {
   },
   windows: {
     enabled: false,
-    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.0', pullPolicy: 'IfNotPresent' },
+    image: { repository: 'registry.k8s.io/csi-secrets-store/driver', tag: 'v1.6.1', pullPolicy: 'IfNotPresent' },
     kubeletRootDir: 'C:\\var\\lib\\kubelet',
     providersDir: 'C:\\\\k\\\\secrets-store-csi-providers',
     additionalProvidersDirs: null,
@@ -233,9 +233,9 @@ const PKI_DEFAULTS: PkiDaemonSetExpectation = { minDuration: '1h', healthPort: 8
 export const CHART_VALUE_SETS: readonly ChartValueSet[] = [
   { name: 'defaults', values: {}, expect: UPSTREAM_LIKE },
   {
-    name: "upstream v1.6.0's default values",
+    name: "upstream v1.6.1's default values",
     values: UPSTREAM_DEFAULT_VALUES,
-    expect: { ...UPSTREAM_LIKE, driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.0' },
+    expect: { ...UPSTREAM_LIKE, driverImage: 'registry.k8s.io/csi-secrets-store/driver:v1.6.1' },
   },
   {
     name: "upstream's values for rotation with tokenRequests (rotationMode auto)",

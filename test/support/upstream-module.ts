@@ -1,4 +1,4 @@
-// Upstream's released source (sigs.k8s.io/secrets-store-csi-driver v1.6.0), read from the
+// Upstream's released source (sigs.k8s.io/secrets-store-csi-driver v1.6.1), read from the
 // Go module cache: tests compare against upstream's own files (its RBAC manifests) instead
 // of copies of them. `go mod download` fetches the module through the Go proxy if the
 // cache lacks it (test/peers/install.sh already downloads it for its peers).
@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The upstream release the driver is a drop-in for. */
-export const UPSTREAM_MODULE = 'sigs.k8s.io/secrets-store-csi-driver@v1.6.0';
+export const UPSTREAM_MODULE = 'sigs.k8s.io/secrets-store-csi-driver@v1.6.1';
 
 let dir: string | undefined;
 

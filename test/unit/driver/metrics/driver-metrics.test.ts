@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { DriverMetrics } from '../../../../driver/metrics/driver-metrics.js';
 import { recordDriverMetrics } from '../../../support/exposition.js';
 
-/** Upstream v1.6.0's driver metrics and their labels (pkg/secrets-store/stats_reporter.go). */
+/** Upstream v1.6.1's driver metrics and their labels (pkg/secrets-store/stats_reporter.go). */
 const UPSTREAM_LABELS: Readonly<Record<string, readonly string[]>> = {
   node_publish_total: ['provider', 'os_type'],
   node_unpublish_total: ['os_type'],
@@ -29,7 +29,7 @@ function labelNames(text: string, name: string): string[] {
 }
 
 describe('DriverMetrics', () => {
-  it("has upstream v1.6.0's metrics with all of their labels, plus only the documented additions", async () => {
+  it("has upstream v1.6.1's metrics with all of their labels, plus only the documented additions", async () => {
     const registry = new Registry();
     recordDriverMetrics(registry);
     const text = await registry.metrics();

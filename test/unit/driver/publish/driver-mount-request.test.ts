@@ -73,7 +73,7 @@ describe('buildMountRequest', () => {
     expect(buildMountRequest(input({ secrets: { [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS } })).secrets).to.equal('{}');
   });
 
-  it('lets tokens delivered in secrets beat a volume_context entry, as upstream v1.6.0 does', () => {
+  it('lets tokens delivered in secrets beat a volume_context entry, as upstream v1.6.1 does', () => {
     const req = buildMountRequest(
       input({
         secrets: { [SERVICE_ACCOUNT_TOKENS_KEY]: TOKENS },

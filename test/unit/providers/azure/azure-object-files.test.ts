@@ -7,7 +7,7 @@ import type { RenderedContent } from '../../../../providers/azure/render.js';
 
 // The files a Mount answers with, and their modes. Every file carries a real mode: the
 // object's filePermission, else the Mount's permission. Mode 0 is not "the default" to
-// upstream's Go driver v1.6.0, whose atomic writer chmods each file to exactly the mode
+// upstream's Go driver v1.6.1, whose atomic writer chmods each file to exactly the mode
 // given: a 0 there left the files mode 000, unreadable by the pod (found by
 // go-driver-azure-provider.test.ts).
 

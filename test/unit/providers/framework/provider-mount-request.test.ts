@@ -43,7 +43,7 @@ describe('parseMountRequest', () => {
     ]);
   });
 
-  // 'null' is what the Go driver v1.6.0 sends for a pod without nodePublishSecretRef.
+  // 'null' is what the Go driver v1.6.1 sends for a pod without nodePublishSecretRef.
   const okSecrets: [string, Record<string, string>][] = [
     ['', {}],
     ['{}', {}],
@@ -55,7 +55,7 @@ describe('parseMountRequest', () => {
       expect(parseMountRequest(raw({ secrets })).secrets).to.deep.equal(expected));
   }
 
-  it('parses the request the Go driver v1.6.0 sends for a pod without nodePublishSecretRef', () => {
+  it('parses the request the Go driver v1.6.1 sends for a pod without nodePublishSecretRef', () => {
     // json.Marshal output: keys sorted, <, > and & escaped as \u003c, \u003e, \u0026; no versions.
     const req = parseMountRequest({
       attributes:
