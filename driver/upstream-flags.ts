@@ -4,7 +4,7 @@ import type { LogLevel } from '../lib/logging/logger.js';
 // The flags upstream's driver v1.6.1 takes beyond the ones we share with it, so that its
 // DaemonSet args and Helm chart start ours unchanged: main.go's own (-version,
 // --log-format-json, pprof, provider health checks), --metrics-backend (pkg/metrics) and
-// klog's set (klog.InitFlags in main.go, klog v2.120.1). test/integration/upstream-flags
+// klog's set (klog.InitFlags in main.go, klog v2.140.0 in v1.6.1). test/integration/upstream-flags
 // checks this table against the list read from upstream's module. Where a flag's meaning
 // carries over it is honoured; the rest are accepted and ignored with one warning each.
 
@@ -35,6 +35,9 @@ export const UPSTREAM_COMPAT_FLAGS: Readonly<Record<string, FlagSpec>> = Object.
   logtostderr: ignored('klog flag, ignored (logs always go to stderr)', 'boolean'),
   alsologtostderr: ignored('klog flag, ignored', 'boolean'),
   stderrthreshold: ignored('klog flag, ignored'),
+  // New in klog v2.140.0 (upstream v1.6.1).
+  alsologtostderrthreshold: ignored('klog flag, ignored'),
+  legacy_stderr_threshold_behavior: ignored('klog flag, ignored', 'boolean'),
   add_dir_header: ignored('klog flag, ignored', 'boolean'),
   skip_headers: ignored('klog flag, ignored', 'boolean'),
   skip_log_headers: ignored('klog flag, ignored', 'boolean'),

@@ -1,19 +1,25 @@
-// Builds the optional mount(2)/umount2(2) addon (native/mount-syscalls.c) with the
-// node-gyp that npm bundles. Skipped when the addon is newer than its source. Never
-// fatal: without make or a C compiler, or when the build fails, it
-// says so and exits 0, and the driver runs the mount program instead (slower).
+// Builds the optional native addons with the node-gyp that npm bundles: mount(2)/umount2(2)
+// for the driver (native/mount-syscalls.c) and the exec provider's process reaper
+// (native/process-reaper.c: subreaper, waitpid of adopted helper descendants). Skipped when
+// both are newer than their sources. Never fatal: without make or a C compiler, or when the
+// build fails, it says so and exits 0; the driver then runs the mount program instead
+// (slower), and the exec provider warns that a helper's descendants that leave its process
+// group (setsid) can outlive it.
 // `npm ci` does not build it: package.json sets "gypfile": false, because npm would
 // otherwise run `node-gyp rebuild` at install for the root binding.gyp and fail there.
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 
-const ADDON = 'build/Release/mount_syscalls.node';
-const SOURCES = ['native/mount-syscalls.c', 'binding.gyp'];
-const FALLBACK = 'the driver will use the mount program';
+const ADDONS = ['build/Release/mount_syscalls.node', 'build/Release/process_reaper.node'];
+const ADDON = ADDONS.join(' and ');
+const SOURCES = ['native/mount-syscalls.c', 'native/process-reaper.c', 'binding.gyp'];
+const FALLBACK =
+  "the driver will use the mount program, and the exec provider can't stop a helper's descendants that leave its process group";
 
 if (process.platform !== 'linux') process.exit(0);
-if (existsSync(ADDON) && SOURCES.every((s) => statSync(s).mtimeMs <= statSync(ADDON).mtimeMs)) process.exit(0);
+const fresh = (addon) => existsSync(addon) && SOURCES.every((s) => statSync(s).mtimeMs <= statSync(addon).mtimeMs);
+if (ADDONS.every(fresh)) process.exit(0);
 
 function executable(path) {
   try {
@@ -34,7 +40,7 @@ function runnable(command) {
 const compiler = (process.env.CC ?? '').trim().split(/\s+/)[0] || 'cc';
 const missing = ['make', compiler].filter((c) => !runnable(c));
 if (missing.length > 0) {
-  console.warn(`build-native: skipped the optional mount addon (${missing.join(' and ')} not found); ${FALLBACK}`);
+  console.warn(`build-native: skipped the optional native addons (${missing.join(' and ')} not found); ${FALLBACK}`);
   process.exit(0);
 }
 
@@ -46,7 +52,7 @@ const candidates = [
 ].filter(Boolean);
 const nodeGyp = candidates.find((c) => existsSync(c));
 if (!nodeGyp) {
-  console.warn(`build-native: skipped the optional mount addon (node-gyp not found); ${FALLBACK}`);
+  console.warn(`build-native: skipped the optional native addons (node-gyp not found); ${FALLBACK}`);
   process.exit(0);
 }
 
@@ -69,6 +75,6 @@ try {
   console.log(`build-native: built ${ADDON}`);
 } catch (err) {
   console.warn(
-    `build-native: could not build the optional mount addon (${reason(String(err.stderr ?? err))}); ${FALLBACK}`,
+    `build-native: could not build the optional native addons (${reason(String(err.stderr ?? err))}); ${FALLBACK}`,
   );
 }

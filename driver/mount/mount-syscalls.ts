@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadNativeAddon } from '../../lib/native-addon.js';
 
 /**
  * Runs a program; on failure rejects with execFile's error carrying its `stderr`, as
@@ -31,15 +29,6 @@ interface Addon {
   mount(source: string, target: string, fstype: string, flags: number, data: string): void;
   /** umount2 on libuv's thread pool: the kernel may wait out an RCU grace period. */
   umountAsync(target: string, flags: number): Promise<void>;
-}
-
-/** Where scripts/build-native.mjs leaves the addon, from src or dist. */
-function addonPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  const root = here.includes('/dist/')
-    ? new URL('../../../build/', import.meta.url)
-    : new URL('../../build/', import.meta.url);
-  return fileURLToPath(new URL('Release/mount_syscalls.node', root));
 }
 
 /** Wraps a failed command so its stderr reaches the error message. */
@@ -73,19 +62,13 @@ export const mountProgram: MountSyscalls = {
 export function loadMountSyscalls(
   onFallback: (reason: string, addon: string) => void = () => undefined,
 ): MountSyscalls {
-  const path = addonPath();
-  if (!existsSync(path)) {
-    onFallback('not built (npm run build builds it when make and a C compiler are installed)', path);
+  const loaded = loadNativeAddon<Addon>('mount_syscalls');
+  if (!loaded.addon) {
+    // Not built, or built for another Node.js version or architecture: still mount.
+    onFallback(loaded.why, loaded.path);
     return mountProgram;
   }
-  let addon: Addon;
-  try {
-    addon = createRequire(import.meta.url)(path) as Addon;
-  } catch (err) {
-    // Built for another Node.js version or architecture, or a damaged file: still mount.
-    onFallback(`cannot be loaded: ${(err as Error).message.split('\n')[0]}`, path);
-    return mountProgram;
-  }
+  const addon = loaded.addon;
   return {
     kind: 'syscall',
     async mountTmpfs(target, options, source = 'tmpfs') {

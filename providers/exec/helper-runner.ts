@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { HelperLifecycle } from './orphan-reaper.js';
 
 /** Bytes of stderr kept: its first line is all that is ever shown. */
 export const STDERR_KEPT_BYTES = 16 * 1024;
@@ -24,6 +25,8 @@ export interface HelperRun {
   readonly maxOutputBytes: number;
   /** Aborts when the Mount is cancelled (its deadline passed, or another object failed). */
   readonly signal: AbortSignal;
+  /** Told when the helper starts and ends: kills what it left behind outside its group (orphan-reaper.ts). */
+  readonly lifecycle?: HelperLifecycle | undefined;
 }
 
 /** How a run ended. stdout is only kept when the helper exited by itself. */
@@ -148,6 +151,9 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
     let exit: HelperExit | undefined;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
+    // Resolves once what the helper left behind outside its group is gone (set at its exit).
+    let leftovers: Promise<void> = Promise.resolve();
+    if (child.pid !== undefined) run.lifecycle?.started(child.pid);
 
     const finish = (outcome: HelperOutcome): void => {
       if (settled) return;
@@ -156,7 +162,7 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
       run.signal.removeEventListener('abort', onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve(outcome);
+      void leftovers.then(() => resolve(outcome));
     };
     const ended = (): HelperOutcome => output.outcome(stopped, exit);
     /** Gives up on pipes a process outside the group still holds, `ms` from now. */
@@ -180,6 +186,8 @@ function spawnAndWait(run: HelperRun, cwd: string): Promise<HelperOutcome> {
         exit = { code, signal };
         // Whatever it forked goes with it; their pipes then close.
         killGroup(child, 'SIGKILL');
+        // Node.js has reaped the helper: what left its group goes too, before the run ends.
+        if (child.pid !== undefined && run.lifecycle) leftovers = run.lifecycle.ended(child.pid);
         abandonAfter(KILL_GRACE_MS);
       },
       closed: () => finish(ended()),

@@ -4,6 +4,8 @@ import { loadOrCreateHmacKey } from '../framework/hmac-version.js';
 import type { ProviderDefinition } from '../framework/run-provider.js';
 import { ExecProvider } from './exec-provider.js';
 import { execProviderFlags, execSettings } from './settings.js';
+import { runHelper } from './helper-runner.js';
+import { createOrphanReaper } from './orphan-reaper.js';
 
 /** The `exec` provider process: `secrets-store-csi provider exec --helpers-dir DIR`. */
 export const execProviderDefinition: ProviderDefinition = {
@@ -17,6 +19,10 @@ export const execProviderDefinition: ProviderDefinition = {
       maxOutputBytes: settings.maxOutputBytes,
       maxConcurrentHelpers: settings.maxConcurrentHelpers,
     });
-    return new ExecProvider(settings, await loadOrCreateHmacKey(settings.hmacKeyFile, logger));
+    // Helpers' descendants that leave their process group are adopted and killed when it ends.
+    const reaper = createOrphanReaper(logger);
+    return new ExecProvider(settings, await loadOrCreateHmacKey(settings.hmacKeyFile, logger), (run) =>
+      runHelper({ ...run, lifecycle: reaper }),
+    );
   },
 };

@@ -97,6 +97,15 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
       'forks.sh',
       '#!/bin/sh\n[ "$1" = version ] && exit 3\nsleep 300 &\necho $! > "$SSC_PARAM_PIDFILE"\nprintf forked-content\n',
     );
+    // Leaves two processes outside its process group: one it starts with setsid, and one
+    // a setsid'd shell starts and leaves behind (a double-forking daemon).
+    await helper(
+      'escapes.sh',
+      '#!/bin/sh\n[ "$1" = version ] && exit 3\n' +
+        'setsid sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > "$SSC_PARAM_PIDFILE"\n' +
+        'setsid sh -c \'sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$0"\' "$SSC_PARAM_PIDFILE2" </dev/null >/dev/null 2>&1 &\n' +
+        'while [ ! -s "$SSC_PARAM_PIDFILE2" ]; do sleep 0.01; done\nprintf escaped-content\n',
+    );
     await helper('no-interpreter.sh', '#!/nonexistent/interpreter\necho hi\n');
     await writeFile(join(helpers, 'not-executable.sh'), '#!/bin/sh\necho hi\n');
     await writeFile(join(provider.work, 'outside.sh'), '#!/bin/sh\necho outside\n');
@@ -332,6 +341,29 @@ process.stdout.write(process.env.SSC_PARAM_CONTENT ?? '');
     // The kill is sent before the Mount answers.
     for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive(), 'the forked sleep was killed').to.equal(false);
+  });
+
+  it("a helper's descendants that left its process group (setsid, a double fork) are killed and reaped before the Mount answers", async () => {
+    const pidFiles = [join(out, 'escaped.pid'), join(out, 'escaped2.pid')];
+    const res = await mount(
+      attrs(`- {objectName: e, helper: escapes.sh, parameters: {pidfile: ${pidFiles[0]}, pidfile2: ${pidFiles[1]}}}`),
+    );
+    const pids = await Promise.all(pidFiles.map(async (f) => Number((await readFile(f, 'utf8')).trim())));
+    try {
+      expect(Buffer.from(res.files[0]?.contents ?? []).toString()).to.equal('escaped-content');
+      // In another session, outside the helper's group: only the provider's reaper can reach them.
+      for (const pid of pids) expect(pid).to.be.greaterThan(0);
+      const present = (pid: number) => existsSync(`/proc/${pid}`);
+      expect(pids.filter(present), 'killed and reaped (no zombie left) when the Mount answered').to.deep.equal([]);
+    } finally {
+      for (const pid of pids) {
+        try {
+          if (pid > 0) process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
   });
 
   const refused: [string, string, string, RegExp][] = [
