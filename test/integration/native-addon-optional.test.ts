@@ -180,3 +180,43 @@ describe('the mount addon is optional: a driver without it', function () {
     expect(driver.stderr()).to.match(/"message":"driver started".*"mounts":"mount-program"/);
   });
 });
+
+describe('the process-reaper addon is optional: an exec provider without it', function () {
+  let root: string;
+  let work: string;
+  let provider: Child | undefined;
+  const WARNING =
+    /"message":"exec: a helper's descendants that leave its process group \(setsid\) can outlive it: the process-reaper addon is not built[^"]*"/;
+
+  before(async () => {
+    // A copy of the built project without build/: what `npm ci && npm run build` leaves on a machine with no toolchain.
+    root = await mkdtemp(join(tmpdir(), 'ssc-noreaper-'));
+    for (const p of ['dist', 'proto', 'package.json']) await cp(join(REPO, p), join(root, p), { recursive: true });
+    await symlink(await realpath(join(REPO, 'node_modules')), join(root, 'node_modules'));
+    work = await mkdtemp(join(tmpdir(), 'ssc-noreaper-work-'));
+    await mkdir(join(work, 'helpers'));
+  });
+  after(async () => {
+    await provider?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("starts and warns once that a helper's descendants leaving its process group can outlive it, and why", async function () {
+    if (process.pid === 1) this.skip(); // PID 1 adopts orphans anyway: no warning there
+    provider = await startProcess(
+      process.execPath,
+      [
+        ...NODE_FLAGS,
+        join(root, 'dist/bin/cli.js'),
+        'provider',
+        'exec',
+        `--endpoint=unix://${join(work, 'exec.sock')}`,
+        `--helpers-dir=${join(work, 'helpers')}`,
+        `--hmac-key-file=${join(work, 'hmac.key')}`,
+      ],
+      /provider started/,
+    );
+    expect(countLogged(provider, WARNING)).to.equal(1);
+  });
+});
