@@ -57,20 +57,20 @@ describe('the mount addon is optional: building without a C toolchain', function
       name: 'a PATH without make and cc',
       env: (bin) => ({ PATH: bin }),
       message:
-        /^build-native: skipped the optional mount addon \(make and cc not found\); the driver will use the mount program\n$/,
+        /^build-native: skipped the optional native addons \(make and cc not found\); the driver will use the mount program, and the exec provider can't stop a helper's descendants that leave its process group\n$/,
     },
     {
       name: 'CC naming a missing program',
       env: () => ({ PATH: process.env['PATH'], CC: '/nonexistent/cc' }),
       message:
-        /^build-native: skipped the optional mount addon \(\/nonexistent\/cc not found\); the driver will use the mount program\n$/,
+        /^build-native: skipped the optional native addons \(\/nonexistent\/cc not found\); the driver will use the mount program, and the exec provider can't stop a helper's descendants that leave its process group\n$/,
     },
     {
       name: 'a compiler that fails (CC=false: node-gyp runs and fails)',
       env: () => ({ PATH: process.env['PATH'], CC: 'false' }),
       needsMake: true,
       message:
-        /^build-native: could not build the optional mount addon \(.*make.*\); the driver will use the mount program\n$/,
+        /^build-native: could not build the optional native addons \(.*make.*\); the driver will use the mount program, and the exec provider can't stop a helper's descendants that leave its process group\n$/,
     },
   ];
   for (const c of cases) {
@@ -88,6 +88,7 @@ describe('the mount addon is optional: building without a C toolchain', function
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stderr).to.match(c.message);
       expect(existsSync(join(dir, 'build/Release/mount_syscalls.node'))).to.equal(false);
+      expect(existsSync(join(dir, 'build/Release/process_reaper.node'))).to.equal(false);
     });
   }
 });
