@@ -19,6 +19,7 @@ import { REPO } from '../support/deploy-manifests.js';
 import { podContainer, type Manifest } from '../support/helm.js';
 import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import { requirePeer } from '../support/peers.js';
+import { until } from '../support/until.js';
 
 const UPSTREAM_FILES = [
   'rbac-secretproviderclass.yaml',
@@ -83,7 +84,12 @@ describe('kustomize rollback to the Go driver (kubectl, upstream v1.6.1 deploy/ 
     await kubectl(['apply', ...[...UPSTREAM_CRDS, ...UPSTREAM_FILES].flatMap((f) => ['-f', join(upstream, f)])]);
     const dsBefore = await get('daemonset', 'csi-secrets-store', 'kube-system');
     const ns = await createNamespace(cluster, 'kustomize-rollback');
-    await createSecretProviderClass(cluster, ns, 'kept', { provider: 'file', parameters: { objects: '' } });
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    await until('the SecretProviderClass created', () =>
+      createSecretProviderClass(cluster, ns, 'kept', { provider: 'file', parameters: { objects: '' } }).then(
+        () => true,
+      ),
+    );
 
     // The switch (docs: "In short", step 2).
     await kubectl(['apply', '-k', 'deploy/']);
@@ -133,16 +139,24 @@ describe('kustomize rollback to the Go driver (kubectl, upstream v1.6.1 deploy/ 
       undefined,
     );
 
-    // The CRDs still serve, and the class made before the switch is there.
-    const classes = (await cluster.admin.custom.listNamespacedCustomObject({
-      ...SECRETS_STORE_GROUP,
-      namespace: ns,
-      plural: 'secretproviderclasses',
-    })) as { items: { metadata: { name: string } }[] };
-    expect(classes.items.map((c) => c.metadata.name)).to.deep.equal(['kept']);
-    await cluster.admin.custom.listClusterCustomObject({
-      ...SECRETS_STORE_GROUP,
-      plural: 'secretproviderclasspodstatuses',
-    });
+    // The CRDs still serve (each apply above changed them: the API server answers 429
+    // "storage is (re)initializing" until a changed CRD's storage is back), and the class
+    // made before the switch is there.
+    const classes = await until('the SecretProviderClass CRD serving', async () =>
+      (
+        (await cluster.admin.custom.listNamespacedCustomObject({
+          ...SECRETS_STORE_GROUP,
+          namespace: ns,
+          plural: 'secretproviderclasses',
+        })) as { items: { metadata: { name: string } }[] }
+      ).items.map((c) => c.metadata.name),
+    );
+    expect(classes.value).to.deep.equal(['kept']);
+    await until('the SecretProviderClassPodStatus CRD serving', () =>
+      cluster.admin.custom.listClusterCustomObject({
+        ...SECRETS_STORE_GROUP,
+        plural: 'secretproviderclasspodstatuses',
+      }),
+    );
   });
 });
