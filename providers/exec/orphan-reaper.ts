@@ -20,6 +20,8 @@ interface ReaperAddon {
 
 /** Sweeps after a helper, until one finds nothing to kill (processes forked meanwhile). */
 const MAX_PASSES = 5;
+/** How long a pass waits for the processes it killed to die before the next one reaps them. */
+const KILL_WAIT_MS = 1000;
 
 /** /proc/<pid>/stat's fields after the command (which may contain spaces and parentheses). */
 export function parseStat(pid: number, stat: string): ProcessEntry | undefined {
@@ -39,11 +41,57 @@ async function readProcess(pid: number): Promise<ProcessEntry | undefined> {
   }
 }
 
-/** Every process this provider can see. */
-async function readProcesses(): Promise<ProcessEntry[]> {
+/** Every process this provider can see (when the kernel has no `children` files). */
+async function readAllProcesses(): Promise<ProcessEntry[]> {
   const pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n)).map(Number);
   const all = await Promise.all(pids.map(readProcess));
   return all.filter((p): p is ProcessEntry => p !== undefined);
+}
+
+/** The children of `pid` (every thread's `/proc/<pid>/task/<tid>/children`); undefined when the kernel lacks the file. */
+async function childrenOf(pid: number): Promise<number[] | undefined> {
+  let tids: string[];
+  try {
+    tids = await readdir(`/proc/${pid}/task`);
+  } catch {
+    return []; // gone meanwhile
+  }
+  const lists = await Promise.all(
+    tids.map((tid) =>
+      readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch((err: NodeJS.ErrnoException) =>
+        err.code === 'ENOENT' && pid === process.pid ? undefined : '',
+      ),
+    ),
+  );
+  if (lists.some((l) => l === undefined)) return undefined;
+  return lists.flatMap((l) => (l ?? '').split(' ').filter(Boolean).map(Number));
+}
+
+/** This process's descendants, read from `children` files (a few files, not all of /proc); all processes without them. */
+async function readDescendants(self: number): Promise<ProcessEntry[]> {
+  const out: ProcessEntry[] = [];
+  const todo = [self];
+  for (let pid = todo.pop(); pid !== undefined; pid = todo.pop()) {
+    const children = await childrenOf(pid);
+    if (children === undefined) return readAllProcesses();
+    for (const child of children) {
+      const entry = await readProcess(child);
+      if (entry && !out.some((e) => e.pid === child)) {
+        out.push(entry);
+        todo.push(child);
+      }
+    }
+  }
+  return out;
+}
+
+/** Polls until every pid is a zombie or gone (SIGKILL is delivered asynchronously), at most `ms`. */
+async function untilDead(pids: readonly number[], ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    const states = await Promise.all(pids.map(readProcess));
+    if (states.every((p) => p === undefined || p.state === 'Z' || p.state === 'X')) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 /** How the helper runner tells the reaper about a helper's life. */
@@ -91,7 +139,7 @@ export class OrphanReaper implements HelperLifecycle {
   /** Kills and reaps what no running helper may own; repeats while a pass finds something. */
   private async sweep(): Promise<void> {
     for (let pass = 0; pass < MAX_PASSES; pass++) {
-      const plan = planSweep(this.self, await readProcesses(), [...this.running.values()]);
+      const plan = planSweep(this.self, await readDescendants(this.self), [...this.running.values()]);
       for (const pid of plan.reap) this.addon?.reap(pid);
       if (plan.kill.length === 0) return;
       for (const pid of plan.kill) {
@@ -105,7 +153,7 @@ export class OrphanReaper implements HelperLifecycle {
         processes: plan.kill.length,
       });
       // The killed become zombies (and their children ours): the next pass reaps and goes on.
-      await new Promise((resolve) => setImmediate(resolve));
+      await untilDead(plan.kill, KILL_WAIT_MS);
     }
   }
 }
