@@ -7,7 +7,7 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { caSecret, makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process.js';
-import { createSecretProviderClass } from '../support/kube-objects.js';
+import { createTestCsiDriver, createSecretProviderClass } from '../support/kube-objects.js';
 
 // The pki provider behind our driver in Kubernetes mode (real kube-apiserver and etcd),
 // rotation every second: the CA Secret named by the pod's nodePublishSecretRef is edited
@@ -51,14 +51,8 @@ describe('pki provider in Kubernetes mode: a two-phase CA rotation by editing th
   before(async () => {
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'pki');
-    await cluster.admin.objects
-      .create({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'CSIDriver',
-        metadata: { name: 'secrets-store.csi.k8s.io' },
-        spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] },
-      } as never)
-      .catch(() => undefined);
+    // The shared cluster's one CSIDriver, the same whichever test creates it first.
+    await createTestCsiDriver(cluster);
     await createSecretProviderClass(cluster, ns, 'web-cert', {
       provider: 'pki',
       parameters: {
