@@ -1,0 +1,145 @@
+import type { KubeApi } from '../driver/k8s/client/kube-api.js';
+import type { KubeObject } from '../driver/k8s/client/types.js';
+import { secretProviderClassPath } from '../driver/k8s/resource-paths.js';
+import { WatchedCache } from '../driver/k8s/watched-cache.js';
+import type { Logger } from '../lib/logging/logger.js';
+import type { Sleep } from '../lib/sleep.js';
+import type { SyncControllerMetrics } from './metrics.js';
+import { reconcileSecretSync, type SyncPorts, type SyncSettings } from './reconcile.js';
+import { type SecretSync, secretSyncPath } from './secret-sync.js';
+import { nextPollDelay, WorkQueue } from './work-queue.js';
+
+/** What the controller loop needs besides the API. */
+export interface ControllerDeps {
+  /** The reconcile's ports, given the class cache to read from and where to put a SecretSync just written. */
+  readonly ports: (caches: SyncCaches) => SyncPorts;
+  readonly settings: SyncSettings;
+  readonly metrics: SyncControllerMetrics;
+  readonly logger: Logger;
+  readonly sleep: Sleep;
+  readonly concurrency: number;
+  /** 0 = no periodic re-sync. */
+  readonly pollIntervalMs: number;
+  readonly random: () => number;
+}
+
+/** What the ports read from and tell the controller's caches. */
+export interface SyncCaches {
+  cachedClass(namespace: string, name: string): KubeObject | undefined;
+  /** A SecretSync as the status write returned it: the next poll must see its syncHash before the watch brings it. */
+  stored(ss: SecretSync): void;
+}
+
+function keyOf(obj: KubeObject): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
+
+/**
+ * Keeps every SecretSync's Secret in line: list+watch of SecretSyncs and
+ * SecretProviderClasses, a reconcile when a SecretSync's spec changes (its generation) or
+ * its class changes, and a periodic re-sync per SecretSync with jitter; at most
+ * `concurrency` reconciles at once.
+ */
+export class SyncController {
+  readonly syncs: WatchedCache<SecretSync>;
+  readonly classes: WatchedCache<KubeObject>;
+  private readonly queue: WorkQueue;
+  private readonly generations = new Map<string, number>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly ports: SyncPorts;
+
+  constructor(
+    api: KubeApi,
+    private readonly deps: ControllerDeps,
+  ) {
+    this.syncs = new WatchedCache<SecretSync>(
+      api,
+      { what: 'SecretSyncs', path: secretSyncPath() },
+      deps.logger,
+      deps.sleep,
+    );
+    this.classes = new WatchedCache<KubeObject>(
+      api,
+      { what: 'SecretProviderClasses', path: secretProviderClassPath() },
+      deps.logger,
+      deps.sleep,
+    );
+    this.ports = deps.ports({
+      cachedClass: (namespace, name) => this.classes.get(name, namespace),
+      stored: (ss) => this.syncs.remember(ss),
+    });
+    this.queue = new WorkQueue(deps.concurrency, (key) => this.reconcile(key));
+  }
+
+  /** True once both caches listed: /readyz. */
+  get ready(): boolean {
+    return this.syncs.everSynced && this.classes.everSynced;
+  }
+
+  /** Starts the watches; reconciles follow as objects arrive. */
+  start(): void {
+    this.syncs.onChange((ss) => this.syncChanged(ss));
+    this.classes.onChange((cls) => this.classChanged(cls));
+    this.syncs.start();
+    this.classes.start();
+  }
+
+  /** Stops watching and polling; resolves when running reconciles have ended. */
+  async stop(): Promise<void> {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.queue.stop();
+    await Promise.all([this.syncs.stop(), this.classes.stop()]);
+  }
+
+  private syncChanged(ss: SecretSync): void {
+    const key = keyOf(ss);
+    const generation = ss.metadata?.generation ?? 0;
+    // Status writes (ours included) change no generation: only spec changes reconcile.
+    if (this.generations.get(key) === generation) return;
+    this.generations.set(key, generation);
+    this.queue.add(key);
+  }
+
+  private classChanged(cls: KubeObject): void {
+    const namespace = cls.metadata?.namespace;
+    for (const ss of this.syncs.values())
+      if (ss.metadata?.namespace === namespace && ss.spec?.secretProviderClassName === cls.metadata?.name)
+        this.queue.add(keyOf(ss));
+  }
+
+  private schedulePoll(key: string): void {
+    clearTimeout(this.timers.get(key));
+    if (this.deps.pollIntervalMs <= 0) return;
+    const timer = setTimeout(() => this.queue.add(key), nextPollDelay(this.deps.pollIntervalMs, this.deps.random()));
+    timer.unref();
+    this.timers.set(key, timer);
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const [namespace = '', name = ''] = key.split('/');
+    const ss = this.syncs.get(name, namespace);
+    if (!ss || ss.metadata?.deletionTimestamp) {
+      clearTimeout(this.timers.get(key));
+      this.timers.delete(key);
+      this.generations.delete(key);
+      return;
+    }
+    const started = performance.now();
+    try {
+      const outcome = await reconcileSecretSync(ss, this.ports, this.deps.settings);
+      const seconds = (performance.now() - started) / 1000;
+      const reason = outcome.kind === 'failed' ? outcome.reason : '';
+      this.deps.metrics.reconciled(outcome.kind, reason, seconds);
+      if (outcome.kind === 'failed')
+        this.deps.logger.warn('SecretSync not synced', { secretSync: key, reason, message: outcome.message });
+      else if (outcome.kind === 'synced') this.deps.logger.info('Secret synced', { secretSync: key });
+    } catch (err) {
+      // Only the status write can throw: the next poll or change tries again.
+      this.deps.metrics.reconciled('failed', 'StatusWriteFailed', (performance.now() - started) / 1000);
+      this.deps.logger.warn('SecretSync status not written', { secretSync: key, error: (err as Error).message });
+    } finally {
+      this.schedulePoll(key);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
+import type { MintedToken, TokenSpec } from '../driver/k8s/token-requests.js';
+import { parseSecretProviderClass } from '../driver/spc/secret-provider-class.js';
+import type { MountRequest } from '../proto/gen/v1alpha1/MountRequest.js';
+import type { MountResponse__Output } from '../proto/gen/v1alpha1/MountResponse.js';
+import { printable } from '../lib/untrusted-text.js';
+import { type ControllerPod, responseFiles, syncMountRequest, tokensJson } from './provider-fetch.js';
+import type { SecretSync } from './secret-sync.js';
+import { ownershipProblem, reservedKeyProblem, secretApplyBody, syncedSecretData } from './synced-secret.js';
+import { syncHash } from './sync-hash.js';
+import { hasFailedCondition, Reasons } from './conditions.js';
+import { sameStatus, type SyncOutcome, statusAfter } from './sync-status.js';
+
+/** Most of an error's text kept in a condition or event. */
+const MAX_MESSAGE = 1024;
+
+/** The API and provider calls a reconcile makes (adapters in sync-ports.ts; fakes never: tests use real peers). */
+export interface SyncPorts {
+  /** The SecretProviderClass object, or undefined when it does not exist. */
+  getClass(namespace: string, name: string): Promise<(KubeObject & { metadata?: { generation?: number } }) | undefined>;
+  mint(spec: TokenSpec): Promise<MintedToken>;
+  mount(provider: string, request: MountRequest): Promise<MountResponse__Output>;
+  /** The Secret, or undefined when it does not exist. */
+  getSecret(namespace: string, name: string): Promise<Secret | undefined>;
+  applySecret(body: Secret): Promise<void>;
+  patchStatus(ss: SecretSync, status: NonNullable<SecretSync['status']>): Promise<void>;
+}
+
+/** The controller's settings a reconcile uses. */
+export interface SyncSettings {
+  readonly audiences: readonly string[];
+  readonly tokenExpirationSeconds: number;
+  readonly pod: ControllerPod;
+  readonly now: () => Date;
+}
+
+function errorText(err: unknown): string {
+  return printable(err instanceof Error ? err.message : String(err), MAX_MESSAGE);
+}
+
+type Fetched = { data: Map<string, Buffer>; hash: string } | { reason: string; message: string };
+
+/** Reads the class, asks its provider, builds the data and its hash; a failure names upstream's reason. */
+async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSettings): Promise<Fetched> {
+  const namespace = ss.metadata?.namespace ?? '';
+  const className = ss.spec.secretProviderClassName;
+  const failed = (reason: string, message: string): Fetched => ({ reason, message });
+  let raw;
+  try {
+    raw = await ports.getClass(namespace, className);
+  } catch (err) {
+    return failed(Reasons.spcMisconfigured, `failed to get SecretProviderClass "${className}": ${errorText(err)}`);
+  }
+  if (raw === undefined)
+    return failed(
+      Reasons.spcMisconfigured,
+      `failed to get SecretProviderClass "${className}": secretproviderclasses.secrets-store.csi.x-k8s.io "${className}" not found`,
+    );
+  let cls;
+  try {
+    cls = parseSecretProviderClass(raw, namespace);
+  } catch (err) {
+    return failed(Reasons.spcMisconfigured, errorText(err));
+  }
+  let files;
+  try {
+    const sa = ss.spec.serviceAccountName;
+    const mint = (spec: TokenSpec) => ports.mint(spec);
+    const tokens = await tokensJson(mint, namespace, sa, settings.audiences, settings.tokenExpirationSeconds);
+    const request = syncMountRequest({
+      parameters: cls.parameters,
+      namespace,
+      serviceAccount: sa,
+      pod: settings.pod,
+      tokens,
+    });
+    files = responseFiles(cls.provider, await ports.mount(cls.provider, request));
+  } catch (err) {
+    const notFound = (err as { reason?: string }).reason === 'ProviderNotFound';
+    const reason = notFound ? Reasons.spcMisconfigured : Reasons.providerError;
+    return failed(reason, `fetching secrets from the provider failed: ${errorText(err)}`);
+  }
+  let data;
+  try {
+    data = syncedSecretData(ss, files);
+  } catch (err) {
+    return failed(Reasons.remoteFetchFailed, `fetching secrets from the provider failed: ${errorText(err)}`);
+  }
+  const hash = await syncHash(data, {
+    classUid: raw.metadata?.uid ?? '',
+    classGeneration: raw.metadata?.generation ?? 0,
+    syncUid: ss.metadata?.uid ?? '',
+    syncGeneration: ss.metadata?.generation ?? 0,
+    forceSynchronization: ss.spec.forceSynchronization ?? '',
+  });
+  return { data, hash };
+}
+
+/** Writes the Secret unless someone else owns it; the failure's message, or undefined when written. */
+async function writeSecret(ss: SecretSync, data: Map<string, Buffer>, ports: SyncPorts): Promise<string | undefined> {
+  const name = ss.metadata?.name ?? '';
+  try {
+    const problem = ownershipProblem(await ports.getSecret(ss.metadata?.namespace ?? '', name), ss);
+    if (problem) return `failed to patch secret "${name}": ${problem}`;
+    await ports.applySecret(secretApplyBody(ss, data));
+    return undefined;
+  } catch (err) {
+    return `failed to patch secret "${name}": ${errorText(err)}`;
+  }
+}
+
+/**
+ * One SecretSync, as upstream reconciles it: checks the reserved keys, fetches the data,
+ * writes nothing when the hash is unchanged and no failure is pending, else applies the
+ * Secret (never one it does not own) and records the outcome in status.
+ */
+export async function reconcileSecretSync(
+  ss: SecretSync,
+  ports: SyncPorts,
+  settings: SyncSettings,
+): Promise<SyncOutcome> {
+  const problem = reservedKeyProblem(ss);
+  const fetched = problem ?? (await fetchData(ss, ports, settings));
+  let outcome: SyncOutcome;
+  if ('reason' in fetched) outcome = { kind: 'failed', reason: fetched.reason, message: fetched.message };
+  else {
+    const unchanged = fetched.hash === ss.status?.syncHash;
+    if (unchanged && !hasFailedCondition(ss.status?.conditions)) return { kind: 'unchanged' };
+    const failure = await writeSecret(ss, fetched.data, ports);
+    outcome = failure
+      ? { kind: 'failed', reason: Reasons.patchError, message: failure }
+      : { kind: 'synced', hash: fetched.hash, created: !ss.status?.syncHash };
+  }
+  const status = statusAfter(ss, outcome, settings.now());
+  // A failure repeated by every poll writes its status once.
+  if (!sameStatus(ss.status, status)) await ports.patchStatus(ss, status);
+  return outcome;
+}
