@@ -74,7 +74,12 @@ export async function startSyncController(
     throw err;
   }
   controller.start();
-  logger.info('sync controller started', { providerDir: config.providerDir, audiences: config.audiences.length });
+  logger.info('sync controller started', {
+    providerDir: config.providerDir,
+    audiences: config.audiences.length,
+    metricsPort: enabled(config.metricsAddr) ? servers[0]?.port : undefined,
+    healthPort: enabled(config.healthProbeAddr) ? servers[servers.length - 1]?.port : undefined,
+  });
   return {
     metricsPort: enabled(config.metricsAddr) ? servers[0]?.port : undefined,
     healthPort: enabled(config.healthProbeAddr) ? servers[servers.length - 1]?.port : undefined,
