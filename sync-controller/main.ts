@@ -4,6 +4,7 @@ import { ProviderClient } from '../driver/provider-client/client.js';
 import { type HealthServer, startHealthServer } from '../lib/http-server.js';
 import type { Logger } from '../lib/logging/logger.js';
 import { createProcessRegistry } from '../lib/process-registry.js';
+import type { Registry } from 'prom-client';
 import { realSleep } from '../lib/sleep.js';
 import { packageVersion } from '../lib/version.js';
 import type { SyncControllerConfig } from './config.js';
@@ -24,6 +25,23 @@ export interface RunningSyncController {
 /** "" and "0" switch an HTTP server off, as controller-runtime's bind addresses. */
 function enabled(addr: string): boolean {
   return addr !== '' && addr !== '0';
+}
+
+/** The /metrics server and the /healthz + /readyz server, each unless switched off; none left open on failure. */
+async function startServers(config: SyncControllerConfig, registry: Registry, ready: () => boolean) {
+  let metricsServer: HealthServer | undefined;
+  try {
+    metricsServer = enabled(config.metricsAddr)
+      ? await startHealthServer(config.metricsAddr, registry, () => true, '--metrics-bind-address')
+      : undefined;
+    const healthServer = enabled(config.healthProbeAddr)
+      ? await startHealthServer(config.healthProbeAddr, registry, () => true, '--health-probe-bind-address', ready)
+      : undefined;
+    return { metricsServer, healthServer };
+  } catch (err) {
+    await metricsServer?.close();
+    throw err;
+  }
 }
 
 /** Wires the controller from its config and starts it. */
@@ -60,29 +78,18 @@ export async function startSyncController(
     pollIntervalMs: config.rotationPollIntervalMs,
     random: Math.random,
   });
-  const servers: HealthServer[] = [];
-  const ready = () => controller.ready;
-  try {
-    if (enabled(config.metricsAddr))
-      servers.push(await startHealthServer(config.metricsAddr, registry, () => true, '--metrics-bind-address'));
-    if (enabled(config.healthProbeAddr))
-      servers.push(
-        await startHealthServer(config.healthProbeAddr, registry, () => true, '--health-probe-bind-address', ready),
-      );
-  } catch (err) {
-    await Promise.all(servers.map((s) => s.close()));
-    throw err;
-  }
+  const { metricsServer, healthServer } = await startServers(config, registry, () => controller.ready);
+  const servers = [metricsServer, healthServer].filter((s) => s !== undefined);
   controller.start();
   logger.info('sync controller started', {
     providerDir: config.providerDir,
     audiences: config.audiences.length,
-    metricsPort: enabled(config.metricsAddr) ? servers[0]?.port : undefined,
-    healthPort: enabled(config.healthProbeAddr) ? servers[servers.length - 1]?.port : undefined,
+    metricsPort: metricsServer?.port,
+    healthPort: healthServer?.port,
   });
   return {
-    metricsPort: enabled(config.metricsAddr) ? servers[0]?.port : undefined,
-    healthPort: enabled(config.healthProbeAddr) ? servers[servers.length - 1]?.port : undefined,
+    metricsPort: metricsServer?.port,
+    healthPort: healthServer?.port,
     async stop() {
       await controller.stop();
       providers.close();

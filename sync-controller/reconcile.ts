@@ -1,6 +1,6 @@
 import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
 import type { MintedToken, TokenSpec } from '../driver/k8s/token-requests.js';
-import { parseSecretProviderClass } from '../driver/spc/secret-provider-class.js';
+import { parseSecretProviderClass, type SecretProviderClass } from '../driver/spc/secret-provider-class.js';
 import type { MountRequest } from '../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../proto/gen/v1alpha1/MountResponse.js';
 import { printable } from '../lib/untrusted-text.js';
@@ -40,33 +40,48 @@ function errorText(err: unknown): string {
 
 type Fetched = { data: Map<string, Buffer>; hash: string } | { reason: string; message: string };
 
+type ClassRead =
+  | { raw: NonNullable<Awaited<ReturnType<SyncPorts['getClass']>>>; cls: SecretProviderClass }
+  | { reason: string; message: string };
+
+/** The SecretSync's class, from its namespace only, raw (UID, generation) and parsed. */
+async function readClass(ports: SyncPorts, namespace: string, className: string): Promise<ClassRead> {
+  const failed = (message: string): ClassRead => ({ reason: Reasons.spcMisconfigured, message });
+  let raw;
+  try {
+    raw = await ports.getClass(namespace, className);
+  } catch (err) {
+    return failed(`failed to get SecretProviderClass "${className}": ${errorText(err)}`);
+  }
+  if (raw === undefined)
+    return failed(
+      `failed to get SecretProviderClass "${className}": secretproviderclasses.secrets-store.csi.x-k8s.io "${className}" not found`,
+    );
+  try {
+    return { raw, cls: parseSecretProviderClass(raw, namespace) };
+  } catch (err) {
+    return failed(errorText(err));
+  }
+}
+
 /** Reads the class, asks its provider, builds the data and its hash; a failure names upstream's reason. */
 async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSettings): Promise<Fetched> {
   const namespace = ss.metadata?.namespace ?? '';
   const className = ss.spec.secretProviderClassName;
   const failed = (reason: string, message: string): Fetched => ({ reason, message });
-  let raw;
+  const read = await readClass(ports, namespace, className);
+  if ('reason' in read) return read;
+  const { raw, cls } = read;
+  const sa = ss.spec.serviceAccountName;
+  let tokens;
   try {
-    raw = await ports.getClass(namespace, className);
+    const mint = (spec: TokenSpec) => ports.mint(spec);
+    tokens = await tokensJson(mint, namespace, sa, settings.audiences, settings.tokenExpirationSeconds);
   } catch (err) {
-    return failed(Reasons.spcMisconfigured, `failed to get SecretProviderClass "${className}": ${errorText(err)}`);
-  }
-  if (raw === undefined)
-    return failed(
-      Reasons.spcMisconfigured,
-      `failed to get SecretProviderClass "${className}": secretproviderclasses.secrets-store.csi.x-k8s.io "${className}" not found`,
-    );
-  let cls;
-  try {
-    cls = parseSecretProviderClass(raw, namespace);
-  } catch (err) {
-    return failed(Reasons.spcMisconfigured, errorText(err));
+    return failed(Reasons.syncError, `fetching secrets from the provider failed: ${errorText(err)}`);
   }
   let files;
   try {
-    const sa = ss.spec.serviceAccountName;
-    const mint = (spec: TokenSpec) => ports.mint(spec);
-    const tokens = await tokensJson(mint, namespace, sa, settings.audiences, settings.tokenExpirationSeconds);
     const request = syncMountRequest({
       parameters: cls.parameters,
       namespace,

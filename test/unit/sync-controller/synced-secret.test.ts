@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import type { Secret } from '../../../driver/k8s/client/types.js';
+import type { SecretSync } from '../../../sync-controller/secret-sync.js';
+import {
+  ownershipProblem,
+  reservedKeyProblem,
+  secretApplyBody,
+  syncedSecretData,
+} from '../../../sync-controller/synced-secret.js';
+
+function sync(secretObject: SecretSync['spec']['secretObject']): SecretSync {
+  return {
+    metadata: { name: 'app', namespace: 'ns', uid: 'uid-1' },
+    spec: { secretProviderClassName: 'c', serviceAccountName: 'sa', secretObject },
+  };
+}
+const data = [{ sourcePath: 'password', targetKey: 'pw' }];
+
+describe('sync-controller synced Secret rules', () => {
+  const reserved: [string, SecretSync['spec']['secretObject'], string | undefined][] = [
+    ['none', { data }, undefined],
+    [
+      'reserved label with a value',
+      { data, labels: { 'secrets-store.sync.x-k8s.io': 'x' } },
+      'InvalidClusterSecretLabelError',
+    ],
+    [
+      'reserved label, empty (upstream lets it pass)',
+      { data, labels: { 'secrets-store.sync.x-k8s.io': '' } },
+      undefined,
+    ],
+    [
+      'reserved annotation',
+      { data, annotations: { 'secrets-store.sync.x-k8s.io': '' } },
+      'InvalidClusterSecretAnnotationError',
+    ],
+  ];
+  for (const [what, object, reason] of reserved)
+    it(`reserved keys: ${what}`, () => expect(reservedKeyProblem(sync(object))?.reason).to.equal(reason));
+
+  const owned = (owners: Secret['metadata']): Secret => ({ metadata: owners ?? {} });
+  const ownership: [string, Secret | undefined, boolean][] = [
+    ['absent', undefined, true],
+    [
+      'owned by this SecretSync',
+      owned({
+        ownerReferences: [
+          { apiVersion: 'secret-sync.x-k8s.io/v1alpha1', kind: 'SecretSync', name: 'app', uid: 'uid-1' },
+        ],
+      }),
+      true,
+    ],
+    ['no owner', owned({}), false],
+    [
+      'a SecretSync of the same name, recreated',
+      owned({
+        ownerReferences: [{ apiVersion: 'secret-sync.x-k8s.io/v1alpha1', kind: 'SecretSync', name: 'app', uid: 'old' }],
+      }),
+      false,
+    ],
+    [
+      'another kind with the UID',
+      owned({ ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'app', uid: 'uid-1' }] }),
+      false,
+    ],
+  ];
+  for (const [what, existing, writable] of ownership)
+    it(`ownership: ${what}`, () => expect(ownershipProblem(existing, sync({ data })) === undefined).to.equal(writable));
+
+  it('apply body: name, labels with the controller label, one owner, base64 data, type', () => {
+    const body = secretApplyBody(sync({ data, labels: { a: 'b' } }), new Map([['pw', Buffer.from('x')]]));
+    expect(body).to.deep.equal({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'app',
+        namespace: 'ns',
+        labels: { a: 'b', 'secrets-store.sync.x-k8s.io': '' },
+        ownerReferences: [
+          { apiVersion: 'secret-sync.x-k8s.io/v1alpha1', kind: 'SecretSync', name: 'app', uid: 'uid-1' },
+        ],
+      },
+      data: { pw: 'eA==' },
+      type: 'Opaque',
+    });
+  });
+
+  it('data: sourcePath → targetKey; a missing sourcePath names it, not the contents', () => {
+    const files = new Map([['password', Buffer.from('secret-value')]]);
+    expect(syncedSecretData(sync({ data }), files).get('pw')?.toString()).to.equal('secret-value');
+    expect(() => syncedSecretData(sync({ data: [{ sourcePath: 'nope', targetKey: 'k' }] }), files))
+      .to.throw(/"nope"/)
+      .and.not.to.match(/secret-value/);
+  });
+});
