@@ -8,6 +8,7 @@ import type { SyncControllerMetrics } from './metrics.js';
 import { reconcileSecretSync, type SyncPorts, type SyncSettings } from './reconcile.js';
 import { type SecretSync, secretSyncPath } from './secret-sync.js';
 import { nextPollDelay, WorkQueue } from './work-queue.js';
+import { eventFor, type SyncEventSink } from './sync-events.js';
 
 /** What the controller loop needs besides the API. */
 export interface ControllerDeps {
@@ -21,6 +22,8 @@ export interface ControllerDeps {
   /** 0 = no periodic re-sync. */
   readonly pollIntervalMs: number;
   readonly random: () => number;
+  /** Records an event on a SecretSync (recordEvent); never throws. */
+  readonly event: SyncEventSink;
 }
 
 /** What the ports read from and tell the controller's caches. */
@@ -127,7 +130,10 @@ export class SyncController {
     }
     const started = performance.now();
     try {
-      const outcome = await reconcileSecretSync(ss, this.ports, this.deps.settings);
+      const result = await reconcileSecretSync(ss, this.ports, this.deps.settings);
+      const { outcome } = result;
+      const event = eventFor(result);
+      if (event) await this.deps.event(ss, event.type, event.reason, event.message);
       const seconds = (performance.now() - started) / 1000;
       const reason = outcome.kind === 'failed' ? outcome.reason : '';
       this.deps.metrics.reconciled(outcome.kind, reason, seconds);

@@ -9,6 +9,7 @@ import { realSleep } from '../lib/sleep.js';
 import { packageVersion } from '../lib/version.js';
 import type { SyncControllerConfig } from './config.js';
 import { SyncController } from './controller.js';
+import { apiSyncEvents } from './sync-events.js';
 import { SyncControllerMetrics } from './metrics.js';
 import { apiSyncPorts } from './sync-ports.js';
 
@@ -77,6 +78,7 @@ export async function startSyncController(
     concurrency: config.concurrency,
     pollIntervalMs: config.rotationPollIntervalMs,
     random: Math.random,
+    event: apiSyncEvents(api, config.podName, logger),
   });
   const { metricsServer, healthServer } = await startServers(config, registry, () => controller.ready);
   const servers = [metricsServer, healthServer].filter((s) => s !== undefined);

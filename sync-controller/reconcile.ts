@@ -111,17 +111,34 @@ async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSetting
   return { data, hash };
 }
 
-/** Writes the Secret unless someone else owns it; the failure's message, or undefined when written. */
-async function writeSecret(ss: SecretSync, data: Map<string, Buffer>, ports: SyncPorts): Promise<string | undefined> {
+/** Writes the Secret unless someone else owns it: the outcome. */
+async function writeSecret(
+  ss: SecretSync,
+  data: Map<string, Buffer>,
+  hash: string,
+  ports: SyncPorts,
+): Promise<SyncOutcome> {
   const name = ss.metadata?.name ?? '';
+  const failed = (message: string, notOwned = false): SyncOutcome => ({
+    kind: 'failed',
+    reason: Reasons.patchError,
+    message: `failed to patch secret "${name}": ${message}`,
+    notOwned,
+  });
   try {
     const problem = ownershipProblem(await ports.getSecret(ss.metadata?.namespace ?? '', name), ss);
-    if (problem) return `failed to patch secret "${name}": ${problem}`;
+    if (problem) return failed(problem, true);
     await ports.applySecret(secretApplyBody(ss, data));
-    return undefined;
+    return { kind: 'synced', hash, created: !ss.status?.syncHash };
   } catch (err) {
-    return `failed to patch secret "${name}": ${errorText(err)}`;
+    return failed(errorText(err));
   }
+}
+
+/** A reconcile's outcome, and whether it changed the status (events are recorded only then, or on a write). */
+export interface ReconcileResult {
+  readonly outcome: SyncOutcome;
+  readonly statusChanged: boolean;
 }
 
 /**
@@ -133,21 +150,17 @@ export async function reconcileSecretSync(
   ss: SecretSync,
   ports: SyncPorts,
   settings: SyncSettings,
-): Promise<SyncOutcome> {
+): Promise<ReconcileResult> {
   const problem = reservedKeyProblem(ss);
   const fetched = problem ?? (await fetchData(ss, ports, settings));
   let outcome: SyncOutcome;
   if ('reason' in fetched) outcome = { kind: 'failed', reason: fetched.reason, message: fetched.message };
-  else {
-    const unchanged = fetched.hash === ss.status?.syncHash;
-    if (unchanged && !hasFailedCondition(ss.status?.conditions)) return { kind: 'unchanged' };
-    const failure = await writeSecret(ss, fetched.data, ports);
-    outcome = failure
-      ? { kind: 'failed', reason: Reasons.patchError, message: failure }
-      : { kind: 'synced', hash: fetched.hash, created: !ss.status?.syncHash };
-  }
+  else if (fetched.hash === ss.status?.syncHash && !hasFailedCondition(ss.status?.conditions))
+    return { outcome: { kind: 'unchanged' }, statusChanged: false };
+  else outcome = await writeSecret(ss, fetched.data, fetched.hash, ports);
   const status = statusAfter(ss, outcome, settings.now());
   // A failure repeated by every poll writes its status once.
-  if (!sameStatus(ss.status, status)) await ports.patchStatus(ss, status);
-  return outcome;
+  const statusChanged = !sameStatus(ss.status, status);
+  if (statusChanged) await ports.patchStatus(ss, status);
+  return { outcome, statusChanged };
 }

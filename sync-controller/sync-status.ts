@@ -13,7 +13,13 @@ import type { SecretSync, SecretSyncStatus } from './secret-sync.js';
 export type SyncOutcome =
   | { readonly kind: 'unchanged' }
   | { readonly kind: 'synced'; readonly hash: string; readonly created: boolean }
-  | { readonly kind: 'failed'; readonly reason: string; readonly message: string };
+  | {
+      readonly kind: 'failed';
+      readonly reason: string;
+      readonly message: string;
+      /** The Secret exists and is not this SecretSync's: nothing was written. */
+      readonly notOwned?: boolean;
+    };
 
 /**
  * The status after an outcome, as upstream writes it: the condition for this attempt is

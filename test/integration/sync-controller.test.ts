@@ -58,6 +58,15 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
   const condition = async (name: string, type: string) =>
     (await readSync(name)).status?.conditions?.find((c) => c.type === type);
   const readSecret = (name: string) => cluster.admin.core.readNamespacedSecret({ name, namespace: ns });
+  const eventsOf = async (name: string) =>
+    (
+      await cluster.admin.core.listNamespacedEvent({
+        namespace: ns,
+        fieldSelector: `involvedObject.kind=SecretSync,involvedObject.name=${name}`,
+      })
+    ).items.map((e) => `${e.type} ${e.reason}: ${e.message}`);
+  const untilEvent = (name: string, reason: string) =>
+    until(`${reason} event on ${name}`, async () => (await eventsOf(name)).find((e) => e.includes(` ${reason}:`)));
   const text = (b64: string | undefined) => Buffer.from(b64 ?? '', 'base64').toString();
 
   before(async () => {
@@ -105,6 +114,7 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
       message: 'Secret created successfully.',
     });
     expect((await readSync('app')).status?.syncHash).to.match(/^v1:[0-9a-f]{64}$/);
+    expect((await untilEvent('app', 'SecretSynced')).value).to.equal('Normal SecretSynced: Secret created');
   });
 
   it('writes nothing while the content is unchanged, over several polls', async () => {
@@ -157,6 +167,9 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
     const after = await readSecret('taken');
     expect(after.metadata?.resourceVersion).to.equal(existing.metadata?.resourceVersion);
     expect(Object.keys(after.data ?? {})).to.deep.equal(['mine']);
+    expect((await untilEvent('taken', 'SecretNotOwned')).value).to.equal(
+      'Warning SecretNotOwned: ControllerPatchError: failed to patch secret "taken": the Secret exists and has no owner; it is not adopted and was left untouched',
+    );
   });
 
   it('a missing class: SecretProviderClassMisconfigured with upstream message', async () => {
@@ -170,5 +183,8 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
       'failed to get SecretProviderClass "nowhere": secretproviderclasses.secrets-store.csi.x-k8s.io "nowhere" not found',
     );
     expect(await condition('lost', 'SecretUpdated')).to.include({ status: 'Unknown', reason: 'NoUpdatesAttemptedYet' });
+    expect((await untilEvent('lost', 'SecretSyncFailed')).value).to.match(
+      /^Warning SecretSyncFailed: SecretProviderClassMisconfigured: failed to get SecretProviderClass "nowhere"/,
+    );
   });
 });
