@@ -1,12 +1,12 @@
 import type { KubeApi } from '../driver/k8s/client/kube-api.js';
-import type { KubeObject } from '../driver/k8s/client/types.js';
-import { secretProviderClassPath } from '../driver/k8s/resource-paths.js';
+import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
+import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
 import { WatchedCache } from '../driver/k8s/watched-cache.js';
 import type { Logger } from '../lib/logging/logger.js';
 import type { Sleep } from '../lib/sleep.js';
 import type { SyncControllerMetrics } from './metrics.js';
 import { reconcileSecretSync, type SyncPorts, type SyncSettings } from './reconcile.js';
-import { type SecretSync, secretSyncPath } from './secret-sync.js';
+import { CONTROLLER_LABEL, SECRET_SYNC_KIND, type SecretSync, secretSyncPath } from './secret-sync.js';
 import { nextPollDelay, WorkQueue } from './work-queue.js';
 import { eventFor, type SyncEventSink } from './sync-events.js';
 
@@ -29,6 +29,13 @@ export interface ControllerDeps {
 /** What the ports read from and tell the controller's caches. */
 export interface SyncCaches {
   cachedClass(namespace: string, name: string): KubeObject | undefined;
+  /**
+   * A managed Secret from the watch (undefined: none), when it has listed; 'unknown'
+   * before, or when the Secret exists without the controller's label (then only a GET tells).
+   */
+  managedSecret(namespace: string, name: string): Secret | undefined | 'unknown';
+  /** A Secret as the apply returned it: its watch event is the controller's own, not drift. */
+  wroteSecret(secret: Secret): void;
   /** A SecretSync as the status write returned it: the next poll must see its syncHash before the watch brings it. */
   stored(ss: SecretSync): void;
 }
@@ -46,6 +53,10 @@ function keyOf(obj: KubeObject): string {
 export class SyncController {
   readonly syncs: WatchedCache<SecretSync>;
   readonly classes: WatchedCache<KubeObject>;
+  /** Secrets with the controller's label: drift (deleted, edited) wakes their SecretSync. */
+  readonly secrets: WatchedCache<Secret>;
+  /** The resourceVersion of the controller's last write per Secret: its watch event is not drift. */
+  private readonly ownWrites = new Map<string, string>();
   private readonly queue: WorkQueue;
   private readonly generations = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -67,8 +78,19 @@ export class SyncController {
       deps.logger,
       deps.sleep,
     );
+    this.secrets = new WatchedCache<Secret>(
+      api,
+      { what: 'synced Secrets', path: corePath('secrets'), labelSelector: CONTROLLER_LABEL },
+      deps.logger,
+      deps.sleep,
+    );
     this.ports = deps.ports({
       cachedClass: (namespace, name) => this.classes.get(name, namespace),
+      managedSecret: (namespace, name) => this.managedSecret(namespace, name),
+      wroteSecret: (secret) => {
+        this.ownWrites.set(keyOf(secret), secret.metadata?.resourceVersion ?? '');
+        this.secrets.remember(secret);
+      },
       stored: (ss) => this.syncs.remember(ss),
     });
     this.queue = new WorkQueue(deps.concurrency, (key) => this.reconcile(key));
@@ -76,15 +98,18 @@ export class SyncController {
 
   /** True once both caches listed: /readyz. */
   get ready(): boolean {
-    return this.syncs.everSynced && this.classes.everSynced;
+    return this.syncs.everSynced && this.classes.everSynced && this.secrets.everSynced;
   }
 
   /** Starts the watches; reconciles follow as objects arrive. */
   start(): void {
     this.syncs.onChange((ss) => this.syncChanged(ss));
     this.classes.onChange((cls) => this.classChanged(cls));
+    this.secrets.onChange((secret) => this.secretChanged(secret));
+    this.secrets.onDelete((secret) => this.secretChanged(secret));
     this.syncs.start();
     this.classes.start();
+    this.secrets.start();
   }
 
   /** Stops watching and polling; resolves when running reconciles have ended. */
@@ -92,7 +117,7 @@ export class SyncController {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await this.queue.stop();
-    await Promise.all([this.syncs.stop(), this.classes.stop()]);
+    await Promise.all([this.syncs.stop(), this.classes.stop(), this.secrets.stop()]);
   }
 
   private syncChanged(ss: SecretSync): void {
@@ -109,6 +134,19 @@ export class SyncController {
     for (const ss of this.syncs.values())
       if (ss.metadata?.namespace === namespace && ss.spec?.secretProviderClassName === cls.metadata?.name)
         this.queue.add(keyOf(ss));
+  }
+
+  private managedSecret(namespace: string, name: string): Secret | undefined | 'unknown' {
+    if (!this.secrets.everSynced) return 'unknown';
+    return this.secrets.get(name, namespace) ?? 'unknown';
+  }
+
+  /** A managed Secret changed or went away: its SecretSync checks it, unless the change was the controller's own write. */
+  private secretChanged(secret: Secret): void {
+    if (this.ownWrites.get(keyOf(secret)) === secret.metadata?.resourceVersion) return;
+    const owner = (secret.metadata?.ownerReferences ?? []).find((o) => o.kind === SECRET_SYNC_KIND);
+    if (owner && this.syncs.get(owner.name, secret.metadata?.namespace ?? ''))
+      this.queue.add(`${secret.metadata?.namespace ?? ''}/${owner.name}`);
   }
 
   private schedulePoll(key: string): void {

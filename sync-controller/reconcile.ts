@@ -6,7 +6,13 @@ import type { MountResponse__Output } from '../proto/gen/v1alpha1/MountResponse.
 import { printable } from '../lib/untrusted-text.js';
 import { type ControllerPod, responseFiles, syncMountRequest, tokensJson } from './provider-fetch.js';
 import type { SecretSync } from './secret-sync.js';
-import { ownershipProblem, reservedKeyProblem, secretApplyBody, syncedSecretData } from './synced-secret.js';
+import {
+  ownershipProblem,
+  reservedKeyProblem,
+  secretApplyBody,
+  secretMatches,
+  syncedSecretData,
+} from './synced-secret.js';
 import { syncHash } from './sync-hash.js';
 import { hasFailedCondition, Reasons } from './conditions.js';
 import { sameStatus, type SyncOutcome, statusAfter } from './sync-status.js';
@@ -20,7 +26,7 @@ export interface SyncPorts {
   getClass(namespace: string, name: string): Promise<(KubeObject & { metadata?: { generation?: number } }) | undefined>;
   mint(spec: TokenSpec): Promise<MintedToken>;
   mount(provider: string, request: MountRequest): Promise<MountResponse__Output>;
-  /** The Secret, or undefined when it does not exist. */
+  /** The Secret, or undefined when it does not exist (from the watch of managed Secrets when it has listed). */
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   applySecret(body: Secret): Promise<void>;
   patchStatus(ss: SecretSync, status: NonNullable<SecretSync['status']>): Promise<void>;
@@ -135,6 +141,17 @@ async function writeSecret(
   }
 }
 
+/**
+ * True when nothing needs writing: the hash is the one of the last sync, no failure is
+ * pending, and the Secret still holds that sync's data (not deleted or edited out of band).
+ */
+async function upToDate(ss: SecretSync, fetched: { data: Map<string, Buffer>; hash: string }, ports: SyncPorts) {
+  if (fetched.hash !== ss.status?.syncHash || hasFailedCondition(ss.status?.conditions)) return false;
+  // Unreadable: the write path reads it again and reports what fails.
+  const current = await ports.getSecret(ss.metadata?.namespace ?? '', ss.metadata?.name ?? '').catch(() => null);
+  return current !== null && secretMatches(current, secretApplyBody(ss, fetched.data));
+}
+
 /** A reconcile's outcome, and whether it changed the status (events are recorded only then, or on a write). */
 export interface ReconcileResult {
   readonly outcome: SyncOutcome;
@@ -155,8 +172,7 @@ export async function reconcileSecretSync(
   const fetched = problem ?? (await fetchData(ss, ports, settings));
   let outcome: SyncOutcome;
   if ('reason' in fetched) outcome = { kind: 'failed', reason: fetched.reason, message: fetched.message };
-  else if (fetched.hash === ss.status?.syncHash && !hasFailedCondition(ss.status?.conditions))
-    return { outcome: { kind: 'unchanged' }, statusChanged: false };
+  else if (await upToDate(ss, fetched, ports)) return { outcome: { kind: 'unchanged' }, statusChanged: false };
   else outcome = await writeSecret(ss, fetched.data, fetched.hash, ports);
   const status = statusAfter(ss, outcome, settings.now());
   // A failure repeated by every poll writes its status once.

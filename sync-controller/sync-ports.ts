@@ -45,9 +45,16 @@ export function apiSyncPorts(
         throw err;
       }
     },
-    getSecret: (namespace, name) => unlessNotFound(() => api.get<Secret>(corePath('secrets', namespace, name))),
+    getSecret: async (namespace, name) => {
+      const cached = caches.managedSecret(namespace, name);
+      if (cached !== 'unknown') return cached;
+      return unlessNotFound(() => api.get<Secret>(corePath('secrets', namespace, name)));
+    },
     applySecret: async (body) => {
-      await api.apply(corePath('secrets', body.metadata?.namespace, body.metadata?.name), body, FIELD_MANAGER);
+      const path = corePath('secrets', body.metadata?.namespace, body.metadata?.name);
+      // Forced: only a Secret that is absent or owned by the SecretSync gets here
+      // (ownershipProblem), and fields someone edited out of band are taken back.
+      caches.wroteSecret(await api.apply<Secret>(path, body, FIELD_MANAGER, true));
     },
     patchStatus: async (ss, status) => {
       const path = secretSyncPath(ss.metadata?.namespace, ss.metadata?.name, 'status');

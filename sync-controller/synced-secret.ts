@@ -93,3 +93,28 @@ export function ownershipProblem(existing: Secret | undefined, ss: SecretSync): 
     ? 'the Secret exists and has no owner; it is not adopted and was left untouched'
     : 'the Secret exists and is owned by another object; it was left untouched';
 }
+
+/** True when every entry of `want` is in `have` with the same value. */
+function includes(have: Readonly<Record<string, string>> | undefined, want: Readonly<Record<string, string>>): boolean {
+  return Object.entries(want).every(([k, v]) => have?.[k] === v);
+}
+
+/**
+ * True when the Secret holds what the apply body would write: the same data and type, the
+ * labels, annotations and owner reference. False when it is gone or was edited out of band
+ * (drift the controller repairs).
+ */
+export function secretMatches(existing: Secret | undefined, body: ReturnType<typeof secretApplyBody>): boolean {
+  if (existing === undefined) return false;
+  const data = existing.data ?? {};
+  const want = body.data ?? {};
+  if (Object.keys(data).length !== Object.keys(want).length || !includes(data, want)) return false;
+  if ((existing.type ?? 'Opaque') !== body.type) return false;
+  const meta = existing.metadata ?? {};
+  const uid = body.metadata?.ownerReferences?.[0]?.uid;
+  return (
+    includes(meta.labels, body.metadata?.labels ?? {}) &&
+    includes(meta.annotations, body.metadata?.annotations ?? {}) &&
+    (meta.ownerReferences ?? []).some((o) => o.uid === uid)
+  );
+}

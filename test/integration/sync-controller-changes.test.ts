@@ -90,6 +90,28 @@ describe('sync controller: class changes, provider failures, garbage collection 
     await until('Secret follow from b', async () => (await secretText('follow')) === 'from-b');
   });
 
+  it('a managed Secret deleted out of band comes back (watch of managed Secrets, no poll)', async () => {
+    await createSync('drift-delete', 'db');
+    await until('Secret drift-delete', () => secretText('drift-delete').catch(() => undefined));
+    await cluster.admin.core.deleteNamespacedSecret({ name: 'drift-delete', namespace: ns });
+    const { value } = await until('Secret drift-delete restored', () =>
+      cluster.admin.core.readNamespacedSecret({ name: 'drift-delete', namespace: ns }).catch(() => undefined),
+    );
+    expect(Buffer.from(value.data?.['pw'] ?? '', 'base64').toString()).to.equal('from-b');
+    expect(value.metadata?.labels).to.deep.equal({ 'secrets-store.sync.x-k8s.io': '' });
+  });
+
+  it('a managed Secret edited out of band is restored', async () => {
+    await createSync('drift-edit', 'db');
+    await until('Secret drift-edit', () => secretText('drift-edit').catch(() => undefined));
+    await cluster.admin.core.patchNamespacedSecret({
+      name: 'drift-edit',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/pw', value: Buffer.from('tampered').toString('base64') }],
+    });
+    await until('Secret drift-edit restored', async () => (await secretText('drift-edit')) === 'from-b');
+  });
+
   const failures: [string, string, () => Promise<void>, string, RegExp][] = [
     [
       'the provider refuses the parameters: ProviderError with its message',

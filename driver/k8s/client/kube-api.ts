@@ -120,9 +120,12 @@ export class KubeApi {
     return this.request<T>('PATCH', path, operations, JSON_PATCH);
   }
 
-  /** A server-side apply of `body` as `fieldManager` (without force: a conflict fails with 409). */
-  apply<T>(path: string, body: object, fieldManager: string): Promise<T> {
-    return this.request<T>('PATCH', withQuery(path, { fieldManager }), body, APPLY_PATCH);
+  /**
+   * A server-side apply of `body` as `fieldManager`; without `force` a field another
+   * manager set fails the apply with 409, with it the fields are taken over.
+   */
+  apply<T>(path: string, body: object, fieldManager: string, force = false): Promise<T> {
+    return this.request<T>('PATCH', withQuery(path, { fieldManager, force: force || undefined }), body, APPLY_PATCH);
   }
 
   /** A JSON merge patch (RFC 7386), e.g. of a status subresource. */

@@ -5,6 +5,7 @@ import {
   ownershipProblem,
   reservedKeyProblem,
   secretApplyBody,
+  secretMatches,
   syncedSecretData,
 } from '../../../sync-controller/synced-secret.js';
 
@@ -92,4 +93,32 @@ describe('sync-controller synced Secret rules', () => {
       .to.throw(/"nope"/)
       .and.not.to.match(/secret-value/);
   });
+});
+
+describe('sync-controller secretMatches (drift)', () => {
+  const ss: SecretSync = {
+    metadata: { name: 'app', namespace: 'ns', uid: 'uid-1' },
+    spec: {
+      secretProviderClassName: 'c',
+      serviceAccountName: 'sa',
+      secretObject: { data: [{ sourcePath: 'p', targetKey: 'pw' }], labels: { a: 'b' }, annotations: { n: 'v' } },
+    },
+  };
+  const body = secretApplyBody(ss, new Map([['pw', Buffer.from('x')]]));
+  const stored = (): Secret => structuredClone({ ...body, metadata: { ...body.metadata, resourceVersion: '5' } });
+  const edits: [string, (s: Secret) => Secret | undefined, boolean][] = [
+    ['as written', (s) => s, true],
+    [
+      'with labels and annotations added by others',
+      (s) => ({ ...s, metadata: { ...s.metadata, labels: { ...s.metadata?.labels, x: 'y' } } }),
+      true,
+    ],
+    ['deleted', () => undefined, false],
+    ['a value edited', (s) => ({ ...s, data: { pw: 'eQ==' } }), false],
+    ['a key added', (s) => ({ ...s, data: { ...s.data, extra: 'eQ==' } }), false],
+    ['a label removed', (s) => ({ ...s, metadata: { ...s.metadata, labels: { a: 'b' } } }), false],
+    ['the owner reference removed', (s) => ({ ...s, metadata: { ...s.metadata, ownerReferences: [] } }), false],
+  ];
+  for (const [what, edit, matches] of edits)
+    it(what, () => expect(secretMatches(edit(stored()), body)).to.equal(matches));
 });
