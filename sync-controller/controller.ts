@@ -2,6 +2,8 @@ import type { KubeApi } from '../driver/k8s/client/kube-api.js';
 import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
 import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
 import { WatchedCache } from '../driver/k8s/watched-cache.js';
+import { REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTATION } from '../driver/k8s/constants.js';
+import { annotatedInterval } from '../driver/rotation/schedule.js';
 import type { Logger } from '../lib/logging/logger.js';
 import type { Sleep } from '../lib/sleep.js';
 import type { SyncControllerMetrics } from './metrics.js';
@@ -58,7 +60,8 @@ export class SyncController {
   /** The resourceVersion of the controller's last write per Secret: its watch event is not drift. */
   private readonly ownWrites = new Map<string, string>();
   private readonly queue: WorkQueue;
-  private readonly generations = new Map<string, number>();
+  /** Per SecretSync: the generation and refresh-requested-at value last acted on. */
+  private readonly generations = new Map<string, string>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly ports: SyncPorts;
 
@@ -122,10 +125,11 @@ export class SyncController {
 
   private syncChanged(ss: SecretSync): void {
     const key = keyOf(ss);
-    const generation = ss.metadata?.generation ?? 0;
-    // Status writes (ours included) change no generation: only spec changes reconcile.
-    if (this.generations.get(key) === generation) return;
-    this.generations.set(key, generation);
+    // Status writes (ours included) change no generation: only spec changes reconcile, or
+    // a new value of the on-demand refresh annotation (as the driver's).
+    const seen = `${ss.metadata?.generation ?? 0}|${ss.metadata?.annotations?.[REFRESH_REQUESTED_ANNOTATION] ?? ''}`;
+    if (this.generations.get(key) === seen) return;
+    this.generations.set(key, seen);
     this.queue.add(key);
   }
 
@@ -149,10 +153,22 @@ export class SyncController {
       this.queue.add(`${secret.metadata?.namespace ?? ''}/${owner.name}`);
   }
 
+  /** The flag's interval, or the class's `rotation-poll-interval` annotation (as the driver honours it). */
+  private pollIntervalOf(key: string): number {
+    const [namespace = '', name = ''] = key.split('/');
+    const className = this.syncs.get(name, namespace)?.spec?.secretProviderClassName ?? '';
+    const raw = this.classes.get(className, namespace)?.metadata?.annotations?.[ROTATION_INTERVAL_ANNOTATION];
+    const { ms, invalid } = annotatedInterval(raw, this.deps.pollIntervalMs);
+    if (invalid)
+      this.deps.logger.warn('ignoring an invalid rotation interval annotation', { spc: `${namespace}/${className}` });
+    return ms;
+  }
+
   private schedulePoll(key: string): void {
     clearTimeout(this.timers.get(key));
-    if (this.deps.pollIntervalMs <= 0) return;
-    const timer = setTimeout(() => this.queue.add(key), nextPollDelay(this.deps.pollIntervalMs, this.deps.random()));
+    const intervalMs = this.pollIntervalOf(key);
+    if (intervalMs <= 0) return;
+    const timer = setTimeout(() => this.queue.add(key), nextPollDelay(intervalMs, this.deps.random()));
     timer.unref();
     this.timers.set(key, timer);
   }

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startControllerManager,
@@ -67,7 +69,9 @@ describe('sync controller: class changes, provider failures, garbage collection 
     await installSyncControllerManifests(cluster, REPO);
     ns = await createNamespace(cluster, 'secretsync-changes');
     await createSecretProviderClass(cluster, ns, 'db', { provider: 'file', parameters: { objects: objects('a') } });
-    stack = await startSyncControllerStack(cluster, { a: 'from-a', b: 'from-b' }, ['--rotation-poll-interval=0']);
+    stack = await startSyncControllerStack(cluster, { a: 'from-a', b: 'from-b', c: 'c1', d: 'd1' }, [
+      '--rotation-poll-interval=0',
+    ]);
   });
 
   after(async () => {
@@ -165,5 +169,42 @@ describe('sync controller: class changes, provider failures, garbage collection 
         (err: unknown) => statusOf(err) === 404,
       ),
     );
+  });
+
+  it('a new refresh-requested-at on the SecretSync re-fetches at once', async () => {
+    await createSecretProviderClass(cluster, ns, 'refreshable', {
+      provider: 'file',
+      parameters: { objects: objects('c') },
+    });
+    await createSync('refresh', 'refreshable');
+    await until('Secret refresh', async () => (await secretText('refresh').catch(() => '')) === 'c1');
+    await writeFile(join(stack.providerRoot, 'c'), 'c2');
+    await cluster.admin.custom.patchNamespacedCustomObject({
+      ...SS,
+      namespace: ns,
+      name: 'refresh',
+      body: [
+        {
+          op: 'add',
+          path: '/metadata/annotations',
+          value: { 'secrets-store.csi.k8s.io/refresh-requested-at': '2026-01-01T00:00:00Z' },
+        },
+      ],
+    });
+    await until('Secret refresh re-fetched', async () => (await secretText('refresh')) === 'c2');
+  });
+
+  it("the class's rotation-poll-interval annotation polls its SecretSyncs, also with --rotation-poll-interval=0", async () => {
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'fast',
+      { provider: 'file', parameters: { objects: objects('d') } },
+      { 'secrets-store.csi.k8s.io/rotation-poll-interval': '1s' },
+    );
+    await createSync('fast', 'fast');
+    await until('Secret fast', async () => (await secretText('fast').catch(() => '')) === 'd1');
+    await writeFile(join(stack.providerRoot, 'd'), 'd2');
+    await until('Secret fast polled', async () => (await secretText('fast')) === 'd2');
   });
 });
