@@ -11,6 +11,7 @@ import {
   reservedKeyProblem,
   secretApplyBody,
   secretMatches,
+  secretTypeProblem,
   syncedSecretData,
 } from './synced-secret.js';
 import { syncHash } from './sync-hash.js';
@@ -168,7 +169,7 @@ export async function reconcileSecretSync(
   ports: SyncPorts,
   settings: SyncSettings,
 ): Promise<ReconcileResult> {
-  const problem = reservedKeyProblem(ss);
+  const problem = reservedKeyProblem(ss) ?? secretTypeProblem(ss);
   const fetched = problem ?? (await fetchData(ss, ports, settings));
   let outcome: SyncOutcome;
   if ('reason' in fetched) outcome = { kind: 'failed', reason: fetched.reason, message: fetched.message };

@@ -28,6 +28,21 @@ export function reservedKeyProblem(ss: SecretSync): SpecProblem | undefined {
   return undefined;
 }
 
+/** The Secret type never written: the API server would put a token of any service account into it. */
+export const DENIED_SECRET_TYPE = 'kubernetes.io/service-account-token';
+
+/**
+ * A type the controller refuses, as SSC's admission policies do (checked in the controller
+ * too, so it holds without them).
+ */
+export function secretTypeProblem(ss: SecretSync): SpecProblem | undefined {
+  if ((ss.spec.secretObject.type ?? 'Opaque') !== DENIED_SECRET_TYPE) return undefined;
+  return {
+    reason: Reasons.patchError,
+    message: `failed to patch secret "${ss.metadata?.name ?? ''}": Secrets of type ${DENIED_SECRET_TYPE} are never written`,
+  };
+}
+
 /**
  * The Secret's data from the provider's files: each sourcePath's file as its targetKey,
  * `kubernetes.io/tls` split into tls.crt and tls.key by the driver's rules. Throws an

@@ -9,9 +9,11 @@ import {
   installSyncControllerManifests,
   metricSum,
   startSyncControllerStack,
+  SYNC_CONTROLLER_USER,
   type SyncControllerStack,
 } from '../support/sync-controller.js';
 import { makeTestPki } from '../support/test-pki.js';
+import { auditedCalls } from '../support/rbac-identity.js';
 import { until } from '../support/until.js';
 
 // The SecretSync controller against a real kube-apiserver, authorised only by
@@ -82,6 +84,7 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
     });
     stack = await startSyncControllerStack(cluster, { 'db/password': 'pw-1', 'server.pem': serverPem }, [
       '--rotation-poll-interval=1s',
+      '--token-request-audience=aud-a, aud-b',
     ]);
   });
 
@@ -126,6 +129,16 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
       return metricSum(now, 'secretsync_reconcile_total', ['result="unchanged"']) >= unchanged + 3 ? now : false;
     });
     expect(metricSum(await stack.metrics(), 'rest_client_requests_total', ['method="PATCH"'])).to.equal(patches);
+  });
+
+  it('mints one token per configured audience for serviceAccountName, cached across polls', async () => {
+    const tokenCalls = (await auditedCalls(cluster, SYNC_CONTROLLER_USER)).filter(
+      (c) => c.resource === 'serviceaccounts/token' && c.namespace === ns,
+    );
+    expect(tokenCalls.map((c) => `${c.verb} ${c.name} ${c.code}`)).to.deep.equal([
+      'create default 201',
+      'create default 201',
+    ]);
   });
 
   it('updates the Secret when the source changes', async () => {
@@ -186,5 +199,26 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
     expect((await untilEvent('lost', 'SecretSyncFailed')).value).to.match(
       /^Warning SecretSyncFailed: SecretProviderClassMisconfigured: failed to get SecretProviderClass "nowhere"/,
     );
+  });
+
+  it('refuses a kubernetes.io/service-account-token Secret', async () => {
+    await createSync('sa-token', {
+      type: 'kubernetes.io/service-account-token',
+      data: [{ sourcePath: 'password', targetKey: 't' }],
+    });
+    const { value } = await until('refusal', async () => {
+      const c = await condition('sa-token', 'SecretCreated');
+      return c?.status === 'False' ? c : undefined;
+    });
+    expect(value).to.include({
+      reason: 'ControllerPatchError',
+      message:
+        'failed to patch secret "sa-token": Secrets of type kubernetes.io/service-account-token are never written',
+    });
+  });
+
+  it('every request it made was allowed by deploy/sync-controller/rbac.yaml', async () => {
+    const refused = (await auditedCalls(cluster, SYNC_CONTROLLER_USER)).filter((c) => c.code === 401 || c.code === 403);
+    expect(refused).to.deep.equal([]);
   });
 });

@@ -6,6 +6,9 @@ import { readManifests, writeTokenKubeconfig, type KubeCluster } from './kube-cl
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
+/** The sync controller's user name in the audit log. */
+export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
+
 /** The sync controller's identity, bound by deploy/sync-controller/rbac.yaml. */
 const CONTROLLER_SA = { namespace: 'kube-system', name: 'secrets-store-sync-controller' };
 

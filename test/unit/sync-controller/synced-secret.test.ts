@@ -6,6 +6,7 @@ import {
   reservedKeyProblem,
   secretApplyBody,
   secretMatches,
+  secretTypeProblem,
   syncedSecretData,
 } from '../../../sync-controller/synced-secret.js';
 
@@ -38,6 +39,18 @@ describe('sync-controller synced Secret rules', () => {
   ];
   for (const [what, object, reason] of reserved)
     it(`reserved keys: ${what}`, () => expect(reservedKeyProblem(sync(object))?.reason).to.equal(reason));
+
+  const types: [string, string | undefined][] = [
+    ['Opaque', undefined],
+    ['kubernetes.io/tls', undefined],
+    ['example.com/custom', undefined],
+    [
+      'kubernetes.io/service-account-token',
+      'failed to patch secret "app": Secrets of type kubernetes.io/service-account-token are never written',
+    ],
+  ];
+  for (const [type, message] of types)
+    it(`type ${type}`, () => expect(secretTypeProblem(sync({ data, type }))?.message).to.equal(message));
 
   const owned = (owners: Secret['metadata']): Secret => ({ metadata: owners ?? {} });
   const ownership: [string, Secret | undefined, boolean][] = [
