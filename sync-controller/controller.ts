@@ -180,6 +180,8 @@ export class SyncController {
       clearTimeout(this.timers.get(key));
       this.timers.delete(key);
       this.generations.delete(key);
+      // The Secret has the SecretSync's name: forget its last write too.
+      this.ownWrites.delete(key);
       return;
     }
     const started = performance.now();
