@@ -19,6 +19,7 @@ const USAGE = `usage: secrets-store-csi <command> [flags]
 commands:
   driver              run the CSI node driver (see docs/configuration.md)
   provider <name>     run a provider plugin: ${Object.keys(PROVIDERS).join(', ')}
+  sync-controller     run the SecretSync controller (see docs/secret-sync-controller.md)
   publish             call NodePublishVolume like kubelet (debugging)
   unpublish           call NodeUnpublishVolume like kubelet (debugging)
   demo                driver + file provider + publish/unpublish, end to end
@@ -61,6 +62,19 @@ async function driverCommand(rest: readonly string[]): Promise<void> {
   return (await import('../driver/main.js')).runDriver(rest);
 }
 
+/** `secrets-store-csi sync-controller …`: help, or the SecretSync controller. */
+async function syncControllerCommand(rest: readonly string[]): Promise<void> {
+  if (rest.includes('--help')) {
+    const [{ SYNC_CONTROLLER_FLAGS }, { flagsHelp }] = await Promise.all([
+      import('../sync-controller/config.js'),
+      import('../lib/flags.js'),
+    ]);
+    process.stdout.write(`secrets-store-csi sync-controller [flags]\n${flagsHelp(SYNC_CONTROLLER_FLAGS)}\n`);
+    return;
+  }
+  return (await import('../sync-controller/run.js')).runSyncController(rest);
+}
+
 /** `secrets-store-csi provider <name> …`: help, or the named provider. */
 async function providerCommand(given: readonly string[]): Promise<void> {
   if (wantsHelp(given.slice(0, 1))) {
@@ -86,6 +100,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return driverCommand(rest);
     case 'provider':
       return providerCommand(given);
+    case 'sync-controller':
+      return syncControllerCommand(rest);
     case 'publish':
       return (await import('./kubelet-commands.js')).publishCommand(rest);
     case 'unpublish':

@@ -36,13 +36,14 @@ async function serveMetrics(registry: Registry, res: ServerResponse): Promise<vo
 
 /**
  * Serves Prometheus text on /metrics and a health check on /healthz (200 "ok" when
- * `healthy()` is true, 503 otherwise). A failure to listen names `flag`, the flag that set `addr`.
+ * `healthy()` is true, 503 otherwise), and /readyz likewise when `ready` is given. A failure to listen names `flag`, the flag that set `addr`.
  */
 export async function startHealthServer(
   addr: string,
   registry: Registry,
   healthy: () => boolean,
   flag: string,
+  ready?: () => boolean,
 ): Promise<HealthServer> {
   const { host, port } = parseListenAddress(addr);
   const server: Server = nodeHttp.createServer((req, res) => {
@@ -50,8 +51,8 @@ export async function startHealthServer(
     if (path === '/metrics') {
       // A rejection here would end the process: drop the connection instead.
       serveMetrics(registry, res).catch(() => res.destroy());
-    } else if (path === '/healthz') {
-      const ok = healthy();
+    } else if (path === '/healthz' || (path === '/readyz' && ready)) {
+      const ok = path === '/healthz' ? healthy() : (ready?.() ?? false);
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
       res.end(ok ? 'ok\n' : 'not ready\n');
     } else {

@@ -63,6 +63,7 @@ export class WatchedCache<T extends KubeObject> {
   private running: Promise<void> | undefined;
   private readonly abort = new AbortController();
   private readonly listeners: ((obj: T) => void)[] = [];
+  private readonly deleteListeners: ((obj: T) => void)[] = [];
   private readonly slim: (obj: T) => T;
 
   constructor(
@@ -113,6 +114,11 @@ export class WatchedCache<T extends KubeObject> {
     this.listeners.push(listener);
   }
 
+  /** Calls `listener` for every object deleted (a watch event, or gone from a relist). */
+  onDelete(listener: (obj: T) => void): void {
+    this.deleteListeners.push(listener);
+  }
+
   /** True once listed at least once; later watch failures do not clear it. */
   get everSynced(): boolean {
     return this.everListed;
@@ -160,6 +166,7 @@ export class WatchedCache<T extends KubeObject> {
     if (this.stopped) return resourceVersion;
     for (const [key, obj] of listed)
       if (previous.get(key)?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.notify(obj);
+    for (const [key, obj] of previous) if (!listed.has(key)) this.notify(obj, this.deleteListeners);
     this.everListed = true;
     this.logger.info(`${this.spec.what} cache synced`, { objects: listed.size });
     return resourceVersion;
@@ -206,8 +213,10 @@ export class WatchedCache<T extends KubeObject> {
         this.spec.path,
       );
     }
-    if (event.type === 'DELETED') this.objects.delete(keyOf(obj));
-    else if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+    if (event.type === 'DELETED') {
+      this.objects.delete(keyOf(obj));
+      this.notify(obj, this.deleteListeners);
+    } else if (event.type === 'ADDED' || event.type === 'MODIFIED') {
       const kept = this.slim(obj);
       this.objects.set(keyOf(kept), kept);
       this.notify(kept);
@@ -215,8 +224,8 @@ export class WatchedCache<T extends KubeObject> {
     return obj.metadata?.resourceVersion;
   }
 
-  private notify(obj: T): void {
-    for (const listener of this.listeners) {
+  private notify(obj: T, listeners = this.listeners): void {
+    for (const listener of listeners) {
       try {
         listener(obj);
       } catch (err) {

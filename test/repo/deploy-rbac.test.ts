@@ -80,11 +80,15 @@ describe('deploy manifests', () => {
       );
     });
 
-    it('Secrets are granted only by the sync and rotation reconciler roles', () => {
+    it('Secrets are granted only by the sync and rotation reconciler roles, and the SecretSync controller', () => {
       const withSecrets = roles().filter((m) =>
         grants(m.obj).some((k) => / \/(secrets|\*)$/.test(k) || k.includes(' */')),
       );
-      expect(withSecrets.map((m) => m.file).sort()).to.deep.equal(['rbac-rotation.yaml', 'rbac-secret-sync.yaml']);
+      expect(withSecrets.map((m) => m.file).sort()).to.deep.equal([
+        'rbac-rotation.yaml',
+        'rbac-secret-sync.yaml',
+        'sync-controller/rbac.yaml',
+      ]);
     });
 
     it("the default kustomization grants what the DaemonSet's flags need: no workload restarts, the rest as upstream's aggregated roles", () => {

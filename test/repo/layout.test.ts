@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 // proto/ holds only the .proto files and the types generated from them.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const SOURCE_ROOTS = ['lib', 'driver', 'providers', 'bin', 'proto'];
+const SOURCE_ROOTS = ['lib', 'driver', 'sync-controller', 'providers', 'bin', 'proto'];
 
 function tsFiles(dir: string): string[] {
   const out: string[] = [];

@@ -6,6 +6,7 @@ import { Histogram } from 'prom-client';
 import ts from 'typescript';
 import { SscError, type ErrorKind } from '../../lib/errors.js';
 import { createProcessRegistry } from '../../lib/process-registry.js';
+import { SyncControllerMetrics } from '../../sync-controller/metrics.js';
 import { recordDriverMetrics, recordProviderMetrics, shownMetrics, type ShownMetric } from '../support/exposition.js';
 
 // docs/metrics.md lists every `error_type` (an SscError's reason) the code can put into a
@@ -158,7 +159,7 @@ function metricRows(doc: string): MetricRow[] {
   });
 }
 
-/** What /metrics of the driver and of a provider show: the default metrics and every metric recorded once. */
+/** What /metrics of the driver, a provider and the sync controller show: the default metrics and every metric recorded once. */
 async function served(): Promise<Map<string, ShownMetric>> {
   const driver = createProcessRegistry();
   recordDriverMetrics(driver);
@@ -167,7 +168,16 @@ async function served(): Promise<Map<string, ShownMetric>> {
   // A GC kind not seen yet, so that the GC histogram's buckets show.
   const gc = driver.getSingleMetric('nodejs_gc_duration_seconds');
   if (gc instanceof Histogram) gc.zero({ kind: 'weakcb' });
-  return new Map([...shownMetrics(await driver.metrics()), ...shownMetrics(await provider.metrics())]);
+  const syncController = createProcessRegistry();
+  const sync = new SyncControllerMetrics(syncController);
+  sync.reconciled('failed', 'ProviderError', 0.1);
+  sync.providerCall('file', true);
+  sync.apiRequest('GET', '200');
+  return new Map([
+    ...shownMetrics(await syncController.metrics()),
+    ...shownMetrics(await driver.metrics()),
+    ...shownMetrics(await provider.metrics()),
+  ]);
 }
 
 describe('docs/metrics.md describes every metric the processes serve', () => {

@@ -67,6 +67,9 @@ function withQuery(path: string, query: Query | undefined): string {
 
 /** JSON patch (RFC 6902), the only patch type the driver sends. */
 const JSON_PATCH = 'application/json-patch+json';
+/** Server-side apply takes YAML, of which JSON is a subset. */
+const APPLY_PATCH = 'application/apply-patch+yaml';
+const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
  * Methods re-sent after a reused keep-alive connection failed at once: idempotent (RFC 9110),
@@ -115,6 +118,19 @@ export class KubeApi {
   /** A JSON patch (a list of operations). */
   patch<T>(path: string, operations: readonly object[]): Promise<T> {
     return this.request<T>('PATCH', path, operations, JSON_PATCH);
+  }
+
+  /**
+   * A server-side apply of `body` as `fieldManager`; without `force` a field another
+   * manager set fails the apply with 409, with it the fields are taken over.
+   */
+  apply<T>(path: string, body: object, fieldManager: string, force = false): Promise<T> {
+    return this.request<T>('PATCH', withQuery(path, { fieldManager, force: force || undefined }), body, APPLY_PATCH);
+  }
+
+  /** A JSON merge patch (RFC 7386), e.g. of a status subresource. */
+  mergePatch<T>(path: string, body: object): Promise<T> {
+    return this.request<T>('PATCH', path, body, MERGE_PATCH);
   }
 
   async delete(path: string): Promise<void> {

@@ -1,0 +1,103 @@
+import { connectKubeApi } from '../driver/k8s/client/connect.js';
+import { TokenRequests } from '../driver/k8s/token-requests.js';
+import { ProviderClient } from '../driver/provider-client/client.js';
+import { type HealthServer, startHealthServer } from '../lib/http-server.js';
+import type { Logger } from '../lib/logging/logger.js';
+import { createProcessRegistry } from '../lib/process-registry.js';
+import type { Registry } from 'prom-client';
+import { realSleep } from '../lib/sleep.js';
+import { packageVersion } from '../lib/version.js';
+import type { SyncControllerConfig } from './config.js';
+import { SyncController } from './controller.js';
+import { apiSyncEvents } from './sync-events.js';
+import { SyncControllerMetrics } from './metrics.js';
+import { apiSyncPorts } from './sync-ports.js';
+
+/** Upstream's lifetime of the tokens it requests for providers. */
+const TOKEN_EXPIRATION_SECONDS = 600;
+
+/** A running controller: its HTTP ports (when bound) and how to stop it. */
+export interface RunningSyncController {
+  readonly metricsPort: number | undefined;
+  readonly healthPort: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** "" and "0" switch an HTTP server off, as controller-runtime's bind addresses. */
+function enabled(addr: string): boolean {
+  return addr !== '' && addr !== '0';
+}
+
+/** The /metrics server and the /healthz + /readyz server, each unless switched off; none left open on failure. */
+async function startServers(config: SyncControllerConfig, registry: Registry, ready: () => boolean) {
+  let metricsServer: HealthServer | undefined;
+  try {
+    metricsServer = enabled(config.metricsAddr)
+      ? await startHealthServer(config.metricsAddr, registry, () => true, '--metrics-bind-address')
+      : undefined;
+    const healthServer = enabled(config.healthProbeAddr)
+      ? await startHealthServer(config.healthProbeAddr, registry, () => true, '--health-probe-bind-address', ready)
+      : undefined;
+    return { metricsServer, healthServer };
+  } catch (err) {
+    await metricsServer?.close();
+    throw err;
+  }
+}
+
+/** Wires the controller from its config and starts it. */
+export async function startSyncController(
+  config: SyncControllerConfig,
+  logger: Logger,
+): Promise<RunningSyncController> {
+  const registry = createProcessRegistry();
+  const metrics = new SyncControllerMetrics(registry);
+  const api = connectKubeApi(config.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi-sync-controller/${packageVersion()}`,
+    observe: (method, code) => metrics.apiRequest(method, code),
+  });
+  const providers = new ProviderClient({
+    providerDirs: [config.providerDir],
+    maxCallRecvMsgSize: config.maxCallRecvMsgSize,
+    timeoutMs: config.providerTimeoutMs,
+    logger,
+    sleep: realSleep,
+  });
+  const tokens = new TokenRequests(api, () => Date.now());
+  const controller = new SyncController(api, {
+    ports: (caches) => apiSyncPorts(api, providers, tokens, metrics, caches),
+    settings: {
+      audiences: config.audiences,
+      tokenExpirationSeconds: TOKEN_EXPIRATION_SECONDS,
+      pod: { name: config.podName, uid: config.podUid },
+      now: () => new Date(),
+    },
+    metrics,
+    logger: logger.child({ component: 'secretsync' }),
+    sleep: realSleep,
+    concurrency: config.concurrency,
+    pollIntervalMs: config.rotationPollIntervalMs,
+    random: Math.random,
+    event: apiSyncEvents(api, config.podName, logger),
+  });
+  const { metricsServer, healthServer } = await startServers(config, registry, () => controller.ready);
+  const servers = [metricsServer, healthServer].filter((s) => s !== undefined);
+  controller.start();
+  logger.info('sync controller started', {
+    providerDir: config.providerDir,
+    audiences: config.audiences.length,
+    metricsPort: metricsServer?.port,
+    healthPort: healthServer?.port,
+  });
+  return {
+    metricsPort: metricsServer?.port,
+    healthPort: healthServer?.port,
+    async stop() {
+      await controller.stop();
+      providers.close();
+      api.close();
+      await Promise.all(servers.map((s) => s.close()));
+      logger.info('sync controller stopped');
+    },
+  };
+}

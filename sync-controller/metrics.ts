@@ -1,0 +1,54 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** The SecretSync controller's Prometheus metrics (docs/metrics.md). One instance per process. */
+export class SyncControllerMetrics {
+  private readonly syncs: Counter<'result' | 'reason'>;
+  private readonly duration: Histogram;
+  private readonly apiRequests: Counter<'method' | 'code'>;
+  private readonly providerCalls: Counter<'provider' | 'result'>;
+
+  constructor(registry: Registry) {
+    this.syncs = new Counter({
+      name: 'secretsync_reconcile_total',
+      help: 'SecretSync reconciles by result (synced, unchanged, failed) and condition reason of a failure',
+      labelNames: ['result', 'reason'],
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'secretsync_reconcile_duration_seconds',
+      help: 'Time to reconcile one SecretSync',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    this.providerCalls = new Counter({
+      name: 'secretsync_provider_mount_total',
+      help: 'Provider Mount calls made for SecretSyncs, by provider and result (ok, error)',
+      labelNames: ['provider', 'result'],
+      registers: [registry],
+    });
+    // client-go's name, as the driver's.
+    this.apiRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Kubernetes API requests by HTTP method and status code ("<error>": no answer)',
+      labelNames: ['method', 'code'],
+      registers: [registry],
+    });
+  }
+
+  /** One reconcile's result. */
+  reconciled(result: 'synced' | 'unchanged' | 'failed', reason: string, seconds: number): void {
+    this.syncs.inc({ result, reason });
+    this.duration.observe(seconds);
+  }
+
+  /** One provider Mount call. */
+  providerCall(provider: string, ok: boolean): void {
+    const label = /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
+    this.providerCalls.inc({ provider: label, result: ok ? 'ok' : 'error' });
+  }
+
+  /** One Kubernetes API request (the client's observer). */
+  apiRequest(method: string, code: string): void {
+    this.apiRequests.inc({ method, code });
+  }
+}

@@ -1,0 +1,65 @@
+import { httpStatusOf } from '../driver/k8s/api-errors.js';
+import type { KubeApi } from '../driver/k8s/client/kube-api.js';
+import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
+import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
+import type { TokenRequests } from '../driver/k8s/token-requests.js';
+import type { ProviderClient } from '../driver/provider-client/client.js';
+import type { SyncPorts } from './reconcile.js';
+import { FIELD_MANAGER, type SecretSync, secretSyncPath } from './secret-sync.js';
+import type { SyncCaches } from './controller.js';
+import type { SyncControllerMetrics } from './metrics.js';
+
+/** undefined for a 404, else the answer (other errors propagate). */
+async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The reconcile's ports on the real API and providers. The class is read from the
+ * watched cache when it holds it (no request per reconcile), else from the API.
+ */
+export function apiSyncPorts(
+  api: KubeApi,
+  providers: ProviderClient,
+  tokens: TokenRequests,
+  metrics: SyncControllerMetrics,
+  caches: SyncCaches,
+): SyncPorts {
+  return {
+    getClass: async (namespace, name) =>
+      caches.cachedClass(namespace, name) ??
+      (await unlessNotFound(() => api.get<KubeObject>(secretProviderClassPath(namespace, name)))),
+    mint: (spec) => tokens.token(spec),
+    mount: async (provider, request) => {
+      try {
+        const res = await providers.mount(provider, request);
+        metrics.providerCall(provider, true);
+        return res;
+      } catch (err) {
+        metrics.providerCall(provider, false);
+        throw err;
+      }
+    },
+    getSecret: async (namespace, name) => {
+      const cached = caches.managedSecret(namespace, name);
+      if (cached !== 'unknown') return cached;
+      return unlessNotFound(() => api.get<Secret>(corePath('secrets', namespace, name)));
+    },
+    applySecret: async (body) => {
+      const path = corePath('secrets', body.metadata?.namespace, body.metadata?.name);
+      // Forced: only a Secret that is absent or owned by the SecretSync gets here
+      // (ownershipProblem), and fields someone edited out of band are taken back.
+      caches.wroteSecret(await api.apply<Secret>(path, body, FIELD_MANAGER, true));
+    },
+    patchStatus: async (ss, status) => {
+      const path = secretSyncPath(ss.metadata?.namespace, ss.metadata?.name, 'status');
+      // Whole lists replace (merge patch): conditions as computed; a missing field stays.
+      caches.stored(await api.mergePatch<SecretSync>(path, { status }));
+    },
+  };
+}
