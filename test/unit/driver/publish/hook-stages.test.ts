@@ -57,7 +57,7 @@ describe('publish hooks in two parts (splitHook)', () => {
     // The files go in while the first part waits (on the API server, in Kubernetes mode). The
     // writes run on libuv's thread pool: bounded by time, not by event-loop turns, which a
     // loaded machine runs through before the pool gets to them.
-    for (const deadline = Date.now() + 10_000; !written(r.targetPath); ) {
+    for (const deadline = Date.now() + 10_000; !written(r.targetPath);) {
       if (Date.now() > deadline) throw new Error('the files were never written while the first part waited');
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
