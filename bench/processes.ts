@@ -213,20 +213,31 @@ export function startDriver(
 ): Promise<BenchProcess> {
   return BenchProcess.start(
     'driver',
-    [
-      'driver',
-      `--endpoint=unix://${socketPath}`,
-      '--nodeid=bench-node',
-      `--provider-volume=${join(work, 'providers')}`,
-      '--additional-provider-volume-paths=',
-      `--spc-dir=${spcDir}`,
-      `--mount-mode=${mountMode}`,
-      '--metrics-addr=127.0.0.1:0',
-      ...extraArgs,
-    ],
+    localDriverArgs(work, socketPath, spcDir, mountMode, extraArgs),
     /driver started/,
     processNodeFlags(cpuProfDir),
   );
+}
+
+/** The arguments of a benchmark driver in local mode (`secrets-store-csi driver …`). */
+export function localDriverArgs(
+  work: string,
+  socketPath: string,
+  spcDir: string,
+  mountMode: MountMode,
+  extraArgs: readonly string[] = [],
+): string[] {
+  return [
+    'driver',
+    `--endpoint=unix://${socketPath}`,
+    '--nodeid=bench-node',
+    `--provider-volume=${join(work, 'providers')}`,
+    '--additional-provider-volume-paths=',
+    `--spc-dir=${spcDir}`,
+    `--mount-mode=${mountMode}`,
+    '--metrics-addr=127.0.0.1:0',
+    ...extraArgs,
+  ];
 }
 
 /** How the benchmarks decide the mount mode: tmpfs as root, else plain directories; BENCH_MOUNT_MODE forces one. */

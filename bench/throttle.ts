@@ -8,7 +8,14 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../test/support/openbao.js';
 import { enableJwtAuth, type JwtAuth } from '../test/support/vault-provider.js';
 import { unmountAllUnder } from './proc.js';
-import { benchNode, chooseMountMode, processNodeFlags, BenchProcess, type MountMode } from './processes.js';
+import {
+  benchNode,
+  chooseMountMode,
+  localDriverArgs,
+  processNodeFlags,
+  BenchProcess,
+  type MountMode,
+} from './processes.js';
 import { loggedPort, metricSum, scrape } from './rounds.js';
 import {
   machineLine,
@@ -128,18 +135,10 @@ async function runVariant(
     const driver = await startCli(
       variant,
       'driver',
-      [
-        'driver',
-        `--endpoint=unix://${join(work, 'csi.sock')}`,
-        '--nodeid=bench-node',
-        `--provider-volume=${join(work, 'providers')}`,
-        '--additional-provider-volume-paths=',
-        `--spc-dir=${join(work, 'classes')}`,
-        `--mount-mode=${mountMode}`,
-        '--metrics-addr=127.0.0.1:0',
+      localDriverArgs(work, join(work, 'csi.sock'), join(work, 'classes'), mountMode, [
         '--enable-secret-rotation',
         `--rotation-poll-interval=${INTERVAL}`,
-      ],
+      ]),
       /driver started/,
     );
     processes.push(driver);

@@ -11,6 +11,8 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import {
   installSyncControllerManifests,
+  SECRET_SYNC_RESOURCE,
+  type SecretSyncCondition,
   startSyncControllerStack,
   type SyncControllerStack,
 } from '../support/sync-controller.js';
@@ -21,14 +23,9 @@ import { statusOf, until } from '../support/until.js';
 // garbage collector deleting the Secret of a deleted SecretSync.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const SS = { group: 'secret-sync.x-k8s.io', version: 'v1alpha1', plural: 'secretsyncs' } as const;
+const SS = SECRET_SYNC_RESOURCE;
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
+type Condition = SecretSyncCondition;
 
 describe('sync controller: class changes, provider failures, garbage collection (polling off)', function () {
   this.timeout(180_000);

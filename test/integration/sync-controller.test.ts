@@ -7,6 +7,8 @@ import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import {
   installSyncControllerManifests,
+  SECRET_SYNC_RESOURCE,
+  type SecretSyncCondition,
   metricSum,
   startSyncControllerStack,
   SYNC_CONTROLLER_USER,
@@ -20,14 +22,9 @@ import { until } from '../support/until.js';
 // deploy/sync-controller/rbac.yaml, with our file provider as its provider.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const SS = { group: 'secret-sync.x-k8s.io', version: 'v1alpha1', plural: 'secretsyncs' } as const;
+const SS = SECRET_SYNC_RESOURCE;
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
+type Condition = SecretSyncCondition;
 interface SecretSyncObject {
   metadata: { uid: string };
   status?: { syncHash?: string; conditions?: Condition[] };

@@ -7,6 +7,21 @@ import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
 /** The sync controller's user name in the audit log. */
+/** The SecretSync resource, for the client's custom-object calls. */
+export const SECRET_SYNC_RESOURCE = {
+  group: 'secret-sync.x-k8s.io',
+  version: 'v1alpha1',
+  plural: 'secretsyncs',
+} as const;
+
+/** A condition of a SecretSync's status, as the tests read it. */
+export interface SecretSyncCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
 export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
 
 /** The sync controller's identity, bound by deploy/sync-controller/rbac.yaml. */
