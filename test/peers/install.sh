@@ -584,18 +584,19 @@ install_upstream_driver() {
   echo "$label: built in $((SECONDS - start))s"
 }
 
-install_upstream_chart() {
-  local label="upstream-chart $UPSTREAM_CHART_VERSION" dir work log src
-  dir="$(upstream_chart_dir)"
-  if [ -f "$dir/Chart.yaml" ]; then echo "$label: cached"; return 0; fi
+# copy_module_dir LABEL DIR SUBDIR FILE PATTERN WHAT: copies SUBDIR of the upstream module
+# (UPSTREAM_CHART_MODULE@UPSTREAM_CHART_VERSION) into the cache at DIR, once FILE in it
+# matches PATTERN (grep); WHAT names what is missing when it does not.
+copy_module_dir() {
+  local label="$1" dir="$2" subdir="$3" file="$4" pattern="$5" what="$6" work log src
   work="$(mktemp -d)"; TMPDIRS+=("$work")
   log="$work/download.log"
   if ! download_module "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" "$work" "$log"; then
     fail "$label" "$log" "module download failed"; return 1
   fi
-  src="$(download_field Dir "$work")/charts/secrets-store-csi-driver"
-  if ! grep -q "^version: ${UPSTREAM_CHART_VERSION#v}\$" "$src/Chart.yaml" 2>>"$log"; then
-    fail "$label" "$log" "no chart of version ${UPSTREAM_CHART_VERSION#v} in the module"; return 1
+  src="$(download_field Dir "$work")/$subdir"
+  if ! grep -q "$pattern" "$src/$file" 2>>"$log"; then
+    fail "$label" "$log" "no $what in the module"; return 1
   fi
   # The module cache is read-only: copy, make writable, then move into place.
   mkdir -p "$(dirname "$dir")"
@@ -604,27 +605,24 @@ install_upstream_chart() {
   echo "$label: copied"
 }
 
+install_upstream_chart() {
+  local label="upstream-chart $UPSTREAM_CHART_VERSION" dir
+  dir="$(upstream_chart_dir)"
+  if [ -f "$dir/Chart.yaml" ]; then echo "$label: cached"; return 0; fi
+  copy_module_dir "$label" "$dir" charts/secrets-store-csi-driver Chart.yaml \
+    "^version: ${UPSTREAM_CHART_VERSION#v}\$" "chart of version ${UPSTREAM_CHART_VERSION#v}"
+}
+
 # Upstream's plain manifests (deploy/ of the same module and version as the chart): the
 # kustomize / `kubectl apply` rollback path of docs/upgrading-from-upstream.md.
 upstream_manifests_dir() { echo "$CACHE/upstream-manifests-$UPSTREAM_CHART_VERSION"; }
 
 install_upstream_manifests() {
-  local label="upstream-manifests $UPSTREAM_CHART_VERSION" dir work log src
+  local label="upstream-manifests $UPSTREAM_CHART_VERSION" dir
   dir="$(upstream_manifests_dir)"
   if [ -f "$dir/secrets-store-csi-driver.yaml" ]; then echo "$label: cached"; return 0; fi
-  work="$(mktemp -d)"; TMPDIRS+=("$work")
-  log="$work/download.log"
-  if ! download_module "$UPSTREAM_CHART_MODULE@$UPSTREAM_CHART_VERSION" "$work" "$log"; then
-    fail "$label" "$log" "module download failed"; return 1
-  fi
-  src="$(download_field Dir "$work")/deploy"
-  if ! grep -q "driver:$UPSTREAM_CHART_VERSION\$" "$src/secrets-store-csi-driver.yaml" 2>>"$log"; then
-    fail "$label" "$log" "no driver image $UPSTREAM_CHART_VERSION in the module's deploy/"; return 1
-  fi
-  mkdir -p "$(dirname "$dir")"
-  rm -rf "$dir.tmp.$$"
-  cp -R "$src" "$dir.tmp.$$" && chmod -R u+w "$dir.tmp.$$" && mv "$dir.tmp.$$" "$dir"
-  echo "$label: copied"
+  copy_module_dir "$label" "$dir" deploy secrets-store-csi-driver.yaml \
+    "driver:$UPSTREAM_CHART_VERSION\$" "driver image $UPSTREAM_CHART_VERSION in deploy/"
 }
 
 upstream_driver_facts_dir() {
