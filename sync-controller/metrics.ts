@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** The SecretSync controller's Prometheus metrics (docs/metrics.md). One instance per process. */
 export class SyncControllerMetrics {
@@ -6,6 +6,7 @@ export class SyncControllerMetrics {
   private readonly duration: Histogram;
   private readonly apiRequests: Counter<'method' | 'code'>;
   private readonly providerCalls: Counter<'provider' | 'result'>;
+  private readonly leader: Gauge<'name'>;
 
   constructor(registry: Registry) {
     this.syncs = new Counter({
@@ -24,6 +25,13 @@ export class SyncControllerMetrics {
       name: 'secretsync_provider_mount_total',
       help: 'Provider Mount calls made for SecretSyncs, by provider and result (ok, error)',
       labelNames: ['provider', 'result'],
+      registers: [registry],
+    });
+    // client-go's leader election metric.
+    this.leader = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Whether this replica leads (1) or not (0), by Lease name; absent without --leader-elect',
+      labelNames: ['name'],
       registers: [registry],
     });
     // client-go's name, as the driver's.
@@ -45,6 +53,11 @@ export class SyncControllerMetrics {
   providerCall(provider: string, ok: boolean): void {
     const label = /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
     this.providerCalls.inc({ provider: label, result: ok ? 'ok' : 'error' });
+  }
+
+  /** This replica started (true) or stopped (false) leading under the Lease `name`. */
+  leading(name: string, leading: boolean): void {
+    this.leader.set({ name }, leading ? 1 : 0);
   }
 
   /** One Kubernetes API request (the client's observer). */

@@ -32,6 +32,8 @@ export interface SyncControllerStack {
   readonly controller: Child;
   /** The file provider's root: write files here to change what it serves. */
   readonly providerRoot: string;
+  /** The directory of provider sockets (another replica can use it). */
+  readonly providersDir: string;
   /** The controller's /metrics as `name{labels}` → value. */
   metrics(): Promise<Map<string, number>>;
   /** GET on the controller's health port. */
@@ -65,6 +67,73 @@ async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise
   await writeTokenKubeconfig(path, cluster, 'sync-controller', request.status?.token ?? '');
 }
 
+/** One controller process of a stack: its metrics and probes by the ports it logged. */
+export interface SyncControllerReplica {
+  readonly controller: Child;
+  /** The replica's /metrics as `name{labels}` → value. */
+  metrics(): Promise<Map<string, number>>;
+  /** GET on the replica's health port. */
+  probe(path: string): Promise<number>;
+}
+
+/**
+ * Starts one controller process with the controller's own token, reading provider
+ * sockets from `providersDir`; `podName` is its SYNC_CONTROLLER_POD_NAME.
+ */
+export async function startSyncControllerReplica(
+  cluster: KubeCluster,
+  providersDir: string,
+  args: readonly string[],
+  podName = 'ssc-0',
+): Promise<SyncControllerReplica> {
+  const home = await mkdtemp(join(tmpdir(), 'ssc-syncctl-replica-'));
+  try {
+    await controllerKubeconfig(cluster, join(home, 'kubeconfig'));
+    const controller = await startCli(
+      [
+        'sync-controller',
+        `--provider-volume=${providersDir}`,
+        `--kubeconfig=${join(home, 'kubeconfig')}`,
+        '--metrics-bind-address=127.0.0.1:0',
+        '--health-probe-bind-address=127.0.0.1:0',
+        ...args,
+      ],
+      /sync controller started/,
+      {
+        env: {
+          PATH: process.env['PATH'],
+          HOME: home,
+          SYNC_CONTROLLER_POD_NAME: podName,
+          SYNC_CONTROLLER_POD_UID: `u-${podName}`,
+        },
+      },
+    );
+    const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
+    const stop = controller.stop.bind(controller);
+    return {
+      controller: {
+        process: controller.process,
+        stderr: () => controller.stderr(),
+        async stop(graceMs?: number) {
+          const code = await stop(graceMs);
+          await rm(home, { recursive: true, force: true });
+          return code;
+        },
+      },
+      async metrics() {
+        const res = await fetch(`http://127.0.0.1:${port('metricsPort')}/metrics`);
+        return parseMetrics(await res.text());
+      },
+      async probe(path) {
+        return (await fetch(`http://127.0.0.1:${port('healthPort')}${path}`)).status;
+      },
+    };
+  } catch (err) {
+    await rm(home, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 /** Starts the file provider over `files` and the controller with `args`; cleans up what started if one fails. */
 export async function startSyncControllerStack(
   cluster: KubeCluster,
@@ -88,40 +157,9 @@ export async function startSyncControllerStack(
     const fileSock = `--endpoint=unix://${join(providersDir, 'file.sock')}`;
     const hmac = `--hmac-key-file=${join(work, 'hmac.key')}`;
     children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
-    await controllerKubeconfig(cluster, join(work, 'kubeconfig'));
-    const controller = await startCli(
-      [
-        'sync-controller',
-        `--provider-volume=${providersDir}`,
-        `--kubeconfig=${join(work, 'kubeconfig')}`,
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=127.0.0.1:0',
-        ...args,
-      ],
-      /sync controller started/,
-      {
-        env: {
-          PATH: process.env['PATH'],
-          HOME: work,
-          SYNC_CONTROLLER_POD_NAME: 'ssc-0',
-          SYNC_CONTROLLER_POD_UID: 'u-1',
-        },
-      },
-    );
-    children.push(controller);
-    const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
-    return {
-      controller,
-      providerRoot,
-      async metrics() {
-        const res = await fetch(`http://127.0.0.1:${port('metricsPort')}/metrics`);
-        return parseMetrics(await res.text());
-      },
-      async probe(path) {
-        return (await fetch(`http://127.0.0.1:${port('healthPort')}${path}`)).status;
-      },
-      stop,
-    };
+    const replica = await startSyncControllerReplica(cluster, providersDir, args);
+    children.push(replica.controller);
+    return { ...replica, providerRoot, providersDir, stop };
   } catch (err) {
     await stop();
     throw err;
