@@ -2,7 +2,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
-import { readManifests, writeTokenKubeconfig, type KubeCluster } from './kube-cluster.js';
+import {
+  localSyncControllerArgs,
+  localSyncControllerEnv,
+  SYNC_CONTROLLER_STARTED,
+  writeSyncControllerKubeconfig,
+} from '../../bin/local-sync-controller.js';
+import { connectKubeApi } from '../../driver/k8s/client/connect.js';
+import { readManifests, type KubeCluster } from './kube-cluster.js';
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
@@ -23,9 +30,6 @@ export interface SecretSyncCondition {
 }
 
 export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
-
-/** The sync controller's identity, bound by deploy/sync-controller/rbac.yaml. */
-const CONTROLLER_SA = { namespace: 'kube-system', name: 'secrets-store-sync-controller' };
 
 /** A running sync controller with the file provider as its provider, each in its own process. */
 export interface SyncControllerStack {
@@ -58,11 +62,12 @@ export async function installSyncControllerManifests(cluster: KubeCluster, repo:
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */
 async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
-  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
-    ...CONTROLLER_SA,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  await writeTokenKubeconfig(path, cluster, 'sync-controller', request.status?.token ?? '');
+  const admin = connectKubeApi(join(cluster.dir, 'kubeconfig'), {});
+  try {
+    await writeSyncControllerKubeconfig(admin, cluster, path);
+  } finally {
+    admin.close();
+  }
 }
 
 /** Starts the file provider over `files` and the controller with `args`; cleans up what started if one fails. */
@@ -90,23 +95,9 @@ export async function startSyncControllerStack(
     children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
     await controllerKubeconfig(cluster, join(work, 'kubeconfig'));
     const controller = await startCli(
-      [
-        'sync-controller',
-        `--provider-volume=${providersDir}`,
-        `--kubeconfig=${join(work, 'kubeconfig')}`,
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=127.0.0.1:0',
-        ...args,
-      ],
-      /sync controller started/,
-      {
-        env: {
-          PATH: process.env['PATH'],
-          HOME: work,
-          SYNC_CONTROLLER_POD_NAME: 'ssc-0',
-          SYNC_CONTROLLER_POD_UID: 'u-1',
-        },
-      },
+      localSyncControllerArgs(providersDir, join(work, 'kubeconfig'), args),
+      SYNC_CONTROLLER_STARTED,
+      { env: localSyncControllerEnv(work) },
     );
     children.push(controller);
     const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
