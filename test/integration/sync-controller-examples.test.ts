@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,5 +194,50 @@ describe('examples/sync-controller/vault: the controller overlay and the class (
       'Namespace /sync-vault-demo',
       `ServiceAccount sync-vault-demo/${sync?.['spec'].serviceAccountName}`,
     ]);
+  });
+});
+
+describe('examples/sync-controller: each folder lists its manifests and applies to a real kube-apiserver (kubectl apply -k)', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let env: NodeJS.ProcessEnv;
+  let home: string;
+
+  before(async function () {
+    if (!KUBECTL) {
+      process.stderr.write('    skipping: the kubectl test peer is missing (bash test/peers/install.sh kubectl)\n');
+      this.skip();
+    }
+    cluster = await sharedKubeCluster();
+    await installSyncControllerManifests(cluster, REPO);
+    home = await mkdtemp(join(tmpdir(), 'ssc-examples-apply-'));
+    env = { PATH: withKubectl(), HOME: home, KUBECONFIG: join(cluster.dir, 'kubeconfig') };
+  });
+
+  after(async () => {
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  for (const example of ['file', 'vault', 'tls', 'vault/controller']) {
+    it(`${example}/: its kustomization lists every manifest of the folder`, async () => {
+      const dir = join(EXAMPLES, example);
+      const [kustomization] = await objectsOf(join(dir, 'kustomization.yaml'));
+      const listed = (kustomization?.['resources'] as string[]).filter((r) => r.endsWith('.yaml'));
+      const patches = ((kustomization?.['patches'] ?? []) as Obj[]).flatMap((p) => (p['path'] ? [p['path']] : []));
+      const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+      expect([...listed, ...patches].sort()).to.deep.equal(files.sort());
+    });
+  }
+
+  it('file/, vault/ and tls/ apply (the API server checks the SecretSyncs against the CRD); vault/controller/ passes a server-side dry run', async () => {
+    for (const example of ['file', 'vault', 'tls']) {
+      const out = await sh(`kubectl apply -k examples/sync-controller/${example}/`, REPO, env);
+      expect(out).to.match(/^secretsync\.secret-sync\.x-k8s\.io\/[a-z-]+ (created|configured|unchanged)$/m);
+      expect(out).to.match(
+        /^secretproviderclass\.secrets-store\.csi\.x-k8s\.io\/[a-z-]+ (created|configured|unchanged)$/m,
+      );
+    }
+    const dryRun = await sh('kubectl apply --dry-run=server -k examples/sync-controller/vault/controller/', REPO, env);
+    expect(dryRun).to.match(/^deployment\.apps\/secrets-store-sync-controller created \(server dry run\)$/m);
   });
 });
