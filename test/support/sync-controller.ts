@@ -5,6 +5,7 @@ import { startCli, type Child } from '../../bin/child-process.js';
 import {
   localSyncControllerArgs,
   localSyncControllerEnv,
+  SYNC_CONTROLLER_SA,
   SYNC_CONTROLLER_STARTED,
   writeSyncControllerKubeconfig,
 } from '../../bin/local-sync-controller.js';
@@ -13,7 +14,6 @@ import { readManifests, type KubeCluster } from './kube-cluster.js';
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
-/** The sync controller's user name in the audit log. */
 /** The SecretSync resource, for the client's custom-object calls. */
 export const SECRET_SYNC_RESOURCE = {
   group: 'secret-sync.x-k8s.io',
@@ -29,7 +29,8 @@ export interface SecretSyncCondition {
   message: string;
 }
 
-export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
+/** The sync controller's user name in the audit log. */
+export const SYNC_CONTROLLER_USER = `system:serviceaccount:${SYNC_CONTROLLER_SA.namespace}:${SYNC_CONTROLLER_SA.name}`;
 
 /** A running sync controller with the file provider as its provider, each in its own process. */
 export interface SyncControllerStack {
