@@ -2,11 +2,18 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
-import { readManifests, writeTokenKubeconfig, type KubeCluster } from './kube-cluster.js';
+import {
+  localSyncControllerArgs,
+  localSyncControllerEnv,
+  SYNC_CONTROLLER_SA,
+  SYNC_CONTROLLER_STARTED,
+  writeSyncControllerKubeconfig,
+} from '../../bin/local-sync-controller.js';
+import { connectKubeApi } from '../../driver/k8s/client/connect.js';
+import { readManifests, type KubeCluster } from './kube-cluster.js';
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
-/** The sync controller's user name in the audit log. */
 /** The SecretSync resource, for the client's custom-object calls. */
 export const SECRET_SYNC_RESOURCE = {
   group: 'secret-sync.x-k8s.io',
@@ -22,10 +29,8 @@ export interface SecretSyncCondition {
   message: string;
 }
 
-export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
-
-/** The sync controller's identity, bound by deploy/sync-controller/rbac.yaml. */
-const CONTROLLER_SA = { namespace: 'kube-system', name: 'secrets-store-sync-controller' };
+/** The sync controller's user name in the audit log. */
+export const SYNC_CONTROLLER_USER = `system:serviceaccount:${SYNC_CONTROLLER_SA.namespace}:${SYNC_CONTROLLER_SA.name}`;
 
 /** A running sync controller with the file provider as its provider, each in its own process. */
 export interface SyncControllerStack {
@@ -60,11 +65,12 @@ export async function installSyncControllerManifests(cluster: KubeCluster, repo:
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */
 async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
-  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
-    ...CONTROLLER_SA,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  await writeTokenKubeconfig(path, cluster, 'sync-controller', request.status?.token ?? '');
+  const admin = connectKubeApi(join(cluster.dir, 'kubeconfig'), {});
+  try {
+    await writeSyncControllerKubeconfig(admin, cluster, path);
+  } finally {
+    admin.close();
+  }
 }
 
 /** One controller process of a stack: its metrics and probes by the ports it logged. */
@@ -90,23 +96,9 @@ export async function startSyncControllerReplica(
   try {
     await controllerKubeconfig(cluster, join(home, 'kubeconfig'));
     const controller = await startCli(
-      [
-        'sync-controller',
-        `--provider-volume=${providersDir}`,
-        `--kubeconfig=${join(home, 'kubeconfig')}`,
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=127.0.0.1:0',
-        ...args,
-      ],
-      /sync controller started/,
-      {
-        env: {
-          PATH: process.env['PATH'],
-          HOME: home,
-          SYNC_CONTROLLER_POD_NAME: podName,
-          SYNC_CONTROLLER_POD_UID: `u-${podName}`,
-        },
-      },
+      localSyncControllerArgs(providersDir, join(home, 'kubeconfig'), args),
+      SYNC_CONTROLLER_STARTED,
+      { env: localSyncControllerEnv(home, { name: podName, uid: `u-${podName}` }) },
     );
     const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
     const stop = controller.stop.bind(controller);
