@@ -1,10 +1,14 @@
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
+import { makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
+import { startProviderProcess } from '../support/provider-process.js';
 import {
   installSyncControllerManifests,
   SECRET_SYNC_RESOURCE,
@@ -18,20 +22,24 @@ import { startVaultProvider } from '../support/vault-provider.js';
 
 // The SecretSync controller with providers other than the file provider, one stack for the
 // file: our vault provider logging in to a real OpenBao by Kubernetes auth (OpenBao reviews
-// the controller-minted token of serviceAccountName with the real kube-apiserver), and
-// upstream's fake provider (the Go peer). The controller is bound by its own RBAC.
+// the controller-minted token of serviceAccountName with the real kube-apiserver), our pki
+// provider with its per-namespace CA directory (--ca-dir: the controller sends no
+// nodePublishSecretRef), and upstream's fake provider (the Go peer). The controller is bound
+// by its own RBAC.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const SS = SECRET_SYNC_RESOURCE;
 /** The audience the controller mints tokens for, the class's `audience` and the Vault role's. */
 const AUDIENCE = 'aud-a';
 
-describe('sync controller with the vault provider (real OpenBao, Kubernetes auth) and upstream fake provider', function () {
+describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki and upstream fake providers', function () {
   this.timeout(180_000);
   let cluster: KubeCluster;
   let bao: OpenBao | undefined;
   let stack: SyncControllerStack;
   let ns: string;
+  const now = Math.floor(Date.now() / 1000);
+  const syncCa = makeTestCa('sync CA', 'EC-P256', now - 3600, now + 30 * 86_400);
 
   const createSync = (name: string, className: string, data: { sourcePath: string; targetKey: string }[]) =>
     cluster.admin.custom.createNamespacedCustomObject({
@@ -111,6 +119,13 @@ describe('sync controller with the vault provider (real OpenBao, Kubernetes auth
       [
         // Reads are reused for 5 s by default: a refresh right after a sync would get the old value.
         (providersDir) => startVaultProvider(['--read-cache-window=0'], {}, { providersDir }),
+        async (providersDir, work) => {
+          // The namespace's CA, as a Secret volume of the controller's pod would hold it.
+          await mkdir(join(work, 'cas', ns), { recursive: true });
+          await writeFile(join(work, 'cas', ns, 'ca.crt'), syncCa.certPem);
+          await writeFile(join(work, 'cas', ns, 'ca.key'), syncCa.keyPem);
+          return startProviderProcess('pki', [`--ca-dir=${join(work, 'cas')}`], {}, { providersDir });
+        },
         upstreamFakeProvider('upstream-fake', { token: 'fake-token-1', 'app.json': '{"mode":"fake"}' }),
       ],
       ['--rotation-poll-interval=0', `--token-request-audience=${AUDIENCE}`],
@@ -179,5 +194,94 @@ describe('sync controller with the vault provider (real OpenBao, Kubernetes auth
     ]);
     const { value } = await until('Secret fake', () => secretData('fake').catch(() => undefined));
     expect(value).to.deep.equal({ 'api-token': 'fake-token-1', 'config.json': '{"mode":"fake"}' });
+  });
+
+  it('pki: a kubernetes.io/tls Secret whose tls.crt and tls.key verify against the CA of the namespace', async () => {
+    await createSecretProviderClass(cluster, ns, 'web-cert', {
+      provider: 'pki',
+      parameters: { commonName: 'web', dnsNames: 'web.${POD_NAMESPACE}.svc' },
+    });
+    await cluster.admin.custom.createNamespacedCustomObject({
+      ...SS,
+      namespace: ns,
+      body: {
+        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
+        kind: 'SecretSync',
+        metadata: { name: 'web-tls' },
+        spec: {
+          secretProviderClassName: 'web-cert',
+          serviceAccountName: 'app',
+          secretObject: {
+            type: 'kubernetes.io/tls',
+            data: [
+              { sourcePath: 'tls.crt', targetKey: 'tls.crt' },
+              { sourcePath: 'tls.key', targetKey: 'tls.key' },
+              { sourcePath: 'ca.crt', targetKey: 'ca.crt' },
+            ],
+          },
+        },
+      },
+    });
+    const { value: data } = await until('Secret web-tls', () => secretData('web-tls').catch(() => undefined));
+    const secret = await cluster.admin.core.readNamespacedSecret({ name: 'web-tls', namespace: ns });
+    expect(secret.type).to.equal('kubernetes.io/tls');
+    expect(data['ca.crt']).to.equal(syncCa.certPem);
+    const leaf = new X509Certificate(data['tls.crt'] ?? '');
+    expect(leaf.subject).to.equal('CN=web');
+    expect(leaf.subjectAltName).to.equal(`DNS:web.${ns}.svc`);
+    const dir = await opensslDir();
+    try {
+      const verified = await opensslVerify(
+        await dir.write('ca.crt', syncCa.certPem),
+        await dir.write('tls.crt', data['tls.crt'] ?? ''),
+      );
+      expect(verified.output).to.include(': OK');
+      expect(leaf.checkPrivateKey(createPrivateKey(data['tls.key'] ?? ''))).to.equal(true);
+    } finally {
+      await dir.done();
+    }
+  });
+
+  it("pki: a namespace without a CA directory gets none (ProviderError CaMissing), not another namespace's", async () => {
+    const other = await createNamespace(cluster, 'secretsync-no-ca');
+    try {
+      await cluster.admin.core.createNamespacedServiceAccount({
+        namespace: other,
+        body: { metadata: { name: 'app' } },
+      });
+      await createSecretProviderClass(cluster, other, 'web-cert', {
+        provider: 'pki',
+        parameters: { commonName: 'web' },
+      });
+      await cluster.admin.custom.createNamespacedCustomObject({
+        ...SS,
+        namespace: other,
+        body: {
+          apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
+          kind: 'SecretSync',
+          metadata: { name: 'web-tls' },
+          spec: {
+            secretProviderClassName: 'web-cert',
+            serviceAccountName: 'app',
+            secretObject: { data: [{ sourcePath: 'tls.crt', targetKey: 'tls.crt' }] },
+          },
+        },
+      });
+      const { value } = await until('failed condition', async () => {
+        const ss = (await cluster.admin.custom.getNamespacedCustomObject({
+          ...SS,
+          namespace: other,
+          name: 'web-tls',
+        })) as { status?: { conditions?: SecretSyncCondition[] } };
+        return ss.status?.conditions?.find((c) => c.status === 'False');
+      });
+      expect(value).to.include({
+        type: 'SecretCreated',
+        reason: 'ProviderError',
+        message: `fetching secrets from the provider failed: provider "pki" Mount failed: pki provider: --ca-dir ${other}/ has no ca.crt and ca.key`,
+      });
+    } finally {
+      await cluster.admin.core.deleteNamespace({ name: other }).catch(() => undefined);
+    }
   });
 });
