@@ -102,6 +102,11 @@ describe("sync controller: SSC's own e2e manifests, unchanged (kubectl, upstream
     }
   });
 
+  it('secretproviderclasses and secretsync crds are established (kubectl wait --for condition=established)', async () => {
+    for (const crd of ['secretproviderclasses.secrets-store.csi.x-k8s.io', 'secretsyncs.secret-sync.x-k8s.io'])
+      await kubectlOk(cluster, ['wait', '--for', 'condition=established', '--timeout=60s', `crd/${crd}`]);
+  });
+
   it('[v1alpha1] validate secret creation and deletion with SecretProviderClass and SecretSync', async () => {
     manager = await startControllerManager(cluster, ['garbage-collector-controller']);
     const ns = await newNamespace();
