@@ -41,7 +41,12 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
   const now = Math.floor(Date.now() / 1000);
   const syncCa = makeTestCa('sync CA', 'EC-P256', now - 3600, now + 30 * 86_400);
 
-  const createSync = (name: string, className: string, data: { sourcePath: string; targetKey: string }[]) =>
+  const createSync = (
+    name: string,
+    className: string,
+    data: { sourcePath: string; targetKey: string }[],
+    serviceAccountName = 'app',
+  ) =>
     cluster.admin.custom.createNamespacedCustomObject({
       ...SS,
       namespace: ns,
@@ -49,7 +54,7 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
         apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
         kind: 'SecretSync',
         metadata: { name },
-        spec: { secretProviderClassName: className, serviceAccountName: 'app', secretObject: { data } },
+        spec: { secretProviderClassName: className, serviceAccountName, secretObject: { data } },
       },
     });
   const secretData = async (name: string) => {
@@ -184,6 +189,15 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
       () => expect.fail('no Secret vault-wrong-role expected'),
       (err: unknown) => expect(statusOf(err)).to.equal(404),
     );
+  });
+
+  it("vault: the token is serviceAccountName's, not the controller's: a service account the role does not bind is refused", async () => {
+    await createSync('vault-other-sa', 'vault-db', [{ sourcePath: 'password', targetKey: 'p' }], 'default');
+    const { value } = await until('failed condition of vault-other-sa', () => failedCondition('vault-other-sa'));
+    expect(value).to.include({ type: 'SecretCreated', reason: 'ProviderError' });
+    expect(value.message)
+      .to.include('refused the login at "auth/kubernetes/login" as role "app"')
+      .and.include('service account name not authorized');
   });
 
   it("upstream's fake provider: the Secret holds the files it serves", async () => {
