@@ -99,3 +99,22 @@ it, and Helm refuses to take such objects over. Empty under `helm template` (no 
 {{- end }}
 {{- join "," $names -}}
 {{- end -}}
+
+{{/*
+The SecretSync controller's audiences as a comma list, from syncController.tokenRequestAudience:
+upstream secrets-store-sync-controller's shape ([{audience: vault}]) or plain strings;
+empty entries dropped.
+*/}}
+{{- define "sscd.syncControllerAudiences" -}}
+{{- $audiences := list }}
+{{- range (default list .Values.syncController.tokenRequestAudience) }}
+{{- $a := . }}
+{{- if kindIs "map" . }}
+{{- $a = get . "audience" }}
+{{- end }}
+{{- if $a }}
+{{- $audiences = append $audiences (toString $a) }}
+{{- end }}
+{{- end }}
+{{- join "," $audiences -}}
+{{- end -}}
