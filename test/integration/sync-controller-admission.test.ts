@@ -10,10 +10,14 @@ import {
   refusedWith,
   saTokenSecret,
   SECRET_SYNC_RESOURCE,
+  type SecretSyncCondition,
+  startSyncControllerStack,
+  type SyncControllerStack,
   syncControllerClients,
   TEST_TOKEN_AUDIENCES,
   type Answer,
 } from '../support/sync-controller.js';
+import { createSecretProviderClass } from '../support/kube-objects.js';
 import { until } from '../support/until.js';
 
 // deploy/sync-controller/admission-policies.yaml enforced by a real kube-apiserver on the
@@ -252,5 +256,93 @@ describe('sync controller: admission policies enforced by the API server on its 
       name: 'default',
       body: { spec: { audiences: ['vault'], expirationSeconds: 3600 } },
     });
+  });
+});
+
+describe('sync controller: what it reports when an admission policy refuses it', function () {
+  this.timeout(120_000);
+  let cluster: KubeCluster;
+  let ns: string;
+  let stack: SyncControllerStack | undefined;
+
+  const createSync = (name: string, type: string) =>
+    cluster.admin.custom.createNamespacedCustomObject({
+      ...SECRET_SYNC_RESOURCE,
+      namespace: ns,
+      body: {
+        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
+        kind: 'SecretSync',
+        metadata: { name },
+        spec: {
+          secretProviderClassName: 'files',
+          serviceAccountName: 'default',
+          secretObject: { type, data: [{ sourcePath: 'password', targetKey: 'password' }] },
+        },
+      },
+    });
+  const failedCondition = (name: string) =>
+    until(`a failed SecretCreated condition on ${name}`, async () => {
+      const ss = (await cluster.admin.custom.getNamespacedCustomObject({
+        ...SECRET_SYNC_RESOURCE,
+        namespace: ns,
+        name,
+      })) as { status?: { conditions?: SecretSyncCondition[] } };
+      const c = ss.status?.conditions?.find((x) => x.type === 'SecretCreated');
+      return c?.status === 'False' ? c : undefined;
+    });
+
+  before(async () => {
+    cluster = await sharedKubeCluster();
+    await installSyncControllerManifests(cluster, REPO);
+    ns = await createNamespace(cluster, 'ssc-vap-ctl');
+    await createSecretProviderClass(cluster, ns, 'files', {
+      provider: 'file',
+      parameters: { objects: JSON.stringify([{ objectName: 'password', sourcePath: 'password' }]) },
+    });
+  });
+
+  afterEach(async () => {
+    await stack?.stop();
+    stack = undefined;
+  });
+
+  after(async () => {
+    if (ns) await cluster.admin.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  });
+
+  it("a Secret type outside allowedSecretTypes: ControllerPatchError with the policy's message, no Secret", async () => {
+    stack = await startSyncControllerStack(cluster, { password: 'pw' }, ['--rotation-poll-interval=0']);
+    await createSync('custom-type', 'example.com/custom');
+    const { value } = await failedCondition('custom-type');
+    expect(value.reason).to.equal('ControllerPatchError');
+    expect(value.message).to.match(
+      new RegExp(
+        `^failed to patch secret "custom-type": Kubernetes API refused to apply Secret ${ns}/custom-type: HTTP 403 `,
+      ),
+    );
+    expect(value.message, value.message).to.include(
+      `secrets-store-sync-controller may not CREATE Secret ${ns}/custom-type of type example.com/custom: it may only write Secrets of the allowed types`,
+    );
+    expect(
+      await answerOf(cluster.admin.core.readNamespacedSecret({ namespace: ns, name: 'custom-type' })),
+    ).to.deep.include({ code: 404 });
+  });
+
+  it("an audience the ConfigMap does not list: ControllerSyncError with the policy's message", async () => {
+    stack = await startSyncControllerStack(cluster, { password: 'pw' }, [
+      '--rotation-poll-interval=0',
+      '--token-request-audience=not-listed',
+    ]);
+    await createSync('other-audience', 'Opaque');
+    const { value } = await failedCondition('other-audience');
+    expect(value.reason).to.equal('ControllerSyncError');
+    expect(value.message).to.match(
+      new RegExp(
+        `^fetching secrets from the provider failed: Kubernetes API refused to request a token for ServiceAccount ${ns}/default \\(audience not-listed\\): HTTP 403 `,
+      ),
+    );
+    expect(value.message, value.message).to.include(
+      `secrets-store-sync-controller may not request a token of ServiceAccount ${ns}/default: only for exactly one audience of tokenRequestAudience`,
+    );
   });
 });
