@@ -24,7 +24,8 @@ import { until } from '../support/until.js';
 // controller's identity (a token of its ServiceAccount; RBAC: deploy/sync-controller/rbac.yaml).
 // No controller runs here: the requests are the ones a controller with a bug, or a
 // compromised one, could make. installSyncControllerManifests waits until the policies are
-// enforced; the update probes below wait again for their own policies.
+// enforced; the update probes below wait again for their own policies. Then the controller
+// itself under the policies: what its conditions say when the API server refuses it.
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const [AUDIENCE, OTHER_CONFIGURED_AUDIENCE] = TEST_TOKEN_AUDIENCES;
