@@ -1,7 +1,8 @@
 // Writes deploy/crds/*.yaml (and the Helm chart's copy): the SecretProviderClass and SecretProviderClassPodStatus
-// CRDs, v1 stored and v1alpha1 served (deprecated) with the same schema, as upstream.
+// CRDs, v1 stored and v1alpha1 served (deprecated) with the same schema, as upstream; and
+// copies deploy/sync-controller's CRD, RBAC and admission policies into the chart.
 // Run: node scripts/gen-crds.mjs
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 
 const str = (description) => ({ type: 'string', ...(description ? { description } : {}) });
@@ -140,3 +141,7 @@ const files = {
 for (const dir of ['deploy/crds', 'charts/secrets-store-csi/files/crds']) {
   for (const [name, text] of Object.entries(files)) writeFileSync(`${dir}/${name}`, text);
 }
+// deploy/sync-controller's CRD, RBAC and admission policies are written by hand; the chart
+// renders its copies of them (templates/sync-controller.yaml).
+for (const name of ['secretsyncs-crd.yaml', 'rbac.yaml', 'admission-policies.yaml'])
+  copyFileSync(`deploy/sync-controller/${name}`, `charts/secrets-store-csi/files/sync-controller/${name}`);

@@ -4,6 +4,7 @@ import type { KubeObject, Secret } from '../driver/k8s/client/types.js';
 import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
 import type { TokenRequests } from '../driver/k8s/token-requests.js';
 import type { ProviderClient } from '../driver/provider-client/client.js';
+import { withApiRefusal } from './api-refusal.js';
 import type { SyncPorts } from './reconcile.js';
 import { FIELD_MANAGER, type SecretSync, secretSyncPath } from './secret-sync.js';
 import type { SyncCaches } from './controller.js';
@@ -34,7 +35,14 @@ export function apiSyncPorts(
     getClass: async (namespace, name) =>
       caches.cachedClass(namespace, name) ??
       (await unlessNotFound(() => api.get<KubeObject>(secretProviderClassPath(namespace, name)))),
-    mint: (spec) => tokens.token(spec),
+    mint: async (spec) => {
+      try {
+        return await tokens.token(spec);
+      } catch (err) {
+        const what = `request a token for ServiceAccount ${spec.namespace}/${spec.serviceAccount} (audience ${spec.audience})`;
+        throw withApiRefusal(err, what);
+      }
+    },
     mount: async (provider, request) => {
       try {
         const res = await providers.mount(provider, request);
@@ -54,6 +62,7 @@ export function apiSyncPorts(
       const path = corePath('secrets', body.metadata?.namespace, body.metadata?.name);
       // Forced: only a Secret that is absent or owned by the SecretSync gets here
       // (ownershipProblem), and fields someone edited out of band are taken back.
+      // A refusal reaches the condition as the API server's own message (reconcile.ts), as SSC's.
       caches.wroteSecret(await api.apply<Secret>(path, body, FIELD_MANAGER, true));
     },
     patchStatus: async (ss, status) => {

@@ -32,6 +32,7 @@ const CRDS = [
   'secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io',
 ];
 const DRIVER_DS = 'csi-secrets-store-secrets-store-csi-driver';
+const SECRETSYNC_CRD = 'secretsyncs.secret-sync.x-k8s.io';
 
 /** The identity of an object, as KubernetesObjectApi.read takes it. */
 interface ObjectRef {
@@ -276,6 +277,47 @@ describe('Helm chart against a real kube-apiserver', function () {
         expect(live?.metadata?.annotations?.['helm.sh/resource-policy']).to.equal('keep');
       }
     });
+    it('installs the SecretSync controller (syncController.enabled) and uninstalls it but its CRD; a second release leaves that CRD, not its own, alone with a hand-over note', async () => {
+      const ns = await createNamespace(cluster, 'helm-ssc');
+      const values = ['-f', helm.valuesFile({ syncController: { enabled: true, tokenRequestAudience: ['vault'] } })];
+      const install = await helm.run(['install', 'ssc', CHART_DIR, '-n', ns, ...values]);
+      expect(install.stdout).to.match(/STATUS: deployed/);
+      expect(install.stdout)
+        .to.include('token audiences\n"vault"')
+        .and.not.include(`kubectl annotate crd ${SECRETSYNC_CRD}`);
+      const rendered = parseManifests((await helm.run(['get', 'manifest', 'ssc', '-n', ns])).stdout);
+      const sync = rendered.filter((o) => /secretsync|sync-controller/.test(o.metadata?.name ?? ''));
+      expect(sync).to.have.length(18);
+      for (const obj of sync)
+        expect(await get(refOf(obj)), `${obj.kind} ${obj.metadata?.name}`).to.not.equal(undefined);
+      const policy = await get({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'secrets-store-sync-controller-validate-token-policy' },
+      });
+      expect(policy?.['spec'].matchConditions[0].expression).to.include(`system:serviceaccount:${ns}:`);
+
+      await helm.run(['uninstall', 'ssc', '-n', ns]);
+      for (const obj of sync.filter((o) => o.kind !== 'CustomResourceDefinition'))
+        expect(await get(refOf(obj)), `${obj.kind} ${obj.metadata?.name} is gone`).to.equal(undefined);
+      expect(await get(crdRef(SECRETSYNC_CRD)), 'the CRD is kept').to.not.equal(undefined);
+
+      // Kept by the uninstalled release (as upstream's sync-controller chart leaves it: not this release's).
+      const other = await createNamespace(cluster, 'helm-ssc-2');
+      const dryRun = await helm.run(['install', 'ssc-2', CHART_DIR, '-n', other, '--dry-run=server', ...values]);
+      const manifests = parseManifests(
+        dryRun.stdout.slice(dryRun.stdout.indexOf('---'), dryRun.stdout.indexOf('NOTES:')),
+      );
+      expect(
+        manifests.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata?.name),
+      ).to.not.include(SECRETSYNC_CRD);
+      expect(manifests.find((o) => o.kind === 'Deployment')?.metadata?.name).to.equal('secrets-store-sync-controller');
+      expect(dryRun.stdout).to.include(
+        `kubectl annotate crd ${SECRETSYNC_CRD} meta.helm.sh/release-name=ssc-2 meta.helm.sh/release-namespace=${other}`,
+      );
+      await cluster.admin.objects.delete(crdRef(SECRETSYNC_CRD));
+    });
+
     it("warns when upstream's values file still points linux.image at upstream's Go image (dry run)", async () => {
       const ns = await createNamespace(cluster, 'helm-image');
       const { stdout } = await helm.run([

@@ -33,6 +33,13 @@ function deployObjects(): Manifest[] {
   return kustomization.resources.flatMap((file) => parseManifests(readFileSync(join(DEPLOY, file), 'utf8')));
 }
 
+/** The objects `kubectl apply -k deploy/sync-controller/` creates. */
+function syncControllerObjects(): Manifest[] {
+  const dir = join(DEPLOY, 'sync-controller');
+  const kustomization = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+  return kustomization.resources.flatMap((file) => parseManifests(readFileSync(join(dir, file), 'utf8')));
+}
+
 /** deploy/ with the vault provider opted in: its DaemonSet added, the CSIDriver's vault comments uncommented. */
 function deployObjectsWithVault(): Manifest[] {
   const csiDriver = parseManifests(csiDriverTextForVault());
@@ -264,5 +271,33 @@ describe("Helm chart with deploy/'s setup (RECOMMENDED_VALUES) and deploy/ expre
   it('renders no vault, azure, exec or pki provider and no token audience by default', () => {
     expect([...chart.keys()].filter((k) => /vault|azure|exec|pki/.test(k))).to.deep.equal([]);
     expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+  });
+});
+
+describe('Helm chart with syncController.enabled and deploy/ plus deploy/sync-controller/ express the same install', function () {
+  this.timeout(60_000);
+  let helm: Helm;
+  let chart: Map<string, Manifest>;
+  let deploy: Map<string, Manifest>;
+
+  before(async () => {
+    helm = createHelm();
+    ({ chart, deploy } = await renderBoth(helm, { syncController: { enabled: true } }, [
+      ...deployObjects(),
+      ...syncControllerObjects(),
+    ]));
+  });
+  after(() => helm?.cleanup());
+
+  it('renders the same objects: the SecretSync CRD, RBAC, admission policies, their ConfigMap and the Deployment included', () => {
+    const sync = [...chart.keys()].filter((k) => /secretsync|sync-controller/.test(k)).sort();
+    expect(sync).to.have.length(18);
+    expect(sync).to.include.members([
+      'CustomResourceDefinition//secretsyncs.secret-sync.x-k8s.io',
+      'ConfigMap/kube-system/secrets-store-sync-controller-config',
+      'Deployment/kube-system/secrets-store-sync-controller',
+      'ValidatingAdmissionPolicy//secrets-store-sync-controller-validate-token-policy',
+    ]);
+    expectSameInstall(chart, deploy);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { parseSyncControllerConfig } from '../../sync-controller/config.js';
-import { container, type Obj } from '../support/deploy-manifests.js';
+import { container, expandArgs, type Obj } from '../support/deploy-manifests.js';
 
 // Static checks of deploy/sync-controller/ (no cluster here; the CRD and RBAC are applied to
 // a real kube-apiserver by the sync controller's integration tests).
@@ -21,15 +21,18 @@ describe('deploy/sync-controller', () => {
   it('the kustomization lists every manifest of the folder', () => {
     const kustomization = objects('kustomization.yaml')[0] as Obj;
     expect([...(kustomization['resources'] as string[])].sort()).to.deep.equal([
+      'admission-policies.yaml',
       'deployment.yaml',
       'rbac.yaml',
       'secretsyncs-crd.yaml',
     ]);
   });
 
-  it("the controller's flags parse: two replicas, leader election in the pod's namespace, rolled one at a time", () => {
-    const config = parseSyncControllerConfig(controller['args'] as string[], {});
+  it("the controller's flags parse: audiences from the ConfigMap, two replicas, leader election in the pod's namespace, rolled one at a time", () => {
+    const args = expandArgs(controller, { TOKEN_REQUEST_AUDIENCE: 'vault, api://app' });
+    const config = parseSyncControllerConfig(args, {});
     expect(config.providerDir).to.equal('/provider');
+    expect(config.audiences).to.deep.equal(['vault', 'api://app']);
     expect(config.leaderElection?.namespace).to.equal('');
     expect(deployment['spec'].replicas).to.equal(2);
     expect(deployment['spec'].strategy).to.deep.equal({
@@ -67,12 +70,45 @@ describe('deploy/sync-controller', () => {
     expect(pod['serviceAccountName']).to.equal(sa['metadata'].name);
     expect(deployment['metadata'].namespace).to.equal(sa['metadata'].namespace);
     const env = Object.fromEntries(
-      (controller['env'] as Obj[]).map((e) => [e['name'], e['valueFrom']?.fieldRef?.fieldPath]),
+      (controller['env'] as Obj[])
+        .filter((e) => e['valueFrom']?.fieldRef)
+        .map((e) => [e['name'], e['valueFrom'].fieldRef.fieldPath]),
     );
     expect(env).to.deep.equal({ SYNC_CONTROLLER_POD_NAME: 'metadata.name', SYNC_CONTROLLER_POD_UID: 'metadata.uid' });
     expect(controller['livenessProbe'].httpGet.path).to.equal('/healthz');
     expect(controller['readinessProbe'].httpGet.path).to.equal('/readyz');
     const health = (controller['ports'] as Obj[]).find((p) => p['name'] === 'health');
     expect(controller['args']).to.include(`--health-probe-bind-address=:${health?.['containerPort']}`);
+  });
+
+  it("the admission policies match the ServiceAccount's user, and the controller's audiences are the ConfigMap's the token policy reads", () => {
+    const sa = objects('rbac.yaml').find((o) => o['kind'] === 'ServiceAccount') as Obj;
+    const user = `system:serviceaccount:${sa['metadata'].namespace}:${sa['metadata'].name}`;
+    const all = objects('admission-policies.yaml');
+    const policies = all.filter((o) => o['kind'] === 'ValidatingAdmissionPolicy');
+    const bindings = all.filter((o) => o['kind'] === 'ValidatingAdmissionPolicyBinding');
+    const config = all.find((o) => o['kind'] === 'ConfigMap') as Obj;
+    expect(policies).to.have.length(6);
+    for (const p of policies) {
+      expect(p['spec'].matchConditions, p['metadata'].name).to.deep.equal([
+        { name: 'user-is-secrets-store-sync-controller', expression: `request.userInfo.username == '${user}'` },
+      ]);
+      const bound = bindings.filter((b) => b['spec'].policyName === p['metadata'].name);
+      expect(bound, p['metadata'].name).to.have.length(1);
+      expect(bound[0]?.['spec'].validationActions).to.deep.equal(['Deny']);
+      if (p['spec'].paramKind)
+        expect(bound[0]?.['spec'].paramRef).to.deep.equal({
+          name: config['metadata'].name,
+          namespace: config['metadata'].namespace,
+          parameterNotFoundAction: 'Deny',
+        });
+    }
+    const audience = (controller['env'] as Obj[]).find((e) => e['name'] === 'TOKEN_REQUEST_AUDIENCE');
+    expect(audience?.['valueFrom'].configMapKeyRef).to.deep.equal({
+      name: config['metadata'].name,
+      key: 'tokenRequestAudience',
+    });
+    expect(config['metadata'].namespace).to.equal(deployment['metadata'].namespace);
+    expect(config['data'].allowedSecretTypes.split(',')).to.not.include('kubernetes.io/service-account-token');
   });
 });

@@ -22,6 +22,13 @@ describe('Helm chart files', () => {
     }
   });
 
+  it("the chart's copies of deploy/sync-controller's CRD, RBAC and admission policies are byte-for-byte the same (node scripts/gen-crds.mjs copies them)", () => {
+    for (const name of ['secretsyncs-crd.yaml', 'rbac.yaml', 'admission-policies.yaml'])
+      expect(readFileSync(join(REPO, 'charts/secrets-store-csi/files/sync-controller', name), 'utf8'), name).to.equal(
+        readFileSync(join(REPO, 'deploy/sync-controller', name), 'utf8'),
+      );
+  });
+
   it("the chart's version and appVersion are package.json's version, the images' placeholder tag", () => {
     const version = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
     const chart = readFileSync(join(REPO, 'charts/secrets-store-csi/Chart.yaml'), 'utf8');

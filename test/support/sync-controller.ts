@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -124,10 +124,27 @@ async function createKept(cluster: KubeCluster, obj: KubernetesObject): Promise<
   }
 }
 
-/** Installs deploy/sync-controller's CRD and RBAC once per cluster, and waits until SecretSyncs are served. */
+/**
+ * The audiences every test's controller may mint tokens for: installSyncControllerManifests
+ * writes them into the admission policies' ConfigMap (deploy/sync-controller/admission-policies.yaml).
+ */
+export const TEST_TOKEN_AUDIENCES = ['aud-a', 'aud-b'] as const;
+
+/** The ConfigMap the admission policies read their parameters from. */
+export const POLICY_CONFIG = { namespace: 'kube-system', name: 'secrets-store-sync-controller-config' } as const;
+
+/**
+ * Installs deploy/sync-controller's CRD, RBAC and admission policies once per cluster (the
+ * policies' ConfigMap with TEST_TOKEN_AUDIENCES), and waits until SecretSyncs are served and
+ * the API server enforces the policies on the controller's identity.
+ */
 export async function installSyncControllerManifests(cluster: KubeCluster, repo: string): Promise<void> {
-  for (const file of ['secretsyncs-crd.yaml', 'rbac.yaml'])
-    for (const obj of await readManifests(join(repo, 'deploy/sync-controller', file))) await createKept(cluster, obj);
+  for (const file of ['secretsyncs-crd.yaml', 'rbac.yaml', 'admission-policies.yaml'])
+    for (const obj of await readManifests(join(repo, 'deploy/sync-controller', file))) {
+      if (obj.kind === 'ConfigMap')
+        (obj as { data: Record<string, string> }).data['tokenRequestAudience'] = TEST_TOKEN_AUDIENCES.join(',');
+      await createKept(cluster, obj);
+    }
   await until('SecretSyncs served', async () => {
     await cluster.admin.custom.listClusterCustomObject({
       group: 'secret-sync.x-k8s.io',
@@ -136,6 +153,113 @@ export async function installSyncControllerManifests(cluster: KubeCluster, repo:
     });
     return true;
   });
+  await untilPoliciesEnforced(cluster);
+}
+
+/** What the API server answered a request: 'accepted', or the refusal's HTTP status and message. */
+export type Answer = 'accepted' | { code: number | undefined; message: string };
+
+/** Runs `request` and says whether the API server accepted it or how it refused. */
+export async function answerOf(request: Promise<unknown>): Promise<Answer> {
+  try {
+    await request;
+    return 'accepted';
+  } catch (err) {
+    const body = (err as { body?: unknown }).body;
+    let message: string;
+    try {
+      message = String((JSON.parse(String(body)) as { message?: unknown }).message ?? '');
+    } catch {
+      message = String(body ?? (err as Error).message);
+    }
+    return { code: statusOf(err), message };
+  }
+}
+
+/** Whether `answer` is a refusal (403) whose message includes `words`. */
+export function refusedWith(answer: Answer, words: string): boolean {
+  return answer !== 'accepted' && answer.code === 403 && answer.message.includes(words);
+}
+
+/** A Secret as the controller writes it: owned by the SecretSync of its name (`uid`), with the controller's label. */
+export function ownedSecret(name: string, uid: string, type = 'Opaque'): V1Secret {
+  return {
+    metadata: {
+      name,
+      labels: { 'secrets-store.sync.x-k8s.io': '' },
+      ownerReferences: [{ apiVersion: 'secret-sync.x-k8s.io/v1alpha1', kind: 'SecretSync', name, uid }],
+    },
+    type,
+    data: { k: Buffer.from('v').toString('base64') },
+  };
+}
+
+/**
+ * Waits until the API server enforces the policies, with their ConfigMap, on the controller:
+ * policies take effect some time after they are created. The probes are dry runs, and
+ * token requests for the controller's own ServiceAccount.
+ */
+async function untilPoliciesEnforced(cluster: KubeCluster): Promise<void> {
+  const { core } = await syncControllerClients(cluster);
+  const namespace = SYNC_CONTROLLER_SA.namespace;
+  const dryCreate = (body: V1Secret) => answerOf(core.createNamespacedSecret({ namespace, body, dryRun: 'All' }));
+  const token = (audience: string) =>
+    answerOf(
+      core.createNamespacedServiceAccountToken({
+        ...SYNC_CONTROLLER_SA,
+        body: { spec: { audiences: [audience], expirationSeconds: 600 } },
+      }),
+    );
+  await until('admission policies enforced on the sync controller', async () => {
+    const answers = await Promise.all([
+      dryCreate(ownedSecret('vap-probe', 'u-1', 'example.com/not-allowed')),
+      dryCreate(saTokenSecret('vap-probe')),
+      dryCreate(ownedSecret('vap-probe', 'u-1')),
+      token('not-configured'),
+      token(TEST_TOKEN_AUDIENCES[0]),
+    ]);
+    const [badType, saToken, allowed, otherAudience, configured] = answers;
+    if (
+      refusedWith(badType, 'allowed types') &&
+      refusedWith(saToken, 'service-account-token') &&
+      allowed === 'accepted' &&
+      refusedWith(otherAudience, 'tokenRequestAudience') &&
+      configured === 'accepted'
+    )
+      return true;
+    // until reports the last of these when it gives up.
+    throw new Error(`not yet: ${JSON.stringify(answers)}`);
+  });
+}
+
+/** A kubernetes.io/service-account-token Secret, valid apart from what the policies say (owned as the controller's). */
+export function saTokenSecret(name: string): V1Secret {
+  const secret = ownedSecret(name, 'u-1', 'kubernetes.io/service-account-token');
+  return {
+    ...secret,
+    metadata: { ...secret.metadata, annotations: { 'kubernetes.io/service-account.name': 'default' } },
+  };
+}
+
+/** Clients that act as the controller: a token of its ServiceAccount, authorised only by deploy/sync-controller/rbac.yaml. */
+export async function syncControllerClients(cluster: KubeCluster): Promise<{ core: CoreV1Api }> {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'test', server: cluster.url, caFile: cluster.caFile, skipTLSVerify: false }],
+    users: [{ name: 'sync-controller', token: await controllerToken(cluster) }],
+    contexts: [{ name: 'sync-controller', cluster: 'test', user: 'sync-controller' }],
+    currentContext: 'sync-controller',
+  });
+  return { core: config.makeApiClient(CoreV1Api) };
+}
+
+/** A token of the controller's ServiceAccount, minted by the admin (the policies bind the controller, not the admin). */
+async function controllerToken(cluster: KubeCluster): Promise<string> {
+  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
+    ...SYNC_CONTROLLER_SA,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  return request.status?.token ?? '';
 }
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */

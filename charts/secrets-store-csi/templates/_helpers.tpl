@@ -80,13 +80,24 @@ secrets-store-csi-driver
 {{- end -}}
 
 {{/*
-Comma-separated names of our CRDs that exist in the cluster but belong to another owner
-(no Helm ownership of this release): upstream's chart installs CRDs from crds/ without
-it, and Helm refuses to take such objects over. Empty under `helm template` (no cluster).
+Comma-separated names of the CRDs this release renders (linux.crds.enabled: ours;
+syncController.enabled: SecretSync's) that exist in the cluster but belong to another owner
+(no Helm ownership of this release): upstream's charts (the driver's, and
+secrets-store-sync-controller's) install CRDs from crds/ without it, and Helm refuses to
+take such objects over. Empty under `helm template` (no cluster).
 */}}
 {{- define "sscd.foreignCrds" -}}
 {{- $names := list }}
+{{- $paths := list }}
+{{- if .Values.linux.crds.enabled }}
 {{- range $path, $_ := $.Files.Glob "files/crds/*.yaml" }}
+{{- $paths = append $paths $path }}
+{{- end }}
+{{- end }}
+{{- if (default dict .Values.syncController).enabled }}
+{{- $paths = append $paths "files/sync-controller/secretsyncs-crd.yaml" }}
+{{- end }}
+{{- range $path := $paths }}
 {{- $name := ($.Files.Get $path | fromYaml).metadata.name }}
 {{- $live := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" $name }}
 {{- if $live }}
@@ -98,4 +109,23 @@ it, and Helm refuses to take such objects over. Empty under `helm template` (no 
 {{- end }}
 {{- end }}
 {{- join "," $names -}}
+{{- end -}}
+
+{{/*
+The SecretSync controller's audiences as a comma list, from syncController.tokenRequestAudience:
+upstream secrets-store-sync-controller's shape ([{audience: vault}]) or plain strings;
+empty entries dropped.
+*/}}
+{{- define "sscd.syncControllerAudiences" -}}
+{{- $audiences := list }}
+{{- range (default list .Values.syncController.tokenRequestAudience) }}
+{{- $a := . }}
+{{- if kindIs "map" . }}
+{{- $a = get . "audience" }}
+{{- end }}
+{{- if $a }}
+{{- $audiences = append $audiences (toString $a) }}
+{{- end }}
+{{- end }}
+{{- join "," $audiences -}}
 {{- end -}}
