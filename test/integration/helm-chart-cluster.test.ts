@@ -287,7 +287,7 @@ describe('Helm chart against a real kube-apiserver', function () {
         .and.not.include(`kubectl annotate crd ${SECRETSYNC_CRD}`);
       const rendered = parseManifests((await helm.run(['get', 'manifest', 'ssc', '-n', ns])).stdout);
       const sync = rendered.filter((o) => /secretsync|sync-controller/.test(o.metadata?.name ?? ''));
-      expect(sync).to.have.length(18);
+      expect(sync).to.have.length(20);
       for (const obj of sync)
         expect(await get(refOf(obj)), `${obj.kind} ${obj.metadata?.name}`).to.not.equal(undefined);
       const policy = await get({

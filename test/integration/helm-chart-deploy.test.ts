@@ -291,7 +291,7 @@ describe('Helm chart with syncController.enabled and deploy/ plus deploy/sync-co
 
   it('renders the same objects: the SecretSync CRD, RBAC, admission policies, their ConfigMap and the Deployment included', () => {
     const sync = [...chart.keys()].filter((k) => /secretsync|sync-controller/.test(k)).sort();
-    expect(sync).to.have.length(18);
+    expect(sync).to.have.length(20);
     expect(sync).to.include.members([
       'CustomResourceDefinition//secretsyncs.secret-sync.x-k8s.io',
       'ConfigMap/kube-system/secrets-store-sync-controller-config',

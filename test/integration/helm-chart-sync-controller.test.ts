@@ -88,7 +88,7 @@ describe('Helm chart: syncController (real helm)', function () {
     expect(deployment['spec'].replicas).to.equal(2);
     expect(deployment['spec'].strategy.type).to.equal('RollingUpdate');
     const leaseRole = findManifest(objects, 'Role', 'secrets-store-sync-controller-leader-election');
-    expect(leaseRole['metadata'].namespace).to.equal(NAMESPACE);
+    expect(leaseRole['metadata']?.namespace).to.equal(NAMESPACE);
     expect(deployment['spec'].template.spec.serviceAccountName).to.equal('secrets-store-sync-controller');
     expect(podContainer(deployment, 'provider-file')['args']).to.include('--endpoint=unix:///provider/file.sock');
     const policies = sync.filter((o) => o.kind === 'ValidatingAdmissionPolicy');
@@ -166,7 +166,7 @@ describe('Helm chart: syncController (real helm)', function () {
         }),
         { namespace: ns },
       );
-      expect(syncObjects(objects)).to.have.length(18);
+      expect(syncObjects(objects)).to.have.length(20);
       for (const obj of objects) await serverDryRunApply(cluster, obj);
     });
   });

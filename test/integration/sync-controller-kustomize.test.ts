@@ -39,7 +39,7 @@ describe('sync controller: deploy/sync-controller/ with a kustomize overlay sett
       ),
     );
     const objects = parseManifests(out);
-    expect(objects).to.have.length(18);
+    expect(objects).to.have.length(20);
     const config = findManifest(objects, 'ConfigMap', 'secrets-store-sync-controller-config');
     expect(config['data'].tokenRequestAudience).to.equal('vault,api://my-app');
     expect(config['data'].allowedSecretTypes).to.match(/^Opaque,/);
