@@ -11,7 +11,7 @@ import type { SyncControllerConfig } from './config.js';
 import { SyncController } from './controller.js';
 import { apiSyncEvents } from './sync-events.js';
 import { SyncControllerMetrics } from './metrics.js';
-import { apiSyncPorts } from './sync-ports.js';
+import { apiSyncPorts, syncMounts } from './sync-ports.js';
 
 /** Upstream's lifetime of the tokens it requests for providers. */
 const TOKEN_EXPIRATION_SECONDS = 600;
@@ -64,8 +64,9 @@ export async function startSyncController(
     sleep: realSleep,
   });
   const tokens = new TokenRequests(api, () => Date.now());
+  const mounts = syncMounts(providers, metrics, config.shareProviderMounts);
   const controller = new SyncController(api, {
-    ports: (caches) => apiSyncPorts(api, providers, tokens, metrics, caches),
+    ports: (caches) => apiSyncPorts(api, mounts.mount, tokens, caches),
     settings: {
       audiences: config.audiences,
       tokenExpirationSeconds: TOKEN_EXPIRATION_SECONDS,
@@ -94,6 +95,7 @@ export async function startSyncController(
     healthPort: healthServer?.port,
     async stop() {
       await controller.stop();
+      mounts.clear();
       providers.close();
       api.close();
       await Promise.all(servers.map((s) => s.close()));

@@ -65,11 +65,15 @@ async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise
   await writeTokenKubeconfig(path, cluster, 'sync-controller', request.status?.token ?? '');
 }
 
-/** Starts the file provider over `files` and the controller with `args`; cleans up what started if one fails. */
+/**
+ * Starts the file provider over `files` (serving as provider `providerName`: a class names it)
+ * and the controller with `args`; cleans up what started if one fails.
+ */
 export async function startSyncControllerStack(
   cluster: KubeCluster,
   files: Record<string, string>,
   args: readonly string[],
+  providerName = 'file',
 ): Promise<SyncControllerStack> {
   const work = await mkdtemp(join(tmpdir(), 'ssc-syncctl-'));
   const providersDir = join(work, 'providers');
@@ -85,7 +89,7 @@ export async function startSyncControllerStack(
       await mkdir(dirname(join(providerRoot, path)), { recursive: true });
       await writeFile(join(providerRoot, path), text);
     }
-    const fileSock = `--endpoint=unix://${join(providersDir, 'file.sock')}`;
+    const fileSock = `--endpoint=unix://${join(providersDir, `${providerName}.sock`)}`;
     const hmac = `--hmac-key-file=${join(work, 'hmac.key')}`;
     children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
     await controllerKubeconfig(cluster, join(work, 'kubeconfig'));

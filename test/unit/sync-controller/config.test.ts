@@ -33,6 +33,11 @@ describe('sync-controller config', () => {
     expect(parseSyncControllerConfig(['--leader-elect=false'], {}).providerDir).to.equal('/provider');
   });
 
+  it('--share-provider-mounts: on by default, off with =false', () => {
+    expect(parseSyncControllerConfig([], {}).shareProviderMounts).to.equal(true);
+    expect(parseSyncControllerConfig(['--share-provider-mounts=false'], {}).shareProviderMounts).to.equal(false);
+  });
+
   it("the controller pod from upstream's downward-API variables", () => {
     const c = parseSyncControllerConfig([], { SYNC_CONTROLLER_POD_NAME: 'p', SYNC_CONTROLLER_POD_UID: 'u' });
     expect(c).to.include({ podName: 'p', podUid: 'u' });
