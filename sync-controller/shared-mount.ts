@@ -12,8 +12,12 @@ export interface SharingPolicy {
   readonly maxAgeMs: number;
 }
 
-/** The controller's policy: a round's reconciles of one group follow each other closely. */
-export const SHARING_POLICY: SharingPolicy = Object.freeze({ idleMs: 5_000, maxAgeMs: 60_000 });
+/**
+ * The controller's policy. A round's reconciles of one group are spread over the round
+ * (interleaved with other groups', each paying upstream's PBKDF2 hash on a busy CPU): 15 s
+ * between two uses covers that; a round longer than 2 minutes makes one more call per group.
+ */
+export const SHARING_POLICY: SharingPolicy = Object.freeze({ idleMs: 15_000, maxAgeMs: 120_000 });
 
 /** One provider Mount call as the sharing decisions see it (times from one monotonic clock, ms). */
 export interface MountCallState {
