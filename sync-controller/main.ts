@@ -12,6 +12,7 @@ import { SyncController } from './controller.js';
 import { apiSyncEvents } from './sync-events.js';
 import { SyncControllerMetrics } from './metrics.js';
 import { apiSyncPorts, syncMounts } from './sync-ports.js';
+import { SyncHashes } from './sync-hash.js';
 
 /** Upstream's lifetime of the tokens it requests for providers. */
 const TOKEN_EXPIRATION_SECONDS = 600;
@@ -66,7 +67,7 @@ export async function startSyncController(
   const tokens = new TokenRequests(api, () => Date.now());
   const mounts = syncMounts(providers, metrics, config.shareProviderMounts);
   const controller = new SyncController(api, {
-    ports: (caches) => apiSyncPorts(api, mounts.mount, tokens, caches),
+    ports: (caches) => apiSyncPorts(api, mounts.mount, tokens, new SyncHashes(), caches),
     settings: {
       audiences: config.audiences,
       tokenExpirationSeconds: TOKEN_EXPIRATION_SECONDS,

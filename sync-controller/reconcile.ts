@@ -14,7 +14,7 @@ import {
   secretTypeProblem,
   syncedSecretData,
 } from './synced-secret.js';
-import { syncHash } from './sync-hash.js';
+import type { HashInputs } from './sync-hash.js';
 import { hasFailedCondition, Reasons } from './conditions.js';
 import { sameStatus, type SyncOutcome, statusAfter } from './sync-status.js';
 
@@ -36,6 +36,8 @@ export interface SyncPorts {
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   applySecret(body: Secret): Promise<void>;
   patchStatus(ss: SecretSync, status: NonNullable<SecretSync['status']>): Promise<void>;
+  /** syncHash of the data and objects (SyncHashes: the last one per SecretSync remembered). */
+  hash(data: ReadonlyMap<string, Buffer>, inputs: HashInputs): Promise<string>;
 }
 
 /** The controller's settings a reconcile uses. */
@@ -118,7 +120,7 @@ async function fetchData(
   } catch (err) {
     return failed(Reasons.remoteFetchFailed, `fetching secrets from the provider failed: ${errorText(err)}`);
   }
-  const hash = await syncHash(data, {
+  const hash = await ports.hash(data, {
     classUid: raw.metadata?.uid ?? '',
     classGeneration: raw.metadata?.generation ?? 0,
     syncUid: ss.metadata?.uid ?? '',

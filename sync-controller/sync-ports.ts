@@ -10,6 +10,7 @@ import { FIELD_MANAGER, type SecretSync, secretSyncPath } from './secret-sync.js
 import type { SyncCaches } from './controller.js';
 import type { SyncControllerMetrics } from './metrics.js';
 import { SharedMounts } from './shared-mount.js';
+import type { SyncHashes } from './sync-hash.js';
 
 /** undefined for a 404, else the answer (other errors propagate). */
 async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
@@ -58,9 +59,11 @@ export function apiSyncPorts(
   api: KubeApi,
   mount: SyncPorts['mount'],
   tokens: TokenRequests,
+  hashes: SyncHashes,
   caches: SyncCaches,
 ): SyncPorts {
   return {
+    hash: (data, inputs) => hashes.hash(data, inputs),
     getClass: async (namespace, name) =>
       caches.cachedClass(namespace, name) ??
       (await unlessNotFound(() => api.get<KubeObject>(secretProviderClassPath(namespace, name)))),
