@@ -68,6 +68,13 @@ export class SyncController {
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; intervalMs: number }>();
   /** Per queued SecretSync: when its reconcile was last asked for (performance.now()). */
   private readonly triggered = new Map<string, number>();
+  /**
+   * Per SecretSync being reconciled: the resourceVersion of the last event of its Secret
+   * meanwhile ('' for a delete). Its own write's event may come before the write's answer:
+   * told apart when the reconcile ends.
+   */
+  private readonly secretEventsWhileReconciling = new Map<string, string>();
+  private readonly reconciling = new Set<string>();
   private readonly ports: SyncPorts;
 
   constructor(
@@ -121,8 +128,8 @@ export class SyncController {
       });
     this.syncs.onChange((ss) => this.syncChanged(ss));
     this.classes.onChange((cls) => this.classChanged(cls));
-    this.secrets.onChange((secret) => this.secretChanged(secret));
-    this.secrets.onDelete((secret) => this.secretChanged(secret));
+    this.secrets.onChange((secret) => this.secretChanged(secret, secret.metadata?.resourceVersion ?? ''));
+    this.secrets.onDelete((secret) => this.secretChanged(secret, ''));
     this.syncs.start();
     this.classes.start();
     this.secrets.start();
@@ -177,11 +184,21 @@ export class SyncController {
   }
 
   /** A managed Secret changed or went away: its SecretSync checks it, unless the change was the controller's own write. */
-  private secretChanged(secret: Secret): void {
-    if (this.ownWrites.get(keyOf(secret)) === secret.metadata?.resourceVersion) return;
+  private secretChanged(secret: Secret, resourceVersion: string): void {
+    if (resourceVersion !== '' && this.ownWrites.get(keyOf(secret)) === resourceVersion) return;
     const owner = (secret.metadata?.ownerReferences ?? []).find((o) => o.kind === SECRET_SYNC_KIND);
-    if (owner && this.syncs.get(owner.name, secret.metadata?.namespace ?? ''))
-      this.enqueue(`${secret.metadata?.namespace ?? ''}/${owner.name}`, false);
+    if (!owner || !this.syncs.get(owner.name, secret.metadata?.namespace ?? '')) return;
+    const key = `${secret.metadata?.namespace ?? ''}/${owner.name}`;
+    if (this.reconciling.has(key)) this.secretEventsWhileReconciling.set(key, resourceVersion);
+    else this.enqueue(key, false);
+  }
+
+  /** The reconcile of `key` ended: a Secret event meanwhile that was not its own write wakes it again. */
+  private secretEventsSeen(key: string): void {
+    this.reconciling.delete(key);
+    const seen = this.secretEventsWhileReconciling.get(key);
+    this.secretEventsWhileReconciling.delete(key);
+    if (seen !== undefined && (seen === '' || seen !== this.ownWrites.get(key))) this.enqueue(key, false);
   }
 
   /** The flag's interval, or the class's `rotation-poll-interval` annotation (as the driver honours it). */
@@ -219,6 +236,15 @@ export class SyncController {
   }
 
   private async reconcile(key: string, triggeredAt: number): Promise<void> {
+    this.reconciling.add(key);
+    try {
+      await this.reconcileOnce(key, triggeredAt);
+    } finally {
+      this.secretEventsSeen(key);
+    }
+  }
+
+  private async reconcileOnce(key: string, triggeredAt: number): Promise<void> {
     const [namespace = '', name = ''] = key.split('/');
     const ss = this.syncs.get(name, namespace);
     if (!ss || ss.metadata?.deletionTimestamp) {
