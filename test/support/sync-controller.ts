@@ -57,7 +57,7 @@ export async function installSyncControllerManifests(cluster: KubeCluster, repo:
 }
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */
-async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
+export async function writeSyncControllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
   const request = await cluster.admin.core.createNamespacedServiceAccountToken({
     ...CONTROLLER_SA,
     body: { spec: { audiences: [], expirationSeconds: 3600 } },
@@ -92,7 +92,7 @@ export async function startSyncControllerStack(
     const fileSock = `--endpoint=unix://${join(providersDir, `${providerName}.sock`)}`;
     const hmac = `--hmac-key-file=${join(work, 'hmac.key')}`;
     children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
-    await controllerKubeconfig(cluster, join(work, 'kubeconfig'));
+    await writeSyncControllerKubeconfig(cluster, join(work, 'kubeconfig'));
     const controller = await startCli(
       [
         'sync-controller',
