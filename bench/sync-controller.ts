@@ -200,7 +200,7 @@ async function phase(controller: BenchProcess, before: string, after: string, st
 
 /** One variant: fresh objects, the controller's first sync of all, then one forced round. */
 async function runVariant(cluster: KubeCluster, variant: Variant, shape: Shape): Promise<VariantResult> {
-  const { writeSyncControllerKubeconfig } = await import('../test/support/sync-controller.js');
+  const { controllerKubeconfig } = await import('../test/support/sync-controller.js');
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-sync-'));
   const processes: BenchProcess[] = [];
   let namespaces: string[] = [];
@@ -213,7 +213,7 @@ async function runVariant(cluster: KubeCluster, variant: Variant, shape: Shape):
       await writeFile(join(root, `class-${c}`, 'user'), `user-${c}`);
     }
     await mkdir(join(work, 'providers'));
-    await writeSyncControllerKubeconfig(cluster, join(work, 'kubeconfig'));
+    await controllerKubeconfig(cluster, join(work, 'kubeconfig'));
     process.stderr.write(`sync-controller: ${variant.label}: creating ${shape.secretSyncs} SecretSyncs\n`);
     namespaces = await createObjects(cluster, shape);
     const node = [...processNodeFlags(undefined), variant.cli];

@@ -23,6 +23,7 @@ commands:
   publish             call NodePublishVolume like kubelet (debugging)
   unpublish           call NodeUnpublishVolume like kubelet (debugging)
   demo                driver + file provider + publish/unpublish, end to end
+  demo-sync           the SecretSync controller against a local kube-apiserver, end to end
 
 Run a command with --help (or -h) for its flags.
 `;
@@ -108,6 +109,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return (await import('./kubelet-commands.js')).unpublishCommand(rest);
     case 'demo':
       return (await import('./demo.js')).runDemo(rest);
+    case 'demo-sync':
+      return (await import('./demo-sync.js')).runDemoSync(rest);
     case '--version':
     case 'version': {
       const { packageVersion } = await import('../lib/version.js');

@@ -4,6 +4,7 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { peersCacheDir } from './local-peers.js';
 
 /** A `bao` binary and where it was found, for the demo's output. */
 export interface BaoLocation {
@@ -37,7 +38,7 @@ export function baoFromPeersEnv(text: string): string | undefined {
  * the first executable `bao` in $PATH; undefined when there is neither.
  */
 export function findBao(env: NodeJS.ProcessEnv, home: string, files: BaoFiles): BaoLocation | undefined {
-  const cache = env['SSC_PEERS_CACHE'] || join(home, '.cache', 'secrets-store-csi', 'peers');
+  const cache = peersCacheDir(env, home);
   const peer = baoFromPeersEnv(files.readText(join(cache, 'peers.env')) ?? '');
   if (peer && files.isExecutable(peer)) return { path: peer, from: 'the test peers' };
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {

@@ -41,6 +41,8 @@ export class DemoSession {
   private readonly abort = new AbortController();
   private readonly children: Child[] = [];
   private readonly starting = new Set<Promise<Child>>();
+  /** Teardowns of what is not a child (a detached control plane), run after the children stopped. */
+  private readonly teardowns: (() => Promise<void>)[] = [];
   /** Work a step started and a signal stopped waiting for (a copy, a call): settled before the dir goes. */
   private readonly inflight = new Set<Promise<unknown>>();
   private stoppedBy: string | undefined;
@@ -113,6 +115,11 @@ export class DemoSession {
     return this.track(startProcess(command, args, ready, { signal: this.abort.signal, env }));
   }
 
+  /** Has close() run `teardown` after it stopped the children, before it deletes the dir (last added runs first). */
+  onClose(teardown: () => Promise<void>): void {
+    this.teardowns.push(teardown);
+  }
+
   /** Keeps `started` where close() finds it: starting, then running. */
   private async track(started: Promise<Child>): Promise<Child> {
     this.starting.add(started);
@@ -135,7 +142,7 @@ export class DemoSession {
 
   /**
    * Tears down: `beforeStop` (unpublish through the driver, if it still runs), then the
-   * children, then any mount left under the temp dir, then the dir. Throws
+   * children, then the onClose teardowns, then any mount left under the temp dir, then the dir. Throws
    * DemoInterrupted when a signal ended the demo.
    */
   async close(beforeStop: () => Promise<void>): Promise<void> {
@@ -143,6 +150,11 @@ export class DemoSession {
     await Promise.allSettled([...this.starting]);
     await beforeStop().catch(() => undefined);
     for (const child of this.children.splice(0).reverse()) await child.stop();
+    for (const teardown of this.teardowns.splice(0).reverse()) {
+      await teardown().catch((err: unknown) => {
+        process.stderr.write(`secrets-store-csi: demo: cleanup: ${(err as Error).message}\n`);
+      });
+    }
     // With the driver gone, calls and log waits end; a copy into the dir must end before rm.
     // The grace timer holds the event loop: work that never settles (and holds nothing)
     // must not let Node exit here with code 0, skipping the cleanup below.

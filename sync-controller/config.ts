@@ -1,6 +1,28 @@
 import { parseDurationFlag } from '../lib/duration.js';
-import { booleanFlag, parseFlags, parseWholeNumberFlag, stringFlag, type FlagSpec } from '../lib/flags.js';
+import {
+  booleanFlag,
+  parseFlags,
+  parseWholeNumberFlag,
+  stringFlag,
+  type FlagSpec,
+  type ParsedFlags,
+} from '../lib/flags.js';
 import { parseLogLevel, type LogLevel } from '../lib/logging/logger.js';
+import { leaseTimingProblem } from '../driver/k8s/lease-record.js';
+import { namespaceProblem, objectNameProblem } from '../driver/k8s/resource-paths.js';
+
+/** SSC's Lease name (controller-runtime's LeaderElectionID): SSC and this controller never lead at once. */
+export const SSC_LEADER_ELECTION_ID = '29f1d54e.secret-sync.x-k8s.io';
+
+/** Leader election by Lease, when on. */
+export interface LeaderElectionSettings {
+  /** "" = the namespace of the controller's own pod (its service account's namespace file). */
+  readonly namespace: string;
+  readonly leaseName: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
 
 /** The SecretSync controller's configuration, parsed once from flags and environment, then frozen. */
 export interface SyncControllerConfig {
@@ -21,6 +43,8 @@ export interface SyncControllerConfig {
   readonly podName: string;
   readonly podUid: string;
   readonly logLevel: LogLevel;
+  /** Undefined: no leader election (a single replica). */
+  readonly leaderElection: LeaderElectionSettings | undefined;
 }
 
 /** Every flag of `secrets-store-csi sync-controller`; docs/secret-sync-controller.md documents the same table. */
@@ -43,9 +67,33 @@ export const SYNC_CONTROLLER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.
   'leader-elect': {
     type: 'boolean',
     default: false,
-    help: 'leader election by Lease: not implemented yet, refused when true (run one replica)',
+    help: 'elect one leader among the replicas by a Lease; only the leader syncs',
   },
-  'leader-election-namespace': { type: 'string', default: '', help: 'namespace of the leader election Lease' },
+  'leader-election-namespace': {
+    type: 'string',
+    default: '',
+    help: 'namespace of the leader election Lease ("" = the controller pod\'s own namespace)',
+  },
+  'leader-elect-resource-name': {
+    type: 'string',
+    default: SSC_LEADER_ELECTION_ID,
+    help: "name of the leader election Lease (SSC's by default)",
+  },
+  'leader-elect-lease-duration': {
+    type: 'string',
+    default: '15s',
+    help: 'how long a follower waits after the last renewal it saw before it takes the Lease over',
+  },
+  'leader-elect-renew-deadline': {
+    type: 'string',
+    default: '10s',
+    help: 'how long the leader tries to renew before it gives leadership up and exits',
+  },
+  'leader-elect-retry-period': {
+    type: 'string',
+    default: '2s',
+    help: 'how often the leader renews, and a follower tries to acquire',
+  },
   'token-request-audience': {
     type: 'string',
     default: '',
@@ -87,8 +135,6 @@ export function parseSyncControllerConfig(
 ): SyncControllerConfig {
   const flags = parseFlags(argv, SYNC_CONTROLLER_FLAGS);
   if (flags.positionals.length > 0) throw new Error(`unexpected argument "${flags.positionals[0]}"`);
-  if (booleanFlag(flags, 'leader-elect'))
-    throw new Error('--leader-elect is not implemented yet: run a single replica without it');
   const providerDir = stringFlag(flags, 'provider-volume');
   if (providerDir === '') throw new Error('--provider-volume must not be empty');
   return Object.freeze({
@@ -116,5 +162,23 @@ export function parseSyncControllerConfig(
     podName: env['SYNC_CONTROLLER_POD_NAME'] ?? '',
     podUid: env['SYNC_CONTROLLER_POD_UID'] ?? '',
     logLevel: parseLogLevel(stringFlag(flags, 'log-level')),
+    leaderElection: booleanFlag(flags, 'leader-elect') ? leaderElectionSettings(flags) : undefined,
   });
+}
+
+function leaderElectionSettings(flags: ParsedFlags): LeaderElectionSettings {
+  const duration = (name: string) =>
+    parseDurationFlag(name, stringFlag(flags, name), { example: '15s', positive: true, max: [3600_000, '1h'] });
+  const leaseDurationMs = duration('leader-elect-lease-duration');
+  const renewDeadlineMs = duration('leader-elect-renew-deadline');
+  const retryPeriodMs = duration('leader-elect-retry-period');
+  const problem = leaseTimingProblem(leaseDurationMs, renewDeadlineMs, retryPeriodMs);
+  if (problem) throw new Error(problem);
+  const namespace = stringFlag(flags, 'leader-election-namespace');
+  const nsProblem = namespace === '' ? undefined : namespaceProblem(namespace);
+  if (nsProblem) throw new Error(`--leader-election-namespace ${JSON.stringify(namespace)} ${nsProblem}`);
+  const leaseName = stringFlag(flags, 'leader-elect-resource-name');
+  const nameProblem = objectNameProblem(leaseName);
+  if (nameProblem) throw new Error(`--leader-elect-resource-name ${JSON.stringify(leaseName)} ${nameProblem}`);
+  return Object.freeze({ namespace, leaseName, leaseDurationMs, renewDeadlineMs, retryPeriodMs });
 }

@@ -1,4 +1,5 @@
 import { connectKubeApi } from '../driver/k8s/client/connect.js';
+import type { KubeApi } from '../driver/k8s/client/kube-api.js';
 import { TokenRequests } from '../driver/k8s/token-requests.js';
 import { ProviderClient } from '../driver/provider-client/client.js';
 import { type HealthServer, startHealthServer } from '../lib/http-server.js';
@@ -13,6 +14,7 @@ import { apiSyncEvents } from './sync-events.js';
 import { SyncControllerMetrics } from './metrics.js';
 import { apiSyncPorts, syncMounts } from './sync-ports.js';
 import { SyncHashes } from './sync-hash.js';
+import { campaign, type Candidate, leaseNamespace } from './leadership.js';
 
 /** Upstream's lifetime of the tokens it requests for providers. */
 const TOKEN_EXPIRATION_SECONDS = 600;
@@ -46,27 +48,16 @@ async function startServers(config: SyncControllerConfig, registry: Registry, re
   }
 }
 
-/** Wires the controller from its config and starts it. */
-export async function startSyncController(
+/** The controller on the API and the providers, not started. */
+function newController(
   config: SyncControllerConfig,
+  api: KubeApi,
+  mounts: ReturnType<typeof syncMounts>,
+  metrics: SyncControllerMetrics,
   logger: Logger,
-): Promise<RunningSyncController> {
-  const registry = createProcessRegistry();
-  const metrics = new SyncControllerMetrics(registry);
-  const api = connectKubeApi(config.kubeconfig, process.env, {
-    userAgent: `secrets-store-csi-sync-controller/${packageVersion()}`,
-    observe: (method, code) => metrics.apiRequest(method, code),
-  });
-  const providers = new ProviderClient({
-    providerDirs: [config.providerDir],
-    maxCallRecvMsgSize: config.maxCallRecvMsgSize,
-    timeoutMs: config.providerTimeoutMs,
-    logger,
-    sleep: realSleep,
-  });
+): SyncController {
   const tokens = new TokenRequests(api, () => Date.now());
-  const mounts = syncMounts(providers, metrics, config.shareProviderMounts);
-  const controller = new SyncController(api, {
+  return new SyncController(api, {
     ports: (caches) => apiSyncPorts(api, mounts.mount, tokens, new SyncHashes(), caches),
     settings: {
       audiences: config.audiences,
@@ -82,20 +73,60 @@ export async function startSyncController(
     random: Math.random,
     event: apiSyncEvents(api, config.podName, logger),
   });
-  const { metricsServer, healthServer } = await startServers(config, registry, () => controller.ready);
+}
+
+/** Wires the controller from its config and starts it (at once, or once this replica leads). */
+export async function startSyncController(
+  config: SyncControllerConfig,
+  logger: Logger,
+  /** Leadership lost: the process must end now (run.ts exits with 1). */
+  onLeadershipLost: () => void = () => undefined,
+): Promise<RunningSyncController> {
+  const election = config.leaderElection && {
+    ...config.leaderElection,
+    namespace: await leaseNamespace(config.leaderElection),
+  };
+  const registry = createProcessRegistry();
+  const metrics = new SyncControllerMetrics(registry);
+  const api = connectKubeApi(config.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi-sync-controller/${packageVersion()}`,
+    observe: (method, code) => metrics.apiRequest(method, code),
+  });
+  const providers = new ProviderClient({
+    providerDirs: [config.providerDir],
+    maxCallRecvMsgSize: config.maxCallRecvMsgSize,
+    timeoutMs: config.providerTimeoutMs,
+    logger,
+    sleep: realSleep,
+  });
+  const mounts = syncMounts(providers, metrics, config.shareProviderMounts);
+  const controller = newController(config, api, mounts, metrics, logger);
+  let candidate: Candidate | undefined;
+  // A follower is ready: it serves its probes and waits to lead; the leader once its caches listed.
+  const ready = () => (candidate !== undefined && !candidate.leading) || controller.ready;
+  const { metricsServer, healthServer } = await startServers(config, registry, ready);
   const servers = [metricsServer, healthServer].filter((s) => s !== undefined);
-  controller.start();
+  if (election) {
+    metrics.leading(election.leaseName, false);
+    candidate = campaign(api, election, config.podName, controller, {
+      logger,
+      leading: (leading) => metrics.leading(election.leaseName, leading),
+      lost: onLeadershipLost,
+    });
+  } else controller.start();
   logger.info('sync controller started', {
     providerDir: config.providerDir,
     audiences: config.audiences.length,
     metricsPort: metricsServer?.port,
     healthPort: healthServer?.port,
+    leaderElection: election ? `${election.namespace}/${election.leaseName}` : 'off',
   });
   return {
     metricsPort: metricsServer?.port,
     healthPort: healthServer?.port,
     async stop() {
-      await controller.stop();
+      if (candidate) await candidate.stop();
+      else await controller.stop();
       mounts.clear();
       providers.close();
       api.close();

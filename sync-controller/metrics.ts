@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** A provider name as a label value: a class names it, so an odd one is `invalid`. */
 function providerLabel(provider: string): string {
@@ -12,6 +12,7 @@ export class SyncControllerMetrics {
   private readonly apiRequests: Counter<'method' | 'code'>;
   private readonly providerCalls: Counter<'provider' | 'result'>;
   private readonly sharedMounts: Counter<'provider'>;
+  private readonly leader: Gauge<'name'>;
 
   constructor(registry: Registry) {
     this.syncs = new Counter({
@@ -38,6 +39,13 @@ export class SyncControllerMetrics {
       labelNames: ['provider'],
       registers: [registry],
     });
+    // client-go's leader election metric.
+    this.leader = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Whether this replica leads (1) or not (0), by Lease name; absent without --leader-elect',
+      labelNames: ['name'],
+      registers: [registry],
+    });
     // client-go's name, as the driver's.
     this.apiRequests = new Counter({
       name: 'rest_client_requests_total',
@@ -61,6 +69,11 @@ export class SyncControllerMetrics {
   /** One reconcile answered by a Mount call made for another SecretSync. */
   providerShared(provider: string): void {
     this.sharedMounts.inc({ provider: providerLabel(provider) });
+  }
+
+  /** This replica started (true) or stopped (false) leading under the Lease `name`. */
+  leading(name: string, leading: boolean): void {
+    this.leader.set({ name }, leading ? 1 : 0);
   }
 
   /** One Kubernetes API request (the client's observer). */

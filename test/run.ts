@@ -2,7 +2,8 @@
  * The whole test suite (`npm test`): installs the pinned third-party peers (cached),
  * then runs every unit and integration test with mocha in one process and ends with
  * the line CI reads: `N passed, N failed, N skipped`.
- *   node dist/test/run.js [--unit] [--grep PATTERN]
+ *   node dist/test/run.js [--unit] [--grep PATTERN] [--files PATTERN]
+ * (--files: only the test files whose path matches the regular expression)
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const unitOnly = args.includes('--unit');
   const grepAt = args.indexOf('--grep');
+  const filesAt = args.indexOf('--files');
+  const only = filesAt >= 0 && args[filesAt + 1] ? new RegExp(args[filesAt + 1] as string) : undefined;
   if (!unitOnly && process.env['SSC_SKIP_PEER_INSTALL'] !== '1') {
     process.stdout.write('installing test peers (pinned, cached)…\n');
     execFileSync('bash', [join(REPO, 'test/peers/install.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -38,7 +41,8 @@ async function main(): Promise<void> {
   if (grepAt >= 0 && args[grepAt + 1]) mocha.grep(args[grepAt + 1] as string);
   // e2e: pods through a real kubelet and containerd (skipped with a printed reason where the machine lacks them).
   const dirs = unitOnly ? ['unit', 'repo'] : ['unit', 'repo', 'integration', 'e2e'];
-  for (const d of dirs) for (const f of testFiles(join(DIST_TEST, d))) mocha.addFile(f);
+  for (const d of dirs)
+    for (const f of testFiles(join(DIST_TEST, d))) if (!only || only.test(f.slice(DIST_TEST.length))) mocha.addFile(f);
   await mocha.loadFilesAsync();
   const runner = mocha.run();
   runner.on('end', () => {

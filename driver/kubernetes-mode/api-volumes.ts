@@ -24,6 +24,7 @@ import { NODE_NAME_LABEL, REFRESH_REQUESTED_ANNOTATION, ROTATION_INTERVAL_ANNOTA
 import { corePath, podStatusPath } from '../k8s/resource-paths.js';
 import type { ServiceAccountTokens } from '../k8s/service-account-tokens.js';
 import type { ApiSecretProviderClassSource } from './spc-api-source.js';
+import type { NamespacedWatches } from '../k8s/namespaced-watches.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
 
 /** The pod volume name kubelet puts in a CSI target path (…/volumes/kubernetes.io~csi/<name>/mount). */
@@ -79,8 +80,8 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     private readonly logger: Logger,
     /** This node's pods (list+watch on spec.nodeName); a miss falls back to a GET. */
     private readonly pods?: WatchedCache<Pod>,
-    /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true; a miss falls back to a GET. */
-    private readonly usedSecrets?: WatchedCache<Secret>,
+    /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true, watched per namespace; a miss falls back to a GET. */
+    private readonly usedSecrets?: NamespacedWatches<Secret>,
     /** This node's pod status objects (list+watch on the node label); a LIST per round until it has synced. */
     private readonly podStatuses?: WatchedCache<PodStatusItem>,
   ) {}
@@ -216,10 +217,13 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
   /** The nodePublishSecretRef Secret's data, decoded; it lives in the pod's namespace only. */
   private async readSecretData(namespace: string, name: string): Promise<Record<string, string>> {
     try {
-      let secret = this.usedSecrets?.get(name, namespace);
+      this.usedSecrets?.ensure(namespace);
+      const cached = this.usedSecrets?.lookup(namespace, name);
+      let secret = cached?.object;
       if (!secret) {
         secret = await this.api.get<Secret>(corePath('secrets', namespace, name));
-        if (this.usedSecrets && !this.warnedUnlabelled.has(`${namespace}/${name}`)) {
+        // Listed there and still not in the watch: it lacks the label.
+        if (cached && !this.warnedUnlabelled.has(`${namespace}/${name}`)) {
           this.warnedUnlabelled.add(`${namespace}/${name}`);
           this.logger.warn(
             'nodePublishSecretRef Secret is not labelled secrets-store.csi.k8s.io/used=true: read with a GET on every refresh',

@@ -13,6 +13,7 @@ import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
 import { ApiEventRecorder, type EventRecorder } from '../k8s/event-recorder.js';
 import { readCsiDriver, ServiceAccountTokens } from '../k8s/service-account-tokens.js';
 import { WatchedCache, withoutManagedFields } from '../k8s/watched-cache.js';
+import { NamespacedWatches } from '../k8s/namespaced-watches.js';
 import { WorkloadRestarter } from '../rotation/workload-restart.js';
 import { connectKubeApi } from '../k8s/client/connect.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
@@ -60,11 +61,20 @@ export function slimPod(pod: Pod): Pod {
   };
 }
 
+/**
+ * How long a namespace's class (and nodePublishSecretRef Secret) watch outlives the last
+ * lookup there: three rounds of the slowest loop that reads them (rotation, Secret
+ * resync), at least 10 minutes, so a namespace with volumes is never dropped between rounds.
+ */
+export function namespaceWatchIdleMs(config: DriverConfig): number {
+  return Math.max(10 * 60_000, 3 * Math.max(config.rotationPollIntervalMs, secretResyncIntervalMs(config)));
+}
+
 /** This node's watched objects: only the rotation reconciler reads them (republish mode rotates with what kubelet sends). */
 interface ReconcilerWatches {
   readonly pods: WatchedCache<Pod> | undefined;
   readonly podStatuses: WatchedCache<PodStatusItem> | undefined;
-  readonly usedSecrets: WatchedCache<Secret> | undefined;
+  readonly usedSecrets: NamespacedWatches<Secret> | undefined;
 }
 
 function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logger): ReconcilerWatches {
@@ -95,18 +105,20 @@ function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logg
     logger,
     realSleep,
   );
-  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true.
-  const usedSecrets = new WatchedCache<Secret>(
+  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true, and
+  // only in the namespaces where a refresh read one lately.
+  const usedSecrets = new NamespacedWatches<Secret>(
     api,
-    {
-      what: 'nodePublishSecretRef Secret',
-      path: corePath('secrets'),
+    (namespace) => ({
+      what: `nodePublishSecretRef Secret (${namespace})`,
+      path: corePath('secrets', namespace),
       labelSelector: `${USED_SECRET_LABEL}=true`,
-    },
+    }),
     logger,
     realSleep,
+    { idleMs: namespaceWatchIdleMs(config) },
   );
-  for (const watch of [pods, podStatuses, usedSecrets]) watch.start();
+  for (const watch of [pods, podStatuses]) watch.start();
   return { pods, podStatuses, usedSecrets };
 }
 
@@ -211,7 +223,7 @@ export async function startKubernetesMode(
   const k8sLogger = logger.child({ component: 'kubernetes' });
   const rotationMode = await resolveRotationMode(api, flags, logger.child({ component: 'rotation' }));
   const config: DriverConfig = Object.freeze({ ...flags, rotationMode });
-  const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep);
+  const classes = new ApiSecretProviderClassSource(api, k8sLogger, realSleep, namespaceWatchIdleMs(config));
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);

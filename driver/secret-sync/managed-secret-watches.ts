@@ -10,7 +10,7 @@ import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { Secret } from '../k8s/client/types.js';
 import { MANAGED_LABEL } from '../k8s/constants.js';
 import { corePath } from '../k8s/resource-paths.js';
-import { WatchedCache } from '../k8s/watched-cache.js';
+import { NamespacedWatches } from '../k8s/namespaced-watches.js';
 
 /** What the cache can say of one Secret: it is there (`secret`), it is not (`secret` undefined), or it cannot say (undefined). */
 export type CachedSecret = { readonly secret: Secret | undefined } | undefined;
@@ -30,7 +30,7 @@ export const REFUSED_RETRY_MS = 10 * 60 * 1000;
 
 /** The per-namespace watches, started on first use and stopped when no volume of the namespace is left. */
 export class ManagedSecretWatches implements SecretCache {
-  private readonly watches = new Map<string, WatchedCache<Secret>>();
+  private readonly watches: NamespacedWatches<Secret>;
   /** When the API last refused to list Secrets (403): until REFUSED_RETRY_MS later, Secrets are read with GETs. */
   private refusedAt: number | undefined;
   /** The rights check in flight, so concurrent first uses make one request. */
@@ -39,59 +39,55 @@ export class ManagedSecretWatches implements SecretCache {
   constructor(
     private readonly api: Pick<KubeApi, 'get' | 'watch'>,
     private readonly logger: Logger,
-    private readonly sleep: Sleep,
+    sleep: Sleep,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.watches = new NamespacedWatches<Secret>(
+      api,
+      (namespace) => ({
+        what: `Secret (managed, ${namespace})`,
+        path: corePath('secrets', namespace),
+        labelSelector: `${MANAGED_LABEL}=true`,
+      }),
+      logger,
+      sleep,
+    );
+  }
 
   lookup(namespace: string, name: string): CachedSecret {
-    const watch = this.watches.get(namespace);
-    if (!watch?.everSynced) return undefined;
-    return { secret: watch.get(name, namespace) };
+    const found = this.watches.lookup(namespace, name);
+    return found && { secret: found.object };
   }
 
   remember(secret: Secret): void {
-    const namespace = secret.metadata?.namespace ?? '';
-    if (secret.metadata?.labels?.[MANAGED_LABEL] === 'true') this.watches.get(namespace)?.remember(secret);
+    if (secret.metadata?.labels?.[MANAGED_LABEL] === 'true') this.watches.remember(secret);
   }
 
   ensure(namespace: string): void {
-    if (this.watches.has(namespace)) return;
+    if (this.watches.watching(namespace)) return;
     if (this.refusedAt !== undefined && this.now() - this.refusedAt < REFUSED_RETRY_MS) return;
     void this.start(namespace);
   }
 
   /** Keeps watching only `namespaces` (those with volumes that sync Secrets), and starts the missing ones. */
   async retain(namespaces: ReadonlySet<string>): Promise<void> {
-    const stopping = [...this.watches].filter(([ns]) => !namespaces.has(ns));
-    for (const [ns] of stopping) this.watches.delete(ns);
+    await this.watches.retain(new Set(this.watches.namespaces.filter((ns) => namespaces.has(ns))));
     for (const ns of namespaces) this.ensure(ns);
-    await Promise.all(stopping.map(([, watch]) => watch.stop()));
   }
 
   /** Namespaces watched now. */
   get namespaces(): string[] {
-    return [...this.watches.keys()];
+    return this.watches.namespaces;
   }
 
   /** Stops every watch. */
   async stop(): Promise<void> {
-    await this.retain(new Set());
+    await this.watches.stop();
   }
 
   private async start(namespace: string): Promise<void> {
-    if (!(await this.mayList(namespace)) || this.watches.has(namespace)) return;
-    const watch = new WatchedCache<Secret>(
-      this.api,
-      {
-        what: `Secret (managed, ${namespace})`,
-        path: corePath('secrets', namespace),
-        labelSelector: `${MANAGED_LABEL}=true`,
-      },
-      this.logger,
-      this.sleep,
-    );
-    this.watches.set(namespace, watch);
-    watch.start();
+    if (!(await this.mayList(namespace)) || this.watches.watching(namespace)) return;
+    this.watches.ensure(namespace);
   }
 
   /**
@@ -106,7 +102,7 @@ export class ManagedSecretWatches implements SecretCache {
   }
 
   private async checkRight(namespace: string): Promise<boolean> {
-    if (this.refusedAt === undefined && this.watches.size > 0) return true;
+    if (this.refusedAt === undefined && this.watches.namespaces.length > 0) return true;
     try {
       await this.api.get(corePath('secrets', namespace), { labelSelector: `${MANAGED_LABEL}=true`, limit: 1 });
       this.refusedAt = undefined;

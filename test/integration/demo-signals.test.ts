@@ -1,23 +1,12 @@
 import { expect } from 'chai';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { NO_BAO_LINE } from '../../bin/demo-bao.js';
-import { spawnCli, runCli } from '../support/cli-run.js';
+import { processesMentioning, spawnCli, runCli } from '../support/cli-run.js';
 import { mountsUnder, unmountAllUnder } from '../support/driver-stack.js';
 import { peerBinary } from '../support/peers.js';
-
-/** Pids of processes whose command line mentions `text` (the demo's children name its temp dir). */
-async function processesMentioning(text: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(text)) pids.push(Number(name));
-  }
-  return pids;
-}
 
 /** The vault part's step lines, printed when the demo finds bao (here: the openbao test peer). */
 const VAULT_STEPS = [

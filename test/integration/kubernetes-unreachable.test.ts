@@ -7,6 +7,7 @@ import { isGrpcCallError } from '../../lib/errors.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createBarePod, createSecretProviderClass } from '../support/kube-objects.js';
 import { fileClass, mountsUnder, startDriverStack, type DriverStack } from '../support/driver-stack.js';
+import { until } from '../support/until.js';
 
 /** A loopback port with nothing listening (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -83,9 +84,8 @@ describe('Kubernetes mode with the API server unreachable, then back (real kube-
     await createSecretProviderClass(cluster, ns, 'web', spc.spec);
     const uid = await createBarePod(cluster, ns, 'p');
     proxy = await relay(port, new URL(cluster.url));
-    while (!/SecretProviderClass cache synced/.test(stack.driver.stderr()))
-      await new Promise<void>((resolve) => stack.driver.process.stderr?.once('data', () => resolve()));
-    expect(await stack.client.probe()).to.equal(true);
+    // Ready once the API server answers for the class API (it asks every 5 s).
+    await until('Probe ready', async () => await stack.client.probe(), 30_000);
     const target = stack.targetPath('p');
     await stack.client.publish(stack.request(target, 'web', 'p', ns, uid));
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('back');
@@ -134,7 +134,9 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
   let stack: DriverStack;
   let relay: CuttableRelay;
   let ns: string;
-  const synced = () => countLogged(stack.driver, /"message":"SecretProviderClass cache synced"/);
+  // The class watch of the test's namespace (one per namespace with volumes on the node).
+  const SYNCED = /"message":"SecretProviderClass \([a-z0-9-]+\) cache synced"/;
+  const synced = () => countLogged(stack.driver, SYNCED);
 
   before(async () => {
     cluster = await sharedKubeCluster();
@@ -152,7 +154,11 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
     const path = join(cluster.dir, `driver-outage-${relay.port}.kubeconfig`);
     await writeFile(path, kubeconfig, { mode: 0o600 });
     stack = await startDriverStack({ kubeconfig: path, providerFiles: { a: 'content' } });
-    await untilLogged(stack.driver, /"message":"SecretProviderClass cache synced"/, 1);
+    // A first volume of the namespace starts its class watch.
+    const uid = await createBarePod(cluster, ns, 'first');
+    await stack.client.publish(stack.request(stack.targetPath('first'), 'web', 'first', ns, uid));
+    await untilLogged(stack.driver, SYNCED, 1);
+    await stack.client.unpublish('vol-first', stack.targetPath('first'));
   });
   after(async () => {
     await stack?.stop();
@@ -180,7 +186,7 @@ describe('Kubernetes mode losing the API server after it listed, then getting it
   it('resumes its watch by itself when the API is back, and the next publish succeeds', async () => {
     const before = synced();
     await relay.up();
-    await untilLogged(stack.driver, /"message":"SecretProviderClass cache synced"/, before + 1);
+    await untilLogged(stack.driver, SYNCED, before + 1);
     const uid = await createBarePod(cluster, ns, 'after');
     const target = stack.targetPath('after');
     await stack.client.publish(stack.request(target, 'web', 'after', ns, uid));

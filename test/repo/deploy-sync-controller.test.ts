@@ -27,11 +27,31 @@ describe('deploy/sync-controller', () => {
     ]);
   });
 
-  it("the controller's flags parse, one replica and no --leader-elect (not implemented yet)", () => {
+  it("the controller's flags parse: two replicas, leader election in the pod's namespace, rolled one at a time", () => {
     const config = parseSyncControllerConfig(controller['args'] as string[], {});
     expect(config.providerDir).to.equal('/provider');
-    expect(deployment['spec'].replicas).to.equal(1);
+    expect(config.leaderElection?.namespace).to.equal('');
+    expect(deployment['spec'].replicas).to.equal(2);
+    expect(deployment['spec'].strategy).to.deep.equal({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: 1, maxSurge: 0 },
+    });
     expect(controller['command']).to.include('sync-controller');
+  });
+
+  it("the Lease is the controller's to write, in its own namespace", () => {
+    const rbac = objects('rbac.yaml');
+    const role = rbac.find((o) => o['kind'] === 'Role') as Obj;
+    const binding = rbac.find((o) => o['kind'] === 'RoleBinding') as Obj;
+    expect(role['metadata'].namespace).to.equal(deployment['metadata'].namespace);
+    expect(role['rules']).to.deep.equal([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+    expect(binding['roleRef'].name).to.equal(role['metadata'].name);
+    expect(binding['subjects'][0]).to.include({
+      name: pod['serviceAccountName'],
+      namespace: role['metadata'].namespace,
+    });
   });
 
   it('the provider serves its socket in the directory the controller searches, on a shared volume', () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { CLI_PATH } from '../../bin/child-process.js';
 import { NODE_FLAGS } from '../../lib/node-flags.js';
 
@@ -58,4 +59,15 @@ export async function runCli(
   const run = spawnCli(args, options);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** Pids of processes whose command line mentions `text` (the demo's children name its temp dir). */
+export async function processesMentioning(text: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text)) pids.push(Number(name));
+  }
+  return pids;
 }

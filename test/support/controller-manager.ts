@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { controllerManagerArgs, type LocalController } from '../../bin/local-control-plane.js';
 import type { KubeCluster } from './kube-cluster.js';
 import { requirePeer } from './peers.js';
 import { statusOf, until } from './until.js';
@@ -21,16 +22,8 @@ export interface ControllerManager {
   stop(): Promise<void>;
 }
 
-/**
- * The controllers the tests use; others need certificates, a cloud or a scheduler. The
- * service-account token and root-CA publisher controllers (for pods run by a real kubelet)
- * get the cluster's service-account signing key and CA from its pki dir.
- */
-export type TestController =
-  | 'garbage-collector-controller'
-  | 'clusterrole-aggregation-controller'
-  | 'serviceaccount-token-controller'
-  | 'root-ca-certificate-publisher-controller';
+/** The controllers the tests use (bin/local-control-plane.ts says which run without nodes). */
+export type TestController = LocalController;
 
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -54,25 +47,7 @@ export async function startControllerManager(
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(
-      binary,
-      [
-        `--kubeconfig=${join(cluster.dir, 'kubeconfig')}`,
-        `--controllers=${controllers.join(',')}`,
-        '--leader-elect=false',
-        '--secure-port=0',
-        // Discovery of the CRDs the tests create is re-read this often by the garbage collector.
-        '--concurrent-gc-syncs=5',
-        ...(controllers.includes('serviceaccount-token-controller')
-          ? [`--service-account-private-key-file=${join(cluster.dir, 'pki', 'sa.key')}`]
-          : []),
-        ...(controllers.includes('root-ca-certificate-publisher-controller') ||
-        controllers.includes('serviceaccount-token-controller')
-          ? [`--root-ca-file=${cluster.caFile}`]
-          : []),
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    child = spawn(binary, controllerManagerArgs(cluster, controllers), { stdio: ['ignore', fd, fd] });
   } finally {
     closeSync(fd);
   }

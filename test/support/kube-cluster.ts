@@ -1,6 +1,6 @@
 // A real control plane for integration tests: etcd + kube-apiserver built from the Go
 // module proxy by test/peers/install.sh and started on loopback by
-// test/peers/kube/start-cluster.sh. No controller-manager, scheduler or kubelet runs:
+// test/peers/kube/start-cluster.sh (through bin/local-control-plane.ts). No controller-manager, scheduler or kubelet runs:
 // tests create ServiceAccounts, Pods and owners themselves, and nothing garbage-collects.
 import {
   CoreV1Api,
@@ -9,13 +9,20 @@ import {
   KubernetesObjectApi,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import {
+  startControlPlane,
+  stopControlPlane,
+  stopControlPlaneSync,
+  writeTokenKubeconfig,
+} from '../../bin/local-control-plane.js';
+
+export { writeTokenKubeconfig } from '../../bin/local-control-plane.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -36,15 +43,6 @@ export interface KubeCluster {
   /** The API server's audit log: JSON lines, one per request of a service account (start-cluster.sh). */
   readonly auditLog: string;
   stop(): Promise<void>;
-}
-
-function run(script: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [join(REPO, script), ...args], { maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${script} failed: ${stderr || err.message}`));
-      else resolve(stdout);
-    });
-  });
 }
 
 /** Every object in a YAML file. */
@@ -114,37 +112,6 @@ export interface KubeClusterOptions {
   readonly installManifests?: boolean;
 }
 
-/** Writes a kubeconfig (mode 0600) that reaches `cluster` as `user` with a bearer token. */
-export async function writeTokenKubeconfig(
-  path: string,
-  cluster: Pick<KubeCluster, 'url' | 'caFile'>,
-  user: string,
-  token: string,
-): Promise<void> {
-  await writeFile(
-    path,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: test',
-      '  cluster:',
-      `    server: ${cluster.url}`,
-      `    certificate-authority: ${cluster.caFile}`,
-      'users:',
-      `- name: ${user}`,
-      '  user:',
-      `    token: ${token}`,
-      'contexts:',
-      `- name: ${user}`,
-      `  context: {cluster: test, user: ${user}}`,
-      `current-context: ${user}`,
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-}
-
 /** Starts a cluster, installs our CRDs and RBAC (unless told not to), and writes the driver's kubeconfig. */
 export async function startKubeCluster(options: KubeClusterOptions = {}): Promise<KubeCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'ssc-kube-'));
@@ -155,13 +122,7 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
   );
   let started = false;
   try {
-    const env = Object.fromEntries(
-      (await run('test/peers/kube/start-cluster.sh', [dir]))
-        .split('\n')
-        .map((l) => l.split('='))
-        .filter((p) => p.length >= 2)
-        .map(([k, ...v]) => [k, v.join('=')]),
-    );
+    const plane = await startControlPlane(dir);
     started = true;
     const config = new KubeConfig();
     config.loadFromFile(join(dir, 'kubeconfig'));
@@ -176,27 +137,22 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
       await waitForCrds(admin);
     }
     const driverKubeconfig = join(dir, 'driver-kubeconfig');
-    await writeTokenKubeconfig(
-      driverKubeconfig,
-      { url: env['KUBE_URL'] ?? '', caFile: env['CA_FILE'] ?? '' },
-      'driver',
-      driverToken,
-    );
+    await writeTokenKubeconfig(driverKubeconfig, plane, 'driver', driverToken);
     return {
       dir,
-      url: env['KUBE_URL'] ?? '',
-      adminToken: env['ADMIN_TOKEN'] ?? '',
-      caFile: env['CA_FILE'] ?? '',
+      url: plane.url,
+      adminToken: plane.adminToken,
+      caFile: plane.caFile,
       admin,
       driverKubeconfig,
-      auditLog: env['AUDIT_LOG'] ?? join(dir, 'audit.log'),
+      auditLog: plane.auditLog,
       async stop() {
-        await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
+        await stopControlPlane(dir).catch(() => undefined);
         await rm(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    if (started) await run('test/peers/kube/stop-cluster.sh', [dir]).catch(() => undefined);
+    if (started) await stopControlPlane(dir).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
@@ -204,13 +160,7 @@ export async function startKubeCluster(options: KubeClusterOptions = {}): Promis
 
 /** Stops the cluster when the test process exits, even when an aborted run skips the after hooks. */
 export function stopOnExit(cluster: KubeCluster): void {
-  process.once('exit', () => {
-    try {
-      execFileSync('bash', [join(REPO, 'test/peers/kube/stop-cluster.sh'), cluster.dir], { stdio: 'ignore' });
-    } catch {
-      /* already stopped */
-    }
-  });
+  process.once('exit', () => stopControlPlaneSync(cluster.dir));
 }
 
 let shared: Promise<KubeCluster> | undefined;

@@ -2,11 +2,18 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startCli, type Child } from '../../bin/child-process.js';
-import { readManifests, writeTokenKubeconfig, type KubeCluster } from './kube-cluster.js';
+import {
+  localSyncControllerArgs,
+  localSyncControllerEnv,
+  SYNC_CONTROLLER_SA,
+  SYNC_CONTROLLER_STARTED,
+  writeSyncControllerKubeconfig,
+} from '../../bin/local-sync-controller.js';
+import { connectKubeApi } from '../../driver/k8s/client/connect.js';
+import { readManifests, type KubeCluster } from './kube-cluster.js';
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
-/** The sync controller's user name in the audit log. */
 /** The SecretSync resource, for the client's custom-object calls. */
 export const SECRET_SYNC_RESOURCE = {
   group: 'secret-sync.x-k8s.io',
@@ -22,16 +29,16 @@ export interface SecretSyncCondition {
   message: string;
 }
 
-export const SYNC_CONTROLLER_USER = 'system:serviceaccount:kube-system:secrets-store-sync-controller';
-
-/** The sync controller's identity, bound by deploy/sync-controller/rbac.yaml. */
-const CONTROLLER_SA = { namespace: 'kube-system', name: 'secrets-store-sync-controller' };
+/** The sync controller's user name in the audit log. */
+export const SYNC_CONTROLLER_USER = `system:serviceaccount:${SYNC_CONTROLLER_SA.namespace}:${SYNC_CONTROLLER_SA.name}`;
 
 /** A running sync controller with the file provider as its provider, each in its own process. */
 export interface SyncControllerStack {
   readonly controller: Child;
   /** The file provider's root: write files here to change what it serves. */
   readonly providerRoot: string;
+  /** The directory of provider sockets (another replica can use it). */
+  readonly providersDir: string;
   /** The controller's /metrics as `name{labels}` → value. */
   metrics(): Promise<Map<string, number>>;
   /** GET on the controller's health port. */
@@ -57,12 +64,66 @@ export async function installSyncControllerManifests(cluster: KubeCluster, repo:
 }
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */
-export async function writeSyncControllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
-  const request = await cluster.admin.core.createNamespacedServiceAccountToken({
-    ...CONTROLLER_SA,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  await writeTokenKubeconfig(path, cluster, 'sync-controller', request.status?.token ?? '');
+export async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
+  const admin = connectKubeApi(join(cluster.dir, 'kubeconfig'), {});
+  try {
+    await writeSyncControllerKubeconfig(admin, cluster, path);
+  } finally {
+    admin.close();
+  }
+}
+
+/** One controller process of a stack: its metrics and probes by the ports it logged. */
+export interface SyncControllerReplica {
+  readonly controller: Child;
+  /** The replica's /metrics as `name{labels}` → value. */
+  metrics(): Promise<Map<string, number>>;
+  /** GET on the replica's health port. */
+  probe(path: string): Promise<number>;
+}
+
+/**
+ * Starts one controller process with the controller's own token, reading provider
+ * sockets from `providersDir`; `podName` is its SYNC_CONTROLLER_POD_NAME.
+ */
+export async function startSyncControllerReplica(
+  cluster: KubeCluster,
+  providersDir: string,
+  args: readonly string[],
+  podName = 'ssc-0',
+): Promise<SyncControllerReplica> {
+  const home = await mkdtemp(join(tmpdir(), 'ssc-syncctl-replica-'));
+  try {
+    await controllerKubeconfig(cluster, join(home, 'kubeconfig'));
+    const controller = await startCli(
+      localSyncControllerArgs(providersDir, join(home, 'kubeconfig'), args),
+      SYNC_CONTROLLER_STARTED,
+      { env: localSyncControllerEnv(home, { name: podName, uid: `u-${podName}` }) },
+    );
+    const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
+    const stop = controller.stop.bind(controller);
+    return {
+      controller: {
+        process: controller.process,
+        stderr: () => controller.stderr(),
+        async stop(graceMs?: number) {
+          const code = await stop(graceMs);
+          await rm(home, { recursive: true, force: true });
+          return code;
+        },
+      },
+      async metrics() {
+        const res = await fetch(`http://127.0.0.1:${port('metricsPort')}/metrics`);
+        return parseMetrics(await res.text());
+      },
+      async probe(path) {
+        return (await fetch(`http://127.0.0.1:${port('healthPort')}${path}`)).status;
+      },
+    };
+  } catch (err) {
+    await rm(home, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /**
@@ -92,40 +153,9 @@ export async function startSyncControllerStack(
     const fileSock = `--endpoint=unix://${join(providersDir, `${providerName}.sock`)}`;
     const hmac = `--hmac-key-file=${join(work, 'hmac.key')}`;
     children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
-    await writeSyncControllerKubeconfig(cluster, join(work, 'kubeconfig'));
-    const controller = await startCli(
-      [
-        'sync-controller',
-        `--provider-volume=${providersDir}`,
-        `--kubeconfig=${join(work, 'kubeconfig')}`,
-        '--metrics-bind-address=127.0.0.1:0',
-        '--health-probe-bind-address=127.0.0.1:0',
-        ...args,
-      ],
-      /sync controller started/,
-      {
-        env: {
-          PATH: process.env['PATH'],
-          HOME: work,
-          SYNC_CONTROLLER_POD_NAME: 'ssc-0',
-          SYNC_CONTROLLER_POD_UID: 'u-1',
-        },
-      },
-    );
-    children.push(controller);
-    const port = (name: string) => new RegExp(`"${name}":(\\d+)`).exec(controller.stderr())?.[1];
-    return {
-      controller,
-      providerRoot,
-      async metrics() {
-        const res = await fetch(`http://127.0.0.1:${port('metricsPort')}/metrics`);
-        return parseMetrics(await res.text());
-      },
-      async probe(path) {
-        return (await fetch(`http://127.0.0.1:${port('healthPort')}${path}`)).status;
-      },
-      stop,
-    };
+    const replica = await startSyncControllerReplica(cluster, providersDir, args);
+    children.push(replica.controller);
+    return { ...replica, providerRoot, providersDir, stop };
   } catch (err) {
     await stop();
     throw err;

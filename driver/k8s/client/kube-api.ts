@@ -107,12 +107,14 @@ export class KubeApi {
     return this.request<T>('GET', withQuery(path, query), undefined, undefined, signal);
   }
 
-  create<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('POST', path, body);
+  /** A POST; `signal` abandons it (e.g. a deadline shorter than the client's). */
+  create<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('POST', path, body, undefined, signal);
   }
 
-  replace<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('PUT', path, body);
+  /** A PUT; `signal` abandons it. */
+  replace<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('PUT', path, body, undefined, signal);
   }
 
   /** A JSON patch (a list of operations). */

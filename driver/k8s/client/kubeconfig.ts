@@ -39,7 +39,7 @@ export interface ApiEndpoint {
 }
 
 /** Where a pod's service-account credentials are mounted. */
-const IN_CLUSTER_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+export const IN_CLUSTER_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 type Entry = Record<string, unknown>;
 
