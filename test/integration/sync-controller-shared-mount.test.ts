@@ -59,6 +59,21 @@ describe('sync controller: one provider Mount per group of identical requests (r
         return c.calls + c.shared >= answered ? c : undefined;
       })
     ).value;
+  const createSync = (name: string, cls: string, sa: string) =>
+    cluster.admin.custom.createNamespacedCustomObject({
+      ...SS,
+      namespace: ns,
+      body: {
+        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
+        kind: 'SecretSync',
+        metadata: { name },
+        spec: {
+          secretProviderClassName: cls,
+          serviceAccountName: sa,
+          secretObject: { data: [{ sourcePath: 'password', targetKey: 'pw' }] },
+        },
+      },
+    });
   const start = (args: readonly string[] = []) =>
     startSyncControllerStack(
       cluster,
@@ -75,21 +90,7 @@ describe('sync controller: one provider Mount per group of identical requests (r
     await createSecretProviderClass(cluster, ns, 'c1', { provider: PROVIDER, parameters: { objects: objects('a') } });
     await createSecretProviderClass(cluster, ns, 'c2', { provider: PROVIDER, parameters: { objects: objects('b') } });
     // All exist before the controller starts: its first lists queue them as one round.
-    for (const { name, cls, sa } of syncs)
-      await cluster.admin.custom.createNamespacedCustomObject({
-        ...SS,
-        namespace: ns,
-        body: {
-          apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-          kind: 'SecretSync',
-          metadata: { name },
-          spec: {
-            secretProviderClassName: cls,
-            serviceAccountName: sa,
-            secretObject: { data: [{ sourcePath: 'password', targetKey: 'pw' }] },
-          },
-        },
-      });
+    for (const { name, cls, sa } of syncs) await createSync(name, cls, sa);
   });
 
   after(async () => {
@@ -164,5 +165,26 @@ describe('sync controller: one provider Mount per group of identical requests (r
     const c = await untilAnswered(stack, syncs.length);
     expect(c.shared).to.equal(0);
     expect(c.calls).to.equal(syncs.length);
+  });
+
+  it('polls go by group: five SecretSyncs of a class polled every second share one Mount per round', async () => {
+    await stack?.stop();
+    stack = await start();
+    await untilAnswered(stack, syncs.length);
+    await createSecretProviderClass(
+      cluster,
+      ns,
+      'polled',
+      { provider: PROVIDER, parameters: { objects: objects('b') } },
+      { 'secrets-store.csi.k8s.io/rotation-poll-interval': '1s' },
+    );
+    for (let i = 0; i < 5; i++) await createSync(`polled-${i}`, 'polled', 'default');
+    for (let i = 0; i < 5; i++)
+      await until(`Secret polled-${i}`, async () => (await secretText(`polled-${i}`).catch(() => '')) === 'b1');
+    const before = await counts(stack);
+    const after = await untilAnswered(stack, before.calls + before.shared + 15);
+    // Three rounds of five: a call each (four when the count began mid-round). A poll
+    // timer per SecretSync (± 10% each) would make a call per poll: 15.
+    expect(after.calls - before.calls).to.be.at.most(4);
   });
 });
