@@ -3,6 +3,7 @@ import type { MintedToken, TokenSpec } from '../driver/k8s/token-requests.js';
 import { parseSecretProviderClass, type SecretProviderClass } from '../driver/spc/secret-provider-class.js';
 import type { MountRequest } from '../proto/gen/v1alpha1/MountRequest.js';
 import type { MountResponse__Output } from '../proto/gen/v1alpha1/MountResponse.js';
+import { statusMessage } from '../driver/k8s/api-errors.js';
 import { printable } from '../lib/untrusted-text.js';
 import { type ControllerPod, responseFiles, syncMountRequest, tokensJson } from './provider-fetch.js';
 import type { SecretSync } from './secret-sync.js';
@@ -48,8 +49,10 @@ export interface SyncSettings {
   readonly now: () => Date;
 }
 
+/** An error as a condition shows it: an API refusal by the API server's own message (as SSC's `%v` of it), bounded. */
 function errorText(err: unknown): string {
-  return printable(err instanceof Error ? err.message : String(err), MAX_MESSAGE);
+  const text = err instanceof Error ? statusMessage(err) || err.message : String(err);
+  return printable(text, MAX_MESSAGE);
 }
 
 type Fetched = { data: Map<string, Buffer>; hash: string } | { reason: string; message: string };
@@ -67,9 +70,11 @@ async function readClass(ports: SyncPorts, namespace: string, className: string)
   } catch (err) {
     return failed(`failed to get SecretProviderClass "${className}": ${errorText(err)}`);
   }
+  // SSC reads the class from controller-runtime's cache, whose NotFound names the Kind
+  // (not the resource): its e2e tests assert this text.
   if (raw === undefined)
     return failed(
-      `failed to get SecretProviderClass "${className}": secretproviderclasses.secrets-store.csi.x-k8s.io "${className}" not found`,
+      `failed to get SecretProviderClass "${className}": SecretProviderClass.secrets-store.csi.x-k8s.io "${className}" not found`,
     );
   try {
     return { raw, cls: parseSecretProviderClass(raw, namespace) };

@@ -22,7 +22,8 @@ export function httpStatusOf(err: unknown): number | undefined {
   return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined;
 }
 
-function statusMessage(err: unknown): string {
+/** The API server's Status message of a KubeApiError ('' when there is none): what client-go's StatusError prints. */
+export function statusMessage(err: unknown): string {
   const body = (err as { body?: unknown }).body;
   let parsed: unknown = body;
   if (typeof body === 'string') {

@@ -46,13 +46,11 @@ export function certificatePem(der: Buffer): Buffer {
   return encodePem({ type: 'CERTIFICATE', headers: new Map(), bytes: der }) as Buffer;
 }
 
-function readCertificates(pem: string): CaCertificate[] {
+function readCertificates(pem: string, source: string): CaCertificate[] {
   const blocks = decodeAllPem(Buffer.from(pem, 'latin1')).blocks.filter((b) => b.type === 'CERTIFICATE');
-  if (blocks.length === 0) throw caInvalid(`nodePublishSecretRef ${CA_CERT_KEY} holds no PEM CERTIFICATE block`);
+  if (blocks.length === 0) throw caInvalid(`${source} ${CA_CERT_KEY} holds no PEM CERTIFICATE block`);
   if (blocks.length > MAX_CA_CERTIFICATES)
-    throw caInvalid(
-      `nodePublishSecretRef ${CA_CERT_KEY} holds ${blocks.length} certificates; at most ${MAX_CA_CERTIFICATES}`,
-    );
+    throw caInvalid(`${source} ${CA_CERT_KEY} holds ${blocks.length} certificates; at most ${MAX_CA_CERTIFICATES}`);
   return blocks.map((block, i) => {
     try {
       const fields = certificateFields(block.bytes);
@@ -65,49 +63,55 @@ function readCertificates(pem: string): CaCertificate[] {
         notAfter: seconds(fields.notAfter),
       };
     } catch {
-      throw caInvalid(`nodePublishSecretRef ${CA_CERT_KEY}: certificate ${i + 1} is not a valid X.509 certificate`);
+      throw caInvalid(`${source} ${CA_CERT_KEY}: certificate ${i + 1} is not a valid X.509 certificate`);
     }
   });
 }
 
-function readKey(pem: string): KeyObject {
+function readKey(pem: string, source: string): KeyObject {
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: pem, format: 'pem' });
   } catch {
     // Node's message may describe the input; ours names the key only.
-    throw caInvalid(
-      `nodePublishSecretRef ${CA_KEY_KEY} is not an unencrypted PEM private key (PKCS#8, PKCS#1 or SEC1)`,
-    );
+    throw caInvalid(`${source} ${CA_KEY_KEY} is not an unencrypted PEM private key (PKCS#8, PKCS#1 or SEC1)`);
   }
   try {
     signatureAlgorithmFor(key);
   } catch (err) {
-    throw caInvalid(`nodePublishSecretRef ${CA_KEY_KEY}: ${(err as Error).message}`);
+    throw caInvalid(`${source} ${CA_KEY_KEY}: ${(err as Error).message}`);
   }
   return key;
 }
 
 /**
- * The signer and bundle from the nodePublishSecretRef at `now` (seconds). FAILED_PRECONDITION:
- * CaMissing without ca.crt or ca.key; CaInvalid when they cannot be read, no certificate
- * matches the key or it is not a CA; CaExpired when every certificate for the key is
- * expired or not valid yet.
+ * The signer and bundle from the nodePublishSecretRef (or `source`, named in messages: the
+ * --ca-dir directory) at `now` (seconds). FAILED_PRECONDITION: CaMissing without ca.crt or
+ * ca.key; CaInvalid when they cannot be read, no certificate matches the key or it is not a
+ * CA; CaExpired when every certificate for the key is expired or not valid yet.
  */
-export function loadCa(secrets: Readonly<Record<string, string>>, now: number): LoadedCa {
+export function loadCa(
+  secrets: Readonly<Record<string, string>>,
+  now: number,
+  source = 'nodePublishSecretRef',
+): LoadedCa {
   const certPem = secrets[CA_CERT_KEY];
   const keyPem = secrets[CA_KEY_KEY];
   if (certPem === undefined || keyPem === undefined) {
     const missing = [certPem === undefined ? CA_CERT_KEY : '', keyPem === undefined ? CA_KEY_KEY : '']
       .filter((k) => k !== '')
       .join(' and ');
-    throw caMissing(`the nodePublishSecretRef has no ${missing} (name a Secret holding the CA's ca.crt and ca.key)`);
+    throw caMissing(
+      source === 'nodePublishSecretRef'
+        ? `the nodePublishSecretRef has no ${missing} (name a Secret holding the CA's ca.crt and ca.key)`
+        : `${source} has no ${missing}`,
+    );
   }
-  const certificates = readCertificates(certPem);
-  const signerKey = readKey(keyPem);
+  const certificates = readCertificates(certPem, source);
+  const signerKey = readKey(keyPem, source);
   const matching = certificates.filter((c) => c.x509.checkPrivateKey(signerKey));
   if (matching.length === 0)
-    throw caInvalid(`no certificate in nodePublishSecretRef ${CA_CERT_KEY} has the public key of ${CA_KEY_KEY}`);
+    throw caInvalid(`no certificate in ${source} ${CA_CERT_KEY} has the public key of ${CA_KEY_KEY}`);
   const valid = matching.filter((c) => c.notBefore <= now && now < c.notAfter).sort((a, b) => b.notAfter - a.notAfter);
   const signer = valid[0];
   if (signer === undefined) {

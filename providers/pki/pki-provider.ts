@@ -1,4 +1,4 @@
-// The pki provider: a certificate per pod from the CA in the nodePublishSecretRef,
+// The pki provider: a certificate per pod from the CA in the nodePublishSecretRef (or --ca-dir),
 // renewed by rotation. Stateless apart from a per-target rendering fingerprint: the
 // mounted serial (current_object_version) says when to renew (serial.ts, renewal.ts).
 // A Mount is parse → load CA → decide → (keep: no files) or issue → files.
@@ -11,6 +11,7 @@ import type {
 } from '../framework/provider.js';
 import { TargetRenderings } from '../framework/render-fingerprint.js';
 import { loadCa } from './ca.js';
+import { caSource } from './ca-dir.js';
 import { generateLeafKey, issueCertificate } from './issue.js';
 import { parseCertificateRequest } from './parameters.js';
 import type { PkiMetrics } from './pki-metrics.js';
@@ -45,7 +46,8 @@ export class PkiProvider implements SecretsProvider {
       minDurationSeconds: this.settings.minDurationSeconds,
     });
     const now = Math.floor(this.now() / 1000);
-    const ca = loadCa(request.secrets, now);
+    const from = await caSource(request.secrets, request.attributes, this.settings.caDir);
+    const ca = loadCa(from.data, now, from.source);
     const { fingerprint, sameRendering } = this.renderings.check(request);
     const decision = renewalDecision({
       current: request.currentObjectVersions,

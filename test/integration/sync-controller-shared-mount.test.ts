@@ -8,7 +8,8 @@ import {
   installSyncControllerManifests,
   metricSum,
   SECRET_SYNC_RESOURCE,
-  startSyncControllerStack,
+  fileProvider,
+  startSyncControllerWith,
   SYNC_CONTROLLER_USER,
   type SyncControllerStack,
 } from '../support/sync-controller.js';
@@ -75,11 +76,10 @@ describe('sync controller: one provider Mount per group of identical requests (r
       },
     });
   const start = (args: readonly string[] = []) =>
-    startSyncControllerStack(
+    startSyncControllerWith(
       cluster,
-      { a: 'a1', b: 'b1' },
+      [fileProvider({ a: 'a1', b: 'b1' }, PROVIDER)],
       ['--rotation-poll-interval=0', '--token-request-audience=aud-a', ...args],
-      PROVIDER,
     );
 
   before(async () => {

@@ -190,7 +190,7 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
     });
     expect(c.reason).to.equal('SecretProviderClassMisconfigured');
     expect(c.message).to.equal(
-      'failed to get SecretProviderClass "nowhere": secretproviderclasses.secrets-store.csi.x-k8s.io "nowhere" not found',
+      'failed to get SecretProviderClass "nowhere": SecretProviderClass.secrets-store.csi.x-k8s.io "nowhere" not found',
     );
     expect(await condition('lost', 'SecretUpdated')).to.include({ status: 'Unknown', reason: 'NoUpdatesAttemptedYet' });
     expect((await untilEvent('lost', 'SecretSyncFailed')).value).to.match(

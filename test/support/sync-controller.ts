@@ -1,7 +1,8 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startCli, type Child } from '../../bin/child-process.js';
+import { startCli, startProcess, type Child } from '../../bin/child-process.js';
 import {
   localSyncControllerArgs,
   localSyncControllerEnv,
@@ -11,6 +12,7 @@ import {
 } from '../../bin/local-sync-controller.js';
 import { connectKubeApi } from '../../driver/k8s/client/connect.js';
 import { readManifests, type KubeCluster } from './kube-cluster.js';
+import { requirePeer } from './peers.js';
 import { parseMetrics } from './provider-process.js';
 import { statusOf, until } from './until.js';
 
@@ -32,12 +34,14 @@ export interface SecretSyncCondition {
 /** The sync controller's user name in the audit log. */
 export const SYNC_CONTROLLER_USER = `system:serviceaccount:${SYNC_CONTROLLER_SA.namespace}:${SYNC_CONTROLLER_SA.name}`;
 
-/** A running sync controller with the file provider as its provider, each in its own process. */
+/** A running sync controller and its providers, each in its own process. */
 export interface SyncControllerStack {
   readonly controller: Child;
-  /** The file provider's root: write files here to change what it serves. */
+  /** The stack's temp dir (removed by stop). */
+  readonly work: string;
+  /** The file provider's root (fileProvider): write files here to change what it serves. */
   readonly providerRoot: string;
-  /** The directory of provider sockets (another replica can use it). */
+  /** The controller's --provider-volume: each provider serves `<name>.sock` here (another replica can use it). */
   readonly providersDir: string;
   /** The controller's /metrics as `name{labels}` → value. */
   metrics(): Promise<Map<string, number>>;
@@ -46,13 +50,84 @@ export interface SyncControllerStack {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts one provider process of a stack, serving `<providersDir>/<provider name>.sock`;
+ * `work` is the stack's temp dir, for the provider's own files. What it returns is stopped
+ * with the stack.
+ */
+export type StackProvider = (providersDir: string, work: string) => Promise<{ stop(): Promise<unknown> }>;
+
+/** Our file provider over `files` (path → text), rooted at the stack's providerRoot, serving as `name`. */
+export function fileProvider(files: Record<string, string>, name = 'file'): StackProvider {
+  return async (providersDir, work) => {
+    const root = join(work, 'root');
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), text);
+    }
+    return startCli(
+      [
+        'provider',
+        'file',
+        `--endpoint=unix://${join(providersDir, `${name}.sock`)}`,
+        `--root=${root}`,
+        `--hmac-key-file=${join(work, `${name}-hmac.key`)}`,
+      ],
+      /provider started/,
+    );
+  };
+}
+
+/**
+ * Upstream's fake provider (the Go peer test/peers/upstream-fake-provider, upstream's
+ * MockCSIProviderServer) serving `files` (path → text, mode 0644, each object at version
+ * `v1`) as `name`, whatever the Mount asks for.
+ */
+export function upstreamFakeProvider(name: string, files: Record<string, string>): StackProvider {
+  return async (providersDir, work) => {
+    const config = join(work, `${name}.json`);
+    await writeFile(
+      config,
+      JSON.stringify({
+        objects: Object.fromEntries(Object.keys(files).map((path) => [path, 'v1'])),
+        files: Object.entries(files).map(([path, text]) => ({
+          path,
+          mode: 0o644,
+          contents: Buffer.from(text).toString('base64'),
+        })),
+      }),
+    );
+    const socket = `unix://${join(providersDir, `${name}.sock`)}`;
+    return startProcess(
+      requirePeer('UPSTREAM_FAKE_PROVIDER'),
+      ['--endpoint', socket, '--config', config],
+      /listening on/,
+    );
+  };
+}
+
+/**
+ * Creates `obj` as the admin; one that exists is kept. A CustomResourceDefinition goes as
+ * written, through our own client: the client library's typed serializer drops every
+ * `x-kubernetes-*` key of its schema (the CEL rules, the list-map keys).
+ */
+async function createKept(cluster: KubeCluster, obj: KubernetesObject): Promise<void> {
+  const kept = (err: unknown) => {
+    if (statusOf(err) !== 409) throw err;
+  };
+  if (obj.kind !== 'CustomResourceDefinition') return void (await cluster.admin.objects.create(obj).catch(kept));
+  const api = connectKubeApi(join(cluster.dir, 'kubeconfig'), {});
+  try {
+    await api.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', obj).catch(kept);
+  } finally {
+    api.close();
+  }
+}
+
 /** Installs deploy/sync-controller's CRD and RBAC once per cluster, and waits until SecretSyncs are served. */
 export async function installSyncControllerManifests(cluster: KubeCluster, repo: string): Promise<void> {
   for (const file of ['secretsyncs-crd.yaml', 'rbac.yaml'])
-    for (const obj of await readManifests(join(repo, 'deploy/sync-controller', file)))
-      await cluster.admin.objects.create(obj).catch((err: unknown) => {
-        if (statusOf(err) !== 409) throw err;
-      });
+    for (const obj of await readManifests(join(repo, 'deploy/sync-controller', file))) await createKept(cluster, obj);
   await until('SecretSyncs served', async () => {
     await cluster.admin.custom.listClusterCustomObject({
       group: 'secret-sync.x-k8s.io',
@@ -126,36 +201,37 @@ export async function startSyncControllerReplica(
   }
 }
 
-/**
- * Starts the file provider over `files` (serving as provider `providerName`: a class names it)
- * and the controller with `args`; cleans up what started if one fails.
- */
-export async function startSyncControllerStack(
+/** Starts the file provider over `files` and the controller with `args` (see startSyncControllerWith). */
+export function startSyncControllerStack(
   cluster: KubeCluster,
   files: Record<string, string>,
   args: readonly string[],
-  providerName = 'file',
+): Promise<SyncControllerStack> {
+  return startSyncControllerWith(cluster, [fileProvider(files)], args);
+}
+
+/**
+ * Starts `providers`, then the controller with `args`, bound by deploy/sync-controller's
+ * RBAC; cleans up what started if one fails.
+ */
+export async function startSyncControllerWith(
+  cluster: KubeCluster,
+  providers: readonly StackProvider[],
+  args: readonly string[],
 ): Promise<SyncControllerStack> {
   const work = await mkdtemp(join(tmpdir(), 'ssc-syncctl-'));
   const providersDir = join(work, 'providers');
-  const providerRoot = join(work, 'root');
-  const children: Child[] = [];
+  const started: { stop(): Promise<unknown> }[] = [];
   const stop = async () => {
-    for (const child of children.reverse()) await child.stop();
+    for (const child of started.reverse()) await child.stop();
     await rm(work, { recursive: true, force: true });
   };
   try {
     await mkdir(providersDir, { recursive: true });
-    for (const [path, text] of Object.entries(files)) {
-      await mkdir(dirname(join(providerRoot, path)), { recursive: true });
-      await writeFile(join(providerRoot, path), text);
-    }
-    const fileSock = `--endpoint=unix://${join(providersDir, `${providerName}.sock`)}`;
-    const hmac = `--hmac-key-file=${join(work, 'hmac.key')}`;
-    children.push(await startCli(['provider', 'file', fileSock, `--root=${providerRoot}`, hmac], /provider started/));
+    for (const start of providers) started.push(await start(providersDir, work));
     const replica = await startSyncControllerReplica(cluster, providersDir, args);
-    children.push(replica.controller);
-    return { ...replica, providerRoot, providersDir, stop };
+    started.push(replica.controller);
+    return { ...replica, work, providerRoot: join(work, 'root'), providersDir, stop };
   } catch (err) {
     await stop();
     throw err;
