@@ -37,6 +37,8 @@ export interface SyncControllerConfig {
   /** SecretSyncs reconciled at the same time. */
   readonly concurrency: number;
   readonly providerTimeoutMs: number;
+  /** One Mount for SecretSyncs whose Mount requests are identical (shared-mount.ts). */
+  readonly shareProviderMounts: boolean;
   /** The controller's own pod (downward API), passed to providers as upstream does. */
   readonly podName: string;
   readonly podUid: string;
@@ -111,6 +113,11 @@ export const SYNC_CONTROLLER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.
   'max-concurrent-syncs': { type: 'string', default: '4', help: 'SecretSyncs reconciled at the same time' },
   'provider-timeout': { type: 'string', default: '30s', help: 'deadline of one provider Mount call' },
   'log-level': { type: 'string', default: 'info', help: 'error, warn, info or debug' },
+  'share-provider-mounts': {
+    type: 'boolean',
+    default: true,
+    help: 'one provider Mount for SecretSyncs with the same namespace, class, service account and tokens (false: one per SecretSync, as upstream)',
+  },
 });
 
 /** Audiences from the comma list: trimmed, empties dropped (upstream keeps leading spaces). */
@@ -151,6 +158,7 @@ export function parseSyncControllerConfig(
       example: '30s',
       positive: true,
     }),
+    shareProviderMounts: booleanFlag(flags, 'share-provider-mounts'),
     podName: env['SYNC_CONTROLLER_POD_NAME'] ?? '',
     podUid: env['SYNC_CONTROLLER_POD_UID'] ?? '',
     logLevel: parseLogLevel(stringFlag(flags, 'log-level')),

@@ -12,7 +12,8 @@ import type { SyncControllerConfig } from './config.js';
 import { SyncController } from './controller.js';
 import { apiSyncEvents } from './sync-events.js';
 import { SyncControllerMetrics } from './metrics.js';
-import { apiSyncPorts } from './sync-ports.js';
+import { apiSyncPorts, syncMounts } from './sync-ports.js';
+import { SyncHashes } from './sync-hash.js';
 import { campaign, type Candidate, leaseNamespace } from './leadership.js';
 
 /** Upstream's lifetime of the tokens it requests for providers. */
@@ -51,13 +52,13 @@ async function startServers(config: SyncControllerConfig, registry: Registry, re
 function newController(
   config: SyncControllerConfig,
   api: KubeApi,
-  providers: ProviderClient,
+  mounts: ReturnType<typeof syncMounts>,
   metrics: SyncControllerMetrics,
   logger: Logger,
 ): SyncController {
   const tokens = new TokenRequests(api, () => Date.now());
   return new SyncController(api, {
-    ports: (caches) => apiSyncPorts(api, providers, tokens, metrics, caches),
+    ports: (caches) => apiSyncPorts(api, mounts.mount, tokens, new SyncHashes(), caches),
     settings: {
       audiences: config.audiences,
       tokenExpirationSeconds: TOKEN_EXPIRATION_SECONDS,
@@ -98,7 +99,8 @@ export async function startSyncController(
     logger,
     sleep: realSleep,
   });
-  const controller = newController(config, api, providers, metrics, logger);
+  const mounts = syncMounts(providers, metrics, config.shareProviderMounts);
+  const controller = newController(config, api, mounts, metrics, logger);
   let candidate: Candidate | undefined;
   // A follower is ready: it serves its probes and waits to lead; the leader once its caches listed.
   const ready = () => (candidate !== undefined && !candidate.leading) || controller.ready;
@@ -125,6 +127,7 @@ export async function startSyncController(
     async stop() {
       if (candidate) await candidate.stop();
       else await controller.stop();
+      mounts.clear();
       providers.close();
       api.close();
       await Promise.all(servers.map((s) => s.close()));

@@ -1,11 +1,17 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/** A provider name as a label value: a class names it, so an odd one is `invalid`. */
+function providerLabel(provider: string): string {
+  return /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
+}
+
 /** The SecretSync controller's Prometheus metrics (docs/metrics.md). One instance per process. */
 export class SyncControllerMetrics {
   private readonly syncs: Counter<'result' | 'reason'>;
   private readonly duration: Histogram;
   private readonly apiRequests: Counter<'method' | 'code'>;
   private readonly providerCalls: Counter<'provider' | 'result'>;
+  private readonly sharedMounts: Counter<'provider'>;
   private readonly leader: Gauge<'name'>;
 
   constructor(registry: Registry) {
@@ -25,6 +31,12 @@ export class SyncControllerMetrics {
       name: 'secretsync_provider_mount_total',
       help: 'Provider Mount calls made for SecretSyncs, by provider and result (ok, error)',
       labelNames: ['provider', 'result'],
+      registers: [registry],
+    });
+    this.sharedMounts = new Counter({
+      name: 'secretsync_provider_mount_shared_total',
+      help: 'SecretSync reconciles answered by a provider Mount call made for another SecretSync with the identical request',
+      labelNames: ['provider'],
       registers: [registry],
     });
     // client-go's leader election metric.
@@ -51,8 +63,12 @@ export class SyncControllerMetrics {
 
   /** One provider Mount call. */
   providerCall(provider: string, ok: boolean): void {
-    const label = /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
-    this.providerCalls.inc({ provider: label, result: ok ? 'ok' : 'error' });
+    this.providerCalls.inc({ provider: providerLabel(provider), result: ok ? 'ok' : 'error' });
+  }
+
+  /** One reconcile answered by a Mount call made for another SecretSync. */
+  providerShared(provider: string): void {
+    this.sharedMounts.inc({ provider: providerLabel(provider) });
   }
 
   /** This replica started (true) or stopped (false) leading under the Lease `name`. */

@@ -15,7 +15,7 @@ import {
   secretTypeProblem,
   syncedSecretData,
 } from './synced-secret.js';
-import { syncHash } from './sync-hash.js';
+import type { HashInputs } from './sync-hash.js';
 import { hasFailedCondition, Reasons } from './conditions.js';
 import { sameStatus, type SyncOutcome, statusAfter } from './sync-status.js';
 
@@ -27,11 +27,18 @@ export interface SyncPorts {
   /** The SecretProviderClass object, or undefined when it does not exist. */
   getClass(namespace: string, name: string): Promise<(KubeObject & { metadata?: { generation?: number } }) | undefined>;
   mint(spec: TokenSpec): Promise<MintedToken>;
-  mount(provider: string, request: MountRequest): Promise<MountResponse__Output>;
+  /**
+   * The provider's answer to `request`, from a call started after `triggeredAt` (when the
+   * reconcile was asked for, on the controller's monotonic clock): possibly one made for
+   * another SecretSync with the identical request (shared-mount.ts).
+   */
+  mount(provider: string, request: MountRequest, triggeredAt: number): Promise<MountResponse__Output>;
   /** The Secret, or undefined when it does not exist (from the watch of managed Secrets when it has listed). */
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   applySecret(body: Secret): Promise<void>;
   patchStatus(ss: SecretSync, status: NonNullable<SecretSync['status']>): Promise<void>;
+  /** syncHash of the data and objects (SyncHashes: the last one per SecretSync remembered). */
+  hash(data: ReadonlyMap<string, Buffer>, inputs: HashInputs): Promise<string>;
 }
 
 /** The controller's settings a reconcile uses. */
@@ -77,7 +84,12 @@ async function readClass(ports: SyncPorts, namespace: string, className: string)
 }
 
 /** Reads the class, asks its provider, builds the data and its hash; a failure names upstream's reason. */
-async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSettings): Promise<Fetched> {
+async function fetchData(
+  ss: SecretSync,
+  ports: SyncPorts,
+  settings: SyncSettings,
+  triggeredAt: number,
+): Promise<Fetched> {
   const namespace = ss.metadata?.namespace ?? '';
   const className = ss.spec.secretProviderClassName;
   const failed = (reason: string, message: string): Fetched => ({ reason, message });
@@ -101,7 +113,7 @@ async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSetting
       pod: settings.pod,
       tokens,
     });
-    files = responseFiles(cls.provider, await ports.mount(cls.provider, request));
+    files = responseFiles(cls.provider, await ports.mount(cls.provider, request, triggeredAt));
   } catch (err) {
     const notFound = (err as { reason?: string }).reason === 'ProviderNotFound';
     const reason = notFound ? Reasons.spcMisconfigured : Reasons.providerError;
@@ -113,7 +125,7 @@ async function fetchData(ss: SecretSync, ports: SyncPorts, settings: SyncSetting
   } catch (err) {
     return failed(Reasons.remoteFetchFailed, `fetching secrets from the provider failed: ${errorText(err)}`);
   }
-  const hash = await syncHash(data, {
+  const hash = await ports.hash(data, {
     classUid: raw.metadata?.uid ?? '',
     classGeneration: raw.metadata?.generation ?? 0,
     syncUid: ss.metadata?.uid ?? '',
@@ -167,15 +179,17 @@ export interface ReconcileResult {
 /**
  * One SecretSync, as upstream reconciles it: checks the reserved keys, fetches the data,
  * writes nothing when the hash is unchanged and no failure is pending, else applies the
- * Secret (never one it does not own) and records the outcome in status.
+ * Secret (never one it does not own) and records the outcome in status. `triggeredAt`: when
+ * the reconcile was asked for (the provider's data must be fetched after it).
  */
 export async function reconcileSecretSync(
   ss: SecretSync,
   ports: SyncPorts,
   settings: SyncSettings,
+  triggeredAt: number,
 ): Promise<ReconcileResult> {
   const problem = reservedKeyProblem(ss) ?? secretTypeProblem(ss);
-  const fetched = problem ?? (await fetchData(ss, ports, settings));
+  const fetched = problem ?? (await fetchData(ss, ports, settings, triggeredAt));
   let outcome: SyncOutcome;
   if ('reason' in fetched) outcome = { kind: 'failed', reason: fetched.reason, message: fetched.message };
   else if (await upToDate(ss, fetched, ports)) return { outcome: { kind: 'unchanged' }, statusChanged: false };

@@ -5,10 +5,13 @@ import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.
 import type { TokenRequests } from '../driver/k8s/token-requests.js';
 import type { ProviderClient } from '../driver/provider-client/client.js';
 import { withApiRefusal } from './api-refusal.js';
+import type { MountRequest } from '../proto/gen/v1alpha1/MountRequest.js';
 import type { SyncPorts } from './reconcile.js';
 import { FIELD_MANAGER, type SecretSync, secretSyncPath } from './secret-sync.js';
 import type { SyncCaches } from './controller.js';
 import type { SyncControllerMetrics } from './metrics.js';
+import { SharedMounts } from './shared-mount.js';
+import type { SyncHashes } from './sync-hash.js';
 
 /** undefined for a 404, else the answer (other errors propagate). */
 async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
@@ -20,18 +23,48 @@ async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined>
   }
 }
 
+/** A provider Mount call, counted in secretsync_provider_mount_total. */
+function countedMount(providers: ProviderClient, metrics: SyncControllerMetrics) {
+  return async (provider: string, request: MountRequest) => {
+    try {
+      const res = await providers.mount(provider, request);
+      metrics.providerCall(provider, true);
+      return res;
+    } catch (err) {
+      metrics.providerCall(provider, false);
+      throw err;
+    }
+  };
+}
+
+/** One Mount for identical requests (`--share-provider-mounts`), or one per SecretSync. */
+export function syncMounts(
+  providers: ProviderClient,
+  metrics: SyncControllerMetrics,
+  share: boolean,
+): { mount: SyncPorts['mount']; clear(): void } {
+  const call = countedMount(providers, metrics);
+  if (!share) return { mount: (provider, request) => call(provider, request), clear: () => undefined };
+  const shared = new SharedMounts(call, (provider) => metrics.providerShared(provider));
+  return {
+    mount: (provider, request, triggeredAt) => shared.mount(provider, request, triggeredAt),
+    clear: () => shared.clear(),
+  };
+}
+
 /**
  * The reconcile's ports on the real API and providers. The class is read from the
  * watched cache when it holds it (no request per reconcile), else from the API.
  */
 export function apiSyncPorts(
   api: KubeApi,
-  providers: ProviderClient,
+  mount: SyncPorts['mount'],
   tokens: TokenRequests,
-  metrics: SyncControllerMetrics,
+  hashes: SyncHashes,
   caches: SyncCaches,
 ): SyncPorts {
   return {
+    hash: (data, inputs) => hashes.hash(data, inputs),
     getClass: async (namespace, name) =>
       caches.cachedClass(namespace, name) ??
       (await unlessNotFound(() => api.get<KubeObject>(secretProviderClassPath(namespace, name)))),
@@ -43,16 +76,7 @@ export function apiSyncPorts(
         throw withApiRefusal(err, what);
       }
     },
-    mount: async (provider, request) => {
-      try {
-        const res = await providers.mount(provider, request);
-        metrics.providerCall(provider, true);
-        return res;
-      } catch (err) {
-        metrics.providerCall(provider, false);
-        throw err;
-      }
-    },
+    mount,
     getSecret: async (namespace, name) => {
       const cached = caches.managedSecret(namespace, name);
       if (cached !== 'unknown') return cached;

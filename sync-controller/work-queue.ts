@@ -8,6 +8,7 @@ export class WorkQueue {
   private readonly running = new Set<string>();
   private readonly again = new Set<string>();
   private stopped = false;
+  private held = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -23,6 +24,17 @@ export class WorkQueue {
     this.pump();
   }
 
+  /** Keys added from now on wait (deduplicated) until release(). */
+  hold(): void {
+    this.held = true;
+  }
+
+  /** Runs what waits. */
+  release(): void {
+    this.held = false;
+    this.pump();
+  }
+
   /** Stops taking work; resolves when what runs has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -33,7 +45,7 @@ export class WorkQueue {
 
   private pump(): void {
     for (const key of this.waiting) {
-      if (this.stopped || this.running.size >= this.limit) return;
+      if (this.stopped || this.held || this.running.size >= this.limit) return;
       this.waiting.delete(key);
       this.running.add(key);
       void this.work(key)

@@ -42,17 +42,30 @@ function keyOf(spec: TokenSpec): string {
  */
 export class TokenRequests {
   private readonly tokens = new Map<string, CachedToken>();
+  /** Mints in flight: callers asking for the same token meanwhile wait for the same request. */
+  private readonly minting = new Map<string, Promise<MintedToken>>();
 
   constructor(
     private readonly api: Pick<KubeApi, 'create'>,
     private readonly now: () => number,
   ) {}
 
-  /** A cached token for `spec`, or a new one when none is cached or it is due for renewal. */
+  /**
+   * A cached token for `spec`, or a new one when none is cached or it is due for renewal
+   * (one TokenRequest for callers asking at the same time).
+   */
   async token(spec: TokenSpec): Promise<MintedToken> {
     const key = keyOf(spec);
     const cached = this.tokens.get(key);
     if (cached && this.now() < cached.refreshAt) return cached;
+    const pending = this.minting.get(key);
+    if (pending) return pending;
+    const minted = this.mint(key, spec).finally(() => this.minting.delete(key));
+    this.minting.set(key, minted);
+    return minted;
+  }
+
+  private async mint(key: string, spec: TokenSpec): Promise<MintedToken> {
     const issued = this.now();
     let res: TokenRequest;
     try {

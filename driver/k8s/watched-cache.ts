@@ -64,6 +64,7 @@ export class WatchedCache<T extends KubeObject> {
   private readonly abort = new AbortController();
   private readonly listeners: ((obj: T) => void)[] = [];
   private readonly deleteListeners: ((obj: T) => void)[] = [];
+  private readonly listedListeners: (() => void)[] = [];
   private readonly slim: (obj: T) => T;
 
   constructor(
@@ -119,6 +120,11 @@ export class WatchedCache<T extends KubeObject> {
     this.deleteListeners.push(listener);
   }
 
+  /** Calls `listener` after every complete list, once the change listeners have been told (everSynced is then true). */
+  onListed(listener: () => void): void {
+    this.listedListeners.push(listener);
+  }
+
   /** True once listed at least once; later watch failures do not clear it. */
   get everSynced(): boolean {
     return this.everListed;
@@ -169,6 +175,7 @@ export class WatchedCache<T extends KubeObject> {
     for (const [key, obj] of previous) if (!listed.has(key)) this.notify(obj, this.deleteListeners);
     this.everListed = true;
     this.logger.info(`${this.spec.what} cache synced`, { objects: listed.size });
+    for (const listener of this.listedListeners) listener();
     return resourceVersion;
   }
 

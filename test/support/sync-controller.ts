@@ -263,7 +263,7 @@ async function controllerToken(cluster: KubeCluster): Promise<string> {
 }
 
 /** A kubeconfig with a token of the controller's ServiceAccount: only our RBAC authorises it. */
-async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
+export async function controllerKubeconfig(cluster: KubeCluster, path: string): Promise<void> {
   const admin = connectKubeApi(join(cluster.dir, 'kubeconfig'), {});
   try {
     await writeSyncControllerKubeconfig(admin, cluster, path);

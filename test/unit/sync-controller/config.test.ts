@@ -58,6 +58,11 @@ describe('sync-controller config', () => {
     });
   });
 
+  it('--share-provider-mounts: on by default, off with =false', () => {
+    expect(parseSyncControllerConfig([], {}).shareProviderMounts).to.equal(true);
+    expect(parseSyncControllerConfig(['--share-provider-mounts=false'], {}).shareProviderMounts).to.equal(false);
+  });
+
   const badElection: [string[], RegExp][] = [
     [['--leader-elect-lease-duration=10s'], /lease-duration must be greater than --leader-elect-renew-deadline/],
     [['--leader-elect-retry-period=9s'], /renew-deadline must be greater than 1.2 × --leader-elect-retry-period/],

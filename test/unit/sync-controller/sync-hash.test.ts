@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { syncHash } from '../../../sync-controller/sync-hash.js';
+import { SyncHashes, syncHash } from '../../../sync-controller/sync-hash.js';
 
 describe('sync-controller syncHash', () => {
   const inputs = {
@@ -35,5 +35,28 @@ describe('sync-controller syncHash', () => {
     const reordered = new Map([...data].reverse());
     expect(await syncHash(reordered, inputs)).to.equal(await syncHash(data, inputs));
     expect(await syncHash(new Map([['a', Buffer.from('pw-2')]]), inputs)).not.to.equal(await syncHash(data, inputs));
+  });
+
+  it('SyncHashes: the same hash as syncHash, remembered per SecretSync, recomputed when anything changes', async () => {
+    const hashes = new SyncHashes(2);
+    const expected = await syncHash(data, inputs);
+    expect(await hashes.hash(data, inputs)).to.equal(expected);
+    expect(await hashes.hash(data, inputs)).to.equal(expected);
+    expect(hashes.derivations).to.equal(1);
+    const changed = new Map([...data, ['a', Buffer.from('pw-2')]]);
+    expect(await hashes.hash(changed, inputs)).to.equal(await syncHash(changed, inputs));
+    const forced = { ...inputs, forceSynchronization: 'force-2' };
+    expect(await hashes.hash(changed, forced)).to.equal(await syncHash(changed, forced));
+    expect(hashes.derivations).to.equal(3);
+    expect(hashes.size).to.equal(1);
+  });
+
+  it('SyncHashes forgets the least recently hashed SecretSync beyond its bound', async () => {
+    const hashes = new SyncHashes(2);
+    for (const syncUid of ['a', 'b', 'c', 'b']) await hashes.hash(data, { ...inputs, syncUid });
+    expect(hashes.size).to.equal(2);
+    expect(hashes.derivations).to.equal(3);
+    await hashes.hash(data, { ...inputs, syncUid: 'a' });
+    expect(hashes.derivations).to.equal(4);
   });
 });

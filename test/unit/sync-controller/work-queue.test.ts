@@ -27,6 +27,21 @@ describe('sync-controller WorkQueue and poll jitter', () => {
     expect(most).to.equal(2);
   });
 
+  it('holds what is added until release(), once per key', async () => {
+    const runs: string[] = [];
+    const queue = new WorkQueue(4, (key) => {
+      runs.push(key);
+      return Promise.resolve();
+    });
+    queue.hold();
+    for (const key of ['a', 'b', 'a']) queue.add(key);
+    await new Promise((r) => setImmediate(r));
+    expect(runs).to.deep.equal([]);
+    queue.release();
+    await queue.stop();
+    expect(runs).to.deep.equal(['a', 'b']);
+  });
+
   const jitter: [number, number][] = [
     [0, 900],
     [0.5, 1000],
