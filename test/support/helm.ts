@@ -146,6 +146,8 @@ const RESOURCES: Readonly<Record<string, { plural: string; namespaced: boolean }
   Deployment: { plural: 'deployments', namespaced: true },
   ValidatingAdmissionPolicy: { plural: 'validatingadmissionpolicies', namespaced: false },
   ValidatingAdmissionPolicyBinding: { plural: 'validatingadmissionpolicybindings', namespaced: false },
+  Role: { plural: 'roles', namespaced: true },
+  RoleBinding: { plural: 'rolebindings', namespaced: true },
   ClusterRole: { plural: 'clusterroles', namespaced: false },
   ClusterRoleBinding: { plural: 'clusterrolebindings', namespaced: false },
   CSIDriver: { plural: 'csidrivers', namespaced: false },
