@@ -214,6 +214,18 @@ describe("sync controller: SSC's own e2e manifests, unchanged (kubectl, upstream
       await noSecret(other, 'sse2einvalidlabelsecret');
     });
 
+    it("Cannot create secret with type not in allowed list: the admission policy refuses it, ControllerPatchError in SSC's words", async () => {
+      await apply(ns, 'api_credential_secretsync.yaml');
+      expect(await settledCondition(ns, 'my-custom-api-secret', 'SecretCreated')).to.deep.equal({
+        type: 'SecretCreated',
+        status: 'False',
+        reason: 'ControllerPatchError',
+        // bats' expected message, with the test's namespace for "default".
+        message: `failed to patch secret "my-custom-api-secret": secrets "my-custom-api-secret" is forbidden: ValidatingAdmissionPolicy 'secrets-store-sync-controller-create-update-policy' with binding 'secrets-store-sync-controller-create-update-policy-binding' denied request: secrets-store-sync-controller has failed to CREATE secret with example.com/api-credentials type in the ${ns} namespace. The controller can only create or update secrets in the allowed types list with a single secretsync owner.`,
+      });
+      await noSecret(ns, 'my-custom-api-secret');
+    });
+
     it('Cannot create secret with disallowed type (service-account-token): refused by the controller itself, ControllerPatchError', async () => {
       // SSC leaves this to its ValidatingAdmissionPolicy (bats asserts the policy's denial in
       // the message); our controller refuses before any request, so the message is its own.
