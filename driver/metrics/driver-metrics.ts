@@ -1,8 +1,24 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WatchObserver } from '../k8s/client/kube-api.js';
 
 /** A provider name as a label value: names that break the provider name rule become "invalid". */
 function providerLabel(provider: string): string {
   return /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
+}
+
+/** Event types a watch sends; anything else is counted as "other". */
+const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+/**
+ * The labels of a watched collection path: its resource (the last segment) and scope,
+ * `namespace` for /…/namespaces/<ns>/<resource>, else `cluster` (a field or label selector
+ * may still narrow a cluster-scoped watch, e.g. pods by spec.nodeName). Never the
+ * namespace's name: label values stay few.
+ */
+export function watchLabels(path: string): { resource: string; scope: 'cluster' | 'namespace' } {
+  const parts = (path.split('?')[0] ?? '').split('/').filter(Boolean);
+  const resource = parts[parts.length - 1] ?? '';
+  return { resource, scope: parts[parts.length - 3] === 'namespaces' ? 'namespace' : 'cluster' };
 }
 
 /** The OS label upstream reports with every driver metric. */
@@ -23,6 +39,11 @@ export class DriverMetrics {
   private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type' | 'rotated'>;
   private readonly rotationDuration: Histogram<'os_type'>;
   private readonly apiRequests: Counter<'method' | 'code'>;
+  private readonly watchesOpen: Gauge<'resource' | 'scope'>;
+  private readonly watchEvents: Counter<'resource' | 'scope' | 'type'>;
+  private readonly watchBytes: Counter<'resource' | 'scope'>;
+  /** What the API client tells of its watches (Kubernetes mode): kube_watches_open, kube_watch_events_total, kube_watch_bytes_total. */
+  readonly watchObserver: WatchObserver;
 
   /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
   constructor(readonly registry: Registry = new Registry()) {
@@ -73,6 +94,32 @@ export class DriverMetrics {
       'Time to sync one Kubernetes Secret',
       [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     );
+    // What a node's driver holds open and receives from the API server (issue 30: cost at scale).
+    this.watchesOpen = new Gauge({
+      name: 'kube_watches_open',
+      help: 'Kubernetes API watches open now, by resource and scope (cluster or namespace)',
+      labelNames: ['resource', 'scope'],
+      registers: [registry],
+    });
+    this.watchEvents = counter(
+      'kube_watch_events_total',
+      'Kubernetes API watch events received, by resource, scope and event type',
+      ['resource', 'scope', 'type'],
+    );
+    this.watchBytes = counter(
+      'kube_watch_bytes_total',
+      'Bytes of Kubernetes API watch events received, by resource and scope',
+      ['resource', 'scope'],
+    );
+    this.watchObserver = {
+      opened: (path) => this.watchesOpen.inc(watchLabels(path)),
+      closed: (path) => this.watchesOpen.dec(watchLabels(path)),
+      received: (path, type, bytes) => {
+        const labels = watchLabels(path);
+        this.watchEvents.inc({ ...labels, type: WATCH_EVENT_TYPES.has(type) ? type : 'other' });
+        this.watchBytes.inc(labels, bytes);
+      },
+    };
   }
 
   /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */
