@@ -394,7 +394,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   let cluster: KubeCluster | undefined;
   let admin: KubeApi | undefined;
-  let ownWatches = 0;
+  let ownWatches: number | undefined;
   try {
     progress(`working in ${work}: ${nodeCount} nodes × ${podsPerNode} pods, steps ${steps.join(', ')}`);
     const providerRoot = join(work, 'provider-root');
@@ -486,7 +486,7 @@ async function main(): Promise<void> {
       podsPerNode,
       steps,
       objectsPerNamespace: OBJECTS_PER_NAMESPACE,
-      apiserverOwnWatchRequests: ownWatches,
+      apiserverOwnWatchRequests: ownWatches ?? null,
       objectsPerVolume: OBJECTS_PER_VOLUME,
       objectSizeBytes: OBJECT_SIZE,
       nodeFlags: benchNodeFlags(),

@@ -21,6 +21,41 @@ export function watchLabels(path: string): { resource: string; scope: 'cluster' 
   return { resource, scope: parts[parts.length - 3] === 'namespaces' ? 'namespace' : 'cluster' };
 }
 
+/**
+ * What a node's driver holds open and receives from the API server (issue 30: cost at
+ * scale), registered on `registry`: kube_watches_open, kube_watch_events_total,
+ * kube_watch_bytes_total, fed by the API client's watch observer.
+ */
+function watchMetrics(registry: Registry): WatchObserver {
+  const open = new Gauge({
+    name: 'kube_watches_open',
+    help: 'Kubernetes API watches open now, by resource and scope (cluster or namespace)',
+    labelNames: ['resource', 'scope'],
+    registers: [registry],
+  });
+  const events = new Counter({
+    name: 'kube_watch_events_total',
+    help: 'Kubernetes API watch events received, by resource, scope and event type',
+    labelNames: ['resource', 'scope', 'type'],
+    registers: [registry],
+  });
+  const bytes = new Counter({
+    name: 'kube_watch_bytes_total',
+    help: 'Bytes of Kubernetes API watch events received, by resource and scope',
+    labelNames: ['resource', 'scope'],
+    registers: [registry],
+  });
+  return {
+    opened: (path) => open.inc(watchLabels(path)),
+    closed: (path) => open.dec(watchLabels(path)),
+    received: (path, type, n) => {
+      const labels = watchLabels(path);
+      events.inc({ ...labels, type: WATCH_EVENT_TYPES.has(type) ? type : 'other' });
+      bytes.inc(labels, n);
+    },
+  };
+}
+
 /** The OS label upstream reports with every driver metric. */
 const OS_TYPE = process.platform === 'win32' ? 'windows' : 'linux';
 
@@ -39,9 +74,6 @@ export class DriverMetrics {
   private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type' | 'rotated'>;
   private readonly rotationDuration: Histogram<'os_type'>;
   private readonly apiRequests: Counter<'method' | 'code'>;
-  private readonly watchesOpen: Gauge<'resource' | 'scope'>;
-  private readonly watchEvents: Counter<'resource' | 'scope' | 'type'>;
-  private readonly watchBytes: Counter<'resource' | 'scope'>;
   /** What the API client tells of its watches (Kubernetes mode): kube_watches_open, kube_watch_events_total, kube_watch_bytes_total. */
   readonly watchObserver: WatchObserver;
 
@@ -94,32 +126,7 @@ export class DriverMetrics {
       'Time to sync one Kubernetes Secret',
       [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     );
-    // What a node's driver holds open and receives from the API server (issue 30: cost at scale).
-    this.watchesOpen = new Gauge({
-      name: 'kube_watches_open',
-      help: 'Kubernetes API watches open now, by resource and scope (cluster or namespace)',
-      labelNames: ['resource', 'scope'],
-      registers: [registry],
-    });
-    this.watchEvents = counter(
-      'kube_watch_events_total',
-      'Kubernetes API watch events received, by resource, scope and event type',
-      ['resource', 'scope', 'type'],
-    );
-    this.watchBytes = counter(
-      'kube_watch_bytes_total',
-      'Bytes of Kubernetes API watch events received, by resource and scope',
-      ['resource', 'scope'],
-    );
-    this.watchObserver = {
-      opened: (path) => this.watchesOpen.inc(watchLabels(path)),
-      closed: (path) => this.watchesOpen.dec(watchLabels(path)),
-      received: (path, type, bytes) => {
-        const labels = watchLabels(path);
-        this.watchEvents.inc({ ...labels, type: WATCH_EVENT_TYPES.has(type) ? type : 'other' });
-        this.watchBytes.inc(labels, bytes);
-      },
-    };
+    this.watchObserver = watchMetrics(registry);
   }
 
   /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */
