@@ -51,7 +51,7 @@ import { loggedPort, nextRound, runLimited, scrape, Volumes, VOLUME_NAME, type B
 const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/cluster.js → repo root
 const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
 
-const DEFAULT_NODES = 10;
+const DEFAULT_NODES = 20;
 const DEFAULT_PODS_PER_NODE = 3;
 const DEFAULT_STEPS = [100, 1000, 10_000];
 const OBJECTS_PER_VOLUME = 3;
