@@ -149,6 +149,101 @@ export function startBenchCluster(
   });
 }
 
+/** kube-apiserver's own /metrics text (`ca`: the cluster CA's PEM, read once by the caller). */
+export function apiserverMetrics(cluster: Pick<KubeCluster, 'url' | 'adminToken'>, ca: Buffer): Promise<string> {
+  return getText(`${cluster.url}/metrics`, cluster.adminToken, ca);
+}
+
+/**
+ * Creates the CSIDriver object rotation reads (with tokenRequests for `tokenAudiences`).
+ * Create it before a driver starts: the driver reads the CSIDriver once and caches it.
+ */
+export async function createCsiDriver(cluster: KubeCluster, tokenAudiences: readonly string[] = []): Promise<void> {
+  const tokenRequests = tokenAudiences.map((audience) => ({ audience }));
+  await cluster.admin.objects.create({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSIDriver',
+    metadata: { name: 'secrets-store.csi.k8s.io' },
+    spec: {
+      podInfoOnMount: true,
+      attachRequired: false,
+      volumeLifecycleModes: ['Ephemeral'],
+      ...(tokenRequests.length > 0 ? { tokenRequests } : {}),
+    },
+  } as never);
+}
+
+/** Creates the SecretProviderClass `name` in `namespace` with `spec`. */
+export async function createSecretProviderClass(
+  cluster: KubeCluster,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<void> {
+  await cluster.admin.custom.createNamespacedCustomObject({
+    group: 'secrets-store.csi.x-k8s.io',
+    version: 'v1',
+    namespace,
+    plural: 'secretproviderclasses',
+    body: { apiVersion: 'secrets-store.csi.x-k8s.io/v1', kind: 'SecretProviderClass', metadata: { name }, spec },
+  });
+}
+
+/** What createBenchPods makes: `count` pods named `<prefix>-<i>` on `nodeName`, each with one CSI volume of `spcName`. */
+export interface BenchPodsSpec {
+  readonly count: number;
+  readonly nodeName: string;
+  readonly spcName: string;
+  readonly volumeName: string;
+  readonly prefix: string;
+  /** Default `default`. */
+  readonly serviceAccountName?: string;
+  /** The volume's nodePublishSecretRef Secret, if any. */
+  readonly nodePublishSecretRef?: string;
+}
+
+/** Creates pods in `namespace` as `spec` says, 8 at a time (as the scheduler would have bound them: spec.nodeName set). */
+export async function createBenchPods(
+  cluster: KubeCluster,
+  namespace: string,
+  spec: BenchPodsSpec,
+): Promise<BenchClusterPod[]> {
+  const { count, nodeName, spcName, volumeName, prefix, nodePublishSecretRef } = spec;
+  const serviceAccountName = spec.serviceAccountName ?? 'default';
+  const pods: BenchClusterPod[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const name = `${prefix}-${next++}`;
+      const pod = await cluster.admin.core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name },
+          spec: {
+            nodeName,
+            serviceAccountName,
+            containers: [{ name: 'app', image: 'app' }],
+            volumes: [
+              {
+                name: volumeName,
+                csi: {
+                  driver: 'secrets-store.csi.k8s.io',
+                  readOnly: true,
+                  volumeAttributes: { secretProviderClass: spcName },
+                  ...(nodePublishSecretRef ? { nodePublishSecretRef: { name: nodePublishSecretRef } } : {}),
+                },
+              },
+            ],
+          },
+        },
+      });
+      pods.push({ name, namespace, uid: pod.metadata?.uid ?? '', serviceAccountName });
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return pods;
+}
+
 /**
  * Starts the cluster and prepares one namespace as `setup` says: its ServiceAccounts, the
  * SecretProviderClass, and the CSIDriver object (with tokenRequests for `tokenAudiences`).
@@ -163,67 +258,14 @@ export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<B
     const namespace = await createNamespace(cluster, 'bench');
     for (const name of setup.serviceAccounts ?? [])
       await cluster.admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    const tokenRequests = (setup.tokenAudiences ?? []).map((audience) => ({ audience }));
-    await cluster.admin.objects.create({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSIDriver',
-      metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: {
-        podInfoOnMount: true,
-        attachRequired: false,
-        volumeLifecycleModes: ['Ephemeral'],
-        ...(tokenRequests.length > 0 ? { tokenRequests } : {}),
-      },
-    } as never);
-    await cluster.admin.custom.createNamespacedCustomObject({
-      group: 'secrets-store.csi.x-k8s.io',
-      version: 'v1',
-      namespace,
-      plural: 'secretproviderclasses',
-      body: {
-        apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-        kind: 'SecretProviderClass',
-        metadata: { name: setup.spcName },
-        spec: setup.classSpec,
-      },
-    });
+    await createCsiDriver(cluster, setup.tokenAudiences);
+    await createSecretProviderClass(cluster, namespace, setup.spcName, setup.classSpec);
     return {
       kubeconfig: cluster.driverKubeconfig,
       namespace,
       cluster,
-      async createPods(count, nodeName, spc, volumeName, prefix, serviceAccountName = 'default') {
-        const pods: BenchClusterPod[] = [];
-        let next = 0;
-        const worker = async (): Promise<void> => {
-          while (next < count) {
-            const name = `${prefix}-${next++}`;
-            const pod = await cluster.admin.core.createNamespacedPod({
-              namespace,
-              body: {
-                metadata: { name },
-                spec: {
-                  nodeName,
-                  serviceAccountName,
-                  containers: [{ name: 'app', image: 'app' }],
-                  volumes: [
-                    {
-                      name: volumeName,
-                      csi: {
-                        driver: 'secrets-store.csi.k8s.io',
-                        readOnly: true,
-                        volumeAttributes: { secretProviderClass: spc },
-                      },
-                    },
-                  ],
-                },
-              },
-            });
-            pods.push({ name, namespace, uid: pod.metadata?.uid ?? '', serviceAccountName });
-          }
-        };
-        await Promise.all(Array.from({ length: 8 }, worker));
-        return pods;
-      },
+      createPods: (count, nodeName, spc, volumeName, prefix, serviceAccountName = 'default') =>
+        createBenchPods(cluster, namespace, { count, nodeName, spcName: spc, volumeName, prefix, serviceAccountName }),
       async serviceAccountTokens(pod, audiences, expirationSeconds = 3600) {
         const out: Record<string, { token: string; expirationTimestamp: string }> = {};
         for (const audience of audiences) {
@@ -250,7 +292,7 @@ export async function startBenchClusterWith(setup: BenchClusterSetup): Promise<B
         }
         return JSON.stringify(out);
       },
-      apiWrites: async () => apiWritesByResource(await getText(`${cluster.url}/metrics`, cluster.adminToken, ca)),
+      apiWrites: async () => apiWritesByResource(await apiserverMetrics(cluster, ca)),
       eventCount: async () => (await cluster.admin.core.listNamespacedEvent({ namespace })).items.length,
       stop: () => cluster.stop(),
     };

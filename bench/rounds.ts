@@ -104,6 +104,8 @@ export interface BenchPod {
   readonly serviceAccountName?: string;
   /** The `csi.storage.k8s.io/serviceAccount.tokens` kubelet passes when the CSIDriver has tokenRequests. */
   readonly tokens?: string;
+  /** The nodePublishSecretRef Secret's data kubelet passes, if the volume has one. */
+  readonly secrets?: Readonly<Record<string, string>>;
 }
 
 /** The pod volume's name: kubelet's target path ends in kubernetes.io~csi/<name>/mount. */
@@ -137,7 +139,7 @@ export class Volumes {
         this.spcName,
       );
       if (pod.tokens !== undefined) ctx['csi.storage.k8s.io/serviceAccount.tokens'] = pod.tokens;
-      return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx) };
+      return { volumeId, target, request: inlinePublishRequest(volumeId, target, ctx, { ...pod.secrets }) };
     });
     await runLimited(
       vols,

@@ -219,6 +219,7 @@ export async function startKubernetesMode(
   const api = connectKubeApi(flags.kubeconfig, process.env, {
     userAgent: `secrets-store-csi/${version} (${flags.nodeId})`,
     observe: (method, code) => metrics.apiRequest(method, code),
+    observeWatch: metrics.watchObserver,
   });
   const k8sLogger = logger.child({ component: 'kubernetes' });
   const rotationMode = await resolveRotationMode(api, flags, logger.child({ component: 'rotation' }));

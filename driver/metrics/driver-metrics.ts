@@ -1,8 +1,59 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WatchObserver } from '../k8s/client/kube-api.js';
 
 /** A provider name as a label value: names that break the provider name rule become "invalid". */
 function providerLabel(provider: string): string {
   return /^[a-zA-Z0-9_-]{0,30}$/.test(provider) ? provider : 'invalid';
+}
+
+/** Event types a watch sends; anything else is counted as "other". */
+const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+/**
+ * The labels of a watched collection path: its resource (the last segment) and scope,
+ * `namespace` for /…/namespaces/<ns>/<resource>, else `cluster` (a field or label selector
+ * may still narrow a cluster-scoped watch, e.g. pods by spec.nodeName). Never the
+ * namespace's name: label values stay few.
+ */
+export function watchLabels(path: string): { resource: string; scope: 'cluster' | 'namespace' } {
+  const parts = (path.split('?')[0] ?? '').split('/').filter(Boolean);
+  const resource = parts[parts.length - 1] ?? '';
+  return { resource, scope: parts[parts.length - 3] === 'namespaces' ? 'namespace' : 'cluster' };
+}
+
+/**
+ * What a node's driver holds open and receives from the API server (issue 30: cost at
+ * scale), registered on `registry`: kube_watches_open, kube_watch_events_total,
+ * kube_watch_bytes_total, fed by the API client's watch observer.
+ */
+function watchMetrics(registry: Registry): WatchObserver {
+  const open = new Gauge({
+    name: 'kube_watches_open',
+    help: 'Kubernetes API watches open now, by resource and scope (cluster or namespace)',
+    labelNames: ['resource', 'scope'],
+    registers: [registry],
+  });
+  const events = new Counter({
+    name: 'kube_watch_events_total',
+    help: 'Kubernetes API watch events received, by resource, scope and event type',
+    labelNames: ['resource', 'scope', 'type'],
+    registers: [registry],
+  });
+  const bytes = new Counter({
+    name: 'kube_watch_bytes_total',
+    help: 'Bytes of Kubernetes API watch events received, by resource and scope',
+    labelNames: ['resource', 'scope'],
+    registers: [registry],
+  });
+  return {
+    opened: (path) => open.inc(watchLabels(path)),
+    closed: (path) => open.dec(watchLabels(path)),
+    received: (path, type, n) => {
+      const labels = watchLabels(path);
+      events.inc({ ...labels, type: WATCH_EVENT_TYPES.has(type) ? type : 'other' });
+      bytes.inc(labels, n);
+    },
+  };
 }
 
 /** The OS label upstream reports with every driver metric. */
@@ -23,6 +74,8 @@ export class DriverMetrics {
   private readonly rotationErrors: Counter<'provider' | 'os_type' | 'error_type' | 'rotated'>;
   private readonly rotationDuration: Histogram<'os_type'>;
   private readonly apiRequests: Counter<'method' | 'code'>;
+  /** What the API client tells of its watches (Kubernetes mode): kube_watches_open, kube_watch_events_total, kube_watch_bytes_total. */
+  readonly watchObserver: WatchObserver;
 
   /** Registers on `registry`: the process's (createProcessRegistry); a fresh one keeps them private. */
   constructor(readonly registry: Registry = new Registry()) {
@@ -73,6 +126,7 @@ export class DriverMetrics {
       'Time to sync one Kubernetes Secret',
       [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     );
+    this.watchObserver = watchMetrics(registry);
   }
 
   /** Records one volume refreshed by rotation (upstream's rotation_reconcile_total). */

@@ -282,6 +282,48 @@ describe("KubeApi, the driver's Kubernetes client, against a real kube-apiserver
     }
   });
 
+  it('tells its watch observer when a watch opens, each event with its type and bytes, and when it closes', async () => {
+    const log: string[] = [];
+    let bytes = 0;
+    let wake: (() => void) | undefined;
+    const observeWatch = {
+      opened: (path: string) => log.push(`opened ${path}`),
+      received: (path: string, type: string, n: number) => {
+        log.push(`${type} ${path}`);
+        bytes += n;
+        wake?.();
+      },
+      closed: (path: string) => log.push(`closed ${path}`),
+    };
+    const api = new KubeApi(resolveEndpoint(await kubeconfig('watch-observed', [`token: ${adminToken}`]), {}), {
+      observeWatch,
+    });
+    opened.push(api);
+    const path = corePath('secrets', ns);
+    const list = await api.get<KubeList<Secret>>(path, { labelSelector: 'observed=yes' });
+    const stop = new AbortController();
+    const events: string[] = [];
+    const watching = api
+      .watch(
+        path,
+        { labelSelector: 'observed=yes', resourceVersion: list.metadata?.resourceVersion },
+        (e) => events.push(JSON.stringify(e)),
+        stop.signal,
+      )
+      .catch((err: unknown) => err);
+    const secret = { metadata: { name: 'watch-observed', labels: { observed: 'yes' } }, stringData: { v: 'x' } };
+    await cluster.admin.core.createNamespacedSecret({ namespace: ns, body: secret });
+    while (events.length === 0)
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    stop.abort(new Error('test done'));
+    expect(((await watching) as Error).message).to.equal('test done');
+    expect(log).to.deep.equal([`opened ${path}`, `ADDED ${path}`, `closed ${path}`]);
+    // The event's JSON text and its newline, as the server sent it (JSON.stringify of the parsed event is the same text here).
+    expect(bytes).to.equal(Buffer.byteLength(events[0]!) + 1);
+  });
+
   it('keeps a WatchedCache in step with creates, updates and deletes', async () => {
     const api = open(await kubeconfig('watch', [`token: ${adminToken}`]));
     const cache = new WatchedCache<Secret>(

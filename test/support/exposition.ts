@@ -52,6 +52,8 @@ export function recordDriverMetrics(registry: Registry): void {
   m.reconciled('file', true, 0.03);
   m.reconcileFailed('file', 'ProviderTimeout', false);
   m.apiRequest('GET', '<error>');
+  m.watchObserver.opened('/api/v1/pods');
+  m.watchObserver.received('/api/v1/namespaces/ns/secrets', 'ADDED', 100);
 }
 
 /** Registers the framework's and every provider's metrics on `registry`, each recorded once. */

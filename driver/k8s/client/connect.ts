@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { RequestObserver } from './http-transport.js';
-import { KubeApi, API_REQUEST_TIMEOUT_MS } from './kube-api.js';
+import { KubeApi, API_REQUEST_TIMEOUT_MS, type WatchObserver } from './kube-api.js';
 import { endpointFromKubeconfig, inClusterEndpoint, type ApiEndpoint } from './kubeconfig.js';
 
 /** The --kubeconfig file's text; a startup error naming the flag and the file when it cannot be read. */
@@ -49,11 +49,12 @@ export function resolveEndpoint(
 export function connectKubeApi(
   kubeconfigPath: string,
   env: Readonly<Record<string, string | undefined>>,
-  options: { timeoutMs?: number; userAgent?: string; observe?: RequestObserver } = {},
+  options: { timeoutMs?: number; userAgent?: string; observe?: RequestObserver; observeWatch?: WatchObserver } = {},
 ): KubeApi {
   return new KubeApi(resolveEndpoint(kubeconfigPath, env), {
     timeoutMs: options.timeoutMs ?? API_REQUEST_TIMEOUT_MS,
     ...(options.userAgent ? { userAgent: options.userAgent } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.observeWatch ? { observeWatch: options.observeWatch } : {}),
   });
 }

@@ -5,6 +5,7 @@ import {
   LineDecoder,
   readBody,
   STALE_CONNECTION,
+  type Answer,
   type RequestObserver,
 } from './http-transport.js';
 import type { ApiEndpoint } from './kubeconfig.js';
@@ -55,6 +56,16 @@ export function resourcePath(ref: ResourceRef): string {
   return parts.join('/');
 }
 
+/**
+ * Told of every watch (metrics): when the server accepted it, each event it sent (its type
+ * and size in bytes, newline included), and when it ended. `path` is the collection watched.
+ */
+export interface WatchObserver {
+  opened(path: string): void;
+  received(path: string, type: string, bytes: number): void;
+  closed(path: string): void;
+}
+
 /** Query parameters; undefined ones are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -88,11 +99,19 @@ export class KubeApi {
   private readonly credentials: CredentialSource;
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
+  private readonly watchObserver: WatchObserver | undefined;
 
   constructor(
     endpoint: ApiEndpoint,
-    options: { timeoutMs?: number; credentials?: CredentialSource; userAgent?: string; observe?: RequestObserver } = {},
+    options: {
+      timeoutMs?: number;
+      credentials?: CredentialSource;
+      userAgent?: string;
+      observe?: RequestObserver;
+      observeWatch?: WatchObserver;
+    } = {},
   ) {
+    this.watchObserver = options.observeWatch;
     this.credentials = options.credentials ?? new CredentialSource(endpoint.credentials);
     this.timeoutMs = options.timeoutMs ?? API_REQUEST_TIMEOUT_MS;
     this.transport = new HttpTransport(
@@ -161,12 +180,31 @@ export class KubeApi {
       throw new KubeApiError(answer.statusCode, body, 'GET', path, true);
     }
     const { message, closedBy } = answer;
-    await new Promise<void>((resolve, reject) => {
+    const observer = this.watchObserver;
+    observer?.opened(path);
+    try {
+      await this.readWatch(message, closedBy, (line) => {
+        const event = JSON.parse(line) as WatchEvent;
+        observer?.received(path, event.type, Buffer.byteLength(line) + 1);
+        onEvent(event);
+      });
+    } finally {
+      observer?.closed(path);
+    }
+  }
+
+  /** Reads a watch's event lines until the server ends it (resolves) or the connection fails (rejects). */
+  private readWatch(
+    message: Answer['message'],
+    closedBy: Answer['closedBy'],
+    onLine: (line: string) => void,
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const lines = new LineDecoder();
       message.setEncoding('utf8');
       message.on('data', (chunk: string) => {
         try {
-          for (const line of lines.push(chunk)) onEvent(JSON.parse(line) as WatchEvent);
+          for (const line of lines.push(chunk)) onLine(line);
         } catch (err) {
           message.destroy(err as Error);
         }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DriverMetrics } from '../../../../driver/metrics/driver-metrics.js';
+import { DriverMetrics, watchLabels } from '../../../../driver/metrics/driver-metrics.js';
 import { createProcessRegistry } from '../../../../lib/process-registry.js';
 import { recordDriverMetrics, recordProviderMetrics, shownMetrics } from '../../../support/exposition.js';
 
@@ -58,6 +58,19 @@ const DRIVER: Readonly<Record<string, Shown>> = {
     '2.5',
     '5',
   ]),
+  kube_watches_open: {
+    type: 'gauge',
+    help: 'Kubernetes API watches open now, by resource and scope (cluster or namespace)',
+    labels: ['resource', 'scope'],
+  },
+  kube_watch_events_total: counter(
+    ['resource', 'scope', 'type'],
+    'Kubernetes API watch events received, by resource, scope and event type',
+  ),
+  kube_watch_bytes_total: counter(
+    ['resource', 'scope'],
+    'Bytes of Kubernetes API watch events received, by resource and scope',
+  ),
 };
 
 const PROVIDERS: Readonly<Record<string, Shown>> = {
@@ -139,6 +152,34 @@ describe("/metrics: the driver's and the providers' metrics as operators read th
     expect(text).to.match(/^rest_client_requests_total\{method="GET",code="<error>"\} 1$/m);
     expect(text).to.match(/^k8s_secret_duration_sec_bucket\{le="0.05",os_type="linux"\} 1$/m);
     expect(text).to.match(/^k8s_secret_duration_sec_sum\{os_type="linux"\} 0.02$/m);
+  });
+
+  it('driver: watches by resource and scope (never a namespace name), events by type, bytes; a closed watch is no longer open', async () => {
+    expect(watchLabels('/api/v1/pods')).to.deep.equal({ resource: 'pods', scope: 'cluster' });
+    expect(watchLabels('/api/v1/namespaces/team-a/secrets')).to.deep.equal({ resource: 'secrets', scope: 'namespace' });
+    expect(watchLabels('/apis/secrets-store.csi.x-k8s.io/v1/secretproviderclasses')).to.deep.equal({
+      resource: 'secretproviderclasses',
+      scope: 'cluster',
+    });
+    expect(watchLabels('/apis/secrets-store.csi.x-k8s.io/v1/namespaces/ns/secretproviderclasses')).to.deep.equal({
+      resource: 'secretproviderclasses',
+      scope: 'namespace',
+    });
+    const registry = new Registry();
+    const { watchObserver: w } = new DriverMetrics(registry);
+    w.opened('/api/v1/namespaces/a/secrets');
+    w.opened('/api/v1/namespaces/b/secrets');
+    w.received('/api/v1/namespaces/a/secrets', 'ADDED', 120);
+    w.received('/api/v1/namespaces/b/secrets', 'BOOKMARK', 80);
+    w.received('/api/v1/namespaces/b/secrets', 'SURPRISE', 5);
+    w.closed('/api/v1/namespaces/a/secrets');
+    const text = await registry.metrics();
+    expect(text).to.match(/^kube_watches_open\{resource="secrets",scope="namespace"\} 1$/m);
+    expect(text).to.match(/^kube_watch_events_total\{resource="secrets",scope="namespace",type="ADDED"\} 1$/m);
+    expect(text).to.match(/^kube_watch_events_total\{resource="secrets",scope="namespace",type="BOOKMARK"\} 1$/m);
+    expect(text).to.match(/^kube_watch_events_total\{resource="secrets",scope="namespace",type="other"\} 1$/m);
+    expect(text).to.match(/^kube_watch_bytes_total\{resource="secrets",scope="namespace"\} 205$/m);
+    expect(text).not.to.match(/team-a|"a"|"b"/);
   });
 
   it('the process registry serves the defaults and what is registered on it, on one page', async () => {
