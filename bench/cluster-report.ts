@@ -287,7 +287,7 @@ export function clusterTargets(steps: readonly StepSummary[], namespacesPerNode:
       ),
       detail:
         first && last
-          ? `${first.rssMiB.median} MiB at ${first.objects} → ${last.rssMiB.median} MiB at ${last.objects}`
+          ? `${first.rssMiB.median.toFixed(1)} MiB at ${first.objects} → ${last.rssMiB.median.toFixed(1)} MiB at ${last.objects}`
           : 'no step',
     },
     {

@@ -292,7 +292,7 @@ async function measureStep(ctx: Ctx, existing: number, total: number, objectsYam
   };
   const s = summarize(step);
   progress(
-    `step ${total}: driver RSS ${s.rssMiB.median} MiB (max ${s.rssMiB.max}), watches ${s.watches.max}, events received ${s.eventsReceived.median} (max ${s.eventsReceived.max}), ${s.kibReceived.median} KiB, API requests per round ${s.apiRequestsPerRound.max}, apiserver CPU ${step.apiserver.cpuMs} ms, a Secret change reached ${otherSecretChangeReached} (another node's) and ${ownSecretChangeReached} (node 0's) of ${nodes.length} drivers`,
+    `step ${total}: driver RSS ${s.rssMiB.median.toFixed(1)} MiB (max ${s.rssMiB.max.toFixed(1)}), watches ${s.watches.max}, events received ${s.eventsReceived.median} (max ${s.eventsReceived.max}), ${s.kibReceived.median} KiB, API requests per round ${s.apiRequestsPerRound.max}, apiserver CPU ${step.apiserver.cpuMs} ms, a Secret change reached ${otherSecretChangeReached} (another node's) and ${ownSecretChangeReached} (node 0's) of ${nodes.length} drivers`,
   );
   return step;
 }
