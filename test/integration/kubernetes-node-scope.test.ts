@@ -6,7 +6,7 @@ import { startDriverStack, type DriverStack } from '../support/driver-stack.js';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import { auditedCalls, boundIdentity, clusterRolesIn, type BoundIdentity } from '../support/rbac-identity.js';
-import { deployFile } from '../support/rbac-scenario.js';
+import { createPodWithVolumes, deployFile } from '../support/rbac-scenario.js';
 
 // Issue 30: a node's driver holds and receives only the SecretProviderClasses and
 // Secrets of the namespaces its volumes are in. A driver with rotation (reconciler) and
@@ -63,29 +63,9 @@ describe("Kubernetes mode watches only its volumes' namespaces (real kube-apiser
       ],
       providerFiles: { a: 'a1' },
     });
-    const pod = await cluster.admin.core.createNamespacedPod({
-      namespace: own,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          nodeName: 'test-node',
-          containers: [{ name: 'c', image: 'busybox' }],
-          volumes: [
-            {
-              name: 'plain',
-              csi: {
-                driver: 'secrets-store.csi.k8s.io',
-                readOnly: true,
-                volumeAttributes: { secretProviderClass: 'plain' },
-                nodePublishSecretRef: { name: 'creds' },
-              },
-            },
-          ],
-        },
-      },
-    });
+    const uid = await createPodWithVolumes(cluster, own, 'app', ['plain'], {}, 'creds');
     const target = stack.targetPath('app');
-    await stack.client.publish(stack.request(target, 'plain', 'app', own, pod.metadata?.uid));
+    await stack.client.publish(stack.request(target, 'plain', 'app', own, uid));
     expect(await readFile(join(target, 'a'), 'utf8')).to.equal('a1');
     // Rotation refreshes the volume (reading the class and the nodePublishSecretRef Secret) over several rounds.
     const rounds = countLogged(stack.driver, /"message":"rotation round done"/);

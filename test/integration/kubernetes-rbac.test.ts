@@ -279,34 +279,14 @@ describe('the default role set (deploy/kustomization.yaml) grants what the defau
         parameters: { objects: '- objectName: a\n' },
         secretObjects: [{ secretName: 'all', type: 'Opaque', data: [{ objectName: 'a', key: 'a' }] }],
       });
-      const pod = await cluster.admin.core.createNamespacedPod({
-        namespace: ns,
-        body: {
-          metadata: { name: 'app' },
-          spec: {
-            nodeName: 'test-node',
-            containers: [{ name: 'c', image: 'busybox' }],
-            volumes: [
-              {
-                name: 'all',
-                csi: {
-                  driver: 'secrets-store.csi.k8s.io',
-                  readOnly: true,
-                  volumeAttributes: { secretProviderClass: 'all' },
-                  nodePublishSecretRef: { name: 'creds' },
-                },
-              },
-            ],
-          },
-        },
-      });
+      const uid = await createPodWithVolumes(cluster, ns, 'app', ['all'], {}, 'creds');
       const target = stack.targetPath('all');
-      await stack.client.publish(stack.request(target, 'all', 'app', ns, pod.metadata?.uid));
+      await stack.client.publish(stack.request(target, 'all', 'app', ns, uid));
       await writeFile(join(stack.providerRoot, 'a'), 'a2');
       await untilLogged(stack.driver, /"message":"volume rotated"/);
       // A failed first publish: a MountFailed event (and the pod status clean-up path).
       await stack.client
-        .publish(stack.request(stack.targetPath('missing'), 'missing', 'app', ns, pod.metadata?.uid))
+        .publish(stack.request(stack.targetPath('missing'), 'missing', 'app', ns, uid))
         .catch(() => undefined);
       await stack.client.unpublish('vol-app', target);
     } finally {

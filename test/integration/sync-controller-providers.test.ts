@@ -1,12 +1,12 @@
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
-import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
+import { openBaoUnavailable, type OpenBao } from '../support/openbao.js';
+import { startOpenBaoWithKubernetesAuth } from '../support/openbao-kubernetes-auth.js';
 import { makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
 import { startProviderProcess } from '../support/provider-process.js';
 import {
@@ -89,27 +89,9 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
     cluster = await sharedKubeCluster();
     await installSyncControllerManifests(cluster, REPO);
     ns = await createNamespace(cluster, 'secretsync-providers');
-    for (const name of ['reviewer', 'app'])
+    for (const name of ['app'])
       await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
-    await cluster.admin.config.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: {
-        metadata: { name: `${ns}-token-reviewer` },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-        subjects: [{ kind: 'ServiceAccount', name: 'reviewer', namespace: ns }],
-      },
-    });
-    const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({
-      namespace: ns,
-      name: 'reviewer',
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    bao = await startOpenBao();
-    await bao.enableAuth('kubernetes', 'kubernetes');
-    await bao.write('auth/kubernetes/config', {
-      kubernetes_host: cluster.url,
-      kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'),
-      token_reviewer_jwt: reviewer.status?.token,
-    });
+    bao = await startOpenBaoWithKubernetesAuth(cluster, ns);
     await bao.putPolicy('app', 'path "secret/data/ssc/*" { capabilities = ["read"] }');
     await bao.write('auth/kubernetes/role/app', {
       bound_service_account_names: ['app'],
@@ -141,10 +123,6 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
     await stack?.stop();
     await bao?.stop();
     if (cluster && ns) {
-      await cluster.admin.config
-        .makeApiClient(RbacAuthorizationV1Api)
-        .deleteClusterRoleBinding({ name: `${ns}-token-reviewer` })
-        .catch(() => undefined);
       await cluster.admin.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }
   });

@@ -1,8 +1,8 @@
-import { AuthenticationV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthenticationV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { openBaoUnavailable, startOpenBao, type OpenBao } from '../support/openbao.js';
+import { openBaoUnavailable, type OpenBao } from '../support/openbao.js';
+import { startOpenBaoWithKubernetesAuth } from '../support/openbao-kubernetes-auth.js';
 import { peerBinary } from '../support/peers.js';
 import { until } from '../support/until.js';
 import { podAttributes, startVaultProvider, type VaultProviderProcess } from '../support/vault-provider.js';
@@ -74,29 +74,9 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     }
     cluster = await sharedKubeCluster();
     ns = await createNamespace(cluster, 'vault-auth');
-    for (const name of ['reviewer', 'web', 'leaver', 'aud', 'other'])
+    for (const name of ['web', 'leaver', 'aud', 'other'])
       await cluster.admin.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
-    const rbac = cluster.admin.config.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: `${ns}-token-reviewer` },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-        subjects: [{ kind: 'ServiceAccount', name: 'reviewer', namespace: ns }],
-      },
-    });
-    const reviewer = await cluster.admin.core.createNamespacedServiceAccountToken({
-      namespace: ns,
-      name: 'reviewer',
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-
-    bao = await startOpenBao();
-    await bao.enableAuth('kubernetes', 'kubernetes');
-    await bao.write('auth/kubernetes/config', {
-      kubernetes_host: cluster.url,
-      kubernetes_ca_cert: await readFile(cluster.caFile, 'utf8'),
-      token_reviewer_jwt: reviewer.status?.token,
-    });
+    bao = await startOpenBaoWithKubernetesAuth(cluster, ns);
     await bao.putPolicy('web', 'path "secret/data/k8s/*" { capabilities = ["read"] }');
     await bao.write('auth/kubernetes/role/web', {
       bound_service_account_names: ['web', 'leaver', 'aud'],
@@ -112,10 +92,6 @@ describe('vault provider with Kubernetes auth (real kube-apiserver, real OpenBao
     await provider?.stop();
     await bao?.stop();
     if (cluster && ns) {
-      await cluster.admin.config
-        .makeApiClient(RbacAuthorizationV1Api)
-        .deleteClusterRoleBinding({ name: `${ns}-token-reviewer` })
-        .catch(() => undefined);
       await cluster.admin.core.deleteNamespace({ name: ns }).catch(() => undefined);
     }
   });

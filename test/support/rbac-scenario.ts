@@ -72,13 +72,17 @@ export async function untilPodEvent(
   ).value;
 }
 
-/** A pod on the driver's node (test-node) with one inline volume of our driver per class. */
+/**
+ * A pod on the driver's node (test-node) with one inline volume of our driver per class
+ * (named after it), each with `nodePublishSecretRef` when `secretRef` names a Secret.
+ */
 export async function createPodWithVolumes(
   cluster: KubeCluster,
   namespace: string,
   name: string,
   classes: readonly string[],
   extra: Record<string, unknown> = {},
+  secretRef?: string,
 ): Promise<string> {
   const pod = await cluster.admin.core.createNamespacedPod({
     namespace,
@@ -89,7 +93,12 @@ export async function createPodWithVolumes(
         containers: [{ name: 'c', image: 'busybox' }],
         volumes: classes.map((spc) => ({
           name: spc,
-          csi: { driver: 'secrets-store.csi.k8s.io', readOnly: true, volumeAttributes: { secretProviderClass: spc } },
+          csi: {
+            driver: 'secrets-store.csi.k8s.io',
+            readOnly: true,
+            volumeAttributes: { secretProviderClass: spc },
+            ...(secretRef === undefined ? {} : { nodePublishSecretRef: { name: secretRef } }),
+          },
         })),
       },
     },
