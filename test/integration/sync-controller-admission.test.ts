@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import {
+  createSecretSync,
   answerOf,
   installSyncControllerManifests,
   ownedSecret,
@@ -39,20 +40,10 @@ describe('sync controller: admission policies enforced by the API server on its 
 
   /** A SecretSync (created by the admin) to own Secrets: its UID. */
   const createSync = async (name: string) => {
-    const created = (await cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRET_SYNC_RESOURCE,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: {
-          secretProviderClassName: 'none',
-          serviceAccountName: 'default',
-          secretObject: { data: [{ sourcePath: 'a', targetKey: 'a' }] },
-        },
-      },
-    })) as { metadata: { uid: string } };
+    const created = await createSecretSync(cluster, ns, name, {
+      secretProviderClassName: 'none',
+      secretObject: { data: [{ sourcePath: 'a', targetKey: 'a' }] },
+    });
     uids.set(name, created.metadata.uid);
     return created.metadata.uid;
   };
@@ -270,19 +261,9 @@ describe('sync controller: what it reports when an admission policy refuses it',
   let stack: SyncControllerStack | undefined;
 
   const createSync = (name: string, type: string) =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRET_SYNC_RESOURCE,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: {
-          secretProviderClassName: 'files',
-          serviceAccountName: 'default',
-          secretObject: { type, data: [{ sourcePath: 'password', targetKey: 'password' }] },
-        },
-      },
+    createSecretSync(cluster, ns, name, {
+      secretProviderClassName: 'files',
+      secretObject: { type, data: [{ sourcePath: 'password', targetKey: 'password' }] },
     });
   const failedCondition = (name: string) =>
     until(`a failed SecretCreated condition on ${name}`, async () => {

@@ -10,6 +10,7 @@ import {
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import {
+  createSecretSync,
   installSyncControllerManifests,
   SECRET_SYNC_RESOURCE,
   type SecretSyncCondition,
@@ -36,19 +37,9 @@ describe('sync controller: class changes, provider failures, garbage collection 
 
   const objects = (sourcePath: string) => JSON.stringify([{ objectName: 'password', sourcePath }]);
   const createSync = (name: string, className: string, sourcePath = 'password') =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SS,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: {
-          secretProviderClassName: className,
-          serviceAccountName: 'default',
-          secretObject: { data: [{ sourcePath, targetKey: 'pw' }] },
-        },
-      },
+    createSecretSync(cluster, ns, name, {
+      secretProviderClassName: className,
+      secretObject: { data: [{ sourcePath, targetKey: 'pw' }] },
     });
   const failedCondition = async (name: string) => {
     const ss = (await cluster.admin.custom.getNamespacedCustomObject({ ...SS, namespace: ns, name })) as {

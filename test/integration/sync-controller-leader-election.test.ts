@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import {
+  createSecretSync,
   installSyncControllerManifests,
   metricSum,
-  SECRET_SYNC_RESOURCE,
   SYNC_CONTROLLER_USER,
   startSyncControllerReplica,
   startSyncControllerStack,
@@ -45,19 +45,9 @@ describe('sync controller: leader election by Lease (two replicas, real kube-api
   const leading = async (replica: SyncControllerReplica) =>
     metricSum(await replica.metrics(), 'leader_election_master_status');
   const createSync = (name: string) =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SECRET_SYNC_RESOURCE,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: {
-          secretProviderClassName: 'db',
-          serviceAccountName: 'default',
-          secretObject: { data: [{ sourcePath: 'password', targetKey: 'password' }] },
-        },
-      },
+    createSecretSync(cluster, ns, name, {
+      secretProviderClassName: 'db',
+      secretObject: { data: [{ sourcePath: 'password', targetKey: 'password' }] },
     });
   /** SecretSync lists (not watches) by the controller's identity so far, from the audit log. */
   const secretSyncLists = async () =>

@@ -10,6 +10,7 @@ import { startOpenBaoWithKubernetesAuth } from '../support/openbao-kubernetes-au
 import { makeTestCa, opensslDir, opensslVerify } from '../support/pki-test-ca.js';
 import { startProviderProcess } from '../support/provider-process.js';
 import {
+  createSecretSync,
   installSyncControllerManifests,
   SECRET_SYNC_RESOURCE,
   type SecretSyncCondition,
@@ -47,15 +48,10 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
     data: { sourcePath: string; targetKey: string }[],
     serviceAccountName = 'app',
   ) =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SS,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: { secretProviderClassName: className, serviceAccountName, secretObject: { data } },
-      },
+    createSecretSync(cluster, ns, name, {
+      secretProviderClassName: className,
+      serviceAccountName,
+      secretObject: { data },
     });
   const secretData = async (name: string) => {
     const secret = await cluster.admin.core.readNamespacedSecret({ name, namespace: ns });
@@ -193,25 +189,16 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
       provider: 'pki',
       parameters: { commonName: 'web', dnsNames: 'web.${POD_NAMESPACE}.svc' },
     });
-    await cluster.admin.custom.createNamespacedCustomObject({
-      ...SS,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name: 'web-tls' },
-        spec: {
-          secretProviderClassName: 'web-cert',
-          serviceAccountName: 'app',
-          secretObject: {
-            type: 'kubernetes.io/tls',
-            data: [
-              { sourcePath: 'tls.crt', targetKey: 'tls.crt' },
-              { sourcePath: 'tls.key', targetKey: 'tls.key' },
-              { sourcePath: 'ca.crt', targetKey: 'ca.crt' },
-            ],
-          },
-        },
+    await createSecretSync(cluster, ns, 'web-tls', {
+      secretProviderClassName: 'web-cert',
+      serviceAccountName: 'app',
+      secretObject: {
+        type: 'kubernetes.io/tls',
+        data: [
+          { sourcePath: 'tls.crt', targetKey: 'tls.crt' },
+          { sourcePath: 'tls.key', targetKey: 'tls.key' },
+          { sourcePath: 'ca.crt', targetKey: 'ca.crt' },
+        ],
       },
     });
     const { value: data } = await until('Secret web-tls', () => secretData('web-tls').catch(() => undefined));
@@ -245,19 +232,10 @@ describe('sync controller with the vault (real OpenBao, Kubernetes auth), pki an
         provider: 'pki',
         parameters: { commonName: 'web' },
       });
-      await cluster.admin.custom.createNamespacedCustomObject({
-        ...SS,
-        namespace: other,
-        body: {
-          apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-          kind: 'SecretSync',
-          metadata: { name: 'web-tls' },
-          spec: {
-            secretProviderClassName: 'web-cert',
-            serviceAccountName: 'app',
-            secretObject: { data: [{ sourcePath: 'tls.crt', targetKey: 'tls.crt' }] },
-          },
-        },
+      await createSecretSync(cluster, other, 'web-tls', {
+        secretProviderClassName: 'web-cert',
+        serviceAccountName: 'app',
+        secretObject: { data: [{ sourcePath: 'tls.crt', targetKey: 'tls.crt' }] },
       });
       const { value } = await until('failed condition', async () => {
         const ss = (await cluster.admin.custom.getNamespacedCustomObject({

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass, SECRETS_STORE_GROUP } from '../support/kube-objects.js';
 import {
+  createSecretSync,
   installSyncControllerManifests,
   metricSum,
   SECRET_SYNC_RESOURCE,
@@ -61,19 +62,10 @@ describe('sync controller: one provider Mount per group of identical requests (r
       })
     ).value;
   const createSync = (name: string, cls: string, sa: string) =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SS,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: {
-          secretProviderClassName: cls,
-          serviceAccountName: sa,
-          secretObject: { data: [{ sourcePath: 'password', targetKey: 'pw' }] },
-        },
-      },
+    createSecretSync(cluster, ns, name, {
+      secretProviderClassName: cls,
+      serviceAccountName: sa,
+      secretObject: { data: [{ sourcePath: 'password', targetKey: 'pw' }] },
     });
   const start = (args: readonly string[] = []) =>
     startSyncControllerWith(

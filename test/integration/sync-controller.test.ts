@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createNamespace, sharedKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { createSecretProviderClass } from '../support/kube-objects.js';
 import {
+  createSecretSync,
   installSyncControllerManifests,
   SECRET_SYNC_RESOURCE,
   type SecretSyncCondition,
@@ -42,16 +43,7 @@ describe('sync controller: SecretSync → Secret (real kube-apiserver, file prov
     { objectName: 'server.pem', sourcePath: 'server.pem' },
   ];
   const createSync = (name: string, secretObject: Record<string, unknown>, className = 'db') =>
-    cluster.admin.custom.createNamespacedCustomObject({
-      ...SS,
-      namespace: ns,
-      body: {
-        apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
-        kind: 'SecretSync',
-        metadata: { name },
-        spec: { secretProviderClassName: className, serviceAccountName: 'default', secretObject },
-      },
-    });
+    createSecretSync(cluster, ns, name, { secretProviderClassName: className, secretObject });
   const readSync = async (name: string) =>
     (await cluster.admin.custom.getNamespacedCustomObject({ ...SS, namespace: ns, name })) as SecretSyncObject;
   const condition = async (name: string, type: string) =>

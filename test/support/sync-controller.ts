@@ -362,6 +362,32 @@ export async function startSyncControllerWith(
   }
 }
 
+/** What a test's SecretSync asks for; the service account defaults to `default`. */
+export interface TestSecretSyncSpec {
+  readonly secretProviderClassName: string;
+  readonly serviceAccountName?: string;
+  readonly secretObject: Record<string, unknown>;
+}
+
+/** Creates a SecretSync as the admin; resolves with it as stored (its UID for owner references). */
+export async function createSecretSync(
+  cluster: KubeCluster,
+  namespace: string,
+  name: string,
+  spec: TestSecretSyncSpec,
+): Promise<{ metadata: { uid: string } }> {
+  return (await cluster.admin.custom.createNamespacedCustomObject({
+    ...SECRET_SYNC_RESOURCE,
+    namespace,
+    body: {
+      apiVersion: 'secret-sync.x-k8s.io/v1alpha1',
+      kind: 'SecretSync',
+      metadata: { name },
+      spec: { serviceAccountName: 'default', ...spec },
+    },
+  })) as { metadata: { uid: string } };
+}
+
 /** The sum of a metric's series whose labels contain every `label="value"` given. */
 export function metricSum(metrics: ReadonlyMap<string, number>, name: string, labels: readonly string[] = []): number {
   let sum = 0;
