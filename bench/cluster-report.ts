@@ -365,6 +365,107 @@ export interface ClusterResults extends BenchRunHeader<'cluster'> {
   readonly config: Readonly<Record<string, unknown>>;
   readonly steps: readonly ClusterStep[];
   readonly summary: readonly StepSummary[];
+  /** The same cluster with simulated nodes added (empty with BENCH_CLUSTER_SIM_NODES=0). */
+  readonly simulation: readonly SimStep[];
   readonly targets: readonly ClusterTarget[];
   readonly checks: Readonly<Record<string, boolean>>;
+}
+
+/** One change as simulated nodes saw it: who uses it, who received it, what the apiserver sent meanwhile. */
+export interface Reach {
+  /** Nodes whose watches should deliver it. */
+  readonly users: number;
+  /** Nodes that received at least one event of the changed kind. */
+  readonly reached: number;
+  /** apiserver_watch_events_total and _sizes_sum deltas, every watcher included. */
+  readonly eventsSent: number;
+  readonly kibSent: number;
+  /** From the write until the last user received it. */
+  readonly seconds: number;
+}
+
+/** The cluster with `simulatedNodes` simulated nodes beside the real drivers (bench/cluster-sim.ts). */
+export interface SimStep {
+  readonly simulatedNodes: number;
+  readonly realDrivers: number;
+  /** Wall time to open and list the watch sets of the nodes this step added. */
+  readonly openSeconds: number;
+  /** Watches one simulated node holds (as a driver with volumes in one namespace). */
+  readonly watchesPerNode: number;
+  /** WATCH requests in flight at the apiserver, less its own. */
+  readonly apiserverWatches: number;
+  readonly apiserverRssMiB: number;
+  /** kube-apiserver CPU while nothing changed, in % of one core. */
+  readonly apiserverIdleCpuPercent: number;
+  /** With each node's watches scoped as the driver's: a used Secret changed, a class created (both in one node's namespace), and a new namespace of TENANT_CLASSES classes no node uses. */
+  readonly scoped: { readonly secretChange: Reach; readonly newClass: Reach; readonly newTenant: Reach };
+  /** With upstream v1.6.1's cluster-wide class and managed-Secret watches added on every simulated node. */
+  readonly upstream: { readonly openSeconds: number; readonly classChange: Reach; readonly newTenant: Reach };
+}
+
+/** Classes a new tenant's namespace gets in the simulation. */
+export const TENANT_CLASSES = 100;
+
+/** BENCH_CLUSTER_SIM_NODES: increasing counts of simulated nodes, comma-separated; "0" turns the simulation off. */
+export function simSteps(raw: string | undefined, fallback: readonly number[]): number[] {
+  if (raw?.trim() === '0') return [];
+  return objectSteps(raw, fallback);
+}
+
+/** The simulation's target: a change reaches the nodes that use it and no other, at every size. */
+export function simTargets(steps: readonly SimStep[]): ClusterTarget[] {
+  const ok = steps.every(
+    (s) =>
+      s.scoped.secretChange.reached === s.scoped.secretChange.users &&
+      s.scoped.newClass.reached === s.scoped.newClass.users &&
+      s.scoped.newTenant.reached === 0,
+  );
+  return [
+    {
+      id: 'sim-change-reaches-users-only',
+      description: 'with simulated nodes too, a change reaches only the nodes that use it',
+      status: steps.length === 0 ? 'n/a' : ok ? 'ok' : 'MISSED',
+      detail: steps
+        .map(
+          (s) =>
+            `${s.simulatedNodes} nodes: Secret ${s.scoped.secretChange.reached}/${s.scoped.secretChange.users}, class ${s.scoped.newClass.reached}/${s.scoped.newClass.users}, new tenant ${s.scoped.newTenant.reached}/0`,
+        )
+        .join('; '),
+    },
+  ];
+}
+
+const reachCell = (r: Reach): string => `${r.reached} of ${r.users}: ${r.eventsSent} ev`;
+
+/** The simulation's table: one row per number of simulated nodes. */
+export function simTable(steps: readonly SimStep[]): string {
+  return table(
+    [
+      'nodes',
+      'watches/node',
+      'apiserver watches',
+      'open s',
+      'apiserver RSS MiB',
+      'idle CPU %',
+      'Secret changed',
+      'class created',
+      `${TENANT_CLASSES} classes, new ns`,
+      "upstream's: class changed",
+      `${TENANT_CLASSES} classes, new ns`,
+    ],
+    steps.map((s) => [
+      `${s.simulatedNodes} + ${s.realDrivers}`,
+      String(s.watchesPerNode),
+      String(s.apiserverWatches),
+      s.openSeconds.toFixed(1),
+      s.apiserverRssMiB.toFixed(0),
+      s.apiserverIdleCpuPercent.toFixed(1),
+      reachCell(s.scoped.secretChange),
+      reachCell(s.scoped.newClass),
+      `${s.scoped.newTenant.reached}: ${s.scoped.newTenant.eventsSent} ev`,
+      `${reachCell(s.upstream.classChange)}, ${s.upstream.classChange.seconds.toFixed(1)} s`,
+      `${s.upstream.newTenant.reached}: ${s.upstream.newTenant.eventsSent} ev, ${(s.upstream.newTenant.kibSent / 1024).toFixed(1)} MiB, ${s.upstream.newTenant.seconds.toFixed(1)} s`,
+    ]),
+    new Set([1, 2, 3, 4, 5]),
+  );
 }

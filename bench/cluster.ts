@@ -20,13 +20,20 @@ import {
   otherNamespace,
   stepPlan,
   stepsTable,
+  simSteps,
+  simTable,
+  simTargets,
   summarize,
+  TENANT_CLASSES,
   type ClusterResults,
+  type Reach,
+  type SimStep,
   type ClusterStep,
   type DriverCounters,
   type DriverStep,
   type OtherObject,
 } from './cluster-report.js';
+import { currentResourceVersion, SimulatedNode, until } from './cluster-sim.js';
 import { objectNames, objectsParameter, writeObjects } from './fixtures.js';
 import {
   apiserverMetrics,
@@ -54,6 +61,7 @@ const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
 const DEFAULT_NODES = 20;
 const DEFAULT_PODS_PER_NODE = 3;
 const DEFAULT_STEPS = [100, 1000, 10_000];
+const DEFAULT_SIM_NODES = [250, 1000, 2000];
 const OBJECTS_PER_VOLUME = 3;
 const OBJECT_SIZE = 256;
 const POLL_INTERVAL = '2s';
@@ -297,6 +305,180 @@ async function measureStep(ctx: Ctx, existing: number, total: number, objectsYam
   return step;
 }
 
+/** Simulated nodes opened at once. */
+const SIM_START_CONCURRENCY = 16;
+const SIM_TIMEOUT_MS = 180_000;
+/** A change has been delivered when no simulated node received an event for this long. */
+const SIM_QUIET_MS = 1000;
+/** The window over which the apiserver's CPU is read while nothing changes. */
+const IDLE_MS = 10_000;
+
+/** Waits until no simulated node has received an event for SIM_QUIET_MS. */
+async function simQuiet(sims: readonly SimulatedNode[]): Promise<void> {
+  const total = () => sims.reduce((a, s) => a + s.tally.events, 0);
+  let last = total();
+  let quietSince = Date.now();
+  await until(
+    () => {
+      const now = total();
+      if (now !== last) [last, quietSince] = [now, Date.now()];
+      return Date.now() - quietSince >= SIM_QUIET_MS;
+    },
+    'simulated nodes quiet',
+    SIM_TIMEOUT_MS,
+    interrupt.signal,
+  );
+}
+
+/**
+ * Makes `change`, waits until each of `users` received `perUser` events of `kind` and the
+ * simulated nodes went quiet, and says who received any, and what the apiserver sent.
+ */
+async function reachOf(
+  ctx: Ctx,
+  sims: readonly SimulatedNode[],
+  users: readonly SimulatedNode[],
+  kind: 'classes' | 'secrets',
+  perUser: number,
+  change: () => Promise<void>,
+): Promise<Reach> {
+  const before = new Map(sims.map((s) => [s, s.tally[kind]]));
+  const apiBefore = apiserverWatchCounters(await apiserverMetrics(ctx.cluster, ctx.ca));
+  const t0 = performance.now();
+  await change();
+  await until(
+    () => users.every((u) => u.tally[kind] - before.get(u)! >= perUser),
+    `the change reached its ${users.length} users`,
+    SIM_TIMEOUT_MS,
+    interrupt.signal,
+  );
+  const seconds = Math.round((performance.now() - t0) / 100) / 10;
+  await simQuiet(sims);
+  const apiAfter = apiserverWatchCounters(await apiserverMetrics(ctx.cluster, ctx.ca));
+  return {
+    users: users.length,
+    reached: sims.filter((s) => s.tally[kind] > before.get(s)!).length,
+    eventsSent: apiAfter.eventsSent - apiBefore.eventsSent,
+    kibSent: Math.round((apiAfter.bytesSent - apiBefore.bytesSent) / 1024),
+    seconds,
+  };
+}
+
+/** Creates a namespace with TENANT_CLASSES classes (the namespace first: its own events are not counted). */
+async function newTenant(ctx: Ctx, namespace: string): Promise<() => Promise<void>> {
+  await createIgnoringConflict(ctx.admin, corePath('namespaces'), { metadata: { name: namespace } });
+  return () =>
+    runLimited(
+      Array.from({ length: TENANT_CLASSES }, (_, i) => i),
+      CREATE_CONCURRENCY,
+      (i) =>
+        createIgnoringConflict(ctx.admin, secretProviderClassPath(namespace), {
+          apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+          kind: 'SecretProviderClass',
+          metadata: { name: `tenant-${i}` },
+          spec: { provider: 'file', parameters: { objects: '' } },
+        }),
+      interrupt.signal,
+    );
+}
+
+/**
+ * Adds simulated nodes until there are `count`, each with the watch set of a driver whose
+ * volumes are in one of the other nodes' namespaces (round robin), then measures the
+ * apiserver, who receives three changes, and the same with upstream's watches added.
+ */
+async function measureSimStep(
+  ctx: Ctx,
+  sims: SimulatedNode[],
+  count: number,
+  otherNamespaces: number,
+): Promise<SimStep> {
+  checkInterrupted();
+  const endpoint = resolveEndpoint(ctx.cluster.driverKubeconfig, {});
+  const added = Array.from({ length: count - sims.length }, (_, j) => sims.length + j);
+  progress(`simulation ${count}: opening the watch sets of ${added.length} more simulated nodes`);
+  const t0 = performance.now();
+  await runLimited(
+    added,
+    SIM_START_CONCURRENCY,
+    async (i) => {
+      const first = (i % otherNamespaces) * OBJECTS_PER_NAMESPACE;
+      const node = new SimulatedNode(endpoint, `sim-node-${i}`, otherNamespace(first), `spc-${first}`);
+      sims.push(node);
+      await node.start(SIM_TIMEOUT_MS, interrupt.signal);
+    },
+    interrupt.signal,
+  );
+  const openSeconds = Math.round((performance.now() - t0) / 100) / 10;
+  await simQuiet(sims);
+  const cpuBefore = await processCpuMs(ctx.apiserverPid);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+  const idleCpuMs = (await processCpuMs(ctx.apiserverPid)) - cpuBefore;
+  const [apiMetrics, apiserverRss] = await Promise.all([
+    apiserverMetrics(ctx.cluster, ctx.ca).then(apiserverWatchCounters),
+    processMemory(ctx.apiserverPid),
+  ]);
+  const target = sims[0]!;
+  const users = sims.filter((s) => s.namespace === target.namespace);
+  const firstIndex = Number(target.className.slice('spc-'.length));
+  const watchesPerNode = Math.max(...sims.map((s) => s.tally.open));
+  const stamp = { metadata: { annotations: { 'bench.secrets-store-csi/touched': `sim-${count}` } } };
+  const secretChange = await reachOf(ctx, sims, users, 'secrets', 1, () =>
+    ctx.admin.mergePatch(corePath('secrets', target.namespace, `used-${firstIndex}`), stamp).then(() => undefined),
+  );
+  const newClass = await reachOf(ctx, sims, users, 'classes', 1, () =>
+    createIgnoringConflict(ctx.admin, secretProviderClassPath(target.namespace), {
+      apiVersion: 'secrets-store.csi.x-k8s.io/v1',
+      kind: 'SecretProviderClass',
+      metadata: { name: `sim-class-${count}` },
+      spec: { provider: 'file', parameters: { objects: '' } },
+    }),
+  );
+  const scopedTenant = await reachOf(ctx, sims, [], 'classes', 0, await newTenant(ctx, `sim-tenant-${count}-a`));
+  progress(
+    `simulation ${count}: ${apiMetrics.watchRequests - ctx.ownWatchRequests} watches; a Secret change reached ${secretChange.reached} of ${users.length} users, a new class ${newClass.reached}, ${TENANT_CLASSES} classes of a new namespace ${scopedTenant.reached}; now with upstream's cluster-wide watches`,
+  );
+  const rv = await currentResourceVersion(ctx.admin, secretProviderClassPath());
+  const t1 = performance.now();
+  await runLimited(
+    sims,
+    SIM_START_CONCURRENCY,
+    (s) => s.openUpstreamWatches(rv, SIM_TIMEOUT_MS, interrupt.signal),
+    interrupt.signal,
+  );
+  const upstreamOpenSeconds = Math.round((performance.now() - t1) / 100) / 10;
+  try {
+    const classChange = await reachOf(ctx, sims, sims, 'classes', 1, () =>
+      ctx.admin.mergePatch(secretProviderClassPath(target.namespace, `spc-${firstIndex}`), stamp).then(() => undefined),
+    );
+    const upstreamTenant = await reachOf(
+      ctx,
+      sims,
+      sims,
+      'classes',
+      TENANT_CLASSES,
+      await newTenant(ctx, `sim-tenant-${count}-b`),
+    );
+    const step: SimStep = {
+      simulatedNodes: count,
+      realDrivers: ctx.nodes.length,
+      openSeconds,
+      watchesPerNode,
+      apiserverWatches: apiMetrics.watchRequests - ctx.ownWatchRequests,
+      apiserverRssMiB: mib(apiserverRss.rssKiB),
+      apiserverIdleCpuPercent: Math.round((idleCpuMs / IDLE_MS) * 1000) / 10,
+      scoped: { secretChange, newClass, newTenant: scopedTenant },
+      upstream: { openSeconds: upstreamOpenSeconds, classChange, newTenant: upstreamTenant },
+    };
+    progress(
+      `simulation ${count}: with upstream's watches one class change reached ${classChange.reached} nodes (${classChange.eventsSent} events sent), ${TENANT_CLASSES} new classes ${upstreamTenant.eventsSent} events in ${upstreamTenant.seconds} s`,
+    );
+    return step;
+  } finally {
+    await Promise.all(sims.map((s) => s.closeUpstreamWatches()));
+  }
+}
+
 /** The apiserver's own WATCH requests before any driver runs: the same count in two reads a second apart. */
 async function settledOwnWatches(ctx: Pick<Ctx, 'cluster' | 'ca'>): Promise<number> {
   let last = -1;
@@ -384,11 +566,14 @@ async function main(): Promise<void> {
   const nodeCount = positiveIntEnv('BENCH_CLUSTER_NODES', DEFAULT_NODES);
   const podsPerNode = positiveIntEnv('BENCH_CLUSTER_PODS', DEFAULT_PODS_PER_NODE);
   const steps = objectSteps(process.env['BENCH_CLUSTER_OBJECTS'], DEFAULT_STEPS);
+  const simNodeSteps = simSteps(process.env['BENCH_CLUSTER_SIM_NODES'], DEFAULT_SIM_NODES);
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-cluster-'));
   const processes: BenchProcess[] = [];
   const nodes: BenchNode[] = [];
   const checks: Record<string, boolean> = {};
   const results: ClusterStep[] = [];
+  const simulation: SimStep[] = [];
+  const sims: SimulatedNode[] = [];
   const onSignal = () => interrupt.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -396,7 +581,9 @@ async function main(): Promise<void> {
   let admin: KubeApi | undefined;
   let ownWatches: number | undefined;
   try {
-    progress(`working in ${work}: ${nodeCount} nodes × ${podsPerNode} pods, steps ${steps.join(', ')}`);
+    progress(
+      `working in ${work}: ${nodeCount} nodes × ${podsPerNode} pods, steps ${steps.join(', ')}, simulated nodes ${simNodeSteps.join(', ') || 'none'}`,
+    );
     const providerRoot = join(work, 'provider-root');
     const sources = await writeObjects(providerRoot, OBJECTS_PER_VOLUME, OBJECT_SIZE);
     const objectsYaml = objectsParameter(sources);
@@ -459,7 +646,10 @@ async function main(): Promise<void> {
       results.push(await measureStep(ctx, existing, total, objectsYaml));
       existing = total;
     }
+    const otherNamespaces = namespacesFor(existing);
+    for (const count of simNodeSteps) simulation.push(await measureSimStep(ctx, sims, count, otherNamespaces));
   } finally {
+    await Promise.all(sims.map((s) => s.stop().catch(() => undefined)));
     await Promise.all(
       nodes.map((n) =>
         n.volumes.unpublishAll().catch((err: unknown) => {
@@ -500,12 +690,16 @@ async function main(): Promise<void> {
         "delta of the driver's rest_client_requests_total between two consecutive 'rotation round done' lines (nothing changed)",
       apiserver:
         'apiserver_longrunning_requests{verb="WATCH"} after the step less those open before any driver started (its own informers\'); deltas of apiserver_watch_events_total and apiserver_watch_events_sizes_sum over the step; CPU of kube-apiserver and etcd from /proc/<pid>/stat over the step',
+      simulatedNodes: simNodeSteps,
+      simulation:
+        "after the last step, simulated nodes (bench/cluster-sim.ts: the driver's API client and watch classes over its watch specs, no CSI socket) are added up to each count, node i with volumes in other namespace i mod namespaces; per count: the apiserver's WATCH requests (less its own), RSS and CPU over 10 s with nothing changing; who receives a used Secret annotated and a class created in simulated node 0's namespace, and 100 classes created in a new namespace (users: the nodes watching that namespace; reached: nodes that received any event of the kind until none came for 1 s; events sent: apiserver_watch_events_total delta); then the same class change and 100 new classes with upstream v1.6.1's cluster-wide class and managed-Secret watches opened on every simulated node from the current resourceVersion (no initial list)",
       secretChange:
         "drivers whose Secret watch events grew after an annotation was added to one used Secret of another node's namespace, and to node 0's own nodePublishSecretRef Secret",
     },
     steps: results,
     summary,
-    targets: clusterTargets(summary, 1),
+    simulation,
+    targets: [...clusterTargets(summary, 1), ...simTargets(simulation)],
     checks,
   };
   const files = await writeBenchResults(RESULTS_DIR, 'cluster', out, usesImageNodeFlags());
@@ -525,6 +719,13 @@ function formatReport(r: ClusterResults): string {
     '',
     stepsTable(r.summary),
     '',
+    ...(r.simulation.length > 0
+      ? [
+          'simulated nodes (bench/cluster-sim.ts) beside the drivers; changes: "reached of users: events the apiserver sent"',
+          simTable(r.simulation),
+          '',
+        ]
+      : []),
     ...r.targets.map((t) => `target ${t.description}: ${t.status} (${t.detail})`),
     failed.length ? `CHECKS FAILED: ${failed.join(', ')}` : `checks: ${Object.keys(r.checks).join(', ')} passed`,
   ].join('\n');

@@ -8,17 +8,16 @@ import type { RequestRebuilder } from '../rotation/refresher.js';
 import type { Mounter } from '../mount/mounter.js';
 import type { TargetLifecycle } from '../mount/target-lifecycle.js';
 import { ApiVolumes } from './api-volumes.js';
-import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
-import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
+import type { PodStatusItem } from '../pod-status/pod-status-item.js';
 import { ApiEventRecorder, type EventRecorder } from '../k8s/event-recorder.js';
 import { readCsiDriver, ServiceAccountTokens } from '../k8s/service-account-tokens.js';
-import { WatchedCache, withoutManagedFields } from '../k8s/watched-cache.js';
+import { WatchedCache } from '../k8s/watched-cache.js';
 import { NamespacedWatches } from '../k8s/namespaced-watches.js';
 import { WorkloadRestarter } from '../rotation/workload-restart.js';
 import { connectKubeApi } from '../k8s/client/connect.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { CsiDriver, Pod, Secret } from '../k8s/client/types.js';
-import { corePath, podStatusPath } from '../k8s/resource-paths.js';
+import { podStatusWatch, podWatch, usedSecretWatch } from './node-watches.js';
 import { PodStatusWriter, recordSecretSyncError } from '../pod-status/pod-status.js';
 import { kubernetesHooks } from './publish-hooks.js';
 import { readLivePodMeta, SecretResync, secretResyncIntervalMs } from '../secret-sync/secret-resync.js';
@@ -47,20 +46,6 @@ export interface KubernetesMode {
   stop(): Promise<void>;
 }
 
-/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, fsGroup, phase. */
-export function slimPod(pod: Pod): Pod {
-  const fsGroup = pod.spec?.securityContext?.fsGroup;
-  return {
-    metadata: withoutManagedFields(pod).metadata ?? {},
-    spec: {
-      ...(pod.spec?.serviceAccountName !== undefined ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
-      ...(fsGroup !== undefined ? { securityContext: { fsGroup } } : {}),
-      volumes: (pod.spec?.volumes ?? []).filter((v) => v.csi).map((v) => ({ name: v.name, csi: v.csi })),
-    },
-    ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),
-  };
-}
-
 /**
  * How long a namespace's class (and nodePublishSecretRef Secret) watch outlives the last
  * lookup there: three rounds of the slowest loop that reads them (rotation, Secret
@@ -82,42 +67,13 @@ function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logg
     return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
   // and the publish hook their owner references.
-  const pods = new WatchedCache<Pod>(
-    api,
-    {
-      what: 'Pod',
-      path: corePath('pods'),
-      fieldSelector: `spec.nodeName=${config.nodeId}`,
-      slim: slimPod,
-    },
-    logger,
-    realSleep,
-  );
+  const pods = new WatchedCache<Pod>(api, podWatch(config.nodeId), logger, realSleep);
   // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
-  const podStatuses = new WatchedCache<PodStatusItem>(
-    api,
-    {
-      what: 'SecretProviderClassPodStatus',
-      path: podStatusPath(),
-      labelSelector: `${NODE_NAME_LABEL}=${config.nodeId}`,
-      slim: slimPodStatus,
-    },
-    logger,
-    realSleep,
-  );
-  // nodePublishSecretRef Secrets, as upstream reads them: only those labelled used=true, and
-  // only in the namespaces where a refresh read one lately.
-  const usedSecrets = new NamespacedWatches<Secret>(
-    api,
-    (namespace) => ({
-      what: `nodePublishSecretRef Secret (${namespace})`,
-      path: corePath('secrets', namespace),
-      labelSelector: `${USED_SECRET_LABEL}=true`,
-    }),
-    logger,
-    realSleep,
-    { idleMs: namespaceWatchIdleMs(config) },
-  );
+  const podStatuses = new WatchedCache<PodStatusItem>(api, podStatusWatch(config.nodeId), logger, realSleep);
+  // nodePublishSecretRef Secrets: only in the namespaces where a refresh read one lately.
+  const usedSecrets = new NamespacedWatches<Secret>(api, usedSecretWatch, logger, realSleep, {
+    idleMs: namespaceWatchIdleMs(config),
+  });
   for (const watch of [pods, podStatuses]) watch.start();
   return { pods, podStatuses, usedSecrets };
 }

@@ -8,6 +8,7 @@ import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { KubeObject } from '../k8s/client/types.js';
 import { secretProviderClassPath } from '../k8s/resource-paths.js';
 import { NamespacedWatches } from '../k8s/namespaced-watches.js';
+import { classWatch } from './node-watches.js';
 import { SECRETS_STORE_GROUP, SECRETS_STORE_VERSION } from '../k8s/constants.js';
 
 /** Wait between discovery requests while the API server does not answer. */
@@ -36,13 +37,7 @@ export class ApiSecretProviderClassSource implements SecretProviderClassSource {
     private readonly sleep: Sleep,
     idleMs: number,
   ) {
-    this.watches = new NamespacedWatches(
-      api,
-      (namespace) => ({ what: `SecretProviderClass (${namespace})`, path: secretProviderClassPath(namespace) }),
-      logger,
-      sleep,
-      { idleMs },
-    );
+    this.watches = new NamespacedWatches(api, classWatch, logger, sleep, { idleMs });
   }
 
   /** Asks the API server, until it answers, whether it serves SecretProviderClasses (readiness). */

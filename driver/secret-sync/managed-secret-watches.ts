@@ -11,6 +11,7 @@ import type { Secret } from '../k8s/client/types.js';
 import { MANAGED_LABEL } from '../k8s/constants.js';
 import { corePath } from '../k8s/resource-paths.js';
 import { NamespacedWatches } from '../k8s/namespaced-watches.js';
+import type { WatchedCacheSpec } from '../k8s/watched-cache.js';
 
 /** What the cache can say of one Secret: it is there (`secret`), it is not (`secret` undefined), or it cannot say (undefined). */
 export type CachedSecret = { readonly secret: Secret | undefined } | undefined;
@@ -23,6 +24,15 @@ export interface SecretCache {
   remember(secret: Secret): void;
   /** Starts watching `namespace` (a volume there syncs Secrets). */
   ensure(namespace: string): void;
+}
+
+/** The Secrets the driver syncs (labelled managed=true) in one namespace. */
+export function managedSecretWatch(namespace: string): WatchedCacheSpec<Secret> {
+  return {
+    what: `Secret (managed, ${namespace})`,
+    path: corePath('secrets', namespace),
+    labelSelector: `${MANAGED_LABEL}=true`,
+  };
 }
 
 /** How long the driver goes without watching after the API refused to list Secrets (the role may be granted meanwhile). */
@@ -42,16 +52,7 @@ export class ManagedSecretWatches implements SecretCache {
     sleep: Sleep,
     private readonly now: () => number = Date.now,
   ) {
-    this.watches = new NamespacedWatches<Secret>(
-      api,
-      (namespace) => ({
-        what: `Secret (managed, ${namespace})`,
-        path: corePath('secrets', namespace),
-        labelSelector: `${MANAGED_LABEL}=true`,
-      }),
-      logger,
-      sleep,
-    );
+    this.watches = new NamespacedWatches<Secret>(api, managedSecretWatch, logger, sleep);
   }
 
   lookup(namespace: string, name: string): CachedSecret {

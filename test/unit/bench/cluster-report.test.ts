@@ -6,11 +6,16 @@ import {
   driverCounters,
   objectSteps,
   otherNamespace,
+  simSteps,
+  simTable,
+  simTargets,
   stepPlan,
   stepsTable,
   summarize,
   type ClusterStep,
   type DriverStep,
+  type Reach,
+  type SimStep,
 } from '../../../bench/cluster-report.js';
 
 const DRIVER_METRICS = [
@@ -155,5 +160,46 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
       'MISSED',
     ]);
     expect(clusterTargets([], 1).every((t) => t.status === 'n/a')).to.equal(true);
+  });
+
+  it('reads BENCH_CLUSTER_SIM_NODES: increasing counts, the default when unset, none for "0"', () => {
+    expect(simSteps(undefined, [250, 1000])).to.deep.equal([250, 1000]);
+    expect(simSteps(' 0 ', [250])).to.deep.equal([]);
+    expect(simSteps('10,20', [250])).to.deep.equal([10, 20]);
+    expect(() => simSteps('20,10', [250])).to.throw(/increasing/);
+  });
+
+  it('judges the simulation: a change reaches exactly its users, a namespace nobody uses reaches nobody', () => {
+    const reach = (users: number, reached: number): Reach => ({
+      users,
+      reached,
+      eventsSent: reached,
+      kibSent: 1,
+      seconds: 0.1,
+    });
+    const sim = (nodes: number, scoped: SimStep['scoped']): SimStep => ({
+      simulatedNodes: nodes,
+      realDrivers: 20,
+      openSeconds: 1,
+      watchesPerNode: 5,
+      apiserverWatches: nodes * 5 + 100,
+      apiserverRssMiB: 1000,
+      apiserverIdleCpuPercent: 2,
+      scoped,
+      upstream: { openSeconds: 1, classChange: reach(nodes, nodes), newTenant: reach(nodes, nodes) },
+    });
+    const good = sim(1000, { secretChange: reach(1, 1), newClass: reach(2, 2), newTenant: reach(0, 0) });
+    expect(simTargets([good]).map((t) => t.status)).to.deep.equal(['ok']);
+    const lines = simTable([good]).split('\n');
+    expect(lines).to.have.length(3);
+    expect(lines[2]).to.match(/^1000 \+ 20 +5 +5100 /);
+    expect(lines[2]).to.include('1000 of 1000: 1000 ev');
+    for (const scoped of [
+      { secretChange: reach(1, 3), newClass: reach(2, 2), newTenant: reach(0, 0) },
+      { secretChange: reach(1, 1), newClass: reach(2, 1), newTenant: reach(0, 0) },
+      { secretChange: reach(1, 1), newClass: reach(2, 2), newTenant: reach(0, 4) },
+    ])
+      expect(simTargets([good, sim(2000, scoped)])[0]!.status).to.equal('MISSED');
+    expect(simTargets([])[0]!.status).to.equal('n/a');
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { csiVolumeOf, mountGroupOf, volumeNameOf } from '../../../../driver/kubernetes-mode/api-volumes.js';
-import { slimPod } from '../../../../driver/kubernetes-mode/kubernetes-mode.js';
+import { slimPod } from '../../../../driver/kubernetes-mode/node-watches.js';
 import { RotationReconciler, type RefreshReport, type RotationVolume } from '../../../../driver/rotation/reconciler.js';
 import { RotationSchedule } from '../../../../driver/rotation/schedule.js';
 import { ClassBackoff } from '../../../../driver/rotation/class-backoff.js';

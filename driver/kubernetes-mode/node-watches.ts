@@ -1,0 +1,56 @@
+// Every list+watch a driver in Kubernetes mode opens, in one place: two of this node's
+// objects (pods by spec.nodeName, pod status objects by the node label) and, per namespace
+// with volumes on the node, its classes, its used=true Secrets (reconciler rotation) and
+// its managed Secrets (Secret sync: managedSecretWatch, re-exported from there). Nothing
+// is watched cluster-wide. The cluster benchmark's simulated nodes open exactly these
+// (bench/cluster-sim.ts).
+import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
+import type { KubeObject, Pod, Secret } from '../k8s/client/types.js';
+import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
+import { corePath, podStatusPath, secretProviderClassPath } from '../k8s/resource-paths.js';
+import { withoutManagedFields, type WatchedCacheSpec } from '../k8s/watched-cache.js';
+
+export { managedSecretWatch } from '../secret-sync/managed-secret-watches.js';
+
+/** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, fsGroup, phase. */
+export function slimPod(pod: Pod): Pod {
+  const fsGroup = pod.spec?.securityContext?.fsGroup;
+  return {
+    metadata: withoutManagedFields(pod).metadata ?? {},
+    spec: {
+      ...(pod.spec?.serviceAccountName !== undefined ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+      ...(fsGroup !== undefined ? { securityContext: { fsGroup } } : {}),
+      volumes: (pod.spec?.volumes ?? []).filter((v) => v.csi).map((v) => ({ name: v.name, csi: v.csi })),
+    },
+    ...(pod.status?.phase !== undefined ? { status: { phase: pod.status.phase } } : {}),
+  };
+}
+
+/** This node's pods (reconciler rotation: annotations, volumes, owners). */
+export function podWatch(nodeId: string): WatchedCacheSpec<Pod> {
+  return { what: 'Pod', path: corePath('pods'), fieldSelector: `spec.nodeName=${nodeId}`, slim: slimPod };
+}
+
+/** This node's pod status objects: the volumes rotation and Secret resync go over. */
+export function podStatusWatch(nodeId: string): WatchedCacheSpec<PodStatusItem> {
+  return {
+    what: 'SecretProviderClassPodStatus',
+    path: podStatusPath(),
+    labelSelector: `${NODE_NAME_LABEL}=${nodeId}`,
+    slim: slimPodStatus,
+  };
+}
+
+/** The SecretProviderClasses of one namespace with volumes on this node. */
+export function classWatch(namespace: string): WatchedCacheSpec<KubeObject> {
+  return { what: `SecretProviderClass (${namespace})`, path: secretProviderClassPath(namespace) };
+}
+
+/** The nodePublishSecretRef Secrets of one namespace, as upstream reads them: labelled used=true. */
+export function usedSecretWatch(namespace: string): WatchedCacheSpec<Secret> {
+  return {
+    what: `nodePublishSecretRef Secret (${namespace})`,
+    path: corePath('secrets', namespace),
+    labelSelector: `${USED_SECRET_LABEL}=true`,
+  };
+}
