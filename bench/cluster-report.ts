@@ -395,12 +395,30 @@ export interface SimStep {
   /** WATCH requests in flight at the apiserver, less its own. */
   readonly apiserverWatches: number;
   readonly apiserverRssMiB: number;
+  /** The apiserver's Go heap and stacks in use (go_memstats_heap_inuse_bytes + stack_inuse_bytes): unlike RSS, without memory freed but not returned. */
+  readonly apiserverGoMiB: number;
   /** kube-apiserver CPU while nothing changed, in % of one core. */
   readonly apiserverIdleCpuPercent: number;
   /** With each node's watches scoped as the driver's: a used Secret changed, a class created (both in one node's namespace), and a new namespace of TENANT_CLASSES classes no node uses. */
   readonly scoped: { readonly secretChange: Reach; readonly newClass: Reach; readonly newTenant: Reach };
   /** With upstream v1.6.1's cluster-wide class and managed-Secret watches added on every simulated node. */
   readonly upstream: { readonly openSeconds: number; readonly classChange: Reach; readonly newTenant: Reach };
+}
+
+/** The Go runtime's heap and stacks in use, from a Go process's /metrics (MiB). */
+export function apiserverGoMiB(metricsText: string): number {
+  const value = (name: string) => metricSeries(metricsText, name)[0]?.value ?? Number.NaN;
+  return round1((value('go_memstats_heap_inuse_bytes') + value('go_memstats_stack_inuse_bytes')) / (1024 * 1024));
+}
+
+/** KiB of apiserver Go memory per watch added from one simulation step to the next (undefined for the first). */
+export function goKiBPerWatch(steps: readonly SimStep[], i: number): number | undefined {
+  const prev = steps[i - 1];
+  const cur = steps[i];
+  if (!prev || !cur || cur.apiserverWatches <= prev.apiserverWatches) return undefined;
+  return Math.round(
+    ((cur.apiserverGoMiB - prev.apiserverGoMiB) * 1024) / (cur.apiserverWatches - prev.apiserverWatches),
+  );
 }
 
 /** Classes a new tenant's namespace gets in the simulation. */
@@ -445,7 +463,8 @@ export function simTable(steps: readonly SimStep[]): string {
       'watches/node',
       'apiserver watches',
       'open s',
-      'apiserver RSS MiB',
+      'apiserver RSS / Go MiB',
+      'Go KiB/watch',
       'idle CPU %',
       'Secret changed',
       'class created',
@@ -453,12 +472,13 @@ export function simTable(steps: readonly SimStep[]): string {
       "upstream's: class changed",
       `${TENANT_CLASSES} classes, new ns`,
     ],
-    steps.map((s) => [
+    steps.map((s, i) => [
       `${s.simulatedNodes} + ${s.realDrivers}`,
       String(s.watchesPerNode),
       String(s.apiserverWatches),
       s.openSeconds.toFixed(1),
-      s.apiserverRssMiB.toFixed(0),
+      `${s.apiserverRssMiB.toFixed(0)} / ${s.apiserverGoMiB.toFixed(0)}`,
+      String(goKiBPerWatch(steps, i) ?? '-'),
       s.apiserverIdleCpuPercent.toFixed(1),
       reachCell(s.scoped.secretChange),
       reachCell(s.scoped.newClass),
@@ -466,6 +486,6 @@ export function simTable(steps: readonly SimStep[]): string {
       `${reachCell(s.upstream.classChange)}, ${s.upstream.classChange.seconds.toFixed(1)} s`,
       `${s.upstream.newTenant.reached}: ${s.upstream.newTenant.eventsSent} ev, ${(s.upstream.newTenant.kibSent / 1024).toFixed(1)} MiB, ${s.upstream.newTenant.seconds.toFixed(1)} s`,
     ]),
-    new Set([1, 2, 3, 4, 5]),
+    new Set([1, 2, 3, 4, 5, 6]),
   );
 }

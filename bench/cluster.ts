@@ -10,6 +10,7 @@ import { USED_SECRET_LABEL } from '../driver/k8s/constants.js';
 import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
 import {
+  apiserverGoMiB,
   apiserverWatchCounters,
   clusterTargets,
   delta,
@@ -414,10 +415,11 @@ async function measureSimStep(
   const cpuBefore = await processCpuMs(ctx.apiserverPid);
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
   const idleCpuMs = (await processCpuMs(ctx.apiserverPid)) - cpuBefore;
-  const [apiMetrics, apiserverRss] = await Promise.all([
-    apiserverMetrics(ctx.cluster, ctx.ca).then(apiserverWatchCounters),
+  const [metricsText, apiserverRss] = await Promise.all([
+    apiserverMetrics(ctx.cluster, ctx.ca),
     processMemory(ctx.apiserverPid),
   ]);
+  const apiMetrics = apiserverWatchCounters(metricsText);
   const target = sims[0]!;
   const users = sims.filter((s) => s.namespace === target.namespace);
   const firstIndex = Number(target.className.slice('spc-'.length));
@@ -466,6 +468,7 @@ async function measureSimStep(
       watchesPerNode,
       apiserverWatches: apiMetrics.watchRequests - ctx.ownWatchRequests,
       apiserverRssMiB: mib(apiserverRss.rssKiB),
+      apiserverGoMiB: apiserverGoMiB(metricsText),
       apiserverIdleCpuPercent: Math.round((idleCpuMs / IDLE_MS) * 1000) / 10,
       scoped: { secretChange, newClass, newTenant: scopedTenant },
       upstream: { openSeconds: upstreamOpenSeconds, classChange, newTenant: upstreamTenant },

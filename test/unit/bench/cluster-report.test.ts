@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  apiserverGoMiB,
   apiserverWatchCounters,
   clusterTargets,
   delta,
@@ -184,6 +185,7 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
       watchesPerNode: 5,
       apiserverWatches: nodes * 5 + 100,
       apiserverRssMiB: 1000,
+      apiserverGoMiB: nodes / 10,
       apiserverIdleCpuPercent: 2,
       scoped,
       upstream: { openSeconds: 1, classChange: reach(nodes, nodes), newTenant: reach(nodes, nodes) },
@@ -193,6 +195,10 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
     const lines = simTable([good]).split('\n');
     expect(lines).to.have.length(3);
     expect(lines[2]).to.match(/^1000 \+ 20 +5 +5100 /);
+    // 100 MiB more Go memory for 5,000 more watches: 20 KiB each.
+    const two = simTable([good, sim(2000, good.scoped)]).split('\n');
+    expect(two[3]).to.match(/1000 \/ 200 +20 /);
+    expect(two[2]).to.match(/1000 \/ 100 +- /);
     expect(lines[2]).to.include('1000 of 1000: 1000 ev');
     for (const scoped of [
       { secretChange: reach(1, 3), newClass: reach(2, 2), newTenant: reach(0, 0) },
@@ -201,5 +207,7 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
     ])
       expect(simTargets([good, sim(2000, scoped)])[0]!.status).to.equal('MISSED');
     expect(simTargets([])[0]!.status).to.equal('n/a');
+    const goMetrics = 'go_memstats_heap_inuse_bytes 1.048576e+08\ngo_memstats_stack_inuse_bytes 5242880\n';
+    expect(apiserverGoMiB(goMetrics)).to.equal(105);
   });
 });
