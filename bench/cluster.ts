@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,10 +43,11 @@ import {
   createSecretProviderClass,
   kubernetesUnavailable,
 } from './kube-env.js';
-import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
+import { mib, processCpuMs, processMemory } from './proc.js';
 import { BenchProcess, benchNodeFlags, processNodeFlags, startFileProvider, usesImageNodeFlags } from './processes.js';
 import { machineLine, nodeFlagsText, positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { loggedPort, nextRound, runLimited, scrape, Volumes, VOLUME_NAME, type BenchPod } from './rounds.js';
+import { Interrupt, progressLine, removeWorkDir } from './run-control.js';
 
 /**
  * `npm run bench:cluster` (also part of `npm run bench`): what each node's driver costs as
@@ -79,14 +80,10 @@ const SPC_NAME = 'app';
 const CREDS_SECRET = 'creds';
 const CREDS = { username: 'bench', password: 'not-a-real-password' };
 
-const interrupt = new AbortController();
-function checkInterrupted(): void {
-  if (interrupt.signal.aborted) throw new Error('interrupted');
-}
+const interrupt = new Interrupt();
+const checkInterrupted = (): void => interrupt.check();
 
-function progress(text: string): void {
-  process.stderr.write(`bench cluster: ${text}\n`);
-}
+const progress = progressLine('cluster');
 
 /** One benchmark node: its driver, its namespace and the volumes published on it. */
 interface BenchNode {
@@ -577,9 +574,7 @@ async function main(): Promise<void> {
   const results: ClusterStep[] = [];
   const simulation: SimStep[] = [];
   const sims: SimulatedNode[] = [];
-  const onSignal = () => interrupt.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  interrupt.listen();
   let cluster: KubeCluster | undefined;
   let admin: KubeApi | undefined;
   let ownWatches: number | undefined;
@@ -664,11 +659,8 @@ async function main(): Promise<void> {
     for (const p of processes.reverse()) await p.stop().catch(() => undefined);
     admin?.close();
     await cluster?.stop().catch(() => undefined);
-    const leftover = await unmountAllUnder(work);
-    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s) under ${work}`);
-    await rm(work, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    await removeWorkDir(work, progress);
+    interrupt.release();
   }
 
   const summary = results.map(summarize);

@@ -11,6 +11,7 @@ import { createSecretProviderClass } from '../test/support/kube-objects.js';
 import { mib, mountsUnder, processCpuMs, processMemory } from './proc.js';
 import { machineLine, positiveIntEnv, runBench, startBenchRun, table, writeBenchResults } from './report.js';
 import { rounded, summarize, type LatencySummary } from './stats.js';
+import { progressLine } from './run-control.js';
 
 /**
  * `npm run bench` (last) or `npm run bench:e2e`: N pods created at once on a real kubelet
@@ -30,9 +31,7 @@ const CLASS = 'bench';
 /** Reads one secret file, then idles: Ready as soon as it runs (no probe), as most pods with a CSI secret volume would be. */
 const SCRIPT = 'cat /mnt/secrets-store/obj-0 >/dev/null; exec sleep 2147483647';
 
-function progress(text: string): void {
-  process.stderr.write(`bench e2e-pods: ${text}\n`);
-}
+const progress = progressLine('e2e-pods');
 
 type Kind = 'csi' | 'plain';
 

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../bin/csi-client.js';
 import { objectNames, objectsParameter, SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
-import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
+import { mib, processCpuMs, processMemory } from './proc.js';
 import {
   benchNodeFlags,
   chooseMountMode,
@@ -45,6 +45,7 @@ import {
   type RoundReport,
   type Volume,
 } from './rounds.js';
+import { Interrupt, progressLine, removeWorkDir } from './run-control.js';
 
 /**
  * `npm run bench` (after the publish benchmark) or `npm run bench:rotation`: the cost of
@@ -94,14 +95,10 @@ function modes(): Mode[] {
   return list as Mode[];
 }
 
-const interrupt = new AbortController();
-function checkInterrupted(): void {
-  if (interrupt.signal.aborted) throw new Error('interrupted');
-}
+const interrupt = new Interrupt();
+const checkInterrupted = (): void => interrupt.check();
 
-function progress(text: string): void {
-  process.stderr.write(`bench rotation: ${text}\n`);
-}
+const progress = progressLine('rotation');
 
 /** The driver's rotation counters (rotation_reconcile_*), for cross-checking the log line. */
 interface ReconcileCounters {
@@ -566,9 +563,7 @@ async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-rotation-'));
   const processes: BenchProcess[] = [];
   const checks: Record<string, boolean> = {};
-  const onSignal = () => interrupt.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  interrupt.listen();
   const rows: RotationRow[] = [];
   const observedRounds: Record<string, ObservedRound[]> = {};
   const publishSeconds: Record<string, number> = {};
@@ -621,11 +616,8 @@ async function main(): Promise<void> {
       await p.stop().catch(() => undefined);
     }
     await kube?.stop().catch(() => undefined);
-    const leftover = await unmountAllUnder(work);
-    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s) under ${work}`);
-    await rm(work, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    await removeWorkDir(work, progress);
+    interrupt.release();
   }
 
   const results: RotationResults = {

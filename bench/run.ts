@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readlink, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import type { NodePublishVolumeRequest } from '../proto/gen/csi/v1/NodePublishVolumeRequest.js';
 import { SPC_NAMESPACE, writeObjects, writeSecretProviderClass } from './fixtures.js';
-import { mib, mountsUnder, processCpuMs, processMemory, unmountAllUnder, type ProcessMemory } from './proc.js';
+import { mib, mountsUnder, processCpuMs, processMemory, type ProcessMemory } from './proc.js';
 import {
   benchNodeFlags,
   chooseMountMode,
@@ -30,6 +30,7 @@ import {
   type Target,
 } from './report.js';
 import { rounded, summarize } from './stats.js';
+import { Interrupt, progressLine, removeWorkDir } from './run-control.js';
 
 /**
  * `npm run bench`: NodePublishVolume latency and driver memory, measured on the real
@@ -59,14 +60,9 @@ function iterationCounts(): Record<Size, number> {
   return { 1: parts[0]!, 10: parts[parts.length === 1 ? 0 : 1]!, 100: parts[parts.length === 1 ? 0 : 2]! };
 }
 
-let interrupted = false;
-function checkInterrupted(): void {
-  if (interrupted) throw new Error('interrupted');
-}
-
-function progress(text: string): void {
-  process.stderr.write(`bench: ${text}\n`);
-}
+const interrupt = new Interrupt();
+const checkInterrupted = (): void => interrupt.check();
+const progress = progressLine('');
 
 const memoryMiB = (m: ProcessMemory) => ({ rssMiB: mib(m.rssKiB), peakMiB: mib(m.hwmKiB) });
 
@@ -313,11 +309,7 @@ async function main(): Promise<void> {
 
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-'));
   const bench: Bench = { work, mountMode, cpuProfDir, processes: [], checks: {} };
-  const onSignal = () => {
-    interrupted = true;
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  interrupt.listen();
   let latency: LatencyRow[] = [];
   let memory: MemoryRow[];
   try {
@@ -351,11 +343,8 @@ async function main(): Promise<void> {
     ];
   } finally {
     for (const p of bench.processes.reverse()) await p.stop().catch(() => undefined);
-    const leftover = await unmountAllUnder(work);
-    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s) under ${work}`);
-    await rm(work, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    await removeWorkDir(work, progress);
+    interrupt.release();
   }
 
   const p50Ten = latency.find((r) => r.id === 'publish-10')!.latencyMs.p50;

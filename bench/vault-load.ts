@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../bin/csi-client.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../test/support/openbao.js';
 import { kubernetesUnavailable, startBenchClusterWith, type BenchCluster } from './kube-env.js';
-import { mib, processCpuMs, processMemory, unmountAllUnder } from './proc.js';
+import { mib, processCpuMs, processMemory } from './proc.js';
 import {
   benchNodeFlags,
   chooseMountMode,
@@ -46,6 +46,7 @@ import {
   type BenchSecret,
 } from './vault-env.js';
 import { formatVaultLoadReport, vaultLoadTargets, type VaultLoadResults, type VaultLoadRow } from './vault-report.js';
+import { Interrupt, progressLine, removeWorkDir } from './run-control.js';
 
 /**
  * `npm run bench:vault` (and part of `npm run bench`): the Vault traffic of one workload at
@@ -76,11 +77,9 @@ const HOLD_MARGIN_MS = 300;
 const PUBLISH_CONCURRENCY = 8;
 const ROUND_TIMEOUT_MS = 180_000;
 
-const interrupt = new AbortController();
+const interrupt = new Interrupt();
 
-function progress(text: string): void {
-  process.stderr.write(`bench vault-load: ${text}\n`);
-}
+const progress = progressLine('vault-load');
 
 /** BENCH_VAULT_PODS: how many pods (default 100). */
 function podCount(): number {
@@ -316,9 +315,7 @@ async function main(): Promise<void> {
   const cpuProfDir = process.env['BENCH_CPU_PROF'] || undefined;
   const { mode: mountMode, reason: mountModeReason } = chooseMountMode();
   const work = await mkdtemp(join(tmpdir(), 'ssc-bench-vault-'));
-  const onSignal = () => interrupt.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  interrupt.listen();
   const checks: Record<string, boolean> = {};
   const secrets = benchSecrets(OBJECTS, OBJECT_SIZE);
   let kube: BenchCluster | undefined;
@@ -362,11 +359,8 @@ async function main(): Promise<void> {
     await provider?.stop().catch(() => undefined);
     await bao?.stop().catch(() => undefined);
     await kube?.stop().catch(() => undefined);
-    const leftover = await unmountAllUnder(work);
-    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s) under ${work}`);
-    await rm(work, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    await removeWorkDir(work, progress);
+    interrupt.release();
   }
 
   const results: VaultLoadResults = {

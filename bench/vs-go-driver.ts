@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { idleCpuMsPerSecond, mib, unmountAllUnder, type MemoryBreakdown } from './proc.js';
+import { idleCpuMsPerSecond, mib, type MemoryBreakdown } from './proc.js';
 import { benchNodeFlags, chooseMountMode, usesImageNodeFlags, type BenchProcess } from './processes.js';
 import { nonNegativeIntEnv, positiveIntEnv, runBench, startBenchRun, writeBenchResults } from './report.js';
 import { summarize } from './stats.js';
@@ -37,6 +37,7 @@ import {
   type ComparisonRow,
   type VsGoResults,
 } from './vs-go-report.js';
+import { progressLine, removeWorkDir } from './run-control.js';
 
 /**
  * `npm run bench:vs-go`: our driver against upstream's Go driver v1.6.1 on the same
@@ -63,9 +64,7 @@ async function readBaseline(): Promise<Baseline | undefined> {
   }
 }
 
-function progress(text: string): void {
-  process.stderr.write(`bench vs-go: ${text}\n`);
-}
+const progress = progressLine('vs-go');
 
 /** BENCH_VS_ITERATIONS: one count for every size ("5") or one per size 1,10,100 ("100,100,30"). */
 function iterationCounts(): Record<Size, number> {
@@ -330,9 +329,7 @@ async function main(): Promise<void> {
   } finally {
     for (const proc of processes.reverse()) await proc.stop().catch(() => undefined);
     await stopCluster?.().catch(() => undefined);
-    const leftover = await unmountAllUnder(work);
-    if (leftover.length > 0) progress(`unmounted ${leftover.length} leftover mount(s)`);
-    await rm(work, { recursive: true, force: true });
+    await removeWorkDir(work, progress);
   }
 
   const baseline = await readBaseline();
