@@ -149,8 +149,15 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
       ['watches-per-driver', 'ok'],
       ['secret-change-reaches-users-only', 'ok'],
     ]);
+    const fiveKinds = { 'pods/cluster': 1, 'secrets/namespace': 2, 'secretproviderclasses/namespace': 1 };
     const wide = [
-      summarize(step(100, [driver('a', { eventsReceived: { 'secrets/cluster': 200 }, watches: 5 })], [1, 1])),
+      summarize(
+        step(
+          100,
+          [driver('a', { eventsReceived: { 'secrets/cluster': 200 }, watches: 5, watchesOpen: fiveKinds })],
+          [1, 1],
+        ),
+      ),
       summarize(step(10_000, [driver('a', { rssMiB: 140, apiRequestsPerRound: 2 })], [1, 1])),
     ];
     expect(clusterTargets(wide, 1).map((t) => t.status)).to.deep.equal([
@@ -160,6 +167,9 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
       'MISSED',
       'MISSED',
     ]);
+    expect(clusterTargets(wide, 1)[3]!.detail).to.equal(
+      'most watches of one driver: 5 (pods/cluster 1, secretproviderclasses/namespace 1, secrets/namespace 2)',
+    );
     expect(clusterTargets([], 1).every((t) => t.status === 'n/a')).to.equal(true);
   });
 
