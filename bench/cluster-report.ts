@@ -416,7 +416,13 @@ export interface SimStep {
   /** With each node's watches scoped as the driver's: a used Secret changed, a class created (both in one node's namespace), and a new namespace of TENANT_CLASSES classes no node uses. */
   readonly scoped: { readonly secretChange: Reach; readonly newClass: Reach; readonly newTenant: Reach };
   /** With upstream v1.6.1's cluster-wide class and managed-Secret watches added on every simulated node. */
-  readonly upstream: { readonly openSeconds: number; readonly classChange: Reach; readonly newTenant: Reach };
+  readonly upstream: {
+    readonly openSeconds: number;
+    readonly classChange: Reach;
+    /** A Secret a real driver syncs (managed=true), annotated. */
+    readonly managedSecretChange: Reach;
+    readonly newTenant: Reach;
+  };
 }
 
 /** The Go runtime's heap and stacks in use, from a Go process's /metrics (MiB). */
@@ -484,6 +490,7 @@ export function simTable(steps: readonly SimStep[]): string {
       'class created',
       `${TENANT_CLASSES} classes, new ns`,
       "upstream's: class changed",
+      'synced Secret changed',
       `${TENANT_CLASSES} classes, new ns`,
     ],
     steps.map((s, i) => [
@@ -498,6 +505,7 @@ export function simTable(steps: readonly SimStep[]): string {
       reachCell(s.scoped.newClass),
       `${s.scoped.newTenant.reached}: ${s.scoped.newTenant.eventsSent} ev`,
       `${reachCell(s.upstream.classChange)}, ${s.upstream.classChange.seconds.toFixed(1)} s`,
+      `${reachCell(s.upstream.managedSecretChange)}, ${s.upstream.managedSecretChange.seconds.toFixed(1)} s`,
       `${s.upstream.newTenant.reached}: ${s.upstream.newTenant.eventsSent} ev, ${(s.upstream.newTenant.kibSent / 1024).toFixed(1)} MiB, ${s.upstream.newTenant.seconds.toFixed(1)} s`,
     ]),
     new Set([1, 2, 3, 4, 5, 6]),

@@ -76,12 +76,16 @@ export class SimulatedNode {
   private readonly stops: (() => Promise<void> | void)[] = [];
   private upstream: AbortController | undefined;
   private upstreamEnded: Promise<unknown>[] = [];
+  /** Set by stop(): a start still under way opens nothing more. */
+  private stopped = false;
 
   constructor(
     endpoint: ApiEndpoint,
     readonly name: string,
     readonly namespace: string,
+    /** The class of its volumes, and their nodePublishSecretRef Secret (labelled used=true). */
     readonly className: string,
+    readonly usedSecretName: string,
   ) {
     this.api = new KubeApi(endpoint, { userAgent: `secrets-store-csi/bench (${name})`, observeWatch: this.tally });
   }
@@ -100,20 +104,23 @@ export class SimulatedNode {
       () => used.stop(),
       () => managed.stop(),
     );
+    if (this.stopped) return;
     pods.start();
     podStatuses.start();
     classes.start();
     // As a publish or rotation round does: the volume's class, its nodePublishSecretRef Secret, its synced Secrets.
     await classes.get(this.namespace, this.className);
+    if (this.stopped) return;
     used.ensure(this.namespace);
     managed.ensure(this.namespace);
     await until(
       () =>
-        pods.everSynced &&
-        podStatuses.everSynced &&
-        classes.ready &&
-        used.everSynced &&
-        managed.lookup(this.namespace, '-') !== undefined,
+        this.stopped ||
+        (pods.everSynced &&
+          podStatuses.everSynced &&
+          classes.ready &&
+          used.everSynced &&
+          managed.lookup(this.namespace, '-') !== undefined),
       `${this.name}: watches listed`,
       timeoutMs,
       signal,
@@ -122,6 +129,7 @@ export class SimulatedNode {
 
   /** Adds upstream v1.6.1's two cluster-wide watches, from `resourceVersion`; resolves once the server accepted both. */
   async openUpstreamWatches(resourceVersion: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.stopped) return;
     const abort = new AbortController();
     this.upstream = abort;
     const openBefore = this.tally.open;
@@ -135,7 +143,12 @@ export class SimulatedNode {
         abort.signal,
       ),
     ].map((p) => p.catch((err: unknown) => err));
-    await until(() => this.tally.open >= openBefore + 2, `${this.name}: upstream's watches opened`, timeoutMs, signal);
+    await until(
+      () => this.stopped || this.tally.open >= openBefore + 2,
+      `${this.name}: upstream's watches opened`,
+      timeoutMs,
+      signal,
+    );
   }
 
   async closeUpstreamWatches(): Promise<void> {
@@ -146,6 +159,7 @@ export class SimulatedNode {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.closeUpstreamWatches();
     await Promise.all(this.stops.map((stop) => stop()));
     this.api.close();

@@ -10,7 +10,6 @@ import { USED_SECRET_LABEL } from '../driver/k8s/constants.js';
 import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
 import {
-  apiserverGoMiB,
   apiserverWatchCounters,
   clusterTargets,
   delta,
@@ -25,20 +24,20 @@ import {
   simTable,
   simTargets,
   summarize,
-  TENANT_CLASSES,
   type ClusterResults,
-  type Reach,
   type SimStep,
   type ClusterStep,
   type DriverCounters,
   type DriverStep,
   type OtherObject,
 } from './cluster-report.js';
-import { currentResourceVersion, SimulatedNode, until } from './cluster-sim.js';
+import type { SimulatedNode } from './cluster-sim.js';
+import { measureSimStep, type SimEnv } from './cluster-sim-step.js';
 import { objectNames, objectsParameter, writeObjects } from './fixtures.js';
 import {
   apiserverMetrics,
   createBenchPods,
+  createIgnoringConflict,
   createCsiDriver,
   createSecretProviderClass,
   kubernetesUnavailable,
@@ -137,13 +136,6 @@ async function settle(nodes: readonly BenchNode[]): Promise<{ counters: DriverCo
     if (next.some((c, i) => eventTotal(c) !== eventTotal(counters[i]!))) quietSince = Date.now();
     counters = next;
   }
-}
-
-/** Creates `body` at `path`, taking an existing object (409) as created: a step may be re-run on the same cluster. */
-async function createIgnoringConflict(admin: KubeApi, path: string, body: unknown): Promise<void> {
-  await admin.create(path, body).catch((err: { code?: number }) => {
-    if (err.code !== 409) throw err;
-  });
 }
 
 /** The objects of other nodes one index stands for: a class, a used Secret, and a pod on another node using both. */
@@ -303,182 +295,6 @@ async function measureStep(ctx: Ctx, existing: number, total: number, objectsYam
   return step;
 }
 
-/** Simulated nodes opened at once. */
-const SIM_START_CONCURRENCY = 16;
-const SIM_TIMEOUT_MS = 180_000;
-/** A change has been delivered when no simulated node received an event for this long. */
-const SIM_QUIET_MS = 1000;
-/** The window over which the apiserver's CPU is read while nothing changes. */
-const IDLE_MS = 10_000;
-
-/** Waits until no simulated node has received an event for SIM_QUIET_MS. */
-async function simQuiet(sims: readonly SimulatedNode[]): Promise<void> {
-  const total = () => sims.reduce((a, s) => a + s.tally.events, 0);
-  let last = total();
-  let quietSince = Date.now();
-  await until(
-    () => {
-      const now = total();
-      if (now !== last) [last, quietSince] = [now, Date.now()];
-      return Date.now() - quietSince >= SIM_QUIET_MS;
-    },
-    'simulated nodes quiet',
-    SIM_TIMEOUT_MS,
-    interrupt.signal,
-  );
-}
-
-/**
- * Makes `change`, waits until each of `users` received `perUser` events of `kind` and the
- * simulated nodes went quiet, and says who received any, and what the apiserver sent.
- */
-async function reachOf(
-  ctx: Ctx,
-  sims: readonly SimulatedNode[],
-  users: readonly SimulatedNode[],
-  kind: 'classes' | 'secrets',
-  perUser: number,
-  change: () => Promise<void>,
-): Promise<Reach> {
-  const before = new Map(sims.map((s) => [s, s.tally[kind]]));
-  const apiBefore = apiserverWatchCounters(await apiserverMetrics(ctx.cluster, ctx.ca));
-  const t0 = performance.now();
-  await change();
-  await until(
-    () => users.every((u) => u.tally[kind] - before.get(u)! >= perUser),
-    `the change reached its ${users.length} users`,
-    SIM_TIMEOUT_MS,
-    interrupt.signal,
-  );
-  const seconds = Math.round((performance.now() - t0) / 100) / 10;
-  await simQuiet(sims);
-  const apiAfter = apiserverWatchCounters(await apiserverMetrics(ctx.cluster, ctx.ca));
-  return {
-    users: users.length,
-    reached: sims.filter((s) => s.tally[kind] > before.get(s)!).length,
-    eventsSent: apiAfter.eventsSent - apiBefore.eventsSent,
-    kibSent: Math.round((apiAfter.bytesSent - apiBefore.bytesSent) / 1024),
-    seconds,
-  };
-}
-
-/** Creates a namespace with TENANT_CLASSES classes (the namespace first: its own events are not counted). */
-async function newTenant(ctx: Ctx, namespace: string): Promise<() => Promise<void>> {
-  await createIgnoringConflict(ctx.admin, corePath('namespaces'), { metadata: { name: namespace } });
-  return () =>
-    runLimited(
-      Array.from({ length: TENANT_CLASSES }, (_, i) => i),
-      CREATE_CONCURRENCY,
-      (i) =>
-        createIgnoringConflict(ctx.admin, secretProviderClassPath(namespace), {
-          apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-          kind: 'SecretProviderClass',
-          metadata: { name: `tenant-${i}` },
-          spec: { provider: 'file', parameters: { objects: '' } },
-        }),
-      interrupt.signal,
-    );
-}
-
-/**
- * Adds simulated nodes until there are `count`, each with the watch set of a driver whose
- * volumes are in one of the other nodes' namespaces (round robin), then measures the
- * apiserver, who receives three changes, and the same with upstream's watches added.
- */
-async function measureSimStep(
-  ctx: Ctx,
-  sims: SimulatedNode[],
-  count: number,
-  otherNamespaces: number,
-): Promise<SimStep> {
-  checkInterrupted();
-  const endpoint = resolveEndpoint(ctx.cluster.driverKubeconfig, {});
-  const added = Array.from({ length: count - sims.length }, (_, j) => sims.length + j);
-  progress(`simulation ${count}: opening the watch sets of ${added.length} more simulated nodes`);
-  const t0 = performance.now();
-  await runLimited(
-    added,
-    SIM_START_CONCURRENCY,
-    async (i) => {
-      const first = (i % otherNamespaces) * OBJECTS_PER_NAMESPACE;
-      const node = new SimulatedNode(endpoint, `sim-node-${i}`, otherNamespace(first), `spc-${first}`);
-      sims.push(node);
-      await node.start(SIM_TIMEOUT_MS, interrupt.signal);
-    },
-    interrupt.signal,
-  );
-  const openSeconds = Math.round((performance.now() - t0) / 100) / 10;
-  await simQuiet(sims);
-  const cpuBefore = await processCpuMs(ctx.apiserverPid);
-  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-  const idleCpuMs = (await processCpuMs(ctx.apiserverPid)) - cpuBefore;
-  const [metricsText, apiserverRss] = await Promise.all([
-    apiserverMetrics(ctx.cluster, ctx.ca),
-    processMemory(ctx.apiserverPid),
-  ]);
-  const apiMetrics = apiserverWatchCounters(metricsText);
-  const target = sims[0]!;
-  const users = sims.filter((s) => s.namespace === target.namespace);
-  const firstIndex = Number(target.className.slice('spc-'.length));
-  const watchesPerNode = Math.max(...sims.map((s) => s.tally.open));
-  const stamp = { metadata: { annotations: { 'bench.secrets-store-csi/touched': `sim-${count}` } } };
-  const secretChange = await reachOf(ctx, sims, users, 'secrets', 1, () =>
-    ctx.admin.mergePatch(corePath('secrets', target.namespace, `used-${firstIndex}`), stamp).then(() => undefined),
-  );
-  const newClass = await reachOf(ctx, sims, users, 'classes', 1, () =>
-    createIgnoringConflict(ctx.admin, secretProviderClassPath(target.namespace), {
-      apiVersion: 'secrets-store.csi.x-k8s.io/v1',
-      kind: 'SecretProviderClass',
-      metadata: { name: `sim-class-${count}` },
-      spec: { provider: 'file', parameters: { objects: '' } },
-    }),
-  );
-  const scopedTenant = await reachOf(ctx, sims, [], 'classes', 0, await newTenant(ctx, `sim-tenant-${count}-a`));
-  progress(
-    `simulation ${count}: ${apiMetrics.watchRequests - ctx.ownWatchRequests} watches; a Secret change reached ${secretChange.reached} of ${users.length} users, a new class ${newClass.reached}, ${TENANT_CLASSES} classes of a new namespace ${scopedTenant.reached}; now with upstream's cluster-wide watches`,
-  );
-  const rv = await currentResourceVersion(ctx.admin, secretProviderClassPath());
-  const t1 = performance.now();
-  await runLimited(
-    sims,
-    SIM_START_CONCURRENCY,
-    (s) => s.openUpstreamWatches(rv, SIM_TIMEOUT_MS, interrupt.signal),
-    interrupt.signal,
-  );
-  const upstreamOpenSeconds = Math.round((performance.now() - t1) / 100) / 10;
-  try {
-    const classChange = await reachOf(ctx, sims, sims, 'classes', 1, () =>
-      ctx.admin.mergePatch(secretProviderClassPath(target.namespace, `spc-${firstIndex}`), stamp).then(() => undefined),
-    );
-    const upstreamTenant = await reachOf(
-      ctx,
-      sims,
-      sims,
-      'classes',
-      TENANT_CLASSES,
-      await newTenant(ctx, `sim-tenant-${count}-b`),
-    );
-    const step: SimStep = {
-      simulatedNodes: count,
-      realDrivers: ctx.nodes.length,
-      openSeconds,
-      watchesPerNode,
-      apiserverWatches: apiMetrics.watchRequests - ctx.ownWatchRequests,
-      apiserverRssMiB: mib(apiserverRss.rssKiB),
-      apiserverGoMiB: apiserverGoMiB(metricsText),
-      apiserverIdleCpuPercent: Math.round((idleCpuMs / IDLE_MS) * 1000) / 10,
-      scoped: { secretChange, newClass, newTenant: scopedTenant },
-      upstream: { openSeconds: upstreamOpenSeconds, classChange, newTenant: upstreamTenant },
-    };
-    progress(
-      `simulation ${count}: with upstream's watches one class change reached ${classChange.reached} nodes (${classChange.eventsSent} events sent), ${TENANT_CLASSES} new classes ${upstreamTenant.eventsSent} events in ${upstreamTenant.seconds} s`,
-    );
-    return step;
-  } finally {
-    await Promise.all(sims.map((s) => s.closeUpstreamWatches()));
-  }
-}
-
 /** The apiserver's own WATCH requests before any driver runs: the same count in two reads a second apart. */
 async function settledOwnWatches(ctx: Pick<Ctx, 'cluster' | 'ca'>): Promise<number> {
   let last = -1;
@@ -589,6 +405,8 @@ async function main(): Promise<void> {
     processes.push(await startFileProvider(work, providerRoot));
     progress('starting etcd and kube-apiserver (test/peers/kube/start-cluster.sh)');
     const { startKubeCluster } = await import('../test/support/kube-cluster.js');
+    // /debug/pprof: the simulation has the apiserver collect garbage before reading its Go memory.
+    process.env['KUBE_APISERVER_PROFILING'] = 'true';
     cluster = await startKubeCluster();
     admin = new KubeApi(resolveEndpoint(join(cluster.dir, 'kubeconfig'), {}));
     const pidOf = async (file: string) => Number((await readFile(join(cluster!.dir, file), 'utf8')).trim());
@@ -645,7 +463,22 @@ async function main(): Promise<void> {
       existing = total;
     }
     const otherNamespaces = namespacesFor(existing);
-    for (const count of simNodeSteps) simulation.push(await measureSimStep(ctx, sims, count, otherNamespaces));
+    const simEnv: SimEnv = {
+      cluster,
+      ca: ctx.ca,
+      admin,
+      apiserverPid: ctx.apiserverPid,
+      ownWatchRequests,
+      realDrivers: nodes.length,
+      managedSecret: { namespace: nodes[0]!.namespace, name: `${SPC_NAME}-synced` },
+      signal: interrupt.signal,
+      progress,
+      check: (name, ok, detail) => check(ctx, name, ok, detail),
+    };
+    for (const count of simNodeSteps) {
+      checkInterrupted();
+      simulation.push(await measureSimStep(simEnv, sims, count, otherNamespaces));
+    }
   } finally {
     await Promise.all(sims.map((s) => s.stop().catch(() => undefined)));
     await Promise.all(

@@ -1,3 +1,4 @@
+import type { KubeApi } from '../driver/k8s/client/kube-api.js';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
@@ -150,6 +151,24 @@ export function startBenchCluster(
 }
 
 /** kube-apiserver's own /metrics text (`ca`: the cluster CA's PEM, read once by the caller). */
+/** Creates `body` at `path` with `api`, taking an existing object (409) as created: a benchmark step may be re-run on the same cluster. */
+export async function createIgnoringConflict(api: KubeApi, path: string, body: unknown): Promise<void> {
+  await api.create(path, body).catch((err: { code?: number }) => {
+    if (err.code !== 409) throw err;
+  });
+}
+
+/**
+ * Has kube-apiserver run a garbage collection (Go's heap profile endpoint with gc=1, on by
+ * default with --profiling), so the Go memory its /metrics report next is live data.
+ */
+export async function apiserverCollectGarbage(
+  cluster: Pick<KubeCluster, 'url' | 'adminToken'>,
+  ca: Buffer,
+): Promise<void> {
+  await getText(`${cluster.url}/debug/pprof/heap?gc=1`, cluster.adminToken, ca);
+}
+
 export function apiserverMetrics(cluster: Pick<KubeCluster, 'url' | 'adminToken'>, ca: Buffer): Promise<string> {
   return getText(`${cluster.url}/metrics`, cluster.adminToken, ca);
 }

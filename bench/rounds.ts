@@ -72,7 +72,11 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error('interrupted');
 }
 
-/** Runs `work` over `items`, `limit` at a time; with `signal`, stops taking new items once it aborts (leave it out for cleanup). */
+/**
+ * Runs `work` over `items`, `limit` at a time; with `signal`, stops taking new items once it
+ * aborts (leave it out for cleanup). The first failure stops taking new items too, and is
+ * thrown once the items under way have finished, so nothing runs on after the caller's cleanup.
+ */
 export async function runLimited<T>(
   items: readonly T[],
   limit: number,
@@ -80,13 +84,21 @@ export async function runLimited<T>(
   signal?: AbortSignal,
 ): Promise<void> {
   let next = 0;
+  let failed = false;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       throwIfAborted(signal);
-      await work(items[next++] as T);
+      try {
+        await work(items[next++] as T);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
 }
 
 /** A published volume: kubelet's volume id and target path. */

@@ -20,6 +20,8 @@
 # Binaries: $ETCD and $KUBE_APISERVER, else peers.env from test/peers/install.sh
 # (install.sh etcd kube-apiserver). Needs openssl, curl, and node or python3.
 # START_CLUSTER_TIMEOUT (seconds, default 90) bounds each readiness wait.
+# KUBE_APISERVER_PROFILING=true serves /debug/pprof (admin only; the cluster benchmark
+# asks for a garbage collection there before reading the apiserver's Go memory).
 # Exit status: 0 ready, 1 failed (both processes stopped, log tails on stderr), 2 usage.
 # (end of usage)
 set -euo pipefail
@@ -205,7 +207,7 @@ for _attempt in 1 2 3; do
     --authorization-mode=RBAC \
     --allow-privileged=true \
     --enable-priority-and-fairness=false \
-    --profiling=false \
+    --profiling="${KUBE_APISERVER_PROFILING:-false}" \
     --audit-policy-file="$DIR/audit-policy.yaml" \
     --audit-log-path="$DIR/audit.log" \
     --audit-log-format=json \

@@ -198,7 +198,12 @@ describe('bench/cluster-report: the cluster benchmark’s steps, counters, summa
       apiserverGoMiB: nodes / 10,
       apiserverIdleCpuPercent: 2,
       scoped,
-      upstream: { openSeconds: 1, classChange: reach(nodes, nodes), newTenant: reach(nodes, nodes) },
+      upstream: {
+        openSeconds: 1,
+        classChange: reach(nodes, nodes),
+        managedSecretChange: reach(nodes, nodes),
+        newTenant: reach(nodes, nodes),
+      },
     });
     const good = sim(1000, { secretChange: reach(1, 1), newClass: reach(2, 2), newTenant: reach(0, 0) });
     expect(simTargets([good]).map((t) => t.status)).to.deep.equal(['ok']);
