@@ -1,16 +1,14 @@
-// Every list+watch a driver in Kubernetes mode opens, in one place: two of this node's
-// objects (pods by spec.nodeName, pod status objects by the node label) and, per namespace
-// with volumes on the node, its classes, its used=true Secrets (reconciler rotation) and
-// its managed Secrets (Secret sync: managedSecretWatch, re-exported from there). Nothing
-// is watched cluster-wide. The cluster benchmark's simulated nodes open exactly these
-// (bench/cluster-sim.ts).
+// The list+watches of a driver in Kubernetes mode: two of this node's objects (pods by
+// spec.nodeName, pod status objects by the node label) and, per namespace with volumes on
+// the node, its classes and its used=true Secrets (reconciler rotation). The one other,
+// the namespace's managed Secrets, is Secret sync's own (managedSecretWatch in
+// driver/secret-sync/managed-secret-watches.ts). Nothing is watched cluster-wide. The
+// cluster benchmark's simulated nodes open exactly these (bench/cluster-sim.ts).
 import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
 import type { KubeObject, Pod, Secret } from '../k8s/client/types.js';
 import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
 import { corePath, podStatusPath, secretProviderClassPath } from '../k8s/resource-paths.js';
 import { withoutManagedFields, type WatchedCacheSpec } from '../k8s/watched-cache.js';
-
-export { managedSecretWatch } from '../secret-sync/managed-secret-watches.js';
 
 /** What rotation reads of a cached Pod: metadata, its CSI volumes, service account, fsGroup, phase. */
 export function slimPod(pod: Pod): Pod {
