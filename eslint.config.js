@@ -1,6 +1,7 @@
 // ESLint for the whole tree (`npm run lint`, run by `npm test` before the suite).
 // Formatting is prettier's (`npm run format`); this checks what a formatter cannot:
-// import cycles, function and file length, and typescript-eslint's recommended rules.
+// import cycles, function and file length, the long string literals prettier leaves on one
+// line (shipped code), and typescript-eslint's recommended rules.
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
@@ -27,12 +28,14 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
       'max-lines': ['error', { max: 300, skipBlankLines: true, skipComments: true }],
+      // Prettier wraps code at 120 but never splits a string: long messages are concatenated.
+      'max-len': ['error', { code: 160, ignoreUrls: true }],
     },
   },
   {
     // Tests and benchmarks are tables of cases and scripted steps: long by nature.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
-    rules: { 'max-lines-per-function': 'off', 'max-lines': 'off' },
+    rules: { 'max-lines-per-function': 'off', 'max-lines': 'off', 'max-len': 'off' },
   },
   {
     files: ['scripts/**/*.mjs'],

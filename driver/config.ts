@@ -87,7 +87,10 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'rotation-mode': {
     type: 'string',
     default: 'auto',
-    help: "auto (reconciler when the driver's RBAC grants its rights, else republish; checked at start), reconciler (the driver refreshes volumes itself, needs deploy/rbac-rotation.yaml) or republish (refresh on kubelet's requiresRepublish calls, upstream's RBAC)",
+    help:
+      "auto (reconciler when the driver's RBAC grants its rights, else republish; checked at " +
+      'start), reconciler (the driver refreshes volumes itself, needs deploy/rbac-rotation.yaml) ' +
+      "or republish (refresh on kubelet's requiresRepublish calls, upstream's RBAC)",
   },
   'workload-restart-min-interval': {
     type: 'string',
@@ -112,7 +115,9 @@ export const DRIVER_FLAGS: Readonly<Record<string, FlagSpec>> = Object.freeze({
   'secret-resync-interval': {
     type: 'string',
     default: '5m',
-    help: 'how often synced Secrets of mounted volumes are checked and re-created from the mounted files, as a Go duration; minimum 1s (with rotation: at most --rotation-poll-interval)',
+    help:
+      'how often synced Secrets of mounted volumes are checked and re-created from the mounted ' +
+      'files, as a Go duration; minimum 1s (with rotation: at most --rotation-poll-interval)',
   },
   'mount-mode': {
     type: 'string',

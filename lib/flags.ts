@@ -108,10 +108,11 @@ export function booleanFlag(flags: ParsedFlags, name: string): boolean {
 export function flagsHelp(specs: Readonly<Record<string, FlagSpec>>): string {
   return Object.entries(specs)
     .filter(([, s]) => !s.ignored)
-    .map(
-      ([name, s]) =>
-        `  --${name}${s.type === 'string' ? '=VALUE' : ''}\n      ${s.help}${s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : ''}`,
-    )
+    .map(([name, s]) => {
+      const value = s.type === 'string' ? '=VALUE' : '';
+      const byDefault = s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : '';
+      return `  --${name}${value}\n      ${s.help}${byDefault}`;
+    })
     .join('\n');
 }
 

@@ -83,7 +83,10 @@ export function chooseRotationMode(facts: RotationModeFacts): RotationModeChoice
       mode: 'reconciler',
       log: {
         level: 'error',
-        message: `--rotation-mode=reconciler: ${lacks}; refreshes that need it fail with MountRotationFailed. Grant it, or use --rotation-mode=auto or republish with CSIDriver requiresRepublish: true`,
+        message:
+          `--rotation-mode=reconciler: ${lacks}; refreshes that need it fail with ` +
+          `MountRotationFailed. Grant it, or use --rotation-mode=auto or republish with CSIDriver ` +
+          `requiresRepublish: true`,
       },
     };
   const republish = requiresRepublish(csiDriver);
@@ -92,12 +95,16 @@ export function chooseRotationMode(facts: RotationModeFacts): RotationModeChoice
       mode: 'reconciler',
       log: {
         level: 'warn',
-        message: `rotation: ${lacks}; running the rotation reconciler (--rotation-mode=auto) since CSIDriver ${driverName} has no requiresRepublish: true, and refreshes that need it fail with MountRotationFailed`,
+        message:
+          `rotation: ${lacks}; running the rotation reconciler (--rotation-mode=auto) since CSIDriver ` +
+          `${driverName} has no requiresRepublish: true, and refreshes that need it fail with ` +
+          `MountRotationFailed`,
       },
     };
   const why = republish
     ? `CSIDriver ${driverName} has requiresRepublish: true`
-    : `CSIDriver ${driverName} has no requiresRepublish: true, so kubelet does not republish and mounted volumes are not rotated until it is set or the right granted`;
+    : `CSIDriver ${driverName} has no requiresRepublish: true, so kubelet does not republish and ` +
+      `mounted volumes are not rotated until it is set or the right granted`;
   return {
     mode: 'republish',
     log: {

@@ -101,7 +101,10 @@ export class RepublishRotation implements RepublishGate {
       const driver = await this.deps.csiDriver();
       if (driver?.spec?.requiresRepublish !== true) {
         log.warn(
-          `--rotation-mode=republish: CSIDriver ${this.deps.config.driverName} ${driver ? 'has requiresRepublish: false' : 'does not exist'}, so kubelet never republishes and mounted volumes are not rotated; set requiresRepublish: true (deploy/csidriver.yaml) or use --rotation-mode=reconciler`,
+          `--rotation-mode=republish: CSIDriver ${this.deps.config.driverName} ` +
+            `${driver ? 'has requiresRepublish: false' : 'does not exist'}, so kubelet never ` +
+            `republishes and mounted volumes are not rotated; set requiresRepublish: true ` +
+            `(deploy/csidriver.yaml) or use --rotation-mode=reconciler`,
         );
       }
     } catch (err) {

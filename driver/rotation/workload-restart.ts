@@ -161,7 +161,11 @@ export class WorkloadRestarter {
       request.pod,
       'Warning',
       'WorkloadRestartDeferred',
-      `rotation changed the content of SecretProviderClass ${request.spcName}, but ${name} was restarted at ${formatRestartedAt(decision.last)}, less than --workload-restart-min-interval (${formatGoDuration(this.deps.minIntervalMs)}) ago; it restarts at ${formatRestartedAt(decision.until)}. Content that changes on every read (docs/rotation.md) keeps restarting it this often`,
+      `rotation changed the content of SecretProviderClass ${request.spcName}, but ${name} was ` +
+        `restarted at ${formatRestartedAt(decision.last)}, less than ` +
+        `--workload-restart-min-interval (${formatGoDuration(this.deps.minIntervalMs)}) ago; it ` +
+        `restarts at ${formatRestartedAt(decision.until)}. Content that changes on every read ` +
+        `(docs/rotation.md) keeps restarting it this often`,
     );
     this.deps.logger.info('workload restart deferred', {
       workload: key,

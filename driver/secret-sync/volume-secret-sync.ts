@@ -259,7 +259,9 @@ export class VolumeSecretSync {
       if (outcome !== 'conflict') return undefined;
       return {
         failure: false,
-        message: `Secret ${pod.namespace}/${object.secretName} exists and is not managed by the Secrets Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`,
+        message:
+          `Secret ${pod.namespace}/${object.secretName} exists and is not managed by the Secrets ` +
+          `Store CSI driver (no ${MANAGED_LABEL}=true label); it was left unchanged`,
       };
     } catch (err) {
       const e = toSscError(err);

@@ -47,7 +47,9 @@ export interface AtomicWriterOptions {
 /** Kubelet-style hidden directory name prefix: `..2026_11_22_00_12_09.`. */
 function timestampedPrefix(now: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
-  return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.`;
+  const date = [now.getUTCFullYear(), p(now.getUTCMonth() + 1), p(now.getUTCDate())];
+  const time = [p(now.getUTCHours()), p(now.getUTCMinutes()), p(now.getUTCSeconds())];
+  return `..${[...date, ...time].join('_')}.`;
 }
 
 /** What the writer knows of a target it wrote: the payload directory and digests, never contents. */

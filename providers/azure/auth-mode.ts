@@ -67,11 +67,14 @@ export function resolveAuth(input: AuthInput): AzureAuth {
   if (input.useVMManagedIdentity) {
     if (input.clientId !== '')
       throw invalidParameter(
-        'useVMManagedIdentity and clientID are both set: clientID selects workload identity; for a user-assigned managed identity set userAssignedIdentityID instead',
+        'useVMManagedIdentity and clientID are both set: clientID selects workload identity; for a ' +
+          'user-assigned managed identity set userAssignedIdentityID instead',
       );
     if (secretKeys !== '')
       throw invalidParameter(
-        `useVMManagedIdentity is set and the nodePublishSecretRef Secret has ${secretKeys}: a managed identity uses no client secret; remove nodePublishSecretRef or useVMManagedIdentity`,
+        `useVMManagedIdentity is set and the nodePublishSecretRef Secret has ${secretKeys}: a ` +
+          `managed identity uses no client secret; remove nodePublishSecretRef or ` +
+          `useVMManagedIdentity`,
       );
     return {
       kind: 'managed-identity',
@@ -96,7 +99,9 @@ export function resolveAuth(input: AuthInput): AzureAuth {
   }
   if (id === undefined && secret === undefined) {
     throw invalidParameter(
-      'no identity: set clientID (workload identity), useVMManagedIdentity: "true" (managed identity), or a nodePublishSecretRef Secret with clientid and clientsecret (service principal)',
+      'no identity: set clientID (workload identity), useVMManagedIdentity: "true" (managed ' +
+        'identity), or a nodePublishSecretRef Secret with clientid and clientsecret (service ' +
+        'principal)',
     );
   }
   if (id === undefined || id.value === '')

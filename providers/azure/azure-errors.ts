@@ -57,7 +57,8 @@ export function aadstsCode(description: unknown): string | undefined {
 }
 
 function objectText(c: ReadContext): string {
-  return `${c.objectType} ${quoted(c.objectName, 128)}${c.objectVersion === '' ? '' : ` version ${quoted(c.objectVersion, 64)}`} in key vault ${quoted(c.keyvaultName, 32)}`;
+  const version = c.objectVersion === '' ? '' : ` version ${quoted(c.objectVersion, 64)}`;
+  return `${c.objectType} ${quoted(c.objectName, 128)}${version} in key vault ${quoted(c.keyvaultName, 32)}`;
 }
 
 /** Entra error codes that mean "try later", not "refused". */

@@ -28,13 +28,17 @@ export class AzureMetrics {
     const registers = [registry];
     this.requests = new Counter({
       name: 'azure_keyvault_requests_total',
-      help: 'HTTP requests sent to Key Vault (each page of a version listing and each auth challenge counts), by operation and HTTP status ("error": no response)',
+      help:
+        'HTTP requests sent to Key Vault (each page of a version listing and each auth challenge ' +
+        'counts), by operation and HTTP status ("error": no response)',
       labelNames: ['operation', 'status'],
       registers,
     });
     this.reads = new Counter({
       name: 'azure_read_cache_total',
-      help: 'Key Vault reads (gets and version listings) by how they were answered: hit (from the --read-cache-window), miss (sent), coalesced (joined the same read in flight)',
+      help:
+        'Key Vault reads (gets and version listings) by how they were answered: hit (from the ' +
+        '--read-cache-window), miss (sent), coalesced (joined the same read in flight)',
       labelNames: ['result'],
       registers,
     });

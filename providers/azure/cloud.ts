@@ -80,7 +80,9 @@ export function resolveCloud(name: string, parameter: string, stack: StackEnviro
   const cloud = CLOUDS.get(name.toUpperCase());
   if (!cloud)
     throw invalidParameter(
-      `${parameter} ${quoted(name, 64)} is not a cloud: use AzurePublicCloud, AzureUSGovernmentCloud, AzureChinaCloud, AzureGermanCloud or AzureStackCloud (with cloudEnvFileName)`,
+      `${parameter} ${quoted(name, 64)} is not a cloud: use AzurePublicCloud, ` +
+        `AzureUSGovernmentCloud, AzureChinaCloud, AzureGermanCloud or AzureStackCloud (with ` +
+        `cloudEnvFileName)`,
     );
   return cloud;
 }

@@ -84,7 +84,9 @@ export function uniqueVersions(
     const seen = byId.get(id);
     if (seen !== undefined && seen !== version) {
       throw invalidParameter(
-        `${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ${quoted(version, 64)}); give each version its own objectVersionHistory entry or one objectVersion`,
+        `${quoted(id, 140)} is listed twice with different versions (${quoted(seen, 64)} and ` +
+          `${quoted(version, 64)}); give each version its own objectVersionHistory entry or one ` +
+          `objectVersion`,
       );
     }
     byId.set(id, version);

@@ -54,7 +54,8 @@ export function mountFiles(
       const owner = owners.get(path);
       if (owner !== undefined && owner !== entry.id) {
         throw invalidParameter(
-          `objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} (objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`,
+          `objects ${quoted(owner, 140)} and ${quoted(entry.id, 140)} both write ${quoted(path, 140)} ` +
+            `(objectAlias, or the .crt/.key files of --write-cert-and-key-in-separate-files)`,
         );
       }
       owners.set(path, entry.id);

@@ -60,7 +60,9 @@ function certificateText(
     default:
       throw new SscError(
         'failed-precondition',
-        `azure provider: ${what} backs a certificate with content type ${quoted(secret.contentType ?? '', 64)}; only ${PEM_CONTENT_TYPE} and ${PFX_CONTENT_TYPE} can be written`,
+        `azure provider: ${what} backs a certificate with content type ` +
+          `${quoted(secret.contentType ?? '', 64)}; only ${PEM_CONTENT_TYPE} and ${PFX_CONTENT_TYPE} ` +
+          `can be written`,
         { reason: 'UnsupportedContentType' },
       );
   }

@@ -85,7 +85,9 @@ export function versionFrom(outcome: HelperOutcome, c: CallContext): string | un
   if (!new RegExp(`^[\\x20-\\x7e]{1,${MAX_VERSION_CHARS}}$`).test(text) || text.trim() !== text) {
     throw new SscError(
       'failed-precondition',
-      `exec provider: ${what(c)} printed no version: one line of 1 to ${MAX_VERSION_CHARS} printable ASCII characters without leading or trailing spaces is expected (exit 3 when the helper has no versions)`,
+      `exec provider: ${what(c)} printed no version: one line of 1 to ${MAX_VERSION_CHARS} ` +
+        `printable ASCII characters without leading or trailing spaces is expected (exit 3 when the ` +
+        `helper has no versions)`,
       { reason: 'HelperBadVersion' },
     );
   }

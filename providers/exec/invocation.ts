@@ -79,7 +79,9 @@ export function tokensToPass(attributes: Readonly<Record<string, string>>, opted
   if (raw === undefined || raw === '') {
     throw new SscError(
       'failed-precondition',
-      `exec provider: passServiceAccountTokens is "true" but the driver passed no ${TOKENS_ATTRIBUTE}: add the audiences the helpers need to the CSIDriver's spec.tokenRequests`,
+      `exec provider: passServiceAccountTokens is "true" but the driver passed no ` +
+        `${TOKENS_ATTRIBUTE}: add the audiences the helpers need to the CSIDriver's ` +
+        `spec.tokenRequests`,
       { reason: 'ServiceAccountTokenMissing' },
     );
   }

@@ -38,7 +38,8 @@ export function checkTokenSubject(jwt: string, namespace: string, name: string, 
   const why = sub === undefined ? 'is not a JWT with a "sub" claim' : `has sub ${quoted(sub, 120)}`;
   throw new SscError(
     'failed-precondition',
-    `${provider} provider: the pod's service-account token ${why}, not ${quoted(expected, 120)} of csi.storage.k8s.io/pod.namespace and csi.storage.k8s.io/serviceAccount.name`,
+    `${provider} provider: the pod's service-account token ${why}, not ${quoted(expected, 120)} ` +
+      `of csi.storage.k8s.io/pod.namespace and csi.storage.k8s.io/serviceAccount.name`,
     { reason: 'ServiceAccountTokenMismatch' },
   );
 }

@@ -16,7 +16,9 @@ export const pkiProviderFlags: Readonly<Record<string, FlagSpec>> = {
   'ca-dir': {
     type: 'string',
     default: '',
-    help: 'directory of per-namespace CAs, <dir>/<namespace>/ca.crt and ca.key, for a Mount without a nodePublishSecretRef CA (the SecretSync controller sends none); empty: off',
+    help:
+      'directory of per-namespace CAs, <dir>/<namespace>/ca.crt and ca.key, for a Mount without a ' +
+      'nodePublishSecretRef CA (the SecretSync controller sends none); empty: off',
   },
 };
 

@@ -121,9 +121,11 @@ function tlsParameters(attributes: Readonly<Record<string, string>>): VaultTlsLa
   const clientCertPath = param(attributes, 'vaultTLSClientCertPath');
   const clientKeyPath = param(attributes, 'vaultTLSClientKeyPath');
   if ((clientCertPath === undefined) !== (clientKeyPath === undefined)) {
-    throw invalidParameter(
-      `${clientCertPath === undefined ? 'vaultTLSClientCertPath' : 'vaultTLSClientKeyPath'} is required with ${clientCertPath === undefined ? 'vaultTLSClientKeyPath' : 'vaultTLSClientCertPath'}: a client certificate needs its key`,
-    );
+    const [missing, given] =
+      clientCertPath === undefined
+        ? ['vaultTLSClientCertPath', 'vaultTLSClientKeyPath']
+        : ['vaultTLSClientKeyPath', 'vaultTLSClientCertPath'];
+    throw invalidParameter(`${missing} is required with ${given}: a client certificate needs its key`);
   }
   const skip = param(attributes, 'vaultSkipTLSVerify');
   const skipVerify = skip === undefined ? undefined : goBoolParameter(skip, 'vaultSkipTLSVerify', invalidParameter);

@@ -98,7 +98,9 @@ export function vaultError(failure: VaultFailure, op: VaultOperation): SscError 
     case 'tls':
       return new SscError(
         'unavailable',
-        `TLS with ${at} failed (${printable(failure.code, 64)}): ${printable(failure.message, 300)}; check vaultCACertPath, vaultTLSServerName and the client certificate`,
+        `TLS with ${at} failed (${printable(failure.code, 64)}): ` +
+          `${printable(failure.message, 300)}; check vaultCACertPath, vaultTLSServerName and the ` +
+          `client certificate`,
         { reason: 'VaultTLSError' },
       );
     case 'network':
@@ -130,7 +132,9 @@ function redirectError(
   const target = printable(failure.target ?? '', 200);
   const message =
     failure.why === 'other-origin'
-      ? `${what} to another origin, ${target}: not followed, as the Vault token or the login's service-account token would go there; set vaultAddress to the node that answers (the active one, or an address that reaches it)`
+      ? `${what} to another origin, ${target}: not followed, as the Vault token or the login's ` +
+        `service-account token would go there; set vaultAddress to the node that answers (the ` +
+        `active one, or an address that reaches it)`
       : failure.why === 'repeated'
         ? `${what} a second time, to ${target}: only one redirect is followed`
         : `${what} without a usable Location`;

@@ -39,13 +39,13 @@ const runPlugin: RunPlugin = (plugin, env) =>
         : plugin.command;
     execFile(command, [...plugin.args], { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, stdout) => {
       // Never include the plugin's output in an error: it may hold a token.
-      if (err)
-        reject(
-          new KubeCredentialError(
-            `kubeconfig credential plugin ${plugin.command} failed${typeof err.code === 'number' ? ` (exit status ${err.code})` : err.code ? ` (${String(err.code)})` : ''}`,
-          ),
-        );
-      else resolve(stdout);
+      if (!err) {
+        resolve(stdout);
+        return;
+      }
+      const code =
+        typeof err.code === 'number' ? ` (exit status ${err.code})` : err.code ? ` (${String(err.code)})` : '';
+      reject(new KubeCredentialError(`kubeconfig credential plugin ${plugin.command} failed${code}`));
     });
   });
 
