@@ -1,4 +1,6 @@
 import { median } from './stats.js';
+
+export { delta } from './stats.js';
 import { table, type BenchRunHeader } from './report.js';
 
 /**
@@ -113,19 +115,6 @@ export function driverCounters(metricsText: string): DriverCounters {
 function byMethod(series: readonly Series[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const s of series) out[s.labels['method'] ?? ''] = (out[s.labels['method'] ?? ''] ?? 0) + s.value;
-  return out;
-}
-
-/** `after - before` per key, leaving out zeros. */
-export function delta(
-  before: Readonly<Record<string, number>>,
-  after: Readonly<Record<string, number>>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    const d = (after[key] ?? 0) - (before[key] ?? 0);
-    if (d !== 0) out[key] = d;
-  }
   return out;
 }
 

@@ -2,6 +2,7 @@ import type { KubeApi } from '../driver/k8s/client/kube-api.js';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
+import { csiDriverObject } from '../test/support/kube-objects.js';
 import { peerBinary } from '../test/support/peers.js';
 
 /**
@@ -43,19 +44,6 @@ function apiWritesByResource(metricsText: string): Map<string, number> {
     byResource.set(resource, (byResource.get(resource) ?? 0) + value);
   }
   return byResource;
-}
-
-/** Per-resource difference `after - before`, leaving out zeros. */
-export function writesBetween(
-  before: ReadonlyMap<string, number>,
-  after: ReadonlyMap<string, number>,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [resource, n] of after) {
-    const delta = n - (before.get(resource) ?? 0);
-    if (delta !== 0) out[resource] = delta;
-  }
-  return out;
 }
 
 /** A started cluster with a namespace, a SecretProviderClass, the CSIDriver, and helpers the benchmark needs. */
@@ -178,18 +166,7 @@ export function apiserverMetrics(cluster: Pick<KubeCluster, 'url' | 'adminToken'
  * Create it before a driver starts: the driver reads the CSIDriver once and caches it.
  */
 export async function createCsiDriver(cluster: KubeCluster, tokenAudiences: readonly string[] = []): Promise<void> {
-  const tokenRequests = tokenAudiences.map((audience) => ({ audience }));
-  await cluster.admin.objects.create({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSIDriver',
-    metadata: { name: 'secrets-store.csi.k8s.io' },
-    spec: {
-      podInfoOnMount: true,
-      attachRequired: false,
-      volumeLifecycleModes: ['Ephemeral'],
-      ...(tokenRequests.length > 0 ? { tokenRequests } : {}),
-    },
-  } as never);
+  await cluster.admin.objects.create(csiDriverObject(tokenAudiences) as never);
 }
 
 /** Creates the SecretProviderClass `name` in `namespace` with `spec`. */

@@ -27,7 +27,8 @@ import {
   type Target,
   type TargetStatus,
 } from './report.js';
-import { kubernetesUnavailable, startBenchCluster, writesBetween, type BenchCluster } from './kube-env.js';
+import { kubernetesUnavailable, startBenchCluster, type BenchCluster } from './kube-env.js';
+import { delta } from './stats.js';
 import {
   asRound,
   countMoved,
@@ -334,7 +335,9 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
           // The driver is paused and wrote everything before its "round done" line (pod status,
           // Secrets and Events are awaited within each refresh).
           const apiWritesByResource =
-            kube && apiBefore ? writesBetween(apiBefore.writes, await kube.apiWrites()) : null;
+            kube && apiBefore
+              ? delta(Object.fromEntries(apiBefore.writes), Object.fromEntries(await kube.apiWrites()))
+              : null;
           const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
           const providerMountCalls =
             metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;

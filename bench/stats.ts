@@ -62,3 +62,16 @@ export function numberOption(args: readonly string[], name: string, fallback: nu
   }
   return value;
 }
+
+/** `after - before` per key, leaving out zeros. */
+export function delta(
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const d = (after[key] ?? 0) - (before[key] ?? 0);
+    if (d !== 0) out[key] = d;
+  }
+  return out;
+}

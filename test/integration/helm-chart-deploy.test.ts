@@ -154,150 +154,136 @@ async function renderBoth(
   };
 }
 
-describe('Helm chart with the vault provider and deploy/ with it opted in express the same install', function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
+/** The chart rendered with `values` and deploy/'s `objects()`, keyed and normalised (renderBoth). */
+interface RenderedInstall {
+  readonly chart: Map<string, Manifest>;
+  readonly deploy: Map<string, Manifest>;
+}
 
-  before(async () => {
-    helm = createHelm();
-    ({ chart, deploy } = await renderBoth(
-      helm,
-      { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } },
-      deployObjectsWithVault(),
-    ));
+/** A describe block whose tests read the chart and deploy/ as rendered once before them (a real helm each). */
+function describeSameInstall(
+  title: string,
+  values: Record<string, unknown>,
+  objects: () => readonly Manifest[],
+  tests: (rendered: () => RenderedInstall) => void,
+): void {
+  describe(title, function () {
+    this.timeout(60_000);
+    let helm: Helm | undefined;
+    let install: RenderedInstall | undefined;
+    before(async () => {
+      helm = createHelm();
+      install = await renderBoth(helm, values, objects());
+    });
+    after(() => helm?.cleanup());
+    tests(() => {
+      if (!install) throw new Error(`${title}: not rendered`);
+      return install;
+    });
   });
-  after(() => helm?.cleanup());
+}
 
-  it('renders the same objects, the vault DaemonSet and the CSIDriver with its token audience included', () => {
-    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-vault')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
-      { audience: 'vault', expirationSeconds: 600 },
-    ]);
-    expectSameInstall(chart, deploy);
-  });
-});
+describeSameInstall(
+  'Helm chart with the vault provider and deploy/ with it opted in express the same install',
+  { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } },
+  () => deployObjectsWithVault(),
+  (rendered) => {
+    it('renders the same objects, the vault DaemonSet and the CSIDriver with its token audience included', () => {
+      const { chart, deploy } = rendered();
+      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-vault')).to.equal(true);
+      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
+        { audience: 'vault', expirationSeconds: 600 },
+      ]);
+      expectSameInstall(chart, deploy);
+    });
+  },
+);
 
-describe('Helm chart with the azure provider and deploy/ with it opted in express the same install', function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
+describeSameInstall(
+  'Helm chart with the azure provider and deploy/ with it opted in express the same install',
+  { providers: { azure: { enabled: true } } },
+  () => deployObjectsWithAzure(),
+  (rendered) => {
+    it('renders the same objects, the azure DaemonSet and the CSIDriver with the workload identity audience included', () => {
+      const { chart, deploy } = rendered();
+      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-azure')).to.equal(true);
+      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
+        { audience: 'api://AzureADTokenExchange' },
+      ]);
+      expectSameInstall(chart, deploy);
+    });
+  },
+);
 
-  before(async () => {
-    helm = createHelm();
-    ({ chart, deploy } = await renderBoth(helm, { providers: { azure: { enabled: true } } }, deployObjectsWithAzure()));
-  });
-  after(() => helm?.cleanup());
+describeSameInstall(
+  'Helm chart with the exec provider and deploy/ with it opted in express the same install',
+  { providers: { exec: execValuesOfExample() } },
+  () => deployObjectsWithExec(),
+  (rendered) => {
+    it("renders the same objects: the exec DaemonSet and, from values, deploy/examples/exec's helpers ConfigMaps; no token audience", () => {
+      const { chart, deploy } = rendered();
+      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-exec')).to.equal(true);
+      expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helpers')).to.equal(true);
+      expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helper-files')).to.equal(true);
+      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+      expectSameInstall(chart, deploy);
+    });
+  },
+);
 
-  it('renders the same objects, the azure DaemonSet and the CSIDriver with the workload identity audience included', () => {
-    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-azure')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
-      { audience: 'api://AzureADTokenExchange' },
-    ]);
-    expectSameInstall(chart, deploy);
-  });
-});
+describeSameInstall(
+  'Helm chart with the pki provider and deploy/ with it opted in express the same install',
+  { providers: { pki: { enabled: true } } },
+  () => [...deployObjects(), ...parseManifests(readFileSync(join(DEPLOY, 'provider-pki-daemonset.yaml'), 'utf8'))],
+  (rendered) => {
+    it('renders the same objects, the pki DaemonSet included, no token audience', () => {
+      const { chart, deploy } = rendered();
+      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-pki')).to.equal(true);
+      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+      expectSameInstall(chart, deploy);
+    });
+  },
+);
 
-describe('Helm chart with the exec provider and deploy/ with it opted in express the same install', function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
+describeSameInstall(
+  "Helm chart with deploy/'s setup (RECOMMENDED_VALUES) and deploy/ express the same install",
+  {},
+  () => deployObjects(),
+  (rendered) => {
+    it('renders the same objects (kind, namespace, name)', () => {
+      const { chart, deploy } = rendered();
+      expect([...chart.keys()].sort()).to.deep.equal([...deploy.keys()].sort());
+    });
 
-  before(async () => {
-    helm = createHelm();
-    ({ chart, deploy } = await renderBoth(
-      helm,
-      { providers: { exec: execValuesOfExample() } },
-      deployObjectsWithExec(),
-    ));
-  });
-  after(() => helm?.cleanup());
+    it('every object is the same apart from the documented differences', () => {
+      const { chart, deploy } = rendered();
+      expectSameInstall(chart, deploy);
+    });
 
-  it("renders the same objects: the exec DaemonSet and, from values, deploy/examples/exec's helpers ConfigMaps; no token audience", () => {
-    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-exec')).to.equal(true);
-    expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helpers')).to.equal(true);
-    expect(chart.has('ConfigMap/kube-system/csi-secrets-store-provider-exec-helper-files')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
-    expectSameInstall(chart, deploy);
-  });
-});
+    it('renders no vault, azure, exec or pki provider and no token audience by default', () => {
+      const { chart } = rendered();
+      expect([...chart.keys()].filter((k) => /vault|azure|exec|pki/.test(k))).to.deep.equal([]);
+      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
+    });
+  },
+);
 
-describe('Helm chart with the pki provider and deploy/ with it opted in express the same install', function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
-
-  before(async () => {
-    helm = createHelm();
-    const objects = [
-      ...deployObjects(),
-      ...parseManifests(readFileSync(join(DEPLOY, 'provider-pki-daemonset.yaml'), 'utf8')),
-    ];
-    ({ chart, deploy } = await renderBoth(helm, { providers: { pki: { enabled: true } } }, objects));
-  });
-  after(() => helm?.cleanup());
-
-  it('renders the same objects, the pki DaemonSet included, no token audience', () => {
-    expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-pki')).to.equal(true);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
-    expectSameInstall(chart, deploy);
-  });
-});
-
-describe("Helm chart with deploy/'s setup (RECOMMENDED_VALUES) and deploy/ express the same install", function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
-
-  before(async () => {
-    helm = createHelm();
-    ({ chart, deploy } = await renderBoth(helm, {}, deployObjects()));
-  });
-  after(() => helm?.cleanup());
-
-  it('renders the same objects (kind, namespace, name)', () => {
-    expect([...chart.keys()].sort()).to.deep.equal([...deploy.keys()].sort());
-  });
-
-  it('every object is the same apart from the documented differences', () => {
-    expectSameInstall(chart, deploy);
-  });
-
-  it('renders no vault, azure, exec or pki provider and no token audience by default', () => {
-    expect([...chart.keys()].filter((k) => /vault|azure|exec|pki/.test(k))).to.deep.equal([]);
-    expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.equal(undefined);
-  });
-});
-
-describe('Helm chart with syncController.enabled and deploy/ plus deploy/sync-controller/ express the same install', function () {
-  this.timeout(60_000);
-  let helm: Helm;
-  let chart: Map<string, Manifest>;
-  let deploy: Map<string, Manifest>;
-
-  before(async () => {
-    helm = createHelm();
-    ({ chart, deploy } = await renderBoth(helm, { syncController: { enabled: true } }, [
-      ...deployObjects(),
-      ...syncControllerObjects(),
-    ]));
-  });
-  after(() => helm?.cleanup());
-
-  it('renders the same objects: the SecretSync CRD, RBAC, admission policies, their ConfigMap and the Deployment included', () => {
-    const sync = [...chart.keys()].filter((k) => /secretsync|sync-controller/.test(k)).sort();
-    expect(sync).to.have.length(20);
-    expect(sync).to.include.members([
-      'CustomResourceDefinition//secretsyncs.secret-sync.x-k8s.io',
-      'ConfigMap/kube-system/secrets-store-sync-controller-config',
-      'Deployment/kube-system/secrets-store-sync-controller',
-      'ValidatingAdmissionPolicy//secrets-store-sync-controller-validate-token-policy',
-    ]);
-    expectSameInstall(chart, deploy);
-  });
-});
+describeSameInstall(
+  'Helm chart with syncController.enabled and deploy/ plus deploy/sync-controller/ express the same install',
+  { syncController: { enabled: true } },
+  () => [...deployObjects(), ...syncControllerObjects()],
+  (rendered) => {
+    it('renders the same objects: the SecretSync CRD, RBAC, admission policies, their ConfigMap and the Deployment included', () => {
+      const { chart, deploy } = rendered();
+      const sync = [...chart.keys()].filter((k) => /secretsync|sync-controller/.test(k)).sort();
+      expect(sync).to.have.length(20);
+      expect(sync).to.include.members([
+        'CustomResourceDefinition//secretsyncs.secret-sync.x-k8s.io',
+        'ConfigMap/kube-system/secrets-store-sync-controller-config',
+        'Deployment/kube-system/secrets-store-sync-controller',
+        'ValidatingAdmissionPolicy//secrets-store-sync-controller-validate-token-policy',
+      ]);
+      expectSameInstall(chart, deploy);
+    });
+  },
+);

@@ -66,24 +66,28 @@ export async function createSecretProviderClass(
   });
 }
 
+/** Our driver's CSIDriver object as deploy/csidriver.yaml has it, with tokenRequests for `tokenAudiences` (none: left out). */
+export function csiDriverObject(tokenAudiences: readonly string[] = []): object {
+  const tokenRequests = tokenAudiences.map((audience) => ({ audience }));
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSIDriver',
+    metadata: { name: 'secrets-store.csi.k8s.io' },
+    spec: {
+      podInfoOnMount: true,
+      attachRequired: false,
+      volumeLifecycleModes: ['Ephemeral'],
+      ...(tokenRequests.length > 0 ? { tokenRequests } : {}),
+    },
+  };
+}
+
 /**
  * Creates the shared cluster's CSIDriver object for our driver with TEST_AUDIENCE in
  * tokenRequests (rotation mints tokens for it); one that exists already is left alone.
  */
 export async function createTestCsiDriver(cluster: KubeCluster): Promise<void> {
-  await cluster.admin.objects
-    .create({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSIDriver',
-      metadata: { name: 'secrets-store.csi.k8s.io' },
-      spec: {
-        podInfoOnMount: true,
-        attachRequired: false,
-        volumeLifecycleModes: ['Ephemeral'],
-        tokenRequests: [{ audience: TEST_AUDIENCE }],
-      },
-    } as never)
-    .catch(() => undefined);
+  await cluster.admin.objects.create(csiDriverObject([TEST_AUDIENCE]) as never).catch(() => undefined);
 }
 
 /**
