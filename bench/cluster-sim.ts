@@ -18,8 +18,8 @@ import { realSleep } from '../lib/sleep.js';
  * kubeconfig and RBAC) and the driver's own watch classes over the driver's own watch specs
  * (driver/kubernetes-mode/node-watches.ts), for a node with volumes of one class in one
  * namespace that rotate with a nodePublishSecretRef and sync Secrets: this node's pods and
- * pod status objects, and the namespace's classes, used=true and managed Secrets, opened
- * as a driver opens them (discovery, a class lookup, the Secret-list rights check).
+ * pod status objects, and the namespace's classes and used=true Secrets (its
+ * nodePublishSecretRef Secret and the Secrets it syncs, one watch), opened as a driver opens them (discovery, a class lookup, the Secret-list rights check).
  *
  * For comparison it can also open upstream v1.6.1's cluster-wide watches (every
  * SecretProviderClass; every Secret labelled managed=true), from the current
@@ -95,14 +95,13 @@ export class SimulatedNode {
     const pods = new WatchedCache(this.api, podWatch(this.name), silent, realSleep);
     const podStatuses = new WatchedCache(this.api, podStatusWatch(this.name), silent, realSleep);
     const classes = new ApiSecretProviderClassSource(this.api, silent, realSleep, NEVER_IDLE_MS);
-    const used = new NamespacedWatches(this.api, usedSecretWatch, silent, realSleep);
-    const managed = new ManagedSecretWatches(this.api, silent, realSleep);
+    const secrets = new NamespacedWatches(this.api, usedSecretWatch, silent, realSleep);
+    const managed = new ManagedSecretWatches(secrets, this.api, silent);
     this.stops.push(
       () => pods.stop(),
       () => podStatuses.stop(),
       () => classes.stop(),
-      () => used.stop(),
-      () => managed.stop(),
+      () => secrets.stop(),
     );
     if (this.stopped) return;
     pods.start();
@@ -111,7 +110,7 @@ export class SimulatedNode {
     // As a publish or rotation round does: the volume's class, its nodePublishSecretRef Secret, its synced Secrets.
     await classes.get(this.namespace, this.className);
     if (this.stopped) return;
-    used.ensure(this.namespace);
+    secrets.ensure(this.namespace);
     managed.ensure(this.namespace);
     await until(
       () =>
@@ -119,7 +118,7 @@ export class SimulatedNode {
         (pods.everSynced &&
           podStatuses.everSynced &&
           classes.ready &&
-          used.everSynced &&
+          secrets.everSynced &&
           managed.lookup(this.namespace, '-') !== undefined),
       `${this.name}: watches listed`,
       timeoutMs,

@@ -47,7 +47,7 @@ export interface KubernetesMode {
 }
 
 /**
- * How long a namespace's class (and nodePublishSecretRef Secret) watch outlives the last
+ * How long a namespace's class and Secret watches outlive the last
  * lookup there: three rounds of the slowest loop that reads them (rotation, Secret
  * resync), at least 10 minutes, so a namespace with volumes is never dropped between rounds.
  */
@@ -55,27 +55,35 @@ export function namespaceWatchIdleMs(config: DriverConfig): number {
   return Math.max(10 * 60_000, 3 * Math.max(config.rotationPollIntervalMs, secretResyncIntervalMs(config)));
 }
 
-/** This node's watched objects: only the rotation reconciler reads them (republish mode rotates with what kubelet sends). */
-interface ReconcilerWatches {
+/**
+ * This node's watched objects. Pods and pod status objects: only the rotation reconciler
+ * reads them (republish mode rotates with what kubelet sends). The `used=true` Secrets of
+ * the namespaces with volumes: the reconciler's nodePublishSecretRef reads and Secret sync
+ * share them (synced Secrets are labelled used=true too), one watch per namespace.
+ */
+interface NodeWatches {
   readonly pods: WatchedCache<Pod> | undefined;
   readonly podStatuses: WatchedCache<PodStatusItem> | undefined;
-  readonly usedSecrets: NamespacedWatches<Secret> | undefined;
+  /** Undefined when neither the reconciler nor Secret sync runs. */
+  readonly secrets: NamespacedWatches<Secret> | undefined;
+  readonly reconciler: boolean;
 }
 
-function startReconcilerWatches(api: KubeApi, config: DriverConfig, logger: Logger): ReconcilerWatches {
-  if (!config.enableSecretRotation || config.rotationMode !== 'reconciler')
-    return { pods: undefined, podStatuses: undefined, usedSecrets: undefined };
+function startNodeWatches(api: KubeApi, config: DriverConfig, logger: Logger): NodeWatches {
+  const reconciler = config.enableSecretRotation && config.rotationMode === 'reconciler';
+  // Secrets: only in the namespaces where a refresh or a sync read one lately.
+  const secrets =
+    reconciler || config.enableSecretSync
+      ? new NamespacedWatches<Secret>(api, usedSecretWatch, logger, realSleep, { idleMs: namespaceWatchIdleMs(config) })
+      : undefined;
+  if (!reconciler) return { pods: undefined, podStatuses: undefined, secrets, reconciler };
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,
   // and the publish hook their owner references.
   const pods = new WatchedCache<Pod>(api, podWatch(config.nodeId), logger, realSleep);
   // The volumes rotation refreshes: this node's pod status objects, watched instead of listed every round.
   const podStatuses = new WatchedCache<PodStatusItem>(api, podStatusWatch(config.nodeId), logger, realSleep);
-  // nodePublishSecretRef Secrets: only in the namespaces where a refresh read one lately.
-  const usedSecrets = new NamespacedWatches<Secret>(api, usedSecretWatch, logger, realSleep, {
-    idleMs: namespaceWatchIdleMs(config),
-  });
   for (const watch of [pods, podStatuses]) watch.start();
-  return { pods, podStatuses, usedSecrets };
+  return { pods, podStatuses, secrets, reconciler };
 }
 
 /** Secret sync (undefined with --enable-secret-sync=false): the syncs of publishes, their retries, and the periodic re-sync. */
@@ -89,14 +97,15 @@ function startSecretSync(
     classes: ApiSecretProviderClassSource;
     mounter: Mounter;
     volumes: ApiVolumes;
-    pods: WatchedCache<Pod> | undefined;
+    watches: NodeWatches;
     targets: TargetLifecycle;
   },
 ): { secretSync: VolumeSecretSync; resync: SecretResync } | undefined {
-  if (!config.enableSecretSync) return undefined;
-  const { events, classes, mounter, volumes, pods, targets } = deps;
+  const { events, classes, mounter, volumes, targets } = deps;
+  const { pods, secrets } = deps.watches;
+  if (!config.enableSecretSync || !secrets) return undefined;
   // Synced Secrets are read from watches of the namespaces with such volumes, not a GET per re-sync.
-  const watches = new ManagedSecretWatches(api, logger, realSleep);
+  const watches = new ManagedSecretWatches(secrets, api, logger);
   const secretSync = new VolumeSecretSync({
     targets,
     secrets: new SecretSyncer(api, logger, realSleep, readMountedFiles, watches),
@@ -144,7 +153,7 @@ function apiVolumes(
   classes: ApiSecretProviderClassSource,
   mounter: Mounter,
   logger: Logger,
-  watches: ReconcilerWatches,
+  watches: NodeWatches,
 ): ApiVolumes {
   return new ApiVolumes(
     api,
@@ -154,9 +163,18 @@ function apiVolumes(
     { nodeId: config.nodeId, driverName: config.driverName, defaultIntervalMs: config.rotationPollIntervalMs },
     logger.child({ component: 'rotation' }),
     watches.pods,
-    watches.usedSecrets,
+    watches.reconciler ? watches.secrets : undefined,
     watches.podStatuses,
   );
+}
+
+/** The driver's API client: its user agent names the node; requests and watches feed the metrics. */
+function connect(flags: DriverConfig, metrics: DriverMetrics, version: string): KubeApi {
+  return connectKubeApi(flags.kubeconfig, process.env, {
+    userAgent: `secrets-store-csi/${version} (${flags.nodeId})`,
+    observe: (method, code) => metrics.apiRequest(method, code),
+    observeWatch: metrics.watchObserver,
+  });
 }
 
 /**
@@ -172,11 +190,7 @@ export async function startKubernetesMode(
   version: string,
   targets: TargetLifecycle,
 ): Promise<KubernetesMode> {
-  const api = connectKubeApi(flags.kubeconfig, process.env, {
-    userAgent: `secrets-store-csi/${version} (${flags.nodeId})`,
-    observe: (method, code) => metrics.apiRequest(method, code),
-    observeWatch: metrics.watchObserver,
-  });
+  const api = connect(flags, metrics, version);
   const k8sLogger = logger.child({ component: 'kubernetes' });
   const rotationMode = await resolveRotationMode(api, flags, logger.child({ component: 'rotation' }));
   const config: DriverConfig = Object.freeze({ ...flags, rotationMode });
@@ -184,13 +198,19 @@ export async function startKubernetesMode(
   classes.start();
   const now = () => new Date();
   const events = new ApiEventRecorder(api, config.nodeId, k8sLogger, now);
-  const watches = startReconcilerWatches(api, config, k8sLogger);
-  const { pods, podStatuses, usedSecrets } = watches;
+  const watches = startNodeWatches(api, config, k8sLogger);
+  const { pods, podStatuses, secrets } = watches;
   const restarter = workloadRestarter(api, config, events, k8sLogger);
   const volumes = apiVolumes(api, config, classes, mounter, k8sLogger, watches);
-  const sync = startSecretSync(api, config, metrics, k8sLogger, { events, classes, mounter, volumes, pods, targets });
+  const sync = startSecretSync(api, config, metrics, k8sLogger, {
+    events,
+    classes,
+    mounter,
+    volumes,
+    watches,
+    targets,
+  });
   const podStatus = new PodStatusWriter(api, k8sLogger, (stored) => podStatuses?.remember(stored));
-  const secrets = sync?.secretSync;
   const hooks = kubernetesHooks({
     api,
     nodeId: config.nodeId,
@@ -199,7 +219,7 @@ export async function startKubernetesMode(
     logger: k8sLogger,
     pods,
     podStatus,
-    secrets,
+    secrets: sync?.secretSync,
     restarter,
     targets,
   });
@@ -215,7 +235,7 @@ export async function startKubernetesMode(
     async stop() {
       restarter?.stop();
       await Promise.all([sync?.resync.stop(), sync?.secretSync.stop()]);
-      await Promise.all([classes.stop(), pods?.stop(), usedSecrets?.stop(), podStatuses?.stop()]);
+      await Promise.all([classes.stop(), pods?.stop(), secrets?.stop(), podStatuses?.stop()]);
       api.close();
     },
   };

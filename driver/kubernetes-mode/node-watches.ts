@@ -1,9 +1,11 @@
 // The list+watches of a driver in Kubernetes mode: two of this node's objects (pods by
-// spec.nodeName, pod status objects by the node label) and, per namespace with volumes on
-// the node, its classes and its used=true Secrets (reconciler rotation). The one other,
-// the namespace's managed Secrets, is Secret sync's own (managedSecretWatch in
-// driver/secret-sync/managed-secret-watches.ts). Nothing is watched cluster-wide. The
-// cluster benchmark's simulated nodes open exactly these (bench/cluster-sim.ts).
+// spec.nodeName, pod status objects by the node label; reconciler rotation only) and, per
+// namespace with volumes on the node, its classes and its used=true Secrets: the
+// nodePublishSecretRef Secrets (reconciler rotation) and the Secrets the driver syncs
+// (labelled used=true as well as managed=true, secret-sync.ts), one watch for both.
+// Nothing is watched cluster-wide. So a node watches at most 2 + namespaces + namespaces
+// whose volumes use Secrets (kubernetes-mode.ts starts them). The cluster benchmark's
+// simulated nodes open exactly these (bench/cluster-sim.ts).
 import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
 import type { KubeObject, Pod, Secret } from '../k8s/client/types.js';
 import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
@@ -44,10 +46,13 @@ export function classWatch(namespace: string): WatchedCacheSpec<KubeObject> {
   return { what: `SecretProviderClass (${namespace})`, path: secretProviderClassPath(namespace) };
 }
 
-/** The nodePublishSecretRef Secrets of one namespace, as upstream reads them: labelled used=true. */
+/**
+ * The Secrets of one namespace labelled used=true: its nodePublishSecretRef Secrets (as
+ * upstream asks them to be labelled) and the Secrets this driver syncs there.
+ */
 export function usedSecretWatch(namespace: string): WatchedCacheSpec<Secret> {
   return {
-    what: `nodePublishSecretRef Secret (${namespace})`,
+    what: `Secret (used, ${namespace})`,
     path: corePath('secrets', namespace),
     labelSelector: `${USED_SECRET_LABEL}=true`,
   };

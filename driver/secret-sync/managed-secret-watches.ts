@@ -1,17 +1,18 @@
-// The Secrets this driver manages (label secrets-store.csi.k8s.io/managed=true), watched
-// only in the namespaces that have volumes with secretObjects on this node: a list+watch
-// per such namespace, never one of the whole cluster per node. Secret sync reads a Secret
-// from here instead of a GET, so an unchanged re-sync round makes no API request, while a
-// deleted or edited Secret is still seen (the watch's DELETED/MODIFIED events).
+// Secret sync's view of the Secrets it manages (labelled managed=true), read from the
+// node's per-namespace watch of `used=true` Secrets (usedSecretWatch in
+// driver/kubernetes-mode/node-watches.ts): the driver labels every Secret it syncs
+// used=true as well, so the watch that holds a namespace's nodePublishSecretRef Secrets
+// holds its synced ones too, and a namespace costs one Secret watch, not two. Watched only
+// in the namespaces with volumes on this node, never the whole cluster. Secret sync reads
+// a Secret from here instead of a GET, so an unchanged re-sync round makes no API request,
+// while a deleted or edited Secret is still seen (the watch's DELETED/MODIFIED events).
 import type { Logger } from '../../lib/logging/logger.js';
-import type { Sleep } from '../../lib/sleep.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { Secret } from '../k8s/client/types.js';
-import { MANAGED_LABEL } from '../k8s/constants.js';
+import { MANAGED_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
 import { corePath } from '../k8s/resource-paths.js';
-import { NamespacedWatches } from '../k8s/namespaced-watches.js';
-import type { WatchedCacheSpec } from '../k8s/watched-cache.js';
+import type { NamespacedWatches } from '../k8s/namespaced-watches.js';
 
 /** What the cache can say of one Secret: it is there (`secret`), it is not (`secret` undefined), or it cannot say (undefined). */
 export type CachedSecret = { readonly secret: Secret | undefined } | undefined;
@@ -26,34 +27,27 @@ export interface SecretCache {
   ensure(namespace: string): void;
 }
 
-/** The Secrets the driver syncs (labelled managed=true) in one namespace. */
-export function managedSecretWatch(namespace: string): WatchedCacheSpec<Secret> {
-  return {
-    what: `Secret (managed, ${namespace})`,
-    path: corePath('secrets', namespace),
-    labelSelector: `${MANAGED_LABEL}=true`,
-  };
-}
-
 /** How long the driver goes without watching after the API refused to list Secrets (the role may be granted meanwhile). */
 export const REFUSED_RETRY_MS = 10 * 60 * 1000;
 
-/** The per-namespace watches, started on first use and stopped when no volume of the namespace is left. */
+/**
+ * Secret sync's use of the node's Secret watches: it starts a namespace's watch on first
+ * use and keeps it in use while volumes there sync Secrets; the watches themselves stop
+ * once no reader used their namespace for their idle time (NamespacedWatches' idleMs).
+ */
 export class ManagedSecretWatches implements SecretCache {
-  private readonly watches: NamespacedWatches<Secret>;
   /** When the API last refused to list Secrets (403): until REFUSED_RETRY_MS later, Secrets are read with GETs. */
   private refusedAt: number | undefined;
   /** The rights check in flight, so concurrent first uses make one request. */
   private checking: Promise<boolean> | undefined;
 
   constructor(
-    private readonly api: Pick<KubeApi, 'get' | 'watch'>,
+    /** The node's watches of `used=true` Secrets, shared with rotation's nodePublishSecretRef reads. */
+    private readonly watches: NamespacedWatches<Secret>,
+    private readonly api: Pick<KubeApi, 'get'>,
     private readonly logger: Logger,
-    sleep: Sleep,
     private readonly now: () => number = Date.now,
-  ) {
-    this.watches = new NamespacedWatches<Secret>(api, managedSecretWatch, logger, sleep);
-  }
+  ) {}
 
   lookup(namespace: string, name: string): CachedSecret {
     const found = this.watches.lookup(namespace, name);
@@ -65,25 +59,20 @@ export class ManagedSecretWatches implements SecretCache {
   }
 
   ensure(namespace: string): void {
-    if (this.watches.watching(namespace)) return;
+    if (this.watches.watching(namespace)) {
+      this.watches.ensure(namespace);
+      return;
+    }
     if (this.refusedAt !== undefined && this.now() - this.refusedAt < REFUSED_RETRY_MS) return;
     void this.start(namespace);
   }
 
-  /** Keeps watching only `namespaces` (those with volumes that sync Secrets), and starts the missing ones. */
-  async retain(namespaces: ReadonlySet<string>): Promise<void> {
-    await this.watches.retain(new Set(this.watches.namespaces.filter((ns) => namespaces.has(ns))));
+  /**
+   * Marks `namespaces` (those with volumes that sync Secrets) in use, starting the missing
+   * watches; the others stop by themselves once idle, unless rotation still reads there.
+   */
+  retain(namespaces: ReadonlySet<string>): void {
     for (const ns of namespaces) this.ensure(ns);
-  }
-
-  /** Namespaces watched now. */
-  get namespaces(): string[] {
-    return this.watches.namespaces;
-  }
-
-  /** Stops every watch. */
-  async stop(): Promise<void> {
-    await this.watches.stop();
   }
 
   private async start(namespace: string): Promise<void> {
@@ -105,7 +94,7 @@ export class ManagedSecretWatches implements SecretCache {
   private async checkRight(namespace: string): Promise<boolean> {
     if (this.refusedAt === undefined && this.watches.namespaces.length > 0) return true;
     try {
-      await this.api.get(corePath('secrets', namespace), { labelSelector: `${MANAGED_LABEL}=true`, limit: 1 });
+      await this.api.get(corePath('secrets', namespace), { labelSelector: `${USED_SECRET_LABEL}=true`, limit: 1 });
       this.refusedAt = undefined;
       return true;
     } catch (err) {

@@ -58,7 +58,7 @@ export interface SecretResyncDeps {
   readonly intervalMs: number;
   readonly sleep: Sleep;
   readonly logger: Logger;
-  /** The managed-Secret watches: each round keeps those of the namespaces that still sync Secrets. */
+  /** The synced Secrets' watches: each round keeps those of the namespaces that still sync Secrets in use. */
   readonly watches?: Pick<ManagedSecretWatches, 'retain'>;
 }
 
@@ -93,7 +93,6 @@ export class SecretResync {
   async stop(): Promise<void> {
     this.abort.abort(new Error('secret resync stopped'));
     await this.loop;
-    await this.deps.watches?.retain(new Set());
   }
 
   /** One round (the loop calls this; tests may too). */
@@ -138,7 +137,7 @@ export class SecretResync {
       if (!(await deps.volumes.sync({ pod, targetPath, spc, owners, recordedError: secretSyncError }, 'resync')))
         failed++;
     }
-    if (!this.abort.signal.aborted) await deps.watches?.retain(namespaces);
+    if (!this.abort.signal.aborted) deps.watches?.retain(namespaces);
     if (failed > 0) deps.logger.info('secret resync round done', { volumes, failed });
     else deps.logger.debug('secret resync round done', { volumes, failed });
     return { volumes, failed };

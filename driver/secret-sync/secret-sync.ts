@@ -5,7 +5,7 @@ import type { Sleep } from '../../lib/sleep.js';
 import type { SecretObject } from '../spc/secret-provider-class.js';
 import { buildSecretData, secretDataDigest } from './secret-data.js';
 import { fromKubeError, httpStatusOf } from '../k8s/api-errors.js';
-import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL } from '../k8s/constants.js';
+import { DATA_DIGEST_ANNOTATION, MANAGED_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
 import type { KubeApi } from '../k8s/client/kube-api.js';
 import type { OwnerReference, Secret } from '../k8s/client/types.js';
 import { corePath } from '../k8s/resource-paths.js';
@@ -27,9 +27,22 @@ export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace' | 'patch'>;
 
 /**
  * The outcome of syncing one Secret: `owned` when only owner references were added
- * (the data already matched), `conflict` when a Secret of that name is not ours.
+ * (the data already matched), `labelled` when only the driver's own labels were added (a
+ * Secret synced before the driver set `used=true`: upstream's, or this driver's before
+ * 0.31), `conflict` when a Secret of that name is not ours.
  */
-export type SecretSyncOutcome = 'created' | 'updated' | 'owned' | 'unchanged' | 'conflict';
+export type SecretSyncOutcome = 'created' | 'updated' | 'owned' | 'labelled' | 'unchanged' | 'conflict';
+
+/**
+ * The labels the driver sets on every Secret it syncs: upstream's `managed=true`, and
+ * `used=true`, so the one watch per namespace of `used=true` Secrets (nodePublishSecretRef
+ * Secrets, as upstream labels them) also holds the synced ones (node-watches.ts). They
+ * win over the same keys in secretObjects' labels.
+ */
+export const SYNCED_SECRET_LABELS: Readonly<Record<string, string>> = Object.freeze({
+  [MANAGED_LABEL]: 'true',
+  [USED_SECRET_LABEL]: 'true',
+});
 
 /** Observes sync timing for metrics (sync_k8s_secret_total, k8s_secret_duration_sec). */
 export type SecretSyncObserver = (provider: string, seconds: number) => void;
@@ -184,14 +197,19 @@ export class SecretSyncer {
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
     const ownerReferences = [...(existing.metadata.ownerReferences ?? []), ...missing];
+    const labels = { ...existing.metadata.labels, ...object.labels, ...SYNCED_SECRET_LABELS };
     // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
     if (
       digestOfSecret(existing) === digest &&
-      hasAll(existing.metadata.labels, object.labels) &&
+      hasAll(existing.metadata.labels, { ...object.labels, ...SYNCED_SECRET_LABELS }) &&
       hasAll(existing.metadata.annotations, object.annotations)
     ) {
       if (missing.length === 0) return 'unchanged';
-      return this.addOwners(existing, ownerReferences);
+      return this.patchMetadata(existing, ownerReferences, undefined);
+    }
+    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.annotations, object.annotations)) {
+      // Only labels are missing. Ours alone (the data and the user's labels match): patch them in, no data write.
+      if (hasAll(existing.metadata.labels, object.labels)) return this.patchMetadata(existing, ownerReferences, labels);
     }
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError(
@@ -204,7 +222,7 @@ export class SecretSyncer {
       ...existing,
       metadata: {
         ...existing.metadata,
-        labels: { ...existing.metadata.labels, ...object.labels, [MANAGED_LABEL]: 'true' },
+        labels,
         annotations: { ...existing.metadata.annotations, ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
         ownerReferences,
       },
@@ -233,7 +251,7 @@ export class SecretSyncer {
       metadata: {
         name,
         namespace,
-        labels: { ...object.labels, [MANAGED_LABEL]: 'true' },
+        labels: { ...object.labels, ...SYNCED_SECRET_LABELS },
         annotations: { ...object.annotations, [DATA_DIGEST_ANNOTATION]: digest },
         // An owner without a uid (a pod status object not yet stored) would make the API refuse the Secret.
         ownerReferences: owners.filter((o) => o.uid !== ''),
@@ -250,21 +268,35 @@ export class SecretSyncer {
   }
 
   /**
-   * Adds owners without touching the data: one JSON patch setting the merged list, made
-   * conditional on the resourceVersion read (the API answers 409 when another node changed
-   * the Secret meanwhile; the caller then reads it again, so both nodes' owners stay).
+   * Adds owners (and, with `labels`, the driver's own labels) without touching the data: one
+   * JSON patch setting the merged lists, made conditional on the resourceVersion read (the
+   * API answers 409 when another node changed the Secret meanwhile; the caller then reads it
+   * again, so both nodes' owners stay).
    */
-  private async addOwners(existing: Secret, ownerReferences: OwnerReference[]): Promise<SecretSyncOutcome> {
+  private async patchMetadata(
+    existing: Secret,
+    ownerReferences: OwnerReference[],
+    labels: Record<string, string> | undefined,
+  ): Promise<SecretSyncOutcome> {
     const { namespace = '', name = '', resourceVersion = '' } = existing.metadata ?? {};
+    const added = ownerReferences.length > (existing.metadata?.ownerReferences ?? []).length;
     const patched = await this.api
       .patch<Secret>(corePath('secrets', namespace, name), [
         { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },
-        { op: 'add', path: '/metadata/ownerReferences', value: ownerReferences },
+        ...(added ? [{ op: 'add', path: '/metadata/ownerReferences', value: ownerReferences }] : []),
+        ...(labels ? [{ op: 'add', path: '/metadata/labels', value: labels }] : []),
       ])
       .catch((err: unknown) => {
-        throw fromKubeError(err, `add owner references to Secret ${namespace}/${name}`);
+        throw fromKubeError(err, `${added ? 'add owner references to' : 'label'} Secret ${namespace}/${name}`);
       });
     this.remember(patched);
+    if (!added) {
+      this.logger.info('Secret labelled', {
+        secretName: `${namespace}/${name}`,
+        labels: Object.keys(SYNCED_SECRET_LABELS),
+      });
+      return 'labelled';
+    }
     this.logger.info('Secret owners added', {
       secretName: `${namespace}/${name}`,
       owners: ownerReferences.map((o) => `${o.kind}/${o.name}`),

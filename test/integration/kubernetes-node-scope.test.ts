@@ -50,7 +50,7 @@ describe("Kubernetes mode watches only its volumes' namespaces (real kube-apiser
     await identity?.remove();
   });
 
-  it('classes, nodePublishSecretRef Secrets and synced Secrets are listed and watched in its namespace only', async () => {
+  it('classes, nodePublishSecretRef Secrets and synced Secrets are listed and watched in its namespace only, one Secret watch for both', async () => {
     const roles = await clusterRolesIn(['rbac.yaml', 'rbac-rotation.yaml', 'rbac-secret-sync.yaml'].map(deployFile));
     identity = await boundIdentity(cluster, 'scope', roles);
     stack = await startDriverStack({
@@ -86,6 +86,23 @@ describe("Kubernetes mode watches only its volumes' namespaces (real kube-apiser
       [...seen].filter((s) => !s.endsWith(` ${own}`)),
       'no request for another namespace or the whole cluster',
     ).to.deep.equal([]);
+    // One Secret watch serves the nodePublishSecretRef Secret and the synced one (labelled used=true too).
+    const synced = await cluster.admin.core.readNamespacedSecret({ namespace: own, name: 'synced' });
+    expect(synced.metadata?.labels).to.include({
+      'secrets-store.csi.k8s.io/managed': 'true',
+      'secrets-store.csi.k8s.io/used': 'true',
+    });
+    const open = (await stack.metrics())
+      .split('\n')
+      .filter((l) => l.startsWith('kube_watches_open{') && !l.endsWith(' 0'))
+      .map((l) => l.replace(/^kube_watches_open\{(.*)\} (\d+)$/, '$1 $2'))
+      .sort();
+    expect(open, 'watches open: 3 + the one namespace with volumes').to.deep.equal([
+      'resource="pods",scope="cluster" 1',
+      'resource="secretproviderclasses",scope="namespace" 1',
+      'resource="secretproviderclasspodstatuses",scope="cluster" 1',
+      'resource="secrets",scope="namespace" 1',
+    ]);
     await stack.client.unpublish('vol-app', target);
   });
 });

@@ -85,4 +85,46 @@ describe('Secret sync: an unchanged republish writes no Secret (upstream v1.6.1 
 
     await live.client.unpublish(`vol-web`, target);
   });
+
+  it(`a Secret synced before used=true (upstream's: managed=true only) is labelled with one PATCH, then ${REPUBLISHES} republishes write nothing`, async () => {
+    const live = stack as DriverStack;
+    await writeFile(join(live.providerRoot, 'db/password'), 'hunter2');
+    await createSecretProviderClass(cluster, ns, 'old', {
+      provider: 'file',
+      parameters: { objects: '- objectName: db-password\n  sourcePath: db/password\n' },
+      secretObjects: [{ secretName: 'old-secret', type: 'Opaque', data: [{ objectName: 'db-password', key: 'p' }] }],
+    });
+    // As upstream v1.6.1 leaves it: its label, its data, a label of the user's.
+    await cluster.admin.core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: 'old-secret', labels: { 'secrets-store.csi.k8s.io/managed': 'true', team: 'blue' } },
+        type: 'Opaque',
+        data: { p: Buffer.from('hunter2').toString('base64') },
+      },
+    });
+    const before = await cluster.admin.core.readNamespacedSecret({ name: 'old-secret', namespace: ns });
+    const uid = await createBarePod(cluster, ns, 'old-web');
+    const target = live.targetPath('old-web');
+    const request = () => live.request(target, 'old', 'old-web', ns, uid);
+
+    await live.client.publish(request());
+    // The used=true watch does not hold it, so the create is refused (409); the GET that follows finds it ours.
+    await until('the label written', async () => (await secretWrites('old-secret')).includes('patch 200'));
+    for (let i = 0; i < REPUBLISHES; i++) await live.client.publish(request());
+    await writeFile(join(live.providerRoot, 'db/password'), 'correct horse');
+    await live.client.publish(request());
+    await until('the changed data written', async () => (await secretWrites('old-secret')).length > 2);
+    expect(await secretWrites('old-secret')).to.deep.equal(['create 409', 'patch 200', 'update 200']);
+    const after = await cluster.admin.core.readNamespacedSecret({ name: 'old-secret', namespace: ns });
+    expect(after.metadata?.labels).to.deep.equal({
+      'secrets-store.csi.k8s.io/managed': 'true',
+      'secrets-store.csi.k8s.io/used': 'true',
+      team: 'blue',
+    });
+    expect(after.metadata?.uid, 'the same Secret, not a new one').to.equal(before.metadata?.uid);
+    expect(Buffer.from(after.data?.['p'] ?? '', 'base64').toString()).to.equal('correct horse');
+
+    await live.client.unpublish(`vol-old-web`, target);
+  });
 });

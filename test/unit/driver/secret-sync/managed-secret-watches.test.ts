@@ -1,12 +1,14 @@
 import { expect } from 'chai';
 import { KubeApiError, type Query } from '../../../../driver/k8s/client/kube-api.js';
 import type { KubeList, Secret, WatchEvent } from '../../../../driver/k8s/client/types.js';
-import { MANAGED_LABEL } from '../../../../driver/k8s/constants.js';
+import { MANAGED_LABEL, USED_SECRET_LABEL } from '../../../../driver/k8s/constants.js';
+import { NamespacedWatches } from '../../../../driver/k8s/namespaced-watches.js';
+import { usedSecretWatch } from '../../../../driver/kubernetes-mode/node-watches.js';
 import { ManagedSecretWatches, REFUSED_RETRY_MS } from '../../../../driver/secret-sync/managed-secret-watches.js';
 import { createLogger, type Logger } from '../../../../lib/logging/logger.js';
 
 const managed = (namespace: string, name: string, resourceVersion = '1'): Secret => ({
-  metadata: { namespace, name, resourceVersion, labels: { [MANAGED_LABEL]: 'true' } },
+  metadata: { namespace, name, resourceVersion, labels: { [MANAGED_LABEL]: 'true', [USED_SECRET_LABEL]: 'true' } },
   data: {},
 });
 
@@ -46,26 +48,30 @@ class ScriptedApi {
   }
 }
 
+const IDLE_MS = 600_000;
+
 function watchesOver(
   api: ScriptedApi,
   now: () => number = () => 0,
-): { watches: ManagedSecretWatches; warnings: string[] } {
+): { watches: ManagedSecretWatches; secrets: NamespacedWatches<Secret>; warnings: string[] } {
   const warnings: string[] = [];
   const logger = createLogger({ component: 'test', silent: true });
   logger.warn = ((message: string, meta?: { error?: string }) => {
     warnings.push(`${message}: ${meta?.error ?? ''}`);
     return logger;
   }) as Logger['warn'];
-  return { watches: new ManagedSecretWatches(api as never, logger, async () => undefined, now), warnings };
+  const sleep = async () => undefined;
+  const secrets = new NamespacedWatches<Secret>(api as never, usedSecretWatch, logger, sleep, { idleMs: IDLE_MS, now });
+  return { watches: new ManagedSecretWatches(secrets, api as never, logger, now), secrets, warnings };
 }
 
 const settled = () => new Promise((r) => setImmediate(r));
 
-describe('ManagedSecretWatches: the managed Secrets of the namespaces with synced volumes', () => {
+describe("ManagedSecretWatches: Secret sync's use of the used=true Secret watches of the namespaces with synced volumes", () => {
   it('cannot tell before the namespace is listed; then answers from the watch: present, absent, deleted, changed', async () => {
     const api = new ScriptedApi();
     api.stored.set('a', [managed('a', 's1')]);
-    const { watches } = watchesOver(api);
+    const { watches, secrets } = watchesOver(api);
     expect(watches.lookup('a', 's1'), 'not watched yet').to.equal(undefined);
     watches.ensure('a');
     await api.lists;
@@ -75,46 +81,64 @@ describe('ManagedSecretWatches: the managed Secrets of the namespaces with synce
     api.send.get('/api/v1/namespaces/a/secrets')?.({ type: 'DELETED', object: managed('a', 's1', '11') });
     expect(watches.lookup('a', 's1')).to.deep.equal({ secret: undefined });
     expect(api.requests).to.deep.equal([
-      `PROBE /api/v1/namespaces/a/secrets ${MANAGED_LABEL}=true`,
-      `LIST /api/v1/namespaces/a/secrets ${MANAGED_LABEL}=true`,
+      `PROBE /api/v1/namespaces/a/secrets ${USED_SECRET_LABEL}=true`,
+      `LIST /api/v1/namespaces/a/secrets ${USED_SECRET_LABEL}=true`,
       'WATCH /api/v1/namespaces/a/secrets',
     ]);
-    await watches.stop();
+    await secrets.stop();
   });
 
-  it('watches only the namespaces it is told to keep: none of the whole cluster, one per namespace', async () => {
+  it('keeps the namespaces it is told to keep; the others stop once idle: none of the whole cluster, one per namespace', async () => {
     const api = new ScriptedApi();
-    const { watches } = watchesOver(api);
-    await watches.retain(new Set(['a', 'b']));
+    let now = 0;
+    const { watches, secrets } = watchesOver(api, () => now);
+    watches.retain(new Set(['a', 'b']));
     await api.lists;
     await settled();
     await settled();
-    expect(watches.namespaces.sort()).to.deep.equal(['a', 'b']);
-    await watches.retain(new Set(['b']));
-    expect(watches.namespaces).to.deep.equal(['b']);
+    expect(secrets.namespaces.sort()).to.deep.equal(['a', 'b']);
+    now = IDLE_MS / 2;
+    watches.retain(new Set(['b']));
+    now = IDLE_MS + 1;
+    await secrets.sweep();
+    expect(secrets.namespaces, 'a: idle since 0; b: kept at IDLE_MS/2').to.deep.equal(['b']);
     expect(watches.lookup('a', 'x'), 'a namespace no longer watched cannot tell').to.equal(undefined);
     expect(api.send.has('/api/v1/namespaces/a/secrets'), 'its watch ended').to.equal(false);
     expect(api.requests.filter((r) => r.includes('/api/v1/secrets'))).to.deep.equal([]);
-    await watches.stop();
-    expect(watches.namespaces).to.deep.equal([]);
+    await secrets.stop();
+    expect(secrets.namespaces).to.deep.equal([]);
+  });
+
+  it('shares the watches: a namespace rotation already watches costs Secret sync no second watch or rights check', async () => {
+    const api = new ScriptedApi();
+    const { watches, secrets } = watchesOver(api);
+    secrets.ensure('a');
+    await api.lists;
+    await settled();
+    watches.ensure('a');
+    expect(api.requests).to.deep.equal([
+      `LIST /api/v1/namespaces/a/secrets ${USED_SECRET_LABEL}=true`,
+      'WATCH /api/v1/namespaces/a/secrets',
+    ]);
+    await secrets.stop();
   });
 
   it('remembers its own writes of managed Secrets at once', async () => {
     const api = new ScriptedApi();
-    const { watches } = watchesOver(api);
+    const { watches, secrets } = watchesOver(api);
     watches.ensure('a');
     await api.lists;
     await settled();
     watches.remember(managed('a', 'new', '12'));
     expect(watches.lookup('a', 'new')?.secret?.metadata?.resourceVersion).to.equal('12');
-    await watches.stop();
+    await secrets.stop();
   });
 
   it('without the right to list Secrets: one warning naming it, GETs meanwhile, asked again ten minutes later', async () => {
     const api = new ScriptedApi();
     api.refuse = true;
     let now = 0;
-    const { watches, warnings } = watchesOver(api, () => now);
+    const { watches, secrets, warnings } = watchesOver(api, () => now);
     watches.ensure('a');
     await settled();
     watches.ensure('b');
@@ -132,6 +156,6 @@ describe('ManagedSecretWatches: the managed Secrets of the namespaces with synce
     await api.lists;
     await settled();
     expect(watches.lookup('a', 's')).to.deep.equal({ secret: undefined });
-    await watches.stop();
+    await secrets.stop();
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { OwnerReference, Secret } from '../../../../driver/k8s/client/types.js';
-import { MANAGED_LABEL } from '../../../../driver/k8s/constants.js';
-import { SecretSyncer, type SecretApi } from '../../../../driver/secret-sync/secret-sync.js';
+import { MANAGED_LABEL, USED_SECRET_LABEL } from '../../../../driver/k8s/constants.js';
+import { SecretSyncer, SYNCED_SECRET_LABELS, type SecretApi } from '../../../../driver/secret-sync/secret-sync.js';
 import type { CachedSecret, SecretCache } from '../../../../driver/secret-sync/managed-secret-watches.js';
 import type { SecretObject } from '../../../../driver/spc/secret-provider-class.js';
 import { createLogger } from '../../../../lib/logging/logger.js';
@@ -49,7 +49,7 @@ class ScriptedSecrets implements SecretApi {
   }
   /** Extra event-loop turns before each successive PATCH is applied. */
   readonly patchDelays: number[] = [];
-  /** The JSON patch ops the driver sends: a resourceVersion precondition and an ownerReferences list. */
+  /** The JSON patch ops the driver sends: a resourceVersion precondition, an ownerReferences list, the labels. */
   async patch<T>(path: string, ops: readonly object[]): Promise<T> {
     for (let i = this.patchDelays.shift() ?? 0; i >= 0; i--) await this.turn();
     const current = this.stored.get(path);
@@ -62,6 +62,8 @@ class ScriptedSecrets implements SecretApi {
           throw Object.assign(new Error('conflict'), { code: 409, body: '{"message":"the object has been modified"}' });
       } else if (op.path === '/metadata/ownerReferences') {
         next.metadata = { ...next.metadata, ownerReferences: op.value as OwnerReference[] };
+      } else if (op.path === '/metadata/labels') {
+        next.metadata = { ...next.metadata, labels: op.value as Record<string, string> };
       } else throw new Error(`unexpected patch op ${op.op} ${op.path}`);
     }
     this.writes.push(`PATCH ${path}`);
@@ -103,7 +105,7 @@ describe('SecretSyncer: one Secret shared by volumes that rotate together', () =
     };
   }
   const managed = (token: string, type = 'Opaque'): Secret => ({
-    metadata: { name: 'shared', namespace: 'ns', labels: { [MANAGED_LABEL]: 'true' } },
+    metadata: { name: 'shared', namespace: 'ns', labels: { ...SYNCED_SECRET_LABELS } },
     type,
     data: { token: Buffer.from(token).toString('base64') },
   });
@@ -214,6 +216,10 @@ describe('SecretSyncer: owner references are merged, never replaced', () => {
   it("creates with this pod's owners, adds another pod's owner with one conditional PATCH (no data write), keeps owners it did not set", async () => {
     const api = new ScriptedSecrets(new Map());
     expect(await syncer(api).sync(pod(0), '/t/a', object, [owner('rs-a')])).to.equal('created');
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({
+      [MANAGED_LABEL]: 'true',
+      [USED_SECRET_LABEL]: 'true',
+    });
     api.stored.get(path)!.metadata!.resourceVersion = '7';
     api.stored
       .get(path)!
@@ -236,7 +242,7 @@ describe('SecretSyncer: owner references are merged, never replaced', () => {
               name: 'shared',
               namespace: 'ns',
               resourceVersion: '1',
-              labels: { [MANAGED_LABEL]: 'true' },
+              labels: { ...SYNCED_SECRET_LABELS },
               ownerReferences: [owner('rs-a')],
             },
             type: 'Opaque',
@@ -265,7 +271,7 @@ describe('SecretSyncer: owner references are merged, never replaced', () => {
               name: 'shared',
               namespace: 'ns',
               resourceVersion: '1',
-              labels: { [MANAGED_LABEL]: 'true' },
+              labels: { ...SYNCED_SECRET_LABELS },
               ownerReferences: [owner('rs-a')],
             },
             type: 'Opaque',
@@ -295,7 +301,7 @@ describe('SecretSyncer reading through the watched managed Secrets', () => {
       name: 'app',
       namespace: 'ns',
       resourceVersion,
-      labels: managed ? { [MANAGED_LABEL]: 'true' } : {},
+      labels: managed ? { ...SYNCED_SECRET_LABELS } : {},
     },
     type: 'Opaque',
     data: { token: Buffer.from(token).toString('base64') },
@@ -349,6 +355,40 @@ describe('SecretSyncer reading through the watched managed Secrets', () => {
     expect(api.reads).to.equal(1);
     expect(api.writes).to.deep.equal([`PUT ${path}`]);
     expect(cache.remembered).to.deep.equal(['8']);
+  });
+
+  // Synced before the driver labelled used=true (by upstream, or by this driver before 0.31): only managed=true.
+  const upstreamSynced = (token: string, labels: Record<string, string> = {}): Secret => ({
+    ...secret(token, '4'),
+    metadata: { ...secret(token, '4').metadata, labels: { ...labels, [MANAGED_LABEL]: 'true' } },
+  });
+
+  it('a Secret synced without used=true (the watch never sees it): the refused create is retried with a GET, then only the labels are patched', async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v1', { team: 'blue' })]]));
+    const cache = new StubCache(undefined);
+    expect(await syncer(api, cache).sync(pod, '/t', object, [])).to.equal('labelled');
+    expect([api.reads, api.writes]).to.deep.equal([1, [`PATCH ${path}`]]);
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ team: 'blue', ...SYNCED_SECRET_LABELS });
+    expect(api.stored.get(path)?.metadata?.resourceVersion).to.equal('5');
+    expect(cache.held?.metadata?.labels?.[USED_SECRET_LABEL], 'the cache learns it: the next round is free').to.equal(
+      'true',
+    );
+    expect(await syncer(api, cache).sync(pod, '/t', object, [])).to.equal('unchanged');
+    expect([api.reads, api.writes]).to.deep.equal([1, [`PATCH ${path}`]]);
+  });
+
+  it('a Secret synced without used=true whose data changed: one PUT carries the data and the label', async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v0')]]));
+    expect(await syncer(api, new StubCache(undefined), 'v2').sync(pod, '/t', object, [])).to.equal('updated');
+    expect(api.writes).to.deep.equal([`PUT ${path}`]);
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ ...SYNCED_SECRET_LABELS });
+  });
+
+  it("secretObjects labels cannot unset the driver's own: used and managed stay true", async () => {
+    const api = new ScriptedSecrets(new Map());
+    const own = { ...object, labels: { [USED_SECRET_LABEL]: 'false', [MANAGED_LABEL]: 'false', app: 'web' } };
+    expect(await syncer(api, new StubCache(undefined)).sync(pod, '/t', own, [])).to.equal('created');
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ app: 'web', ...SYNCED_SECRET_LABELS });
   });
 
   it('a Secret of that name that is not ours (the watch never sees it): the refused create is retried with a GET, a conflict', async () => {
