@@ -28,8 +28,8 @@ export type SecretApi = Pick<KubeApi, 'get' | 'create' | 'replace' | 'patch'>;
 /**
  * The outcome of syncing one Secret: `owned` when only owner references were added
  * (the data already matched), `labelled` when only the driver's own labels were added (a
- * Secret synced before the driver set `used=true`: upstream's, or this driver's before
- * 0.31), `conflict` when a Secret of that name is not ours.
+ * Secret synced before the driver set `used=true`: by upstream, or by an earlier version
+ * of this driver), `conflict` when a Secret of that name is not ours.
  */
 export type SecretSyncOutcome = 'created' | 'updated' | 'owned' | 'labelled' | 'unchanged' | 'conflict';
 

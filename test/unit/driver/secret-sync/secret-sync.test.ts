@@ -357,7 +357,7 @@ describe('SecretSyncer reading through the watched managed Secrets', () => {
     expect(cache.remembered).to.deep.equal(['8']);
   });
 
-  // Synced before the driver labelled used=true (by upstream, or by this driver before 0.31): only managed=true.
+  // Synced before the driver labelled used=true (by upstream, or by an earlier version of this driver): only managed=true.
   const upstreamSynced = (token: string, labels: Record<string, string> = {}): Secret => ({
     ...secret(token, '4'),
     metadata: { ...secret(token, '4').metadata, labels: { ...labels, [MANAGED_LABEL]: 'true' } },
