@@ -110,8 +110,9 @@ export class SimulatedNode {
     // As a publish or rotation round does: the volume's class, its nodePublishSecretRef Secret, its synced Secrets.
     await classes.get(this.namespace, this.className);
     if (this.stopped) return;
-    secrets.ensure(this.namespace);
+    // Secret sync first, as a publish does: its rights check (one LIST of at most one Secret), then the watch.
     managed.ensure(this.namespace);
+    secrets.ensure(this.namespace);
     await until(
       () =>
         this.stopped ||

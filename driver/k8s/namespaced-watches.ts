@@ -9,8 +9,9 @@ export type NamespacedLookup<T> = { readonly object: T | undefined } | undefined
 /**
  * One kind of object, list+watched per namespace, only in the namespaces asked for: a node
  * holds and receives the objects of the namespaces its volumes are in, never the cluster's.
- * Watches start on `ensure` and stop on `retain`, or by themselves once no lookup touched
- * their namespace for `idleMs` (when set), so interest need not be tracked elsewhere.
+ * Watches start on `ensure` and stop by themselves once no `ensure` touched their
+ * namespace for `idleMs` (when set), so interest need not be tracked elsewhere; `stop`
+ * ends them all for good.
  */
 export class NamespacedWatches<T extends KubeObject> {
   private readonly watches = new Map<string, WatchedCache<T>>();
@@ -19,6 +20,8 @@ export class NamespacedWatches<T extends KubeObject> {
   private readonly listeners: ((obj: T) => void)[] = [];
   private readonly deleteListeners: ((obj: T) => void)[] = [];
   private sweeper: NodeJS.Timeout | undefined;
+  /** Set by stop(): nothing starts any more (a caller's late ensure is a no-op). */
+  private stopped = false;
 
   constructor(
     private readonly api: ListWatchApi,
@@ -42,6 +45,7 @@ export class NamespacedWatches<T extends KubeObject> {
 
   /** Starts watching `namespace` unless it is; marks it in use (idle expiry counts from here). */
   ensure(namespace: string): void {
+    if (this.stopped) return;
     if (!this.watches.has(namespace)) this.start(namespace);
     this.touched.set(namespace, this.now());
   }
@@ -54,13 +58,6 @@ export class NamespacedWatches<T extends KubeObject> {
     this.watches.set(namespace, watch);
     watch.start();
     this.scheduleSweep();
-  }
-
-  /** Keeps watching only `namespaces`, and starts the missing ones. */
-  async retain(namespaces: ReadonlySet<string>): Promise<void> {
-    const stopping = [...this.watches.keys()].filter((ns) => !namespaces.has(ns));
-    for (const ns of namespaces) this.ensure(ns);
-    await this.stopWatches(stopping);
   }
 
   /** An object this process just wrote: readers right after the write must see it. */
@@ -95,6 +92,7 @@ export class NamespacedWatches<T extends KubeObject> {
 
   /** Stops every watch. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.sweeper);
     this.sweeper = undefined;
     await this.stopWatches([...this.watches.keys()]);

@@ -80,7 +80,7 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     private readonly logger: Logger,
     /** This node's pods (list+watch on spec.nodeName); a miss falls back to a GET. */
     private readonly pods?: WatchedCache<Pod>,
-    /** nodePublishSecretRef Secrets labelled secrets-store.csi.k8s.io/used=true, watched per namespace; a miss falls back to a GET. */
+    /** Secrets labelled used=true (nodePublishSecretRef and synced ones), watched per namespace; a miss falls back to a GET. */
     private readonly usedSecrets?: NamespacedWatches<Secret>,
     /** This node's pod status objects (list+watch on the node label); a LIST per round until it has synced. */
     private readonly podStatuses?: WatchedCache<PodStatusItem>,
@@ -110,6 +110,9 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
       const uid = item.metadata.ownerReferences?.find((o) => o.kind === 'Pod')?.uid ?? '';
       const pod = { name: podName, namespace: item.metadata.namespace ?? '', uid, serviceAccountName: '' };
       const spc = await this.classes.get(pod.namespace, spcName).catch(() => undefined);
+      // Every round, not only when the volume is due: a class interval longer than the watch's idle time keeps it.
+      if (this.readsNodePublishSecret(pod.namespace, podName, targetPath, spcName))
+        this.usedSecrets?.ensure(pod.namespace);
       // A refresh is requested on the class or on the pod (from the node's pod cache).
       const requested = this.refreshRequestOf(spc?.annotations, podName, pod.namespace);
       // The first sight of a volume only records the value: an old annotation is no request.
@@ -129,6 +132,12 @@ export class ApiVolumes implements VolumeSource, RequestRebuilder {
     const listed = new Set(volumes.map((v) => v.targetPath));
     for (const key of this.refreshHandled.keys()) if (!listed.has(key)) this.refreshHandled.delete(key);
     return volumes;
+  }
+
+  /** Whether the volume's refresh reads a nodePublishSecretRef Secret (from the pod cache; false when not cached). */
+  private readsNodePublishSecret(namespace: string, podName: string, targetPath: string, spcName: string): boolean {
+    const pod = this.pods?.get(podName, namespace);
+    return !!pod && !!csiVolumeOf(pod, targetPath, this.options.driverName, spcName)?.nodePublishSecretRef?.name;
   }
 
   /** A publish that reached the provider answers the refresh requests made before it. */

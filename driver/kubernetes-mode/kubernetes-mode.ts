@@ -74,7 +74,9 @@ function startNodeWatches(api: KubeApi, config: DriverConfig, logger: Logger): N
   // Secrets: only in the namespaces where a refresh or a sync read one lately.
   const secrets =
     reconciler || config.enableSecretSync
-      ? new NamespacedWatches<Secret>(api, usedSecretWatch, logger, realSleep, { idleMs: namespaceWatchIdleMs(config) })
+      ? new NamespacedWatches<Secret>(api, (ns) => usedSecretWatch(ns, reconciler), logger, realSleep, {
+          idleMs: namespaceWatchIdleMs(config),
+        })
       : undefined;
   if (!reconciler) return { pods: undefined, podStatuses: undefined, secrets, reconciler };
   // Rotation reads this node's pods from a watch (annotations, volumes) instead of a GET per refresh,

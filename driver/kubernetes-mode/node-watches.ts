@@ -8,7 +8,7 @@
 // simulated nodes open exactly these (bench/cluster-sim.ts).
 import { slimPodStatus, type PodStatusItem } from '../pod-status/pod-status-item.js';
 import type { KubeObject, Pod, Secret } from '../k8s/client/types.js';
-import { NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
+import { MANAGED_LABEL, NODE_NAME_LABEL, USED_SECRET_LABEL } from '../k8s/constants.js';
 import { corePath, podStatusPath, secretProviderClassPath } from '../k8s/resource-paths.js';
 import { withoutManagedFields, type WatchedCacheSpec } from '../k8s/watched-cache.js';
 
@@ -47,13 +47,27 @@ export function classWatch(namespace: string): WatchedCacheSpec<KubeObject> {
 }
 
 /**
- * The Secrets of one namespace labelled used=true: its nodePublishSecretRef Secrets (as
- * upstream asks them to be labelled) and the Secrets this driver syncs there.
+ * A used=true Secret as Secret sync alone reads it: one the driver does not manage (a
+ * nodePublishSecretRef Secret) keeps its metadata only, so no credential is held where
+ * kubelet hands them over (republish mode, rotation off).
  */
-export function usedSecretWatch(namespace: string): WatchedCacheSpec<Secret> {
+export function withoutUnmanagedData(secret: Secret): Secret {
+  const slim = withoutManagedFields(secret);
+  if (slim.metadata?.labels?.[MANAGED_LABEL] === 'true') return slim;
+  const { data: _data, ...rest } = slim;
+  return rest;
+}
+
+/**
+ * The Secrets of one namespace labelled used=true: its nodePublishSecretRef Secrets (as
+ * upstream asks them to be labelled) and the Secrets this driver syncs there. Without the
+ * rotation reconciler (`nodePublishSecretRefs` false) only synced Secrets' data is kept.
+ */
+export function usedSecretWatch(namespace: string, nodePublishSecretRefs = true): WatchedCacheSpec<Secret> {
   return {
     what: `Secret (used, ${namespace})`,
     path: corePath('secrets', namespace),
     labelSelector: `${USED_SECRET_LABEL}=true`,
+    ...(nodePublishSecretRefs ? {} : { slim: withoutUnmanagedData }),
   };
 }

@@ -75,6 +75,11 @@ function hasAll(actual: Record<string, string> | undefined, wanted: Readonly<Rec
   return Object.entries(wanted).every(([k, v]) => actual?.[k] === v);
 }
 
+/** `labels` without the keys the driver sets itself (SYNCED_SECRET_LABELS wins over them anyway). */
+function withoutSyncedLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels).filter(([k]) => !(k in SYNCED_SECRET_LABELS)));
+}
+
 function isTransient(err: unknown): boolean {
   const kind = toSscError(err).kind;
   return kind === 'aborted' || kind === 'unavailable';
@@ -91,6 +96,8 @@ function isTransient(err: unknown): boolean {
 export class SecretSyncer {
   /** Per Secret: the tail of its queue of syncs, and the last one that finished. */
   private readonly queues = new Map<string, SecretQueue>();
+  /** Secrets the API would not label used=true (logged once each). */
+  private readonly unlabelled = new Set<string>();
 
   constructor(
     private readonly api: SecretApi,
@@ -197,19 +204,19 @@ export class SecretSyncer {
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
     const ownerReferences = [...(existing.metadata.ownerReferences ?? []), ...missing];
-    const labels = { ...existing.metadata.labels, ...object.labels, ...SYNCED_SECRET_LABELS };
+    const wantedLabels = { ...object.labels, ...SYNCED_SECRET_LABELS };
+    const labels = { ...existing.metadata.labels, ...wantedLabels };
     // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
-    if (
-      digestOfSecret(existing) === digest &&
-      hasAll(existing.metadata.labels, { ...object.labels, ...SYNCED_SECRET_LABELS }) &&
-      hasAll(existing.metadata.annotations, object.annotations)
-    ) {
+    const dataCurrent =
+      digestOfSecret(existing) === digest && hasAll(existing.metadata.annotations, object.annotations);
+    if (dataCurrent && hasAll(existing.metadata.labels, wantedLabels)) {
       if (missing.length === 0) return 'unchanged';
       return this.patchMetadata(existing, ownerReferences, undefined);
     }
-    if (digestOfSecret(existing) === digest && hasAll(existing.metadata.annotations, object.annotations)) {
-      // Only labels are missing. Ours alone (the data and the user's labels match): patch them in, no data write.
-      if (hasAll(existing.metadata.labels, object.labels)) return this.patchMetadata(existing, ownerReferences, labels);
+    // Only the driver's own labels are missing (a Secret synced before it set used=true): patch them in, no data write.
+    if (dataCurrent && hasAll(existing.metadata.labels, withoutSyncedLabels(object.labels))) {
+      if (missing.length > 0) return this.patchMetadata(existing, ownerReferences, labels);
+      return this.label(existing, labels);
     }
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError(
@@ -268,6 +275,34 @@ export class SecretSyncer {
   }
 
   /**
+   * Adds the driver's own labels to a Secret whose data, owners and class labels are
+   * current. A refusal that retrying cannot fix (a role without patch, an admission
+   * policy) is logged once per Secret and the Secret counts as unchanged: its data is what
+   * the volume holds, and the label only spares a request per round.
+   */
+  private async label(existing: Secret, labels: Record<string, string>): Promise<SecretSyncOutcome> {
+    try {
+      return await this.patchMetadata(existing, existing.metadata?.ownerReferences ?? [], labels);
+    } catch (err) {
+      const e = toSscError(err);
+      if (isTransient(e)) throw e;
+      const key = `${existing.metadata?.namespace ?? ''}/${existing.metadata?.name ?? ''}`;
+      if (!this.unlabelled.has(key)) {
+        this.unlabelled.add(key);
+        this.logger.warn(
+          'Secret left without the used=true label: it is not in the watch, so each sync of it asks the API',
+          {
+            secretName: key,
+            reason: e.reason,
+            error: e.message,
+          },
+        );
+      }
+      return 'unchanged';
+    }
+  }
+
+  /**
    * Adds owners (and, with `labels`, the driver's own labels) without touching the data: one
    * JSON patch setting the merged lists, made conditional on the resourceVersion read (the
    * API answers 409 when another node changed the Secret meanwhile; the caller then reads it
@@ -300,6 +335,7 @@ export class SecretSyncer {
     this.logger.info('Secret owners added', {
       secretName: `${namespace}/${name}`,
       owners: ownerReferences.map((o) => `${o.kind}/${o.name}`),
+      ...(labels ? { labels: Object.keys(SYNCED_SECRET_LABELS) } : {}),
     });
     return 'owned';
   }

@@ -128,7 +128,7 @@ describe('rotation in Kubernetes mode (real kube-apiserver, file provider)', fun
     expect(await events('MountRotationComplete')).to.have.length(1);
     // Volumes come from the pod status watch, pods and nodePublishSecretRef Secrets from theirs, tokens
     // from the cache; the Secret re-sync (a deleted Secret comes back within a rotation interval)
-    // reads the synced Secret from the watch of its namespace's managed Secrets.
+    // reads the synced Secret from the watch of its namespace's used=true Secrets.
     const after = await apiRequests();
     const changed = [...after].filter(([series, n]) => n !== (before.get(series) ?? 0)).map(([series]) => series);
     expect(changed).to.deep.equal([]);

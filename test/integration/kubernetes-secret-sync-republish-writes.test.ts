@@ -109,13 +109,16 @@ describe('Secret sync: an unchanged republish writes no Secret (upstream v1.6.1 
     const request = () => live.request(target, 'old', 'old-web', ns, uid);
 
     await live.client.publish(request());
-    // The used=true watch does not hold it, so the create is refused (409); the GET that follows finds it ours.
     await until('the label written', async () => (await secretWrites('old-secret')).includes('patch 200'));
     for (let i = 0; i < REPUBLISHES; i++) await live.client.publish(request());
     await writeFile(join(live.providerRoot, 'db/password'), 'correct horse');
     await live.client.publish(request());
-    await until('the changed data written', async () => (await secretWrites('old-secret')).length > 2);
-    expect(await secretWrites('old-secret')).to.deep.equal(['create 409', 'patch 200', 'update 200']);
+    await until('the changed data written', async () => (await secretWrites('old-secret')).includes('update 200'));
+    // When the namespace's used=true watch has listed, it does not hold the Secret, so the
+    // driver's create is refused (409) before the GET that finds it ours; before, the GET comes first.
+    const writes = await secretWrites('old-secret');
+    expect(writes.filter((w) => w !== 'create 409')).to.deep.equal(['patch 200', 'update 200']);
+    expect(writes.filter((w) => w === 'create 409').length, 'refused creates').to.be.at.most(1);
     const after = await cluster.admin.core.readNamespacedSecret({ name: 'old-secret', namespace: ns });
     expect(after.metadata?.labels).to.deep.equal({
       'secrets-store.csi.k8s.io/managed': 'true',

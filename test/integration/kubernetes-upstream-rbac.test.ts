@@ -357,7 +357,7 @@ describe("upstream v1.6.1's RBAC with its Helm values (rotation on, tokenRequest
       const listed = features.flatMap((f) => FEATURE_CALLS[f]);
       expect(calls.filter((c) => !listed.some((r) => covers(r, c)))).to.deep.equal([]);
       // No token requests, no cluster-wide watch of nodePublishSecretRef Secrets: kubelet passes
-      // both. Secret sync lists and watches the managed Secrets of the synced volume's namespace only.
+      // both. Secret sync lists and watches the used=true Secrets of the synced volume's namespace only.
       expect(
         calls.filter(
           (c) =>

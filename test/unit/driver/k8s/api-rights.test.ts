@@ -143,7 +143,7 @@ describe('api-rights: the RBAC right of each API request', () => {
     expect(rolesGranting(secretGet, 'rotation-reconciler').map((r) => r.file)).to.deep.equal([
       'deploy/rbac-rotation.yaml',
     ]);
-    // Secret sync watches the managed Secrets of its namespaces; the reconciler the used=true ones.
+    // Secret sync and the reconciler both watch the used=true Secrets of their namespaces.
     expect(
       rolesGranting({ verb: 'watch', group: '', resource: 'secrets' }, 'secret-sync').map((r) => r.file),
     ).to.deep.equal(['deploy/rbac-secret-sync.yaml']);

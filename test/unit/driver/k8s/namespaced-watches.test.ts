@@ -96,16 +96,14 @@ describe('NamespacedWatches: one list+watch per namespace in use, none of the cl
     await watches.stop();
   });
 
-  it('retain keeps only the namespaces given, starting the missing ones', async () => {
+  it('after stop, a late ensure starts nothing (no watch, no sweep timer)', async () => {
     const api = new ScriptedApi();
-    const watches = watchesOver(api);
-    await watches.retain(new Set(['a', 'b']));
-    await api.listed(2);
-    await watches.retain(new Set(['b', 'c']));
-    expect(watches.namespaces.sort()).to.deep.equal(['b', 'c']);
-    expect(api.send.has(PATH('a')), "a's watch ended").to.equal(false);
-    expect(watches.watching('a')).to.equal(false);
+    const watches = watchesOver(api, { idleMs: 60_000 });
+    watches.ensure('a');
+    await api.listed(1);
     await watches.stop();
+    watches.ensure('b');
+    expect([watches.namespaces, watches.watching('b'), api.send.has(PATH('b'))]).to.deep.equal([[], false, false]);
   });
 
   it('stops a namespace no one looked up for idleMs; a lookup there starts it again', async () => {

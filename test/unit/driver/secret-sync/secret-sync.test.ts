@@ -50,8 +50,13 @@ class ScriptedSecrets implements SecretApi {
   /** Extra event-loop turns before each successive PATCH is applied. */
   readonly patchDelays: number[] = [];
   /** The JSON patch ops the driver sends: a resourceVersion precondition, an ownerReferences list, the labels. */
+  /** HTTP status to refuse each successive PATCH with (undefined: apply it). */
+  readonly patchRefusals: (number | undefined)[] = [];
   async patch<T>(path: string, ops: readonly object[]): Promise<T> {
     for (let i = this.patchDelays.shift() ?? 0; i >= 0; i--) await this.turn();
+    const refusal = this.patchRefusals.shift();
+    if (refusal !== undefined)
+      throw Object.assign(new Error('refused'), { code: refusal, body: '{"message":"patch refused by policy"}' });
     const current = this.stored.get(path);
     if (!current) throw Object.assign(new Error('not found'), { code: 404, body: '{}' });
     const next = structuredClone(current);
@@ -381,6 +386,65 @@ describe('SecretSyncer reading through the watched managed Secrets', () => {
     const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v0')]]));
     expect(await syncer(api, new StubCache(undefined), 'v2').sync(pod, '/t', object, [])).to.equal('updated');
     expect(api.writes).to.deep.equal([`PUT ${path}`]);
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ ...SYNCED_SECRET_LABELS });
+  });
+
+  it("secretObjects labels naming the driver's own keys: an old Secret is still only labelled (no data write), then unchanged", async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v1', { app: 'web' })]]));
+    const own = { ...object, labels: { [USED_SECRET_LABEL]: 'false', app: 'web' } };
+    const cache = new StubCache(undefined);
+    expect(await syncer(api, cache).sync(pod, '/t', own, [])).to.equal('labelled');
+    expect(await syncer(api, cache).sync(pod, '/t', own, [])).to.equal('unchanged');
+    expect(api.writes).to.deep.equal([`PATCH ${path}`]);
+    expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ app: 'web', ...SYNCED_SECRET_LABELS });
+  });
+
+  it('owners and the label both missing: one PATCH carries both, no data write', async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v1')]]));
+    const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs-a', uid: 'uid-rs-a' };
+    expect(await syncer(api, new StubCache(undefined)).sync(pod, '/t', object, [rs])).to.equal('owned');
+    expect(api.writes).to.deep.equal([`PATCH ${path}`]);
+    const stored = api.stored.get(path)?.metadata;
+    expect([stored?.labels, stored?.ownerReferences?.map((o) => o.uid)]).to.deep.equal([
+      { ...SYNCED_SECRET_LABELS },
+      ['uid-rs-a'],
+    ]);
+  });
+
+  it('two nodes labelling the same old Secret at once: one PATCH; the other gets 409, reads again, finds it done', async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v1')]]));
+    api.patchDelays.push(0, 3);
+    const results = await Promise.all([
+      syncer(api, new StubCache(undefined)).sync(pod, '/t', object, []),
+      syncer(api, new StubCache(undefined)).sync(pod, '/t', object, []),
+    ]);
+    expect(results.sort()).to.deep.equal(['labelled', 'unchanged']);
+    expect(api.writes).to.deep.equal([`PATCH ${path}`]);
+  });
+
+  it('a label the API refuses for good (403): the Secret, whose data is current, counts as unchanged; one warning', async () => {
+    const api = new ScriptedSecrets(new Map([[path, upstreamSynced('v1')]]));
+    api.patchRefusals.push(403, 403, 503);
+    const warnings: string[] = [];
+    const logger = createLogger({ component: 'test', silent: true });
+    logger.warn = ((message: string) => {
+      warnings.push(message);
+      return logger;
+    }) as typeof logger.warn;
+    const syncer = new SecretSyncer(
+      api,
+      logger,
+      async () => undefined,
+      async () => new Map([['token', Buffer.from('v1')]]),
+      new StubCache(undefined),
+    );
+    expect(await syncer.sync(pod, '/t', object, [])).to.equal('unchanged');
+    expect(await syncer.sync(pod, '/t', object, [])).to.equal('unchanged');
+    expect(warnings).to.deep.equal([
+      'Secret left without the used=true label: it is not in the watch, so each sync of it asks the API',
+    ]);
+    // A transient refusal (503) is retried like any other write: the next attempt labels it.
+    expect(await syncer.sync(pod, '/t', object, [])).to.equal('labelled');
     expect(api.stored.get(path)?.metadata?.labels).to.deep.equal({ ...SYNCED_SECRET_LABELS });
   });
 
