@@ -1,6 +1,5 @@
 import { median } from './stats.js';
 
-export { delta } from './stats.js';
 import { table, type BenchRunHeader } from './report.js';
 
 /**
@@ -421,7 +420,7 @@ export function apiserverGoMiB(metricsText: string): number {
 }
 
 /** KiB of apiserver Go memory per watch added from one simulation step to the next (undefined for the first). */
-export function goKiBPerWatch(steps: readonly SimStep[], i: number): number | undefined {
+function goKiBPerWatch(steps: readonly SimStep[], i: number): number | undefined {
   const prev = steps[i - 1];
   const cur = steps[i];
   if (!prev || !cur || cur.apiserverWatches <= prev.apiserverWatches) return undefined;

@@ -14,7 +14,7 @@ import {
 } from './cluster-report.js';
 import { currentResourceVersion, SimulatedNode, until } from './cluster-sim.js';
 import { apiserverCollectGarbage, apiserverMetrics, createIgnoringConflict } from './kube-env.js';
-import { mib, processCpuMs, processMemory } from './proc.js';
+import { idleCpuMsPerSecond, mib, processMemory } from './proc.js';
 import { runLimited } from './rounds.js';
 
 /**
@@ -70,10 +70,10 @@ async function quiet(env: SimEnv, sims: readonly SimulatedNode[]): Promise<void>
   );
 }
 
-/** Reach of a change since `before` (tallies and apiserver counters), `seconds` after it was made. */
+/** Reach of a change since `before` (tallies and apiserver counters), to nodes of which `users` use it. */
 function reachSince(
   sims: readonly SimulatedNode[],
-  users: readonly SimulatedNode[],
+  users: number,
   kind: 'classes' | 'secrets',
   before: { readonly tallies: ReadonlyMap<SimulatedNode, number>; readonly api: ApiserverWatchCounters },
   after: ApiserverWatchCounters,
@@ -81,7 +81,7 @@ function reachSince(
   expected: (s: SimulatedNode) => number = () => 0,
 ): Reach {
   return {
-    users: users.length,
+    users,
     reached: sims.filter((s) => s.tally[kind] - before.tallies.get(s)! - expected(s) > 0).length,
     eventsSent: after.eventsSent - before.api.eventsSent,
     kibSent: Math.round((after.bytesSent - before.api.bytesSent) / 1024),
@@ -91,7 +91,8 @@ function reachSince(
 
 /**
  * Makes `change`, waits until each of `users` received `perUser` events of `kind` and the
- * simulated nodes went quiet, and says who received any, and what the apiserver sent.
+ * simulated nodes went quiet, and says who received any, and what the apiserver sent
+ * (since `apiBefore`, when the caller just read the counters).
  */
 async function reachOf(
   env: SimEnv,
@@ -100,8 +101,9 @@ async function reachOf(
   kind: 'classes' | 'secrets',
   perUser: number,
   change: () => Promise<void>,
+  apiBefore?: ApiserverWatchCounters,
 ): Promise<Reach> {
-  const before = { tallies: new Map(sims.map((s) => [s, s.tally[kind]])), api: await apiCounters(env) };
+  const before = { tallies: new Map(sims.map((s) => [s, s.tally[kind]])), api: apiBefore ?? (await apiCounters(env)) };
   const t0 = performance.now();
   await change();
   await until(
@@ -112,7 +114,7 @@ async function reachOf(
   );
   const elapsed = seconds(t0);
   await quiet(env, sims);
-  return reachSince(sims, users, kind, before, await apiCounters(env), elapsed);
+  return reachSince(sims, users.length, kind, before, await apiCounters(env), elapsed);
 }
 
 function createClass(env: SimEnv, namespace: string, name: string): Promise<void> {
@@ -155,11 +157,17 @@ async function tenantThenClass(
   await createTenant();
   const tenantSeconds = seconds(t0);
   const afterTenant = await apiCounters(env);
-  const newClass = await reachOf(env, sims, users, 'classes', 1, () =>
-    createClass(env, control.namespace, control.name),
+  const newClass = await reachOf(
+    env,
+    sims,
+    users,
+    'classes',
+    1,
+    () => createClass(env, control.namespace, control.name),
+    afterTenant,
   );
   const isUser = new Set(users);
-  const tenantReach = reachSince(sims, [], 'classes', before, afterTenant, tenantSeconds, (s) =>
+  const tenantReach = reachSince(sims, 0, 'classes', before, afterTenant, tenantSeconds, (s) =>
     isUser.has(s) ? 1 : 0,
   );
   return { newTenant: tenantReach, newClass };
@@ -200,9 +208,7 @@ export async function measureSimStep(
   const open = sims.map((s) => s.tally.open);
   const [fewest, most] = [Math.min(...open), Math.max(...open)];
   env.check('simulated-watch-sets-complete', fewest === most, `${count} nodes: ${fewest} to ${most} watches each`);
-  const cpuBefore = await processCpuMs(env.apiserverPid);
-  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-  const idleCpuMs = (await processCpuMs(env.apiserverPid)) - cpuBefore;
+  const [idleCpuMsPerS = 0] = await idleCpuMsPerSecond([env.apiserverPid], IDLE_MS);
   await apiserverCollectGarbage(env.cluster, env.ca);
   const [metricsText, apiserverRss] = await Promise.all([
     apiserverMetrics(env.cluster, env.ca),
@@ -252,7 +258,7 @@ export async function measureSimStep(
       apiserverWatches: apiserverWatchCounters(metricsText).watchRequests - env.ownWatchRequests,
       apiserverRssMiB: mib(apiserverRss.rssKiB),
       apiserverGoMiB: apiserverGoMiB(metricsText),
-      apiserverIdleCpuPercent: Math.round((idleCpuMs / IDLE_MS) * 1000) / 10,
+      apiserverIdleCpuPercent: Math.round(idleCpuMsPerS) / 10,
       scoped: { secretChange, ...scoped },
       upstream: { openSeconds: upstreamOpenSeconds, classChange, managedSecretChange, newTenant: upstreamTenant },
     };

@@ -27,12 +27,11 @@ import { realSleep } from '../lib/sleep.js';
  * objects: what those watches deliver, not what holding them costs.
  */
 
-/** What a simulated node's watches delivered: events (bookmarks aside) by kind, and bytes. */
-export class WatchTally implements WatchObserver {
+/** What a simulated node's watches delivered: events (bookmarks aside) by kind, and how many are open. */
+class WatchTally implements WatchObserver {
   classes = 0;
   secrets = 0;
   other = 0;
-  bytes = 0;
   open = 0;
 
   opened(): void {
@@ -43,8 +42,7 @@ export class WatchTally implements WatchObserver {
     this.open--;
   }
 
-  received(path: string, type: string, bytes: number): void {
-    this.bytes += bytes;
+  received(path: string, type: string): void {
     if (type === 'BOOKMARK') return;
     if (path.endsWith('/secretproviderclasses')) this.classes++;
     else if (path.endsWith('/secrets')) this.secrets++;

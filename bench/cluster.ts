@@ -8,11 +8,11 @@ import { resolveEndpoint } from '../driver/k8s/client/connect.js';
 import { KubeApi } from '../driver/k8s/client/kube-api.js';
 import { USED_SECRET_LABEL } from '../driver/k8s/constants.js';
 import { corePath, secretProviderClassPath } from '../driver/k8s/resource-paths.js';
+import { delta } from './stats.js';
 import type { KubeCluster } from '../test/support/kube-cluster.js';
 import {
   apiserverWatchCounters,
   clusterTargets,
-  delta,
   driverCounters,
   namespacesFor,
   objectSteps,
@@ -406,7 +406,7 @@ async function main(): Promise<void> {
     progress('starting etcd and kube-apiserver (test/peers/kube/start-cluster.sh)');
     const { startKubeCluster } = await import('../test/support/kube-cluster.js');
     // /debug/pprof: the simulation has the apiserver collect garbage before reading its Go memory.
-    process.env['KUBE_APISERVER_PROFILING'] = 'true';
+    if (simNodeSteps.length > 0) process.env['KUBE_APISERVER_PROFILING'] = 'true';
     cluster = await startKubeCluster();
     admin = new KubeApi(resolveEndpoint(join(cluster.dir, 'kubeconfig'), {}));
     const pidOf = async (file: string) => Number((await readFile(join(cluster!.dir, file), 'utf8')).trim());

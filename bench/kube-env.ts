@@ -26,8 +26,8 @@ const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 const IGNORED_RESOURCES = new Set(['leases']);
 
 /** Sum of apiserver_request_total over write verbs, by resource, from /metrics text. */
-function apiWritesByResource(metricsText: string): Map<string, number> {
-  const byResource = new Map<string, number>();
+function apiWritesByResource(metricsText: string): Record<string, number> {
+  const byResource: Record<string, number> = {};
   for (const line of metricsText.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
@@ -41,7 +41,7 @@ function apiWritesByResource(metricsText: string): Map<string, number> {
       !Number.isFinite(value)
     )
       continue;
-    byResource.set(resource, (byResource.get(resource) ?? 0) + value);
+    byResource[resource] = (byResource[resource] ?? 0) + value;
   }
   return byResource;
 }
@@ -70,7 +70,7 @@ export interface BenchCluster {
    */
   serviceAccountTokens(pod: BenchClusterPod, audiences: readonly string[], expirationSeconds?: number): Promise<string>;
   /** Write requests kube-apiserver has served so far, by resource (leases left out). */
-  apiWrites(): Promise<Map<string, number>>;
+  apiWrites(): Promise<Record<string, number>>;
   /** Events in the namespace. */
   eventCount(): Promise<number>;
   stop(): Promise<void>;
@@ -138,7 +138,6 @@ export function startBenchCluster(
   });
 }
 
-/** kube-apiserver's own /metrics text (`ca`: the cluster CA's PEM, read once by the caller). */
 /** Creates `body` at `path` with `api`, taking an existing object (409) as created: a benchmark step may be re-run on the same cluster. */
 export async function createIgnoringConflict(api: KubeApi, path: string, body: unknown): Promise<void> {
   await api.create(path, body).catch((err: { code?: number }) => {
@@ -157,6 +156,7 @@ export async function apiserverCollectGarbage(
   await getText(`${cluster.url}/debug/pprof/heap?gc=1`, cluster.adminToken, ca);
 }
 
+/** kube-apiserver's own /metrics text (`ca`: the cluster CA's PEM, read once by the caller). */
 export function apiserverMetrics(cluster: Pick<KubeCluster, 'url' | 'adminToken'>, ca: Buffer): Promise<string> {
   return getText(`${cluster.url}/metrics`, cluster.adminToken, ca);
 }

@@ -334,10 +334,7 @@ async function measureVolumes(ctx: Ctx, n: number, mode: Mode, kube: BenchCluste
           const fileWrites = countMoved(linksBefore, await dataLinks(vols));
           // The driver is paused and wrote everything before its "round done" line (pod status,
           // Secrets and Events are awaited within each refresh).
-          const apiWritesByResource =
-            kube && apiBefore
-              ? delta(Object.fromEntries(apiBefore.writes), Object.fromEntries(await kube.apiWrites()))
-              : null;
+          const apiWritesByResource = kube && apiBefore ? delta(apiBefore.writes, await kube.apiWrites()) : null;
           const events = kube && apiBefore ? (await kube.eventCount()) - apiBefore.events : null;
           const providerMountCalls =
             metricSum(await scrape(ctx.providerMetricsPort), 'provider_mount_total') - providerBefore;

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi
 import type { BulkShape } from './bulk-provider.js';
 import { machineInfo, unmountAllUnder } from './proc.js';
 import { benchNode, chooseMountMode, startDriver, type BenchProcess } from './processes.js';
+import { progressLine, removeWorkDir } from './run-control.js';
 import { runBench, table, writeJson } from './report.js';
 
 /**
@@ -175,8 +176,7 @@ async function main(): Promise<void> {
     await writeJson(join(REPO_DIR, 'bench', 'results', `stall-${stamp}.json`), results);
     await writeJson(join(REPO_DIR, 'bench', 'results', 'stall-latest.json'), results);
   } finally {
-    await unmountAllUnder(work);
-    await rm(work, { recursive: true, force: true });
+    await removeWorkDir(work, progressLine('stall'));
   }
 }
 

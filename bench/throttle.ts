@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,6 @@ import { CLI_PATH } from '../bin/child-process.js';
 import { CsiClient, inlinePublishRequest, inlineVolumeContext } from '../bin/csi-client.js';
 import { openBaoUnavailable, startOpenBao, type OpenBao } from '../test/support/openbao.js';
 import { enableJwtAuth, type JwtAuth } from '../test/support/vault-provider.js';
-import { unmountAllUnder } from './proc.js';
 import {
   benchNode,
   chooseMountMode,
@@ -17,6 +16,7 @@ import {
   type MountMode,
 } from './processes.js';
 import { loggedPort, metricSum, scrape } from './rounds.js';
+import { progressLine, removeWorkDir } from './run-control.js';
 import {
   machineLine,
   positiveIntEnv,
@@ -171,8 +171,7 @@ async function runVariant(
       await client.unpublish(`v${i}`, join(work, 'targets', `v${i}`)).catch(() => undefined);
     client.close();
     for (const p of processes.reverse()) await p.stop();
-    await unmountAllUnder(work);
-    await rm(work, { recursive: true, force: true });
+    await removeWorkDir(work, progressLine('throttle'));
   }
 }
 

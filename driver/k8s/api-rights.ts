@@ -63,8 +63,8 @@ export const FEATURE_CALLS: Readonly<Record<DriverFeature, readonly ApiRight[]>>
   // Secret sync (on unless --enable-secret-sync=false): Secrets labelled used=true (synced
   // ones carry it) listed and watched in the namespaces with synced volumes on this node, a
   // Secret read by name (a retry, or before the watch has listed), created, replaced,
-  // patched (owner references and the driver's labels added); the re-sync lists this node's pod statuses (from the reconciler's
-  // watch when it runs) and reads their pods.
+  // patched (owner references and the driver's labels added); the re-sync lists this
+  // node's pod statuses (from the reconciler's watch when it runs) and reads their pods.
   'secret-sync': [
     ...rights('', ['secrets'], ['get', 'list', 'watch', 'create', 'update', 'patch']),
     ...rights(SECRETS_STORE, ['secretproviderclasspodstatuses'], ['list']),

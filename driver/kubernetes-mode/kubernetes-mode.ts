@@ -107,10 +107,10 @@ function startSecretSync(
   const { pods, secrets } = deps.watches;
   if (!config.enableSecretSync || !secrets) return undefined;
   // Synced Secrets are read from watches of the namespaces with such volumes, not a GET per re-sync.
-  const watches = new ManagedSecretWatches(secrets, api, logger);
+  const cache = new ManagedSecretWatches(secrets, api, logger);
   const secretSync = new VolumeSecretSync({
     targets,
-    secrets: new SecretSyncer(api, logger, realSleep, readMountedFiles, watches),
+    secrets: new SecretSyncer(api, logger, realSleep, readMountedFiles, cache),
     events,
     classes,
     logger,
@@ -130,7 +130,6 @@ function startSecretSync(
     intervalMs: secretResyncIntervalMs(config),
     sleep: realSleep,
     logger: logger.child({ component: 'secret-resync' }),
-    watches,
   });
   resync.start();
   return { secretSync, resync };

@@ -31,9 +31,9 @@ export interface SecretCache {
 export const REFUSED_RETRY_MS = 10 * 60 * 1000;
 
 /**
- * Secret sync's use of the node's Secret watches: it starts a namespace's watch on first
- * use and keeps it in use while volumes there sync Secrets; the watches themselves stop
- * once no reader used their namespace for their idle time (NamespacedWatches' idleMs).
+ * Secret sync's use of the node's Secret watches: every sync (publish, retry, re-sync
+ * round) marks its namespace in use, starting the watch on first use; a watch stops once
+ * no reader used its namespace for its idle time (NamespacedWatches' idleMs).
  */
 export class ManagedSecretWatches implements SecretCache {
   /** When the API last refused to list Secrets (403): until REFUSED_RETRY_MS later, Secrets are read with GETs. */
@@ -65,14 +65,6 @@ export class ManagedSecretWatches implements SecretCache {
     }
     if (this.refusedAt !== undefined && this.now() - this.refusedAt < REFUSED_RETRY_MS) return;
     void this.start(namespace);
-  }
-
-  /**
-   * Marks `namespaces` (those with volumes that sync Secrets) in use, starting the missing
-   * watches; the others stop by themselves once idle, unless rotation still reads there.
-   */
-  retain(namespaces: ReadonlySet<string>): void {
-    for (const ns of namespaces) this.ensure(ns);
   }
 
   private async start(namespace: string): Promise<void> {

@@ -11,7 +11,6 @@ import { corePath } from '../k8s/resource-paths.js';
 import type { WatchedCache } from '../k8s/watched-cache.js';
 import { secretOwners } from './secret-owners.js';
 import type { VolumeSecretSync } from './volume-secret-sync.js';
-import type { ManagedSecretWatches } from './managed-secret-watches.js';
 
 /**
  * How often mounted volumes' Secrets are checked: --secret-resync-interval, or the
@@ -58,8 +57,6 @@ export interface SecretResyncDeps {
   readonly intervalMs: number;
   readonly sleep: Sleep;
   readonly logger: Logger;
-  /** The synced Secrets' watches: each round keeps those of the namespaces that still sync Secrets in use. */
-  readonly watches?: Pick<ManagedSecretWatches, 'retain'>;
 }
 
 /** What one resync round did. */
@@ -100,18 +97,15 @@ export class SecretResync {
     const { deps } = this;
     let volumes = 0;
     let failed = 0;
-    const namespaces = new Set<string>();
     for (const item of await deps.podStatuses()) {
       if (this.abort.signal.aborted) break;
       const { podName, secretProviderClassName: spcName, targetPath: written, secretSyncError } = item.status ?? {};
       const namespace = item.metadata.namespace ?? '';
       if (!podName || !spcName || !written) continue;
       const targetPath = cleanTargetPath(written);
-      if (deps.volumes.isRetrying(targetPath)) namespaces.add(namespace);
       if (deps.volumes.isRetrying(targetPath) || !(await deps.isMounted(targetPath))) continue;
       const spc = await deps.classes.get(namespace, spcName).catch(() => undefined);
       if (!spc || spc.secretObjects.length === 0) continue;
-      namespaces.add(namespace);
       const pod: PodRef = {
         name: podName,
         namespace,
@@ -137,7 +131,6 @@ export class SecretResync {
       if (!(await deps.volumes.sync({ pod, targetPath, spc, owners, recordedError: secretSyncError }, 'resync')))
         failed++;
     }
-    if (!this.abort.signal.aborted) deps.watches?.retain(namespaces);
     if (failed > 0) deps.logger.info('secret resync round done', { volumes, failed });
     else deps.logger.debug('secret resync round done', { volumes, failed });
     return { volumes, failed };

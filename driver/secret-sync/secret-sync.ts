@@ -204,19 +204,19 @@ export class SecretSyncer {
     if (existing.metadata?.labels?.[MANAGED_LABEL] !== 'true') return 'conflict';
     const missing = missingOwners(existing.metadata.ownerReferences, owners);
     const ownerReferences = [...(existing.metadata.ownerReferences ?? []), ...missing];
-    const wantedLabels = { ...object.labels, ...SYNCED_SECRET_LABELS };
-    const labels = { ...existing.metadata.labels, ...wantedLabels };
+    const labels = { ...existing.metadata.labels, ...object.labels, ...SYNCED_SECRET_LABELS };
     // Compared with the Secret's actual data (not our annotation): an edit by hand is undone.
-    const dataCurrent =
-      digestOfSecret(existing) === digest && hasAll(existing.metadata.annotations, object.annotations);
-    if (dataCurrent && hasAll(existing.metadata.labels, wantedLabels)) {
-      if (missing.length === 0) return 'unchanged';
-      return this.patchMetadata(existing, ownerReferences, undefined);
-    }
-    // Only the driver's own labels are missing (a Secret synced before it set used=true): patch them in, no data write.
-    if (dataCurrent && hasAll(existing.metadata.labels, withoutSyncedLabels(object.labels))) {
-      if (missing.length > 0) return this.patchMetadata(existing, ownerReferences, labels);
-      return this.label(existing, labels);
+    if (
+      digestOfSecret(existing) === digest &&
+      hasAll(existing.metadata.annotations, object.annotations) &&
+      hasAll(existing.metadata.labels, withoutSyncedLabels(object.labels))
+    ) {
+      // The data is current. The driver's own labels may be missing (a Secret synced before it set used=true).
+      if (hasAll(existing.metadata.labels, SYNCED_SECRET_LABELS))
+        return missing.length === 0 ? 'unchanged' : this.patchMetadata(existing, { ownerReferences });
+      return missing.length === 0
+        ? this.label(existing, labels)
+        : this.patchMetadata(existing, { ownerReferences, labels });
     }
     if ((existing.type ?? 'Opaque') !== object.type) {
       throw new SscError(
@@ -282,7 +282,7 @@ export class SecretSyncer {
    */
   private async label(existing: Secret, labels: Record<string, string>): Promise<SecretSyncOutcome> {
     try {
-      return await this.patchMetadata(existing, existing.metadata?.ownerReferences ?? [], labels);
+      return await this.patchMetadata(existing, { labels });
     } catch (err) {
       const e = toSscError(err);
       if (isTransient(e)) throw e;
@@ -303,18 +303,18 @@ export class SecretSyncer {
   }
 
   /**
-   * Adds owners (and, with `labels`, the driver's own labels) without touching the data: one
-   * JSON patch setting the merged lists, made conditional on the resourceVersion read (the
-   * API answers 409 when another node changed the Secret meanwhile; the caller then reads it
-   * again, so both nodes' owners stay).
+   * Sets the merged owner references and/or labels without touching the data: one JSON
+   * patch, made conditional on the resourceVersion read (the API answers 409 when another
+   * node changed the Secret meanwhile; the caller then reads it again, so both nodes'
+   * owners stay). `owned` when it added owners, else `labelled`.
    */
   private async patchMetadata(
     existing: Secret,
-    ownerReferences: OwnerReference[],
-    labels: Record<string, string> | undefined,
+    set: { readonly ownerReferences?: OwnerReference[]; readonly labels?: Record<string, string> },
   ): Promise<SecretSyncOutcome> {
     const { namespace = '', name = '', resourceVersion = '' } = existing.metadata ?? {};
-    const added = ownerReferences.length > (existing.metadata?.ownerReferences ?? []).length;
+    const { ownerReferences, labels } = set;
+    const added = ownerReferences !== undefined;
     const patched = await this.api
       .patch<Secret>(corePath('secrets', namespace, name), [
         { op: 'replace', path: '/metadata/resourceVersion', value: resourceVersion },

@@ -183,37 +183,39 @@ function describeSameInstall(
   });
 }
 
-describeSameInstall(
-  'Helm chart with the vault provider and deploy/ with it opted in express the same install',
-  { providers: { vault: { enabled: true, vaultAddress: deployVaultAddress() } } },
-  () => deployObjectsWithVault(),
-  (rendered) => {
-    it('renders the same objects, the vault DaemonSet and the CSIDriver with its token audience included', () => {
-      const { chart, deploy } = rendered();
-      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-vault')).to.equal(true);
-      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
-        { audience: 'vault', expirationSeconds: 600 },
-      ]);
-      expectSameInstall(chart, deploy);
-    });
+// A provider opted in on both sides: its DaemonSet, and its token audience on the CSIDriver.
+const OPTED_IN_PROVIDERS = [
+  {
+    provider: 'vault',
+    values: { vault: { enabled: true, vaultAddress: deployVaultAddress() } },
+    deployObjects: deployObjectsWithVault,
+    audience: 'its token audience',
+    tokenRequests: [{ audience: 'vault', expirationSeconds: 600 }],
   },
-);
+  {
+    provider: 'azure',
+    values: { azure: { enabled: true } },
+    deployObjects: deployObjectsWithAzure,
+    audience: 'the workload identity audience',
+    tokenRequests: [{ audience: 'api://AzureADTokenExchange' }],
+  },
+];
 
-describeSameInstall(
-  'Helm chart with the azure provider and deploy/ with it opted in express the same install',
-  { providers: { azure: { enabled: true } } },
-  () => deployObjectsWithAzure(),
-  (rendered) => {
-    it('renders the same objects, the azure DaemonSet and the CSIDriver with the workload identity audience included', () => {
-      const { chart, deploy } = rendered();
-      expect(chart.has('DaemonSet/kube-system/csi-secrets-store-provider-azure')).to.equal(true);
-      expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal([
-        { audience: 'api://AzureADTokenExchange' },
-      ]);
-      expectSameInstall(chart, deploy);
-    });
-  },
-);
+for (const c of OPTED_IN_PROVIDERS) {
+  describeSameInstall(
+    `Helm chart with the ${c.provider} provider and deploy/ with it opted in express the same install`,
+    { providers: c.values },
+    () => c.deployObjects(),
+    (rendered) => {
+      it(`renders the same objects, the ${c.provider} DaemonSet and the CSIDriver with ${c.audience} included`, () => {
+        const { chart, deploy } = rendered();
+        expect(chart.has(`DaemonSet/kube-system/csi-secrets-store-provider-${c.provider}`)).to.equal(true);
+        expect(chart.get('CSIDriver//secrets-store.csi.k8s.io')?.['spec'].tokenRequests).to.deep.equal(c.tokenRequests);
+        expectSameInstall(chart, deploy);
+      });
+    },
+  );
+}
 
 describeSameInstall(
   'Helm chart with the exec provider and deploy/ with it opted in express the same install',

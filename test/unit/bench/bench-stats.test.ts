@@ -1,7 +1,11 @@
 import { expect } from 'chai';
-import { median, numberOption, percentile } from '../../../bench/stats.js';
+import { delta, median, numberOption, percentile } from '../../../bench/stats.js';
 
 describe('bench/stats: medians, percentiles and numeric options', () => {
+  it('takes the delta of two counter records: what grew, new keys included, unchanged ones left out', () => {
+    expect(delta({ a: 1, b: 2 }, { a: 1, b: 5, c: 1 })).to.deep.equal({ b: 3, c: 1 });
+  });
+
   it('takes the middle value of an odd count and the mean of the middle two of an even count', () => {
     expect(median([3, 1, 2])).to.equal(2);
     expect(median([1068, 1087, 1176, 1197, 1205, 1053])).to.equal((1087 + 1176) / 2);

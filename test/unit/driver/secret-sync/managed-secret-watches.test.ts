@@ -88,17 +88,18 @@ describe("ManagedSecretWatches: Secret sync's use of the used=true Secret watche
     await secrets.stop();
   });
 
-  it('keeps the namespaces it is told to keep; the others stop once idle: none of the whole cluster, one per namespace', async () => {
+  it('keeps the namespaces its syncs use; the others stop once idle: none of the whole cluster, one per namespace', async () => {
     const api = new ScriptedApi();
     let now = 0;
     const { watches, secrets } = watchesOver(api, () => now);
-    watches.retain(new Set(['a', 'b']));
+    watches.ensure('a');
+    watches.ensure('b');
     await api.lists;
     await settled();
     await settled();
     expect(secrets.namespaces.sort()).to.deep.equal(['a', 'b']);
     now = IDLE_MS / 2;
-    watches.retain(new Set(['b']));
+    watches.ensure('b');
     now = IDLE_MS + 1;
     await secrets.sweep();
     expect(secrets.namespaces, 'a: idle since 0; b: kept at IDLE_MS/2').to.deep.equal(['b']);
